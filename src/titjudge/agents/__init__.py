@@ -1,0 +1,1 @@
+"""The LangGraph graph and its nodes: describer, judge, evaluator; run state."""

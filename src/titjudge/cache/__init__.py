@@ -1,0 +1,1 @@
+"""The call cache: keys, store, stats, clearing."""

@@ -1,0 +1,257 @@
+"""Run configuration: YAML -> pydantic, unknown keys rejected, `--set a.b=c` overrides.
+
+Relative paths are taken relative to the working directory, like paths typed on the
+command line. The resolved config (after overrides) is what a run records.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from titjudge.errors import ConfigError, did_you_mean
+from titjudge.models.spec import ModelSpec, parse_model_spec
+
+
+class StrictModel(BaseModel):
+    """Base for config sections: unknown keys are errors, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelOptions(StrictModel):
+    """How to reach and drive one model. Recorded in the run; the API key itself never is."""
+
+    api_base: str | None = Field(None, description="base URL of an OpenAI-compatible or self-hosted server")
+    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
+    timeout: float = Field(120.0, gt=0, description="seconds per request")
+    max_attempts: int = Field(6, ge=1, le=50, description="attempts per call, counting the first")
+    concurrency: int | None = Field(None, ge=1, description="max in-flight requests to this model")
+    rpm: float | None = Field(None, gt=0, description="max requests per minute to this model")
+    params: dict[str, Any] = Field(default_factory=dict, description="extra provider parameters, passed through")
+    device: str | None = Field(None, description="local models: 'auto', 'cpu', 'cuda', 'cuda:1', ...")
+    dtype: str | None = Field(None, description="local models: 'auto', 'bfloat16', 'float16', 'float32'")
+    batch_size: int | None = Field(None, ge=1, description="local models: items per forward pass")
+
+
+class DataConfig(StrictModel):
+    manifest: Path = Field(description="JSONL manifest: item_id, prompt_id, prompt, image, t2i_model")
+    human_pairs: Path | None = Field(None, description="CSV of human pairs: prompt_id, item_a, item_b, winner")
+    ranks: Path | None = Field(None, description="CSV of human ranks; derived from the pairs when absent")
+
+
+class DescriberConfig(ModelOptions):
+    model: str = Field(description="model spec '<backend>:<id>' of the VLM that describes images")
+    prompt: str = Field("describe_paper", description="prompt template name (see titjudge/prompts)")
+    max_tokens: int = Field(512, ge=1, description="the paper uses max_new_tokens=512")
+    temperature: float = Field(0.0, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _valid_spec(cls, value: str) -> str:
+        parse_model_spec(value)
+        return value
+
+    @property
+    def spec(self) -> ModelSpec:
+        return parse_model_spec(self.model)
+
+
+JudgeKind = Literal["llm", "embedding", "lmm", "self_eval"]
+
+
+class JudgeConfig(ModelOptions):
+    """One comparer column. `model` may be omitted for `lmm` and `self_eval`, which use the describer."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="variant name used in every output")
+    kind: JudgeKind
+    model: str | None = None
+    prompt: str | None = Field(None, description="template name; default depends on kind")
+    fallback: str | None = Field(None, description="name of a judge whose score replaces a failed one")
+    instruction: str | None = Field(
+        None, description="embedding judges: instruction prefixed to the prompt side; None embeds raw text"
+    )
+    max_tokens: int = Field(1024, ge=1)
+    temperature: float = Field(0.0, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _valid_spec(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_model_spec(value)
+        return value
+
+    @model_validator(mode="after")
+    def _model_needed(self) -> JudgeConfig:
+        if self.model is None and self.kind in ("llm", "embedding"):
+            raise ValueError(f"judge {self.name!r} of kind {self.kind!r} needs a 'model'")
+        if self.fallback == self.name:
+            raise ValueError(f"judge {self.name!r} names itself as its fallback")
+        return self
+
+
+class RunSettings(StrictModel):
+    concurrency: int = Field(32, ge=1, description="max items in flight across the graph")
+    rpm: float | None = Field(None, gt=0, description="default requests-per-minute cap per model")
+    cache_dir: Path = Path(".titjudge/cache")
+    out: Path = Path("runs")
+    seed: int = 0
+
+
+class RunConfig(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    data: DataConfig
+    describer: DescriberConfig
+    judges: list[JudgeConfig] = Field(default_factory=list)
+    run: RunSettings = Field(default_factory=RunSettings)
+
+    @model_validator(mode="after")
+    def _judges_consistent(self) -> RunConfig:
+        names = [j.name for j in self.judges]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"judge names must be unique; repeated: {', '.join(dupes)}")
+        for judge in self.judges:
+            if judge.fallback is not None and judge.fallback not in names:
+                raise ValueError(
+                    f"judge {judge.name!r} falls back to unknown judge {judge.fallback!r}"
+                    f"{did_you_mean(judge.fallback, names)}"
+                )
+        return self
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping; one clear error for a missing file or bad YAML."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        loc = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{loc}: invalid YAML ({problem})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config must be a YAML mapping, got {type(data).__name__}")
+    return data
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply `a.b=c` overrides. Values are parsed as YAML (`run.concurrency=8` is an int).
+
+    List entries are addressed by index (`judges.0.model=...`) or, for lists of named
+    entries, by name (`judges.tit_llm_g.model=...`).
+    """
+    data = copy.deepcopy(data)
+    for override in overrides:
+        key, sep, raw = override.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {override!r}: expected KEY=VALUE, e.g. describer.model=litellm:openai/gpt-4o")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        parts = key.strip().split(".")
+        node: Any = data
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            here = ".".join(parts[: depth + 1])
+            if isinstance(node, list):
+                index = _list_index(node, part, here)
+                if last:
+                    node[index] = value
+                else:
+                    node = node[index]
+            elif isinstance(node, dict):
+                if last:
+                    node[part] = value
+                else:
+                    node = node.setdefault(part, {})
+            else:
+                raise ConfigError(f"--set {key}: {'.'.join(parts[:depth])} is a value, not a section")
+    return data
+
+
+def _list_index(node: list[Any], part: str, here: str) -> int:
+    if part.lstrip("-").isdigit():
+        index = int(part)
+        if not -len(node) <= index < len(node):
+            raise ConfigError(f"--set {here}: index {index} out of range (list has {len(node)} entries)")
+        return index
+    names = [entry.get("name") for entry in node if isinstance(entry, dict)]
+    if part in names:
+        return names.index(part)
+    raise ConfigError(f"--set {here}: no entry named {part!r}{did_you_mean(part, [n for n in names if n])}")
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """Names of the fields allowed at `loc` (the parent of an unknown key)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) else None
+        if field is None:
+            return []
+        current = _model_in(field.annotation)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def format_validation_error(exc: ValidationError, model: type[BaseModel], source: str) -> str:
+    """One readable message per problem: key path, what is wrong, and a hint."""
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        path = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            hint = did_you_mean(key, _fields_at(model, loc[:-1]))
+            lines.append(f"{source}: unknown key '{path}'{hint}")
+        elif err["type"] == "missing":
+            lines.append(f"{source}: missing required key '{path}'")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{source}: {path}: {msg}")
+    return "\n".join(lines)
+
+
+def validate_config(data: dict[str, Any], model: type[StrictModel], source: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, model, source)) from None
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """Load, override and validate a run config."""
+    data = apply_overrides(load_yaml(path), overrides or [])
+    return validate_config(data, RunConfig, str(path))
+
+
+def dump_config(config: StrictModel) -> str:
+    """The config as YAML, paths as strings, in field order."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)

@@ -1,0 +1,1 @@
+"""Manifests, dataset importers, human pairs, vote aggregation, rankings, synthetic benchmark."""

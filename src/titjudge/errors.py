@@ -1,0 +1,41 @@
+"""User-facing errors: anything a user can fix by changing input, config or environment.
+
+The CLI turns a `TitjudgeError` into one line on stderr and exit code 2; anything else
+is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class TitjudgeError(Exception):
+    """Base for errors caused by the user's input, config or environment."""
+
+
+class ConfigError(TitjudgeError):
+    """A configuration file or override is invalid."""
+
+
+class DataError(TitjudgeError):
+    """A data file (manifest, pairs, votes, image) is missing or malformed."""
+
+
+class ModelSpecError(TitjudgeError, ValueError):
+    """A model spec string does not name a known backend or is malformed."""
+
+
+class MissingDependencyError(TitjudgeError):
+    """An optional dependency needed by a backend is not installed."""
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """Return ' (did you mean 'x'?)' for the closest choice, or '' when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def where(path: object, line: int | None = None) -> str:
+    """Format a file location for error messages: 'path:line' or 'path'."""
+    return f"{path}:{line}" if line is not None else f"{path}"

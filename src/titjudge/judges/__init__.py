@@ -1,0 +1,1 @@
+"""Comparers: LLM judge, embedding judge, LMM score (image + prompt), self-eval."""

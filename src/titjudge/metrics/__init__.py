@@ -1,0 +1,1 @@
+"""Pairwise accuracy, rank correlations, nDCG, significance, leaderboard."""

@@ -1,0 +1,1 @@
+"""Model backends behind one interface, chosen by a model spec string."""

@@ -1,0 +1,140 @@
+"""The backend interface: one abstract method per capability, hooks with defaults.
+
+A backend turns a `GenerateRequest` into a `Generation` (or texts into vectors). It
+does not cache, retry, rate-limit or validate: the call layer (`models.call`) does
+that once for every backend. A backend only says which of its errors are transient.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from titjudge.models.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    """Image bytes plus what is needed to send them; the cache keys on the content hash."""
+
+    data: bytes
+    mime: str = "image/png"
+    path: Path | None = None
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> ImageInput:
+        path = Path(path)
+        mime = mimetypes.guess_type(path.name)[0] or "image/png"
+        return cls(data=path.read_bytes(), mime=mime, path=path)
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Everything that determines a model's output (and so its cache key).
+
+    `images` are shown before `prompt` in one user turn. `json_schema`, when set, asks
+    the backend for JSON of that shape using the provider's structured-output mode
+    where one exists; the call layer validates the text either way.
+    """
+
+    prompt: str
+    system: str | None = None
+    images: tuple[ImageInput, ...] = ()
+    max_tokens: int = 512
+    temperature: float = 0.0
+    json_schema: dict[str, Any] | None = None
+    schema_name: str | None = None
+    #: earlier turns (role, content) for a re-ask after invalid output
+    history: tuple[tuple[str, str], ...] = ()
+    #: return the top-k log-probabilities per generated token (0 = none)
+    top_logprobs: int = 0
+    #: repeat index: distinct samples of the same request get distinct cache keys
+    sample: int = 0
+
+
+@dataclass
+class TokenLogprobs:
+    """Log-probabilities at one generated position: the sampled token and the top-k."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Generation:
+    """What a backend returns for one request."""
+
+    text: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    finish_reason: str | None = None
+    logprobs: list[TokenLogprobs] | None = None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    vision: bool = False
+    json_schema: bool = False
+    logprobs: bool = False
+
+
+class TransientError(Exception):
+    """Raised by a backend for an error worth retrying (rate limit, 5xx, timeout, connection)."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
+
+
+class Backend(ABC):
+    """Common part of every backend."""
+
+    #: default max in-flight requests when config gives none
+    default_concurrency: int = 16
+
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+
+    def describe(self) -> dict[str, Any]:
+        """Facts recorded in the run's resolved config (never secrets)."""
+        return {"backend": self.spec.backend, "model_id": self.spec.model_id}
+
+    def classify_error(self, exc: BaseException) -> BaseException:
+        """Map a library exception to TransientError / PermanentError; default: as is."""
+        return exc
+
+    async def aclose(self) -> None:
+        """Release resources (HTTP sessions, GPU memory)."""
+
+
+class TextBackend(Backend):
+    """A model that writes text: VLMs (with images) and LLMs (text only)."""
+
+    capabilities: Capabilities = Capabilities()
+
+    @abstractmethod
+    async def generate(self, request: GenerateRequest) -> Generation:
+        """Run one request. Concurrent calls are allowed; local backends batch them."""
+
+
+class EmbeddingBackend(Backend):
+    """A model that maps texts to unit vectors."""
+
+    @abstractmethod
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts (already instruction-formatted by the caller); L2-normalised rows."""

@@ -1,0 +1,67 @@
+"""Backends registered by spec prefix around lazy factories.
+
+Each factory lives in its own module and imports its heavy library inside, so an
+API-only user never needs torch. A missing extra becomes a pip hint.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from titjudge.errors import MissingDependencyError, ModelSpecError
+from titjudge.models.base import EmbeddingBackend, TextBackend
+from titjudge.models.spec import ModelSpec, parse_model_spec
+
+#: backend -> (module:function building a TextBackend, module:function building an EmbeddingBackend)
+_TEXT_FACTORIES: dict[str, str] = {
+    "litellm": "titjudge.models.litellm_backend:build",
+    "hf": "titjudge.models.hf:build",
+    "replay": "titjudge.models.replay:build",
+}
+_EMBED_FACTORIES: dict[str, str] = {
+    "embed": "titjudge.models.embed:build",
+}
+#: which pip extra provides each backend's libraries
+_EXTRAS: dict[str, str] = {"hf": "local", "embed": "local"}
+
+
+def _load(target: str, spec: ModelSpec) -> Callable[..., Any]:
+    module_name, _, func = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = exc.name or "a dependency"
+        if missing.split(".")[0] == "titjudge":
+            raise
+        extra = _EXTRAS.get(spec.backend)
+        hint = f"pip install 'titjudge[{extra}]'" if extra else f"pip install {missing}"
+        raise MissingDependencyError(
+            f"the '{spec.backend}:' backend needs {missing!r}, which is not installed; install it with: {hint}"
+        ) from None
+    return getattr(module, func)
+
+
+def build_text_backend(spec: ModelSpec | str, options: Any) -> TextBackend:
+    """Build the backend that generates text for `spec` (options: a config.ModelOptions)."""
+    spec = parse_model_spec(spec) if isinstance(spec, str) else spec
+    target = _TEXT_FACTORIES.get(spec.backend)
+    if target is None:
+        raise ModelSpecError(
+            f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; "
+            f"use one of {', '.join(p + ':' for p in _TEXT_FACTORIES)} here"
+        )
+    return _load(target, spec)(spec, options)
+
+
+def build_embedding_backend(spec: ModelSpec | str, options: Any) -> EmbeddingBackend:
+    """Build the backend that embeds texts for `spec`."""
+    spec = parse_model_spec(spec) if isinstance(spec, str) else spec
+    target = _EMBED_FACTORIES.get(spec.backend)
+    if target is None:
+        raise ModelSpecError(
+            f"{spec}: embedding judges need an embedding backend ({', '.join(p + ':' for p in _EMBED_FACTORIES)}), "
+            f"not '{spec.backend}:'"
+        )
+    return _load(target, spec)(spec, options)

@@ -1,0 +1,1 @@
+"""Prompt templates as versioned text files, loaded by name with their hash."""

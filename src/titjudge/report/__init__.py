@@ -1,0 +1,1 @@
+"""Tables (Markdown, CSV, LaTeX), plots and the HTML audit page."""
