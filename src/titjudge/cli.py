@@ -74,6 +74,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="manifest JSONL to write")
     p.add_argument("--mapping", type=Path, help="explicit mapping file (CSV/JSONL) when the layout is not detected")
 
+    # ---- metrics
+    p = _add(sub, "metrics", "titjudge.metrics.commands:metrics",
+             "agreement of variant scores with human judgments: accuracy, SRCC, KRCC, nDCG, leaderboard")
+    p.add_argument("scores", type=Path, help="scores CSV: item_id,variant,score,status (ok|failed|fallback)")
+    p.add_argument("--pairs", type=Path, required=True, help="human pairs CSV: prompt_id,item_a,item_b,winner")
+    p.add_argument("--ranks", type=Path, help="human ranks CSV: prompt_id,item_id,rank (default: derived from the pairs)")
+    p.add_argument("--manifest", type=Path, help="manifest JSONL; gives each image's T2I model for the leaderboard")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON (NaN as null)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of prompts for 95%% CIs (0 = off)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling")
+    p.add_argument("--gain", choices=("linear", "exponential"), default="linear",
+                   help="nDCG gain: linear = n - rank, exponential = 2^(n - rank) - 1")
+    p.add_argument("--top-k", type=int, help="nDCG@k: only the first k positions count (default: all)")
+    p.add_argument("--round-digits", type=int,
+                   help="round scores to this many decimals before comparing (defines metric ties)")
+
+    # ---- run / score / demo
+    p = _add(sub, "run", "titjudge.agents.commands:run", "describe and judge every item of a config's manifest")
+    p.add_argument("config", type=Path, help="run config (YAML)")
+    p.add_argument("--set", action="append", default=[], metavar="K=V", help="override a config key (repeatable)")
+    p.add_argument("--limit", type=int, help="only the first N manifest items")
+    p.add_argument("--out", type=Path, help="run dir (default: <run.out>/<name>)")
+
+    p = _add(sub, "score", "titjudge.agents.commands:score", "describe one image and judge it against one prompt")
+    p.add_argument("image", type=Path)
+    p.add_argument("prompt", help="the text-to-image prompt")
+    p.add_argument("--config", type=Path, help="config naming describer and judges (default: Gemini 2.5 Pro)")
+    p.add_argument("--set", action="append", default=[], metavar="K=V", help="override a config key (repeatable)")
+
+    p = _add(sub, "demo", "titjudge.agents.commands:demo",
+             "end-to-end run on a small SYNTHETIC benchmark; needs no model download and no API key")
+    p.add_argument("--out", type=Path, default=Path("titjudge-demo"), help="folder for data, cache and run")
+    p.add_argument("--prompts", type=int, default=20)
+    p.add_argument("--models", type=int, default=6)
+    p.add_argument("--seed", type=int, default=0)
+
+    # ---- cache
+    cache = sub.add_parser("cache", help="the model-call cache: stats, clear")
+    cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND", required=True)
+    for name, help_text in (("stats", "entries, size, per-model counts, hits/misses of the last run"),
+                            ("clear", "drop cached answers (all, or one model's)")):
+        p = _add(cache_sub, name, f"titjudge.cache.commands:{name}", help_text)
+        p.add_argument("--cache-dir", type=Path, default=Path(".titjudge/cache"))
+        if name == "clear":
+            p.add_argument("--model", help="only this model spec, e.g. litellm:openai/gpt-4o")
+
     return parser
 
 

@@ -30,6 +30,8 @@ class ModelOptions(StrictModel):
     api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
     timeout: float = Field(120.0, gt=0, description="seconds per request")
     max_attempts: int = Field(6, ge=1, le=50, description="attempts per call, counting the first")
+    backoff_initial: float = Field(1.0, ge=0, description="first retry wait in seconds (doubles, with jitter)")
+    backoff_max: float = Field(60.0, ge=0, description="longest retry wait, also caps Retry-After")
     concurrency: int | None = Field(None, ge=1, description="max in-flight requests to this model")
     rpm: float | None = Field(None, gt=0, description="max requests per minute to this model")
     params: dict[str, Any] = Field(default_factory=dict, description="extra provider parameters, passed through")
@@ -61,11 +63,12 @@ class DescriberConfig(ModelOptions):
         return parse_model_spec(self.model)
 
 
-JudgeKind = Literal["llm", "embedding", "lmm", "self_eval"]
+JudgeKind = Literal["llm", "embedding", "lmm", "self_eval", "lexical"]
 
 
 class JudgeConfig(ModelOptions):
-    """One comparer column. `model` may be omitted for `lmm` and `self_eval`, which use the describer."""
+    """One comparer column. `model` may be omitted for `lmm` and `self_eval`, which use the describer,
+    and must be omitted for `lexical`, which uses no model."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="variant name used in every output")
     kind: JudgeKind
@@ -89,6 +92,8 @@ class JudgeConfig(ModelOptions):
     def _model_needed(self) -> JudgeConfig:
         if self.model is None and self.kind in ("llm", "embedding"):
             raise ValueError(f"judge {self.name!r} of kind {self.kind!r} needs a 'model'")
+        if self.model is not None and self.kind == "lexical":
+            raise ValueError(f"judge {self.name!r} is lexical and uses no model; remove 'model'")
         if self.fallback == self.name:
             raise ValueError(f"judge {self.name!r} names itself as its fallback")
         return self
@@ -104,7 +109,7 @@ class RunSettings(StrictModel):
 
 class RunConfig(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    data: DataConfig
+    data: DataConfig | None = Field(None, description="needed by `run`; `score` works without")
     describer: DescriberConfig
     judges: list[JudgeConfig] = Field(default_factory=list)
     run: RunSettings = Field(default_factory=RunSettings)

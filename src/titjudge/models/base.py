@@ -106,6 +106,8 @@ class Backend(ABC):
 
     #: default max in-flight requests when config gives none
     default_concurrency: int = 16
+    #: False for backends whose answers cost nothing to recompute (replay)
+    cacheable: bool = True
 
     def __init__(self, spec: ModelSpec):
         self.spec = spec

@@ -1,0 +1,118 @@
+"""The describer and judge steps for one chunk of items.
+
+Every per-item error is caught here and becomes a failure record: one bad image or
+one failed call never cancels the LangGraph step (which would cancel its siblings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from titjudge.data.images import load_image
+from titjudge.data.records import Item
+from titjudge.errors import DataError
+from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.call import ModelClient
+from titjudge.prompts.loader import PromptTemplate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ItemResult:
+    """Everything the run knows about one item after the judge step."""
+
+    item: Item
+    described: Described
+    outcomes: list[JudgeOutcome]
+    image_error: str | None = None
+
+
+@dataclass
+class Progress:
+    """Counters the progress bar reads; updated from the event loop only."""
+
+    total: int = 0
+    done: int = 0
+    failed_items: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    spend: float = 0.0
+    on_update: Callable[[Progress], None] | None = None
+
+    def item_done(self, result: ItemResult) -> None:
+        self.done += 1
+        self.failed_items += any(o.status == "failed" for o in result.outcomes) or result.described.text is None
+        calls = [result.described.call] if result.described.call else []
+        for call in calls:
+            self.calls += 1
+            self.cache_hits += call.cached
+            self.spend += 0.0 if call.cached else (call.cost or 0.0)
+        for outcome in result.outcomes:
+            self.calls += 1
+            self.cache_hits += outcome.cached
+            self.spend += 0.0 if outcome.cached else (outcome.cost or 0.0)
+        if self.on_update is not None:
+            self.on_update(self)
+
+
+@dataclass
+class RunContext:
+    """What the nodes need; closed over by the graph, not stored in its state."""
+
+    describer: ModelClient
+    describe_template: PromptTemplate
+    describe_max_tokens: int
+    describe_temperature: float
+    judges: list[Judge]
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    progress: Progress = field(default_factory=Progress)
+
+
+async def describe_one(ctx: RunContext, item: Item) -> tuple[ImageInput | None, Described, str | None]:
+    """Load the image and describe it; never raises for item-level problems."""
+    try:
+        image = await asyncio.to_thread(load_image, item.image)
+    except DataError as exc:
+        return None, Described(text=None, error=f"image: {exc}"), str(exc)
+    if not any(judge.needs_description for judge in ctx.judges) and ctx.judges:
+        return image, Described(text=None, error="not needed: no judge reads descriptions"), None
+    system, user = ctx.describe_template.render()
+    request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=ctx.describe_max_tokens,
+                              temperature=ctx.describe_temperature)
+    call = await ctx.describer.text(request, role="describer", template=ctx.describe_template.record())
+    if not call.ok:
+        return image, Described(text=None, call=call, error=call.error), None
+    return image, Described(text=call.value, call=call), None
+
+
+async def judge_one(ctx: RunContext, item: Item, image: ImageInput | None, described: Described) -> list[JudgeOutcome]:
+    outcomes = list(await asyncio.gather(*(_safe_judge(j, item, image, described) for j in ctx.judges)))
+    return apply_fallbacks(outcomes, ctx.fallbacks)
+
+
+async def _safe_judge(judge: Judge, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    try:
+        return await judge.judge(item, image, described)
+    except Exception as exc:  # a judge bug for one item must not cancel the chunk
+        log.exception("judge %s crashed on item %s", judge.name, item.item_id)
+        return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> list[JudgeOutcome]:
+    """Replace a failed judge's score by its fallback's, marked `fallback` with the original error."""
+    by_name = {o.variant: o for o in outcomes}
+    for outcome in outcomes:
+        backup_name = fallbacks.get(outcome.variant)
+        backup = by_name.get(backup_name) if backup_name else None
+        if outcome.status == "failed" and backup is not None and backup.status == "ok":
+            outcome.status = "fallback"
+            outcome.score = backup.score
+            outcome.details["fallback_from"] = backup.variant
+            outcome.rationale = f"[fallback to {backup.variant}] {backup.rationale or ''}".strip()
+    return outcomes

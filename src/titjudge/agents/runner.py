@@ -1,0 +1,177 @@
+"""Run a config end to end: load data, build models, run the graph, write the run dir.
+
+Resuming is the cache's job: a re-run of the same config after a crash or Ctrl-C asks
+no model again for anything it already answered, and writes the same scores.csv and
+metrics.json an uninterrupted run would have written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from titjudge.agents.evaluator import HumanData, evaluate_results, score_rows
+from titjudge.agents.graph import build_graph, run_config
+from titjudge.agents.nodes import ItemResult, Progress, RunContext
+from titjudge.cache.store import CallCache
+from titjudge.config import RunConfig, dump_config
+from titjudge.data.records import Item
+from titjudge.errors import ConfigError
+from titjudge.judges.factory import build_judges
+from titjudge.models.hub import ModelHub
+from titjudge.prompts.loader import load_template
+from titjudge.report import run_dir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunOutcome:
+    out_dir: Path
+    n_items: int
+    n_failed_items: int
+    status_counts: dict[str, dict[str, int]]
+    metrics: dict[str, Any]
+    summary: dict[str, Any]
+    results: list[ItemResult] = field(repr=False, default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.n_failed_items else 0
+
+
+def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], HumanData | None]:
+    from titjudge.data.manifest import load_manifest
+    from titjudge.data.pairs import load_pairs, load_ranks
+    from titjudge.data.ranking import rank_items
+
+    if config.data is None:
+        raise ConfigError(f"config {config.name!r} has no 'data' section; add data.manifest to run it")
+    items = load_manifest(config.data.manifest)
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit must be at least 1, got {limit}")
+        items = items[:limit]
+    if config.data.human_pairs is None:
+        return items, None
+    by_id = {item.item_id: item for item in items}
+    all_items = items if limit is None else load_manifest(config.data.manifest)
+    pairs = load_pairs(config.data.human_pairs, {i.item_id: i for i in all_items})
+    pairs = [p for p in pairs if p.item_a in by_id and p.item_b in by_id]
+    if config.data.ranks is not None:
+        ranks = [r for r in load_ranks(config.data.ranks) if r.item_id in by_id]
+    else:
+        ranks = rank_items(pairs)
+    return items, HumanData(pairs=pairs, ranks=ranks, items=items)
+
+
+def default_out_dir(config: RunConfig) -> Path:
+    return config.run.out / config.name
+
+
+async def run_async(
+    config: RunConfig, *, limit: int | None = None, out: Path | None = None, show_progress: bool = False,
+    bootstrap: int = 1000,
+) -> RunOutcome:
+    started = time.perf_counter()
+    items, human = load_run_data(config, limit)
+    out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
+    cache = CallCache(config.run.cache_dir)
+    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    try:
+        describer = hub.text_client(config.describer.model, config.describer)
+        template = load_template(config.describer.prompt)
+        judges = build_judges(config.judges, config.describer, hub)
+        progress = Progress(total=len(items))
+        ctx = RunContext(
+            describer=describer, describe_template=template, describe_max_tokens=config.describer.max_tokens,
+            describe_temperature=config.describer.temperature, judges=judges,
+            fallbacks={j.name: j.fallback for j in config.judges if j.fallback}, progress=progress,
+        )
+        resolved = {
+            "describer": {**describer.backend.describe(), "template": template.record()},
+            "judges": [judge.record() for judge in judges],
+            "models": hub.describe(),
+            "items": len(items),
+            "limit": limit,
+        }
+        run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
+
+        def evaluate(results: list[ItemResult]) -> dict[str, Any]:
+            return evaluate_results(results, human, bootstrap=bootstrap, seed=config.run.seed)
+
+        app = build_graph(ctx, evaluate)
+        with _progress_bar(progress, show_progress):
+            state = await app.ainvoke({"items": items, "results": []}, run_config(config.run.concurrency))
+        results: list[ItemResult] = sorted(state["results"], key=lambda r: r.item.item_id)
+        metrics: dict[str, Any] = state.get("evaluation") or {}
+    finally:
+        cache.save_run_stats(config.name)
+        await hub.aclose()
+    rows = score_rows(results)
+    run_dir.write_score_rows(out_dir, rows)
+    run_dir.write_items(out_dir, results)
+    if metrics:
+        run_dir.write_json(out_dir, "metrics.json", metrics)
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
+        per[row.status] += 1
+    n_failed = sum(1 for r in results if any(o.status == "failed" for o in r.outcomes)
+                   or (not r.outcomes and r.described.text is None))
+    summary = {
+        "name": config.name,
+        "items": len(results),
+        "failed_items": n_failed,
+        "image_errors": sum(1 for r in results if r.image_error),
+        "describer_failures": sum(1 for r in results if r.described.text is None and r.described.call is not None),
+        "variants": counts,
+        "usage": {role: vars(u) for role, u in sorted(hub.usage().items())},
+        "cache": {"hits": cache.stats.hits, "misses": cache.stats.misses, "writes": cache.stats.writes},
+        "wall_seconds": round(time.perf_counter() - started, 3),
+        "human_pairs": len(human.pairs) if human else 0,
+    }
+    run_dir.write_json(out_dir, "summary.json", summary)
+    cache.close()
+    return RunOutcome(out_dir=out_dir, n_items=len(results), n_failed_items=n_failed, status_counts=counts,
+                      metrics=metrics, summary=summary, results=results)
+
+
+class _progress_bar:
+    """A rich progress bar fed by Progress.on_update; a no-op when not shown."""
+
+    def __init__(self, progress: Progress, show: bool):
+        self.progress, self.show, self.bar, self.task = progress, show, None, None
+
+    def __enter__(self) -> _progress_bar:
+        if not self.show:
+            return self
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+        self.bar = Bar(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("{task.fields[info]}"), transient=False)
+        self.task = self.bar.add_task("run", total=self.progress.total, info="")
+        self.bar.start()
+
+        def update(p: Progress) -> None:
+            info = f"failed {p.failed_items} · cache hits {p.cache_hits}/{p.calls} · spend ${p.spend:.4f}"
+            self.bar.update(self.task, completed=p.done, info=info)  # type: ignore[union-attr]
+
+        self.progress.on_update = update
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
+    """Synchronous wrapper (CLI and notebooks without a running loop)."""
+    return asyncio.run(run_async(config, **kwargs))
+
+
+__all__ = ["RunOutcome", "dump_config", "run", "run_async"]

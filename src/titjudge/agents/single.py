@@ -1,0 +1,75 @@
+"""Score one image against one prompt with a config's describer and judges (no graph,
+no human data): the `titjudge score` command and `titjudge.score()`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from titjudge.agents.nodes import RunContext, describe_one, judge_one
+from titjudge.cache.store import CallCache
+from titjudge.config import RunConfig, validate_config
+from titjudge.data.records import Item
+from titjudge.errors import DataError
+from titjudge.judges.base import Described, JudgeOutcome
+from titjudge.judges.factory import build_judges
+from titjudge.models.hub import ModelHub
+from titjudge.prompts.loader import load_template
+
+#: used when `score` gets no config: the paper's best TIT-Score-LLM setting
+DEFAULT_SCORE_CONFIG = {
+    "name": "score",
+    "describer": {"model": "litellm:gemini/gemini-2.5-pro", "max_tokens": 768},
+    "judges": [
+        {"name": "tit_llm_g", "kind": "llm", "model": "litellm:gemini/gemini-2.5-pro"},
+        {"name": "lexical", "kind": "lexical"},
+    ],
+}
+
+
+@dataclass
+class SingleScore:
+    image: Path
+    prompt: str
+    described: Described
+    outcomes: list[JudgeOutcome]
+
+
+def default_score_config() -> RunConfig:
+    return validate_config(DEFAULT_SCORE_CONFIG, RunConfig, "built-in score config")
+
+
+async def score_async(image: str | Path, prompt: str, config: RunConfig | None = None) -> SingleScore:
+    config = config or default_score_config()
+    image = Path(image)
+    if not prompt.strip():
+        raise DataError("the prompt is empty")
+    if not image.is_file():
+        raise DataError(f"{image}: image file not found")
+    item = Item(item_id=image.stem, prompt_id="single", prompt=prompt, image=image.resolve(), t2i_model="unknown")
+    cache = CallCache(config.run.cache_dir)
+    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    try:
+        judges = build_judges(config.judges, config.describer, hub)
+        ctx = RunContext(
+            describer=hub.text_client(config.describer.model, config.describer),
+            describe_template=load_template(config.describer.prompt),
+            describe_max_tokens=config.describer.max_tokens,
+            describe_temperature=config.describer.temperature,
+            judges=judges,
+            fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
+        )
+        loaded, described, image_error = await describe_one(ctx, item)
+        if image_error:
+            raise DataError(image_error)
+        outcomes = await judge_one(ctx, item, loaded, described)
+    finally:
+        await hub.aclose()
+        cache.close()
+    return SingleScore(image=image, prompt=prompt, described=described, outcomes=outcomes)
+
+
+def score(image: str | Path, prompt: str, config: RunConfig | None = None) -> SingleScore:
+    """Describe one image and run every configured judge on it."""
+    return asyncio.run(score_async(image, prompt, config))

@@ -1,0 +1,70 @@
+"""What every judge produces for one item: a score, or a failure with its reason."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from titjudge.data.records import Item
+from titjudge.models.base import ImageInput
+from titjudge.models.call import CallResult
+
+Status = Literal["ok", "failed", "fallback"]
+
+
+@dataclass
+class Described:
+    """The describer's output for one item (or why there is none)."""
+
+    text: str | None
+    call: CallResult[str] | None = None
+    error: str | None = None
+
+
+@dataclass
+class JudgeOutcome:
+    """One (item, variant) record. `score` is None exactly when status is 'failed'."""
+
+    variant: str
+    status: Status
+    score: float | None = None
+    rationale: str | None = None
+    raw: str | None = None
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    latency: float = 0.0
+    cached: bool = False
+
+    @classmethod
+    def failed(cls, variant: str, error: str, call: CallResult[Any] | None = None) -> JudgeOutcome:
+        outcome = cls(variant=variant, status="failed", error=error)
+        if call is not None:
+            outcome.take_usage(call)
+            outcome.raw = call.raw
+        return outcome
+
+    def take_usage(self, call: CallResult[Any]) -> None:
+        self.tokens_in += call.tokens_in
+        self.tokens_out += call.tokens_out
+        self.cost = call.cost if self.cost is None else self.cost + (call.cost or 0.0)
+        self.latency += call.latency
+        self.cached = call.cached
+
+
+class Judge(ABC):
+    """A comparer column. `needs_description` is False for judges that look at the image."""
+
+    name: str
+    needs_description: bool = True
+
+    @abstractmethod
+    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+        """Score one item; never raises for a model problem."""
+
+    def record(self) -> dict[str, Any]:
+        """What the run's resolved config records about this judge."""
+        return {"name": self.name}

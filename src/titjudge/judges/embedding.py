@@ -1,0 +1,59 @@
+"""TIT-Score: cosine similarity between embeddings of prompt and description.
+
+The public example embeds both texts raw; the paper's figure prefixes the query side
+with an instruction. `instruction=None` is the former, a string the latter, formatted
+the Qwen3-Embedding way: "Instruct: {instruction}\\nQuery:{prompt}". The run records
+which was used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from titjudge.data.records import Item
+from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.models.base import ImageInput
+from titjudge.models.embedding_client import EmbeddingClient
+
+
+def query_text(prompt: str, instruction: str | None) -> str:
+    return prompt if instruction is None else f"Instruct: {instruction}\nQuery:{prompt}"
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    if norm == 0.0:
+        raise ValueError("zero-length embedding")
+    return dot / norm
+
+
+class EmbeddingJudge(Judge):
+    def __init__(self, name: str, client: EmbeddingClient, instruction: str | None):
+        self.name = name
+        self.client = client
+        self.instruction = instruction
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": "embedding", "model": self.client.model,
+                "query_side": "instruction+query" if self.instruction else "raw", "instruction": self.instruction}
+
+    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+        if described.text is None:
+            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+        query, document = await self.client.embed(
+            [query_text(item.prompt, self.instruction), described.text], role="judge"
+        )
+        for side, call in (("prompt", query), ("description", document)):
+            if not call.ok or call.value is None:
+                return JudgeOutcome.failed(self.name, f"embedding of the {side} failed: {call.error}")
+        try:
+            score = cosine(query.value, document.value)  # type: ignore[arg-type]
+        except ValueError as exc:
+            return JudgeOutcome.failed(self.name, str(exc))
+        outcome = JudgeOutcome(variant=self.name, status="ok", score=round(score, 6),
+                               rationale=f"cosine similarity of prompt and description embeddings: {score:.4f}")
+        outcome.latency = query.latency + document.latency
+        outcome.cached = query.cached and document.cached
+        return outcome

@@ -1,0 +1,59 @@
+"""A lexical baseline comparer: cosine similarity of content-word counts.
+
+Not TIT-Score: no model, no semantics, just shared words between prompt and
+description. It needs nothing installed, so the demo always has one real column, and
+it is the floor any model-based comparer should beat.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Any
+
+from titjudge.data.records import Item
+from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.models.base import ImageInput
+
+_WORD = re.compile(r"[a-z][a-z0-9'-]+")
+STOPWORDS = frozenset(
+    """a an the and or but of in on at to for with by from as is are was were be been being it its this that
+    these those there their they them he she his her we our you your i me my which who whom whose what when where
+    while into onto over under above below between behind beside near through across about around up down out off
+    than then so such very more most some any each every all both few many much no not only own same too can will
+    just also has have had do does did having image picture scene shows showing shown depicts depicting""".split()
+)
+
+
+def content_words(text: str) -> Counter[str]:
+    return Counter(w.strip("'-") for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+
+
+def lexical_similarity(a: str, b: str) -> float | None:
+    """Cosine of content-word counts; None when either text has no content words."""
+    ca, cb = content_words(a), content_words(b)
+    if not ca or not cb:
+        return None
+    dot = sum(n * cb[w] for w, n in ca.items())
+    return dot / (math.sqrt(sum(n * n for n in ca.values())) * math.sqrt(sum(n * n for n in cb.values())))
+
+
+class LexicalJudge(Judge):
+    def __init__(self, name: str):
+        self.name = name
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": "lexical", "model": None,
+                "method": "cosine of content-word counts (baseline, not TIT-Score)"}
+
+    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+        if described.text is None:
+            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+        score = lexical_similarity(item.prompt, described.text)
+        if score is None:
+            return JudgeOutcome.failed(self.name, "prompt or description has no content words")
+        ca, cb = content_words(item.prompt), content_words(described.text)
+        shared = sorted(set(ca) & set(cb), key=lambda w: -ca[w])[:12]
+        return JudgeOutcome(variant=self.name, status="ok", score=round(score, 6),
+                            rationale=f"content-word cosine {score:.4f}; shared words: {', '.join(shared) or 'none'}")

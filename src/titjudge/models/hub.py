@@ -1,0 +1,81 @@
+"""One place that builds backends and clients from config, once per model.
+
+Clients of the same model (say the describer and the self-eval judge on one VLM) share
+one backend, one limiter and one usage ledger, so limits hold across roles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from titjudge.cache.store import CallCache
+from titjudge.models.call import ModelClient, RetryPolicy, Usage
+from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.limits import Limiter
+from titjudge.models.registry import build_embedding_backend, build_text_backend
+from titjudge.models.spec import parse_model_spec
+
+#: options that change where or how fast a model is reached, not what it says
+_PLACEMENT = ("api_base", "api_key_env", "device", "dtype")
+
+
+class ModelHub:
+    def __init__(self, cache: CallCache, default_concurrency: int = 32, default_rpm: float | None = None):
+        self.cache = cache
+        self.default_concurrency = default_concurrency
+        self.default_rpm = default_rpm
+        self._text: dict[tuple[Any, ...], ModelClient] = {}
+        self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
+
+    @staticmethod
+    def _identity(model: str, options: Any) -> tuple[Any, ...]:
+        return (model, *(getattr(options, name, None) for name in _PLACEMENT),
+                tuple(sorted((getattr(options, "params", None) or {}).items(), key=str)))
+
+    def _limiter(self, options: Any, backend_default: int) -> Limiter:
+        concurrency = getattr(options, "concurrency", None) or min(self.default_concurrency, backend_default)
+        rpm = getattr(options, "rpm", None) or self.default_rpm
+        return Limiter(concurrency, rpm)
+
+    @staticmethod
+    def _policy(options: Any) -> RetryPolicy:
+        return RetryPolicy(
+            max_attempts=getattr(options, "max_attempts", 6),
+            backoff_initial=getattr(options, "backoff_initial", 1.0),
+            backoff_max=getattr(options, "backoff_max", 60.0),
+            timeout=getattr(options, "timeout", 120.0),
+        )
+
+    def text_client(self, model: str, options: Any) -> ModelClient:
+        key = self._identity(model, options)
+        if key not in self._text:
+            backend = build_text_backend(parse_model_spec(model), options)
+            self._text[key] = ModelClient(
+                backend, self.cache, self._limiter(options, backend.default_concurrency), self._policy(options),
+                params=getattr(options, "params", None),
+            )
+        return self._text[key]
+
+    def embedding_client(self, model: str, options: Any) -> EmbeddingClient:
+        key = self._identity(model, options)
+        if key not in self._embed:
+            backend = build_embedding_backend(parse_model_spec(model), options)
+            self._embed[key] = EmbeddingClient(backend, self.cache, params=getattr(options, "params", None))
+        return self._embed[key]
+
+    def usage(self) -> dict[str, Usage]:
+        """Totals per role over every client."""
+        totals: dict[str, Usage] = {}
+        for client in [*self._text.values(), *self._embed.values()]:
+            for role, usage in client.usage.items():
+                total = totals.setdefault(role, Usage())
+                for name in vars(total):
+                    setattr(total, name, getattr(total, name) + getattr(usage, name))
+        return totals
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [c.backend.describe() for c in [*self._text.values(), *self._embed.values()]]
+
+    async def aclose(self) -> None:
+        for client in [*self._text.values(), *self._embed.values()]:
+            await client.backend.aclose()

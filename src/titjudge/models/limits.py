@@ -1,0 +1,57 @@
+"""Per-model concurrency and requests-per-minute limits, shared by every client of a model.
+
+RPM is enforced by spacing request starts at least 60/rpm seconds apart (a smooth
+schedule rather than bursts, so a provider's sliding window never sees a spike).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import TracebackType
+
+
+class Limiter:
+    def __init__(self, concurrency: int, rpm: float | None = None):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.concurrency = concurrency
+        self.rpm = rpm
+        self._interval = 60.0 / rpm if rpm else 0.0
+        self._semaphore: asyncio.Semaphore | None = None
+        self._lock: asyncio.Lock | None = None
+        self._next_start = 0.0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    def _ensure(self) -> None:
+        # created lazily so a Limiter can be built outside the event loop that uses it
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+            self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> Limiter:
+        self._ensure()
+        assert self._semaphore is not None and self._lock is not None
+        await self._semaphore.acquire()
+        try:
+            if self._interval:
+                async with self._lock:
+                    now = time.monotonic()
+                    start = max(now, self._next_start)
+                    self._next_start = start + self._interval
+                if start > now:
+                    await asyncio.sleep(start - now)
+        except BaseException:
+            self._semaphore.release()
+            raise
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.in_flight -= 1
+        assert self._semaphore is not None
+        self._semaphore.release()

@@ -1,0 +1,218 @@
+"""`litellm:<provider/model>`: any litellm provider (Gemini, OpenAI, vLLM, ...).
+
+litellm's own retries are off (`num_retries=0, max_retries=0`): the call layer retries
+with tenacity, only on transient errors (litellm's would also retry 400s). Its disk
+cache is not used either (a hit needs fastapi); ours is. Images go as base64 data URIs.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import logging
+import os
+import time
+from typing import Any
+
+from titjudge.errors import ConfigError
+from titjudge.models.base import (
+    Capabilities,
+    GenerateRequest,
+    Generation,
+    PermanentError,
+    TextBackend,
+    TokenLogprobs,
+    TransientError,
+)
+from titjudge.models.spec import ModelSpec
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else import fetches prices online
+import litellm  # noqa: E402
+
+litellm.suppress_debug_info = True
+litellm.telemetry = False
+for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
+
+_TRANSIENT = (
+    litellm.RateLimitError,
+    litellm.Timeout,
+    litellm.APIConnectionError,
+    litellm.InternalServerError,
+    litellm.ServiceUnavailableError,
+    litellm.BadGatewayError,
+)
+_PERMANENT = (
+    litellm.BadRequestError,  # includes ContextWindowExceededError, UnsupportedParamsError
+    litellm.AuthenticationError,
+    litellm.PermissionDeniedError,
+    litellm.NotFoundError,
+    litellm.UnprocessableEntityError,
+)
+
+
+class LiteLLMBackend(TextBackend):
+    default_concurrency = 32
+
+    def __init__(self, spec: ModelSpec, options: Any):
+        super().__init__(spec)
+        self.api_base: str | None = getattr(options, "api_base", None)
+        self.api_key_env: str | None = getattr(options, "api_key_env", None)
+        self.timeout: float = float(getattr(options, "timeout", 120.0))
+        self.params: dict[str, Any] = dict(getattr(options, "params", {}) or {})
+        self.json_mode: bool = bool(self.params.pop("json_schema_mode", True))
+        self._api_key = self._read_key()
+        self.capabilities = Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+
+    def _read_key(self) -> str | None:
+        if self.api_key_env is None:
+            return None  # litellm reads the provider's usual variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"{self.spec}: api_key_env names {self.api_key_env!r}, but that environment variable is not set"
+            )
+        return key
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "api_base": self.api_base, "api_key_env": self.api_key_env,
+                "params": self.params, "litellm_version": _litellm_version()}
+
+    async def generate(self, request: GenerateRequest) -> Generation:
+        kwargs: dict[str, Any] = {
+            "model": self.spec.model_id,
+            "messages": build_messages(request),
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "timeout": self.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            **self.params,
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        if request.json_schema is not None:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name or "output", "schema": request.json_schema, "strict": False},
+            }
+        if request.top_logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.top_logprobs
+        if request.sample and request.temperature > 0:
+            kwargs.setdefault("seed", request.sample)
+        response = await litellm.acompletion(**kwargs)
+        return _generation_from(response)
+
+    def classify_error(self, exc: BaseException) -> BaseException:
+        message = _message(exc)
+        if isinstance(exc, _PERMANENT):
+            kind = "context length exceeded" if isinstance(exc, litellm.ContextWindowExceededError) else type(exc).__name__
+            return PermanentError(f"{kind}: {message}")
+        if isinstance(exc, _TRANSIENT):
+            return TransientError(f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc))
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, litellm.APIError) and (status is None or int(status) >= 500 or int(status) == 429):
+            return TransientError(f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc))
+        return exc
+
+
+def build_messages(request: GenerateRequest) -> list[dict[str, Any]]:
+    """OpenAI-style messages; images are attached to the first user turn."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    turns = [*request.history, ("user", request.prompt)]
+    attached = False
+    for role, text in turns:
+        if role == "user" and not attached and request.images:
+            parts: list[dict[str, Any]] = [
+                {"type": "image_url", "image_url": {"url": _data_uri(image.data, image.mime)}}
+                for image in request.images
+            ]
+            parts.append({"type": "text", "text": text})
+            messages.append({"role": "user", "content": parts})
+            attached = True
+        else:
+            messages.append({"role": role, "content": text})
+    return messages
+
+
+def _data_uri(data: bytes, mime: str) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _generation_from(response: Any) -> Generation:
+    choice = response.choices[0]
+    usage = getattr(response, "usage", None)
+    try:
+        cost: float | None = float(litellm.completion_cost(completion_response=response))
+    except Exception:  # litellm raises for models it has no price for; cost stays unknown
+        cost = None
+    return Generation(
+        text=choice.message.content or "",
+        tokens_in=getattr(usage, "prompt_tokens", None),
+        tokens_out=getattr(usage, "completion_tokens", None),
+        cost=cost,
+        finish_reason=getattr(choice, "finish_reason", None),
+        logprobs=_logprobs(getattr(choice, "logprobs", None)),
+    )
+
+
+def _logprobs(raw: Any) -> list[TokenLogprobs] | None:
+    content = getattr(raw, "content", None) if raw is not None and not isinstance(raw, dict) else (raw or {}).get("content")
+    if not content:
+        return None
+    out = []
+    for entry in content:
+        get = entry.get if isinstance(entry, dict) else lambda k, e=entry: getattr(e, k, None)
+        top = {}
+        for alt in get("top_logprobs") or []:
+            alt_get = alt.get if isinstance(alt, dict) else lambda k, a=alt: getattr(a, k, None)
+            top[str(alt_get("token"))] = float(alt_get("logprob"))
+        out.append(TokenLogprobs(token=str(get("token")), logprob=float(get("logprob")), top=top))
+    return out
+
+
+def _message(exc: BaseException) -> str:
+    text = str(getattr(exc, "message", None) or exc)
+    return text.replace("\n", " ")[:500]
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """Retry-After from the provider's response headers (seconds or HTTP date), if any."""
+    headers: Any = getattr(exc, "litellm_response_headers", None)
+    response = getattr(exc, "response", None)
+    if not headers and response is not None:
+        headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = None
+    for name in ("retry-after", "Retry-After", "retry-after-ms"):
+        try:
+            value = headers.get(name)
+        except AttributeError:
+            return None
+        if value is not None:
+            if name == "retry-after-ms":
+                return float(value) / 1000.0
+            break
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(str(value))
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _litellm_version() -> str:
+    from importlib.metadata import version
+
+    return version("litellm")
+
+
+def build(spec: ModelSpec, options: Any) -> LiteLLMBackend:
+    return LiteLLMBackend(spec, options)

@@ -1,0 +1,48 @@
+import multiprocessing
+
+from titjudge.cache.store import CallCache
+
+
+def _writer(directory: str, start: int) -> None:
+    cache = CallCache(directory)
+    for i in range(start, start + 200):
+        cache.set(f"k{i}", {"text": f"v{i}"}, "m")
+    cache.close()
+
+
+def test_only_stored_values_hit_and_stats_count(tmp_path):
+    cache = CallCache(tmp_path)
+    assert cache.get("k", "litellm:a") is None
+    cache.set("k", {"text": "v"}, "litellm:a")
+    assert cache.get("k", "litellm:a") == {"text": "v"}
+    assert (cache.stats.hits, cache.stats.misses, cache.stats.writes) == (1, 1, 1)
+    cache.save_run_stats("r")
+    assert CallCache(tmp_path).last_run_stats()["hits"] == 1
+
+
+def test_clear_one_model(tmp_path):
+    cache = CallCache(tmp_path)
+    cache.set("a", 1, "litellm:a")
+    cache.set("b", 2, "litellm:b")
+    assert cache.models() == {"litellm:a": 1, "litellm:b": 1}
+    assert cache.clear("litellm:a") == 1
+    assert cache.get("a", "x") is None and cache.get("b", "x") == 2
+
+
+def test_concurrent_processes_share_one_dir(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), i * 200)) for i in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    cache = CallCache(tmp_path)
+    assert len(cache) == 600
+    assert all(cache.get(f"k{i}", "m") == {"text": f"v{i}"} for i in range(600))
+
+
+def test_disabled_cache_keeps_nothing():
+    cache = CallCache(None)
+    cache.set("k", 1, "m")
+    assert cache.get("k", "m") is None and len(cache) == 0
