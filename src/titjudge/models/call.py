@@ -266,7 +266,7 @@ class ModelClient:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return float(min(max(retry_after, 0.0), self.policy.backoff_max))
-        backoff = wait_exponential_jitter(initial=self.policy.backoff_initial, max=self.policy.backoff_max,
+        backoff = wait_exponential_jitter(multiplier=self.policy.backoff_initial, max=self.policy.backoff_max,
                                           jitter=self.policy.backoff_initial)
         return float(backoff(state))
 

@@ -64,6 +64,7 @@ def package_versions() -> dict[str, str]:
 
 def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) -> None:
     doc = {**config, "resolved": {**resolved, "packages": package_versions()}}
+    doc = json.loads(json.dumps(doc, default=str))  # plain types only (versions, paths, dtypes)
     atomic_write(out / "config.yaml", yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
 
 

@@ -1,0 +1,233 @@
+"""`evaluate`: every metric for every variant in one JSON-ready dict (`metrics --json`).
+
+Shape (undefined values are None, serialised as null, never 0)::
+
+    {variant: {...per-variant fields below...},
+     "thresholds": {n_pairs, acc_95, acc_999},   # for the largest n_pairs of any variant
+     "leaderboard": {models, human, variants} | None,   # None without items (manifest)
+     "comparisons": [{variant_a, variant_b, n_pairs, both_correct, a_only, b_only,
+                      both_wrong, p_value, accuracy_a, accuracy_b}],  # exact McNemar
+     "settings": {bootstrap, bootstrap_unit, confidence, seed, gain, top_k,
+                  round_digits, n_prompts, n_human_pairs, n_human_ties},
+     "notes": [str]}
+
+Per variant: pairwise_accuracy, n_pairs (non-tie pairs with both sides scored),
+n_pairs_skipped (a side failed or unscored), n_correct, metric_tie_rate,
+n_metric_ties, n_human_ties (excluded), p_value (exact one-sided binomial),
+thresholds (for this variant's n_pairs), srcc, krcc, n_prompts, n_prompts_skipped,
+ndcg, n_prompts_ndcg, n_prompts_skipped_ndcg, tie_calibrated_accuracy, tie_epsilon,
+ci {pairwise_accuracy, metric_tie_rate, srcc, krcc, ndcg: [lo, hi] | None},
+n_items (score rows), n_scored (ok + fallback), n_failed, n_fallback and, with a
+manifest, leaderboard_srcc.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
+from titjudge.data.scores import scores_by_variant, status_counts
+from titjudge.errors import DataError
+from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
+from titjudge.metrics.compare import mcnemar_from_outcomes
+from titjudge.metrics.correlation import prompt_correlations
+from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
+from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
+from titjudge.metrics.pairwise import (
+    PairOutcomes,
+    calibrate_ties,
+    pair_outcomes,
+    summarise_outcomes,
+)
+from titjudge.metrics.significance import binomial_p_value, significance_thresholds
+from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
+
+#: top-level keys of the summary; a variant may not take one of these names
+RESERVED_KEYS: tuple[str, ...] = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
+#: metrics that get a bootstrap confidence interval
+CI_METRICS: tuple[str, ...] = ("pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg")
+
+
+def _thresholds(n_pairs: int) -> dict[str, Any]:
+    t = significance_thresholds(n_pairs)
+    return {"n_pairs": n_pairs, "acc_95": t.acc_95, "acc_999": t.acc_999}
+
+
+def _intervals(
+    data: EvalData,
+    outcomes: PairOutcomes,
+    per_prompt: dict[str, PromptValues],
+    counts: np.ndarray,
+    confidence: float,
+) -> dict[str, list[float] | None]:
+    """Bootstrap interval of every CI metric from per-prompt sums (see bootstrap.py)."""
+
+    def per_prompt_sum(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(
+            data.pair_prompt, weights=mask.astype(np.float64), minlength=data.n_prompts
+        )
+
+    evaluated = per_prompt_sum(outcomes.evaluated)
+    found = {
+        "pairwise_accuracy": ratio_interval(
+            per_prompt_sum(outcomes.correct), evaluated, counts, confidence
+        ),
+        "metric_tie_rate": ratio_interval(
+            per_prompt_sum(outcomes.metric_tie), evaluated, counts, confidence
+        ),
+    }
+    for name, values in per_prompt.items():
+        found[name] = mean_interval(values, counts, confidence)
+    return {
+        name: None if (interval := found[name]) is None else list(interval) for name in CI_METRICS
+    }
+
+
+def _leaderboard_json(board: Leaderboard) -> dict[str, Any]:
+    return {
+        "models": board.models,
+        "human": {m: asdict(board.human[m]) for m in board.models},
+        "variants": {
+            name: {
+                "srcc": board.srcc[name],
+                "models": {m: asdict(standing[m]) for m in board.models},
+            }
+            for name, standing in board.variants.items()
+        },
+    }
+
+
+def evaluate(
+    scores: Iterable[ScoreRow],
+    pairs: Sequence[HumanPair],
+    ranks: Sequence[RankRow],
+    items: Sequence[Item] | None = None,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    gain: Gain = "linear",
+    top_k: int | None = None,
+    round_digits: int | None = None,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """All metrics for every variant in `scores` against human pairs and ranks.
+
+    `bootstrap` resamples of prompts (0 = no intervals), drawn once with `seed` and
+    shared by all variants. Without `items` there is no model per image, so the
+    leaderboard is None and a note says why.
+    """
+    if gain not in GAINS:
+        raise DataError(f"unknown gain {gain!r}; choose one of {', '.join(GAINS)}")
+    if bootstrap < 0:
+        raise DataError(f"--bootstrap must be >= 0, got {bootstrap}")
+    if top_k is not None and top_k < 1:
+        raise DataError(f"--top-k must be at least 1, got {top_k}")
+    rows = list(scores)
+    by_variant = scores_by_variant(rows, round_digits)
+    statuses = status_counts(rows)
+    clash = sorted(set(by_variant) & set(RESERVED_KEYS))
+    if clash:
+        raise DataError(
+            f"variant name {clash[0]!r} is reserved for the summary; rename the variant"
+        )
+
+    data = build_eval_data(pairs, ranks)
+    counts = resample_counts(data.n_prompts, bootstrap, seed)
+    summary: dict[str, Any] = {}
+    vectors: dict[str, np.ndarray] = {}
+    outcomes: dict[str, PairOutcomes] = {}
+    for name in sorted(by_variant):
+        vector = vectors[name] = data.score_vector(by_variant[name])
+        outcome = outcomes[name] = pair_outcomes(vector, data)
+        pairwise = summarise_outcomes(outcome, data.n_human_ties)
+        srcc, krcc = prompt_correlations(vector, data)
+        ndcg = prompt_ndcg(vector, data, gain, top_k)
+        calibration = calibrate_ties(vector, data)
+        status = statuses[name]
+        summary[name] = {
+            "pairwise_accuracy": pairwise.accuracy,
+            "n_pairs": pairwise.n_pairs,
+            "n_pairs_skipped": pairwise.n_pairs_skipped,
+            "n_correct": pairwise.n_correct,
+            "metric_tie_rate": pairwise.metric_tie_rate,
+            "n_metric_ties": pairwise.n_metric_ties,
+            "n_human_ties": pairwise.n_human_ties,
+            "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
+            "thresholds": _thresholds(pairwise.n_pairs),
+            "srcc": srcc.mean,
+            "krcc": krcc.mean,
+            "n_prompts": srcc.n_prompts,
+            "n_prompts_skipped": srcc.n_skipped,
+            "ndcg": ndcg.mean,
+            "n_prompts_ndcg": ndcg.n_prompts,
+            "n_prompts_skipped_ndcg": ndcg.n_skipped,
+            "tie_calibrated_accuracy": calibration.accuracy,
+            "tie_epsilon": calibration.epsilon,
+            "ci": (
+                _intervals(
+                    data, outcome, {"srcc": srcc, "krcc": krcc, "ndcg": ndcg}, counts, confidence
+                )
+                if bootstrap
+                else dict.fromkeys(CI_METRICS)
+            ),
+            "n_items": sum(status.values()),
+            "n_scored": status["ok"] + status["fallback"],
+            "n_failed": status["failed"],
+            "n_fallback": status["fallback"],
+        }
+
+    largest = max((summary[name]["n_pairs"] for name in vectors), default=0)
+    summary["thresholds"] = _thresholds(largest)
+    notes: list[str] = []
+    if items is None:
+        summary["leaderboard"] = None
+        notes.append("leaderboard omitted: it needs each image's t2i_model (pass --manifest)")
+    else:
+        board = leaderboard_from_arrays(vectors, data, items)
+        summary["leaderboard"] = _leaderboard_json(board)
+        for name in vectors:
+            summary[name]["leaderboard_srcc"] = board.srcc[name]
+    summary["comparisons"] = [
+        {**asdict(result), "accuracy_a": result.accuracy_a, "accuracy_b": result.accuracy_b}
+        for a, b in combinations(sorted(vectors), 2)
+        for result in [mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])]
+    ]
+    summary["settings"] = {
+        "bootstrap": bootstrap,
+        "bootstrap_unit": "prompt",
+        "confidence": confidence,
+        "seed": seed,
+        "gain": gain,
+        "top_k": top_k,
+        "round_digits": round_digits,
+        "n_prompts": data.n_prompts,
+        "n_human_pairs": int(data.pair_winner.size),
+        "n_human_ties": data.n_human_ties,
+    }
+    summary["notes"] = notes
+    return summary
+
+
+def jsonable(value: Any) -> Any:
+    """Copy of `value` where NaN and infinities become None and numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json(summary: dict[str, Any], indent: int | None = 2) -> str:
+    """Strict JSON (NaN -> null; `allow_nan=False` guarantees none slips through)."""
+    return json.dumps(jsonable(summary), indent=indent, allow_nan=False)

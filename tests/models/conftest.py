@@ -1,0 +1,9 @@
+import pytest
+
+from titjudge.testing.server import FakeOpenAIServer
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(responder="auto") as srv:
+        yield srv

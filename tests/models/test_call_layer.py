@@ -1,0 +1,177 @@
+"""The call layer against a real HTTP server on loopback, driven through litellm."""
+
+import asyncio
+import time
+
+import pytest
+
+from titjudge.cache.store import CallCache
+from titjudge.config import ModelOptions
+from titjudge.judges.schemas import JudgeVerdict
+from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.hub import ModelHub
+from titjudge.testing.server import Fault
+
+GOOD = {"rationale": "all there", "score": 77}
+
+
+def client(server, tmp_path, **options):
+    opts = ModelOptions(**{"api_base": server.url, "backoff_initial": 0.01, "backoff_max": 2.0, **options})
+    hub = ModelHub(CallCache(tmp_path / "cache"))
+    return hub.text_client("litellm:openai/test-model", opts)
+
+
+def ask(c, prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat", **kw):
+    return asyncio.run(c.structured(GenerateRequest(prompt=prompt, **kw), JudgeVerdict, role="judge"))
+
+
+def test_transient_errors_retry_then_succeed(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script(Fault("500"), Fault("503"), Fault("429", retry_after=0.0), GOOD)
+    result = ask(client(server, tmp_path))
+    assert result.ok and result.value.score == 77
+    assert result.attempts == 4 and server.stats.total == 4
+
+
+def test_retry_after_is_honoured(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script(Fault("429", retry_after=0.6), GOOD)
+    started = time.perf_counter()
+    result = ask(client(server, tmp_path, backoff_initial=0.0))
+    assert result.ok and time.perf_counter() - started >= 0.6
+    arrivals = server.stats.timestamps
+    assert arrivals[1] - arrivals[0] >= 0.55
+
+
+@pytest.mark.parametrize(("fault", "message"), [("400", "BadRequestError"), ("401", "AuthenticationError"),
+                                                 ("context_length", "context length exceeded")])
+def test_permanent_errors_fail_at_once(server, tmp_path, monkeypatch, fault, message):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script(Fault(fault), GOOD)
+    result = ask(client(server, tmp_path))
+    assert not result.ok and result.value is None
+    assert message in result.error
+    assert server.stats.total == 1
+
+
+def test_gives_up_after_max_attempts_with_reason(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script(*[Fault("503")] * 3)
+    result = ask(client(server, tmp_path, max_attempts=3))
+    assert not result.ok and result.error.startswith("gave up after 3 attempts")
+    assert server.stats.total == 3
+
+
+def test_timeout_is_transient(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script(Fault("timeout", delay=3.0), GOOD)
+    result = ask(client(server, tmp_path, timeout=0.5))
+    assert result.ok and result.attempts == 2
+
+
+def test_fenced_json_is_accepted_without_reask(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script("Sure!\n```json\n" + '{"rationale": "x", "score": 42}' + "\n```")
+    result = ask(client(server, tmp_path))
+    assert result.ok and result.value.score == 42 and not result.reasked
+    assert server.stats.total == 1
+
+
+def test_invalid_output_is_reasked_once_with_the_error(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    seen = []
+    server.script('{"rationale": "x", "score": 140}', GOOD)
+    original = server.responder
+    server.responder = lambda req: (seen.append(req), original(req))[1]
+    result = ask(client(server, tmp_path))
+    assert result.ok and result.reasked and result.value.score == 77
+    assert server.stats.total == 2
+
+
+def test_invalid_twice_is_a_failure_with_raw_text_and_not_cached(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server.script("no json here", "still none")
+    c = client(server, tmp_path)
+    result = ask(c)
+    assert not result.ok and result.value is None
+    assert "invalid output after re-ask" in result.error and result.raw == "still none"
+    server.script(GOOD)
+    assert ask(c).ok  # nothing was cached for the failure
+    assert server.stats.total == 3
+
+
+def test_cache_hit_skips_server_and_reports_original_usage(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    first = ask(client(server, tmp_path))
+    second = ask(client(server, tmp_path))  # a new hub: only the disk cache is shared
+    assert first.ok and second.ok and second.cached and not first.cached
+    assert second.value == first.value and second.tokens_in == first.tokens_in > 0
+    assert server.stats.total == 1
+
+
+def test_timeout_setting_does_not_change_the_key_but_temperature_does(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    ask(client(server, tmp_path, timeout=30))
+    assert ask(client(server, tmp_path, timeout=99)).cached
+    assert not ask(client(server, tmp_path), temperature=0.3).cached
+    assert server.stats.total == 2
+
+
+def test_concurrent_identical_calls_share_one_request(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    c = client(server, tmp_path)
+
+    async def many():
+        req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
+        return await asyncio.gather(*(c.structured(req, JudgeVerdict, role="judge") for _ in range(10)))
+
+    results = asyncio.run(many())
+    assert all(r.ok for r in results) and server.stats.total == 1
+    assert c.usage["judge"].calls == 10 and c.usage["judge"].cache_hits == 9
+
+
+def test_concurrency_limit_holds(tmp_path, monkeypatch):
+    from titjudge.testing.server import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(responder="auto", latency=0.1) as srv:
+        c = client(srv, tmp_path, concurrency=4)
+
+        async def many():
+            reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(16)]
+            return await asyncio.gather(*(c.structured(r, JudgeVerdict, role="judge") for r in reqs))
+
+        assert all(r.ok for r in asyncio.run(many()))
+        assert srv.stats.max_in_flight == 4
+
+
+def test_rpm_limit_spaces_requests(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    c = client(server, tmp_path, rpm=600)  # one start per 0.1 s
+
+    async def many():
+        reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(6)]
+        return await asyncio.gather(*(c.structured(r, JudgeVerdict, role="judge") for r in reqs))
+
+    asyncio.run(many())
+    arrivals = sorted(server.stats.timestamps)
+    assert arrivals[-1] - arrivals[0] >= 0.45
+
+
+def test_images_reach_the_server_as_data_uris(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    seen = []
+    original = server.responder
+    server.responder = lambda req: (seen.append(req), original(req))[1]
+    image = ImageInput(data=b"\x89PNG\r\n\x1a\n" + b"0" * 64, mime="image/png")
+    c = client(server, tmp_path)
+    result = asyncio.run(c.text(GenerateRequest(prompt="Describe.", images=(image,)), role="describer"))
+    assert result.ok and result.value
+    assert [part.sha256 for part in seen[0].images] == [image.sha256]
+
+
+def test_missing_api_key_env_is_a_config_error(server, tmp_path):
+    from titjudge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="TITJUDGE_NO_SUCH_KEY"):
+        client(server, tmp_path, api_key_env="TITJUDGE_NO_SUCH_KEY")
