@@ -1,11 +1,70 @@
 """titjudge: judge how well text-to-image outputs follow long prompts.
 
+    import titjudge
+    outcome = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
+    outcome.metrics["tit_llm_g"]["pairwise_accuracy"]
+    single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
+
 Heavy dependencies (litellm, torch, transformers) load only when a backend that
 needs them is built, so importing this package stays cheap.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from titjudge.agents.runner import RunOutcome
+    from titjudge.agents.single import SingleScore
+    from titjudge.config import RunConfig
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """Load and validate a run config (YAML), with `a.b=c` overrides."""
+    from titjudge.config import load_config as _load
+
+    return _load(path, overrides)
+
+
+def _as_config(config: RunConfig | str | Path | dict[str, Any], overrides: list[str] | None) -> RunConfig:
+    from titjudge.config import RunConfig, apply_overrides, validate_config
+
+    if isinstance(config, RunConfig):
+        if overrides:
+            return validate_config(apply_overrides(config.model_dump(mode="json"), overrides), RunConfig, "config")
+        return config
+    if isinstance(config, dict):
+        return validate_config(apply_overrides(config, overrides or []), RunConfig, "config")
+    return load_config(config, overrides)
+
+
+def evaluate(
+    config: RunConfig | str | Path | dict[str, Any],
+    *,
+    overrides: list[str] | None = None,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = False,
+) -> RunOutcome:
+    """Describe and judge every manifest item, score against human pairs, write the run dir.
+
+    Inside a running event loop (Jupyter), use `await titjudge.agents.runner.run_async(...)`.
+    """
+    from titjudge.agents.runner import run
+
+    return run(_as_config(config, overrides), limit=limit, out=Path(out) if out else None, show_progress=progress)
+
+
+def score(
+    image: str | Path, prompt: str, config: RunConfig | str | Path | dict[str, Any] | None = None
+) -> SingleScore:
+    """Describe one image and run every configured judge on it (default: Gemini 2.5 Pro)."""
+    from titjudge.agents.single import score as _score
+
+    return _score(image, prompt, _as_config(config, None) if config is not None else None)
+
+
+__all__ = ["__version__", "evaluate", "load_config", "score"]

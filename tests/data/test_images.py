@@ -43,7 +43,11 @@ def test_huge_image_is_downscaled(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "image file not found"), (b"", "image file is empty"), (b"not an image at all", "not a readable image")],
+    [
+        (None, "image file not found"),
+        (b"", "image file is empty"),
+        (b"not an image at all", "not a readable image"),
+    ],
 )
 def test_bad_files_name_the_problem(tmp_path, content, message):
     path = tmp_path / "x.png"

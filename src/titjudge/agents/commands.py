@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def score(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from titjudge.agents.single import score as score_one
 
     config = load_config(args.config, args.set) if args.config else None
@@ -61,7 +63,7 @@ def score(args: argparse.Namespace) -> int:
                   markup=described.text is None, highlight=False)
     failed = 0
     for outcome in result.outcomes:
-        console.rule(f"{outcome.variant} [{outcome.status}]", style="cyan")
+        console.rule(escape(f"{outcome.variant} [{outcome.status}]"), style="cyan")
         if outcome.score is not None:
             console.print(f"score: {outcome.score:g}", highlight=False)
         if outcome.rationale:

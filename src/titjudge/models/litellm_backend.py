@@ -66,6 +66,7 @@ class LiteLLMBackend(TextBackend):
 
     def _read_key(self) -> str | None:
         if self.api_key_env is None:
+            self._check_environment()
             return None  # litellm reads the provider's usual variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
         key = os.environ.get(self.api_key_env)
         if not key:
@@ -73,6 +74,19 @@ class LiteLLMBackend(TextBackend):
                 f"{self.spec}: api_key_env names {self.api_key_env!r}, but that environment variable is not set"
             )
         return key
+
+    def _check_environment(self) -> None:
+        """Fail before the run, not on every item, when the provider's credentials are absent."""
+        try:
+            found = litellm.validate_environment(model=self.spec.model_id, api_base=self.api_base)
+        except Exception:  # unknown provider: litellm itself will say what is wrong at call time
+            return
+        missing = [k for k in found.get("missing_keys", []) if not (self.api_base and k.endswith("API_BASE"))]
+        if missing and not found.get("keys_in_environment"):
+            raise ConfigError(
+                f"{self.spec}: no credentials in the environment (litellm looks for {' or '.join(missing)}); "
+                "set one, or name the variable holding the key with api_key_env"
+            )
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "api_base": self.api_base, "api_key_env": self.api_key_env,
@@ -111,6 +125,8 @@ class LiteLLMBackend(TextBackend):
         if isinstance(exc, _PERMANENT):
             kind = "context length exceeded" if isinstance(exc, litellm.ContextWindowExceededError) else type(exc).__name__
             return PermanentError(f"{kind}: {message}")
+        if "Missing credentials" in message or "api_key client option must be set" in message:
+            return PermanentError(f"missing API key: {message}")
         if isinstance(exc, _TRANSIENT):
             return TransientError(f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc))
         status = getattr(exc, "status_code", None)

@@ -1,0 +1,263 @@
+"""The ablation grid (the paper's Table 4, with Tables 2 and 3): one run per VLM row.
+
+Each row is an ordinary run (`run_async`) over the same data and the same cache, with
+every enabled comparer as a judge; lmm and self_eval bind to that row's VLM. So each
+description is made once per (image, VLM) and read by every column of its row, an
+embedding of a prompt is computed once for all rows, and a repeated ablation is served
+entirely from the cache. Rows run one after another: local VLMs do not all fit in memory
+at once, and API rows keep their own rate limits.
+
+A row that fails entirely (describer misconfigured or unreachable) is recorded and the
+grid carries on; a column without any score is omitted with a note, never filled in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from titjudge.agents.runner import RunOutcome, load_run_data, run_async
+from titjudge.config import dump_config
+from titjudge.config_ablation import AblationConfig, AblationDescriber, row_run_config
+from titjudge.errors import TitjudgeError
+from titjudge.report import run_dir
+
+log = logging.getLogger(__name__)
+#: longest error text quoted in a note (full reasons are in the row's items.jsonl)
+NOTE_ERROR_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One comparer column as the tables show it."""
+
+    name: str
+    label: str
+    kind: str
+    model: str | None
+
+
+@dataclass
+class CellResult:
+    """One (VLM, comparer) cell: the variant's metrics in that row's run."""
+
+    n_items: int = 0
+    n_failed: int = 0
+    n_fallback: int = 0
+    metrics: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return None if self.metrics is None else self.metrics.get("pairwise_accuracy")
+
+    @property
+    def has_value(self) -> bool:
+        return self.accuracy is not None
+
+
+@dataclass
+class RowResult:
+    """One VLM row: its run dir and cells, or why it failed as a whole."""
+
+    name: str
+    label: str
+    model: str
+    run_dir: Path
+    error: str | None = None
+    n_items: int = 0
+    n_failed_items: int = 0
+    cells: dict[str, CellResult] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_value(self) -> bool:
+        return any(cell.has_value for cell in self.cells.values())
+
+
+@dataclass
+class AblationResult:
+    name: str
+    out_dir: Path
+    columns: list[ColumnInfo]
+    disabled: list[ColumnInfo]
+    rows: list[RowResult]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def shown_columns(self) -> list[ColumnInfo]:
+        """Columns with a score in at least one row, in config order."""
+        return [c for c in self.columns if any(r.cells.get(c.name, CellResult()).has_value for r in self.rows)]
+
+    @property
+    def shown_rows(self) -> list[RowResult]:
+        return [r for r in self.rows if r.has_value]
+
+    @property
+    def n_failed_items(self) -> int:
+        return sum(r.n_failed_items for r in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any item failed or any row could not run at all, else 0."""
+        return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
+
+    @property
+    def thresholds(self) -> dict[str, Any] | None:
+        """Chance thresholds for the largest pair count of any row (rows share the human pairs)."""
+        found = [r.metrics["thresholds"] for r in self.rows if r.metrics.get("thresholds")]
+        return max(found, key=lambda t: t["n_pairs"], default=None)
+
+    @property
+    def leaderboard_models(self) -> list[str]:
+        for row in self.rows:
+            board = row.metrics.get("leaderboard")
+            if board:
+                return list(board["models"])
+        return []
+
+
+def _short(text: str | None) -> str:
+    text = " ".join((text or "unknown error").split())
+    return text if len(text) <= NOTE_ERROR_CHARS else text[: NOTE_ERROR_CHARS - 3] + "..."
+
+
+def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResult]:
+    first_error: dict[str, str] = {}
+    for result in outcome.results:
+        for judged in result.outcomes:
+            if judged.status == "failed" and judged.variant not in first_error:
+                first_error[judged.variant] = judged.error or "failed"
+    cells = {}
+    for column in columns:
+        counts = outcome.status_counts.get(column.name, {})
+        cells[column.name] = CellResult(
+            n_items=sum(counts.values()), n_failed=counts.get("failed", 0), n_fallback=counts.get("fallback", 0),
+            metrics=outcome.metrics.get(column.name), error=first_error.get(column.name),
+        )
+    return cells
+
+
+async def run_row(
+    config: AblationConfig, row: AblationDescriber, columns: list[ColumnInfo], out: Path, *,
+    limit: int | None = None, show_progress: bool = False,
+) -> RowResult:
+    """Run one VLM row; a row that cannot run at all is returned with its error, not raised."""
+    result = RowResult(name=row.name, label=row.heading, model=row.model, run_dir=out)
+    try:
+        outcome = await run_async(row_run_config(config, row), limit=limit, out=out, show_progress=show_progress,
+                                  bootstrap=config.bootstrap)
+    except TitjudgeError as exc:
+        result.error = str(exc)
+        return result
+    except Exception as exc:  # one broken backend must not lose the other rows of a long grid
+        log.exception("ablation row %s crashed", row.name)
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
+        return result
+    result.n_items, result.n_failed_items = outcome.n_items, outcome.n_failed_items
+    result.cells = _cells(outcome, columns)
+    result.metrics = outcome.metrics
+    return result
+
+
+def grid_notes(result: AblationResult) -> list[str]:
+    """What the tables leave out and why: disabled or empty columns, failed rows and cells."""
+    notes = [f"column {c.label!r} ({c.name}) is switched off in the config" for c in result.disabled]
+    for row in result.rows:
+        if row.error is not None:
+            notes.append(f"row {row.label!r} failed and is omitted: {_short(row.error)}")
+        elif not row.has_value:
+            errors = [c.error for c in row.cells.values() if c.error]
+            notes.append(f"row {row.label!r} produced no score and is omitted: every item failed "
+                         f"({_short(errors[0] if errors else None)})")
+    shown = {c.name for c in result.shown_columns}
+    live_rows = [r for r in result.rows if r.error is None and r.has_value]
+    for column in result.columns:
+        if column.name not in shown:
+            reasons = [f"{r.label}: {_short(r.cells[column.name].error)}" for r in live_rows
+                       if column.name in r.cells]
+            why = f" ({reasons[0]})" if reasons else ""
+            notes.append(f"column {column.label!r} omitted: its judge produced no score in any row{why}")
+            continue
+        for row in live_rows:
+            cell = row.cells[column.name]
+            if not cell.has_value:
+                reason = (f"all {cell.n_failed} items failed: {_short(cell.error)}" if cell.n_failed == cell.n_items
+                          else "no human pair has both images scored")
+                notes.append(f"{row.label} x {column.label}: no score ({reason})")
+    if any(c.n_failed for r in live_rows for c in r.cells.values() if c.has_value):
+        notes.append("'(N failed)': items a judge could not score, left out of that cell's pairs; "
+                     "reasons in rows/<describer>/items.jsonl")
+    if any(c.n_fallback for r in live_rows for c in r.cells.values()):
+        notes.append("some cells hold fallback scores for items whose judge failed (see ablation.json)")
+    if not result.shown_rows:
+        notes.append("no cell has a score, so the tables are empty and table4.png is not drawn")
+    return notes
+
+
+async def run_ablation_async(
+    config: AblationConfig, *, out: Path | None = None, limit: int | None = None, show_progress: bool = False,
+    on_row: Callable[[int, int, AblationDescriber], None] | None = None,
+) -> AblationResult:
+    """Run every enabled row, then write tables, heatmap and ablation.json into the out dir."""
+    out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
+    rows = config.rows
+    load_run_data(row_run_config(config, rows[0]), limit)  # a data problem is the user's, for every row: exit 2
+    labels = config.labels()
+    columns = [ColumnInfo(c.name, labels[c.name], c.kind, c.model) for c in config.columns]
+    disabled = [ColumnInfo(c.name, c.label or c.name, c.kind, c.model) for c in config.comparers if not c.enabled]
+    run_dir.atomic_write(out_dir / "ablation.yaml", dump_config(config))
+    results = []
+    for index, row in enumerate(rows):
+        if on_row is not None:
+            on_row(index, len(rows), row)
+        results.append(await run_row(config, row, columns, out_dir / "rows" / row.name, limit=limit,
+                                     show_progress=show_progress))
+    result = AblationResult(name=config.name, out_dir=out_dir, columns=columns, disabled=disabled, rows=results)
+    result.notes = grid_notes(result)
+    write_outputs(result)
+    return result
+
+
+def ablation_json(result: AblationResult) -> dict[str, Any]:
+    """Everything the tables were made from, per row and cell."""
+    return {
+        "name": result.name,
+        "columns": [vars(c) for c in result.columns],
+        "disabled_columns": [vars(c) for c in result.disabled],
+        "shown_columns": [c.name for c in result.shown_columns],
+        "shown_rows": [r.name for r in result.shown_rows],
+        "thresholds": result.thresholds,
+        "rows": [
+            {
+                "name": row.name, "label": row.label, "model": row.model, "run_dir": str(row.run_dir),
+                "status": "failed" if row.error is not None else "ok" if row.has_value else "no_scores",
+                "error": row.error, "n_items": row.n_items, "n_failed_items": row.n_failed_items,
+                "cells": {
+                    name: {"pairwise_accuracy": cell.accuracy, "n_items": cell.n_items, "n_failed": cell.n_failed,
+                           "n_fallback": cell.n_fallback, "first_error": cell.error}
+                    for name, cell in row.cells.items()
+                },
+                "metrics": row.metrics,
+            }
+            for row in result.rows
+        ],
+        "notes": result.notes,
+        "exit_code": result.exit_code,
+    }
+
+
+def write_outputs(result: AblationResult) -> None:
+    """table4/table2/leaderboard as .md/.csv/.tex, table4.png and ablation.json."""
+    from titjudge.report import tables
+    from titjudge.report.heatmap import write_heatmap
+
+    out = result.out_dir
+    for stem, table in (("table4", tables.table4(result)), ("table2", tables.table2(result)),
+                        ("leaderboard", tables.leaderboard(result))):
+        tables.write_table(table, out, stem)
+    write_heatmap(result, out / "table4.png")
+    run_dir.write_json(out, "ablation.json", ablation_json(result))

@@ -1,0 +1,180 @@
+"""Handlers of `titjudge data ...` (the argument tree is declared in `titjudge.cli`).
+
+Each handler does the work, prints a short aligned summary on stdout, writes warnings
+on stderr and returns an exit code. User mistakes raise DataError (exit 2).
+`aggregate-votes` exits 0 even when some rows stay unresolved: the pairs it writes
+are valid, and the unresolved rows (file:line) are listed as a warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from titjudge.data.pairs import PanelSize
+from titjudge.errors import DataError
+
+#: at most this many missing images / unresolved rows are listed one per line
+LIST_LIMIT = 20
+
+
+def _summary(title: str, rows: Sequence[tuple[str, object]]) -> None:
+    width = max(len(label) for label, _ in rows)
+    print(title)
+    for label, value in rows:
+        print(f"  {label:<{width}}  {value}")
+
+
+def _warn_list(header: str, lines: Sequence[str]) -> None:
+    print(f"warning: {header}", file=sys.stderr)
+    for line in lines[:LIST_LIMIT]:
+        print(f"  {line}", file=sys.stderr)
+    if len(lines) > LIST_LIMIT:
+        print(f"  ... and {len(lines) - LIST_LIMIT} more", file=sys.stderr)
+
+
+def synth(args: argparse.Namespace) -> int:
+    """`data synth`: write the synthetic benchmark."""
+    from titjudge.data.synth import synthesize
+
+    result = synthesize(
+        Path(args.out),
+        args.prompts,
+        args.models,
+        seed=args.seed,
+        image_size=args.image_size,
+        annotators=args.annotators,
+        workers=getattr(args, "workers", None),
+    )
+    agg = result.aggregation
+    _summary(
+        f"SYNTHETIC benchmark written to {result.out} (simulated data, not results)",
+        [
+            ("prompts", result.n_prompts),
+            ("models", result.n_models),
+            ("images", len(result.items)),
+            ("vote rows", len(result.votes)),
+            ("pairs", f"{len(agg.pairs)} ({agg.n_ties} ties)"),
+            (
+                "rules",
+                f"strong {agg.strong}, advantage {agg.advantage}, expert {agg.expert}, "
+                f"expert split -> tie {agg.expert_split_tie}",
+            ),
+            ("ranks", result.n_ranks),
+            ("seed", args.seed),
+            ("time", f"{result.seconds:.1f} s on {result.workers} worker(s)"),
+        ],
+    )
+    return 0
+
+
+def _panel_mode(value: str | None) -> PanelSize:
+    """--panel-size: default 'same' (rows must agree), 'any' (flexible) or a number."""
+    if value is None:
+        return "same"
+    if value.strip().lower() == "any":
+        return None
+    try:
+        size = int(value)
+    except ValueError:
+        raise DataError(f"--panel-size must be a whole number or 'any', got {value!r}") from None
+    if size < 1:
+        raise DataError(f"--panel-size must be at least 1, got {size}")
+    return size
+
+
+def aggregate_votes(args: argparse.Namespace) -> int:
+    """`data aggregate-votes`: votes CSV -> pairs CSV by the LPG-Bench rules."""
+    from titjudge.data.pairs import load_votes_with_lines, write_pairs
+    from titjudge.data.votes import aggregate_votes as aggregate
+
+    mode = _panel_mode(getattr(args, "panel_size", None))
+    located = load_votes_with_lines(Path(args.votes), panel_size=mode)
+    if not located:
+        raise DataError(f"{args.votes}: votes file has a header but no rows")
+    votes = [vote for _, vote in located]
+    panel = votes[0].total if mode == "same" else mode if isinstance(mode, int) else None
+    result = aggregate(votes, panel_size=panel)
+    write_pairs(result.pairs, Path(args.out))
+    _summary(
+        f"aggregated {len(votes)} vote rows from {args.votes} into {args.out}",
+        [
+            ("panel size", panel if panel is not None else "per row (flexible)"),
+            ("pairs written", f"{len(result.pairs)} ({result.n_ties} ties)"),
+            ("strong consensus", result.strong),
+            ("significant advantage", result.advantage),
+            ("expert majority", result.expert),
+            ("expert split -> tie", result.expert_split_tie),
+            ("unresolved (left out)", len(result.unresolved)),
+        ],
+    )
+    if result.unresolved:
+        lines = [
+            f"{args.votes}:{number}: {d.vote.prompt_id} {d.vote.item_a} vs {d.vote.item_b} "
+            f"(votes a/b/tie {d.vote.votes_a}/{d.vote.votes_b}/{d.vote.votes_tie})"
+            for (number, _), d in zip(located, result.decisions, strict=True)
+            if d.winner is None
+        ]
+        _warn_list(
+            f"{len(lines)} pair(s) need the experts but have no expert verdicts; they were left out:",
+            lines,
+        )
+    return 0
+
+
+def rank(args: argparse.Namespace) -> int:
+    """`data rank`: pairs CSV -> per-prompt ranks CSV (Copeland, shared fractional ranks)."""
+    from titjudge.data.pairs import load_pairs, write_ranks
+    from titjudge.data.ranking import rank_items
+
+    pairs = load_pairs(Path(args.pairs))
+    if not pairs:
+        raise DataError(f"{args.pairs}: pairs file has a header but no rows")
+    rows = rank_items(pairs)
+    write_ranks(rows, Path(args.out))
+    ranks_of: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        ranks_of[row.prompt_id].append(row.rank)
+    prompts = len(ranks_of)
+    shared = sum(len(set(ranks)) < len(ranks) for ranks in ranks_of.values())
+    _summary(
+        f"ranked {len(rows)} items of {prompts} prompts into {args.out}",
+        [
+            ("pairs read", f"{len(pairs)} ({sum(p.winner == 'tie' for p in pairs)} ties)"),
+            ("prompts", prompts),
+            ("items", len(rows)),
+            ("prompts with shared ranks", shared),
+        ],
+    )
+    return 0
+
+
+def import_dir(args: argparse.Namespace) -> int:
+    """`data import`: folder of prompts and images -> manifest JSONL."""
+    from titjudge.data.importer import import_folder
+    from titjudge.data.manifest import write_manifest
+
+    result = import_folder(Path(args.dir), Path(args.mapping) if args.mapping else None)
+    if not result.items:
+        raise DataError(
+            f"{args.dir}: no images found for any prompt ({len(result.missing)} expected images missing)"
+        )
+    write_manifest(result.items, Path(args.out))
+    _summary(
+        f"imported {args.dir} ({result.layout} layout) into {args.out}",
+        [
+            ("prompts", result.n_prompts),
+            ("models", result.n_models),
+            ("images", result.n_images),
+            ("missing images", len(result.missing)),
+        ],
+    )
+    if result.missing:
+        _warn_list(
+            f"{len(result.missing)} expected image(s) not found; those items are not in the manifest:",
+            result.missing,
+        )
+    return 0

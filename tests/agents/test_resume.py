@@ -1,0 +1,67 @@
+"""Kill a run mid-way, run it again: nothing finished is paid for twice, outputs match."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from pipeline_helpers import api_config, stored_descriptions
+
+import titjudge
+from titjudge.testing.server import FakeOpenAIServer, build_responder
+
+CONCURRENCY = 4
+
+
+def start_run(config_path, env):
+    return subprocess.Popen(
+        [sys.executable, "-m", "titjudge.cli", "run", str(config_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+
+
+def wait_for_requests(server, n, proc, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while server.stats.total < n:
+        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "server never saw the requests"
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig):
+    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    with FakeOpenAIServer(responder=auto, latency=0.05) as server:
+        baseline = titjudge.evaluate(api_config(synth_data, server.url, tmp_path / "base", concurrency=CONCURRENCY))
+        full = server.stats.total
+        assert full == 32
+        server.reset_stats()
+
+        config = api_config(synth_data, server.url, tmp_path / "crash", concurrency=CONCURRENCY)
+        path = tmp_path / "run.yaml"
+        path.write_text(json.dumps(config))
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+        proc = start_run(path, env)
+        wait_for_requests(server, 14, proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        if sig == signal.SIGINT:
+            assert proc.returncode == 130 and "re-run to resume" in err and "Traceback" not in err
+        else:
+            assert proc.returncode == -signal.SIGKILL
+        before_resume = server.stats.total
+        assert before_resume < full
+
+        resumed = start_run(path, env)
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err
+        paid = server.stats.total
+    # at most the calls in flight at the kill are asked again (describer + judge limiters)
+    assert full <= paid <= full + 2 * CONCURRENCY
+    crash_dir = tmp_path / "crash" / "runs" / "e2e"
+    assert (crash_dir / "scores.csv").read_text() == (baseline.out_dir / "scores.csv").read_text()
+    assert (crash_dir / "metrics.json").read_text() == (baseline.out_dir / "metrics.json").read_text()
