@@ -150,10 +150,15 @@ def test_rpm_limit_spaces_requests(server, tmp_path, monkeypatch):
     c = client(server, tmp_path, rpm=600)  # one start per 0.1 s
 
     async def many():
+        # litellm's first call builds its HTTP client and holds the others back meanwhile
+        await c.structured(GenerateRequest(prompt="PROMPT:\nwarm\n\nDESCRIPTION:\nup"), JudgeVerdict, role="j")
+        await asyncio.sleep(0.15)
+        server.reset_stats()
         reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(6)]
         return await asyncio.gather(*(c.structured(r, JudgeVerdict, role="judge") for r in reqs))
 
     asyncio.run(many())
+    assert c.limiter.peak_in_flight < 6
     arrivals = sorted(server.stats.timestamps)
     assert arrivals[-1] - arrivals[0] >= 0.45
 

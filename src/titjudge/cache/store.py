@@ -8,6 +8,8 @@ the latest run are written next to the cache for `titjudge cache stats`.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -66,6 +68,37 @@ class CallCache:
         with self._lock:
             self.stats.count(model, "writes")
 
+    # ------------------------------------------------------------------ claims
+    # Two runs sharing one cache dir would otherwise both pay for every call they reach at
+    # the same time. Before calling a model, a run claims the key (an atomic add); a run
+    # that finds a live claim waits for the owner's answer instead of asking again. A claim
+    # names its owner (host, pid), so the claims of a killed run are taken over at once.
+
+    def claim(self, key: str, ttl: float) -> bool:
+        """True when this process may compute `key` (it now holds the claim)."""
+        if self._store is None:
+            return True
+        me = [socket.gethostname(), os.getpid()]
+        if self._store.add(f"claim:{key}", me, expire=ttl):
+            return True
+        owner = self._store.get(f"claim:{key}")
+        if owner is None or not _alive(owner):
+            self._store.set(f"claim:{key}", me, expire=ttl)
+            return True
+        return list(owner) == me
+
+    def release(self, key: str) -> None:
+        if self._store is not None:
+            self._store.delete(f"claim:{key}")
+
+    def claimed_elsewhere(self, key: str) -> bool:
+        owner = self._store.get(f"claim:{key}") if self._store is not None else None
+        return owner is not None and _alive(owner) and list(owner) != [socket.gethostname(), os.getpid()]
+
+    def peek(self, key: str) -> Any | None:
+        """Read without counting a hit or miss (used while waiting on another run's claim)."""
+        return self._store.get(key) if self._store is not None else None
+
     def __len__(self) -> int:
         return len(self._store) if self._store is not None else 0
 
@@ -79,12 +112,19 @@ class CallCache:
             return 0
         return int(self._store.evict(model) if model is not None else self._store.clear())
 
+    def entries(self) -> int:
+        """Cached answers, not counting claims in progress."""
+        if self._store is None:
+            return 0
+        row = self._store._sql("SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'claim:%'").fetchone()
+        return int(row[0])
+
     def models(self) -> dict[str, int]:
         """Entries per model spec (reads every tag; fine for a stats command)."""
         counts: dict[str, int] = {}
         if self._store is None:
             return counts
-        rows = self._store._sql("SELECT tag, COUNT(*) FROM Cache GROUP BY tag").fetchall()
+        rows = self._store._sql("SELECT tag, COUNT(*) FROM Cache WHERE tag IS NOT NULL GROUP BY tag").fetchall()
         for tag, n in rows:
             counts[str(tag)] = int(n)
         return counts
@@ -105,3 +145,20 @@ class CallCache:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def _alive(owner: Any) -> bool:
+    """Whether a claim's owner process still runs (a claim from another host is trusted)."""
+    try:
+        host, pid = owner
+    except (TypeError, ValueError):
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

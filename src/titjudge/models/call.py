@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 S = TypeVar("S", bound=BaseModel)
 
+CLAIM_POLL_SECONDS = 0.05
+
 REASK = (
     "Your previous reply could not be used: {error}. Reply again with only the JSON object, "
     "with exactly the requested fields and types, and nothing else."
@@ -178,14 +180,32 @@ class ModelClient:
         found = self.cache.get(key, self.model)
         return found if isinstance(found, dict) else None
 
+    async def _claim_or_wait(self, key: str) -> dict[str, Any] | None:
+        """Claim `key` for this run, or wait for the run that holds it; returns its answer if any."""
+        if not self.backend.cacheable:
+            return None
+        ttl = self.policy.timeout * self.policy.max_attempts + self.policy.backoff_max * self.policy.max_attempts
+        while not self.cache.claim(key, ttl):
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            found = self.cache.peek(key)
+            if isinstance(found, dict):
+                return found
+        return None
+
     def _store(self, key: str, value: dict[str, Any]) -> None:
         if self.backend.cacheable:
             self.cache.set(key, value, self.model)
 
     async def _text(self, key: str, request: GenerateRequest) -> CallResult[str]:
-        hit = self._lookup(key)
+        hit = self._lookup(key) or await self._claim_or_wait(key)
         if hit is not None:
             return _from_hit(hit, hit["text"])
+        try:
+            return await self._text_call(key, request)
+        finally:
+            self.cache.release(key)  # after the answer is stored, so waiters find it
+
+    async def _text_call(self, key: str, request: GenerateRequest) -> CallResult[str]:
         try:
             done = await self._attempt(request)
         except Exception as exc:  # a model failure becomes a record, never a value
@@ -200,9 +220,15 @@ class ModelClient:
         return result
 
     async def _structured(self, key: str, request: GenerateRequest, schema: type[S]) -> CallResult[S]:
-        hit = self._lookup(key)
+        hit = self._lookup(key) or await self._claim_or_wait(key)
         if hit is not None:
             return _from_hit(hit, schema.model_validate(hit["data"]))
+        try:
+            return await self._structured_call(key, request, schema)
+        finally:
+            self.cache.release(key)
+
+    async def _structured_call(self, key: str, request: GenerateRequest, schema: type[S]) -> CallResult[S]:
         try:
             done = await self._attempt(request)
             result: CallResult[S] = _result_from(done, ok=False)

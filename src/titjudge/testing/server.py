@@ -1,0 +1,343 @@
+"""A real OpenAI-compatible HTTP server on loopback, with latency and fault injection.
+
+Tests and benchmarks drive it through litellm exactly as they would a provider:
+
+    with FakeOpenAIServer(responder="judge", latency=0.2) as server:
+        litellm.completion(model="openai/test-model", api_base=server.url, api_key="sk-test", ...)
+
+or from another process: `python -m titjudge.testing.server --port 0 --latency 0.2`
+prints its base URL (ending in /v1) as the first line of stdout and serves until
+SIGTERM/SIGINT. Endpoints: POST /v1/chat/completions, POST /v1/embeddings,
+GET /v1/models, GET /health, GET /stats.
+
+Faults are deterministic: whether the n-th arrival of a given request body fails, and
+how, is a hash of (seed, body hash, n), independent of arrival order under concurrency;
+a retry (n+1) draws afresh. Replies queued with `script()` are used first, in arrival
+order, and override both the responder and the fault rate.
+
+What litellm 1.x (`acompletion`, `openai/` provider) raises for each fault:
+429 and rpm -> RateLimitError (Retry-After in `exc.litellm_response_headers`, not in
+`exc.response.headers`); 500 -> InternalServerError; 503 -> ServiceUnavailableError;
+400 -> BadRequestError; 401 -> AuthenticationError; context_length ->
+ContextWindowExceededError; timeout -> Timeout; reset and a dead server ->
+InternalServerError("Connection error.") wrapping openai.APIConnectionError; malformed ->
+InternalServerError (JSON decode message). Content faults arrive as normal replies.
+
+Modules: `server_app` (handlers, fault decisions), `server_request` (ChatRequest, Reply,
+Fault), `server_scripts` (responders), `server_text` (descriptions, judge score,
+embeddings), `server_wire` (OpenAI JSON shapes, tokens, logprobs), `server_stats`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from titjudge.errors import TitjudgeError
+from titjudge.testing.server_app import FakeOpenAIApp
+from titjudge.testing.server_request import (
+    FAULT_KINDS,
+    BadRequest,
+    ChatRequest,
+    Fault,
+    ImagePart,
+    Reply,
+    Responder,
+    TokenLogprob,
+)
+from titjudge.testing.server_scripts import (
+    RESPONDERS,
+    AutoResponder,
+    DescribeResponder,
+    JudgeResponder,
+    ScriptedResponder,
+    build_responder,
+    echo_responder,
+    load_descriptions,
+    load_script,
+)
+from titjudge.testing.server_stats import ServerStats
+
+__all__ = [
+    "AutoResponder",
+    "BadRequest",
+    "ChatRequest",
+    "DescribeResponder",
+    "FakeOpenAIApp",
+    "FakeOpenAIServer",
+    "Fault",
+    "ImagePart",
+    "JudgeResponder",
+    "Reply",
+    "Responder",
+    "ScriptedResponder",
+    "ServerStats",
+    "TokenLogprob",
+    "build_responder",
+    "echo_responder",
+    "main",
+    "start_server_process",
+    "stop_server_process",
+]
+
+
+class FakeOpenAIServer(FakeOpenAIApp):
+    """The fake server, serving from a daemon thread with its own event loop (`start()` /
+    `stop()` or `with`), or from the caller's loop (`await astart()` / `await aclose()`).
+
+    Constructor arguments: see `FakeOpenAIApp`. `responder` is a callable or a built-in
+    name (auto, echo, describe, judge); `faults` names the kinds drawn at `fault_rate`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._runner: web.AppRunner | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._url: str | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL ending in /v1 (what litellm takes as api_base)."""
+        if self._url is None:
+            raise RuntimeError("fake server is not running; call start() first")
+        return self._url
+
+    def start(self) -> str:
+        """Serve from a daemon thread with its own event loop; returns the base URL."""
+        if self._thread is not None:
+            raise RuntimeError("fake server already started")
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._serve_thread, args=(ready, failure), name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        if not ready.wait(30):
+            raise RuntimeError("fake server did not start within 30 s")
+        if failure:
+            self._thread = None
+            raise failure[0]
+        return self.url
+
+    def stop(self) -> None:
+        """Stop serving (idempotent); requests still in flight are cancelled."""
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def astart(self) -> str:
+        """Serve from the running event loop; returns the base URL."""
+        runner = web.AppRunner(
+            self.make_app(), access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, backlog=1024)
+        await site.start()
+        self._runner = runner
+        self.port = runner.addresses[0][1]
+        self._url = f"http://{self.host}:{self.port}/v1"
+        return self._url
+
+    async def aclose(self) -> None:
+        """Close the listening socket and connections, cancelling unfinished handlers."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self._url = None
+
+    def _serve_thread(self, ready: threading.Event, failure: list[BaseException]) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        try:
+            loop.run_until_complete(self.astart())
+        except BaseException as exc:  # handed to start(), which re-raises it
+            failure.append(exc)
+            ready.set()
+            loop.close()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self.aclose())
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m titjudge.testing.server",
+        description="OpenAI-compatible fake server on 127.0.0.1; prints its base URL on the first stdout line.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port (0 = any free port)")
+    parser.add_argument("--responder", default="auto", choices=RESPONDERS)
+    parser.add_argument(
+        "--descriptions", type=Path, help="JSONL of {image_sha256, description} for describe"
+    )
+    parser.add_argument("--script", type=Path, help="JSONL of replies for the scripted responder")
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds added to every /v1 request"
+    )
+    parser.add_argument("--jitter", type=float, default=0.0, help="extra uniform [0, J) seconds")
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument(
+        "--faults", default="429,500,503", help=f"comma list from: {','.join(FAULT_KINDS)}"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--rpm", type=int, help="requests admitted per --rpm-window seconds; 429 beyond"
+    )
+    parser.add_argument("--rpm-window", type=float, default=60.0)
+    parser.add_argument(
+        "--retry-after", type=float, default=1.0, help="Retry-After seconds of injected 429s"
+    )
+    parser.add_argument(
+        "--timeout-delay", type=float, default=30.0, help="stall of the 'timeout' fault"
+    )
+    parser.add_argument("--embedding-dim", type=int, default=256)
+    parser.add_argument(
+        "--context-window", type=int, help="answer context_length_exceeded beyond this"
+    )
+    parser.add_argument("--api-key", help="require this bearer key (401 otherwise)")
+    parser.add_argument("--prompt-marker", help="regex of the judge's PROMPT heading")
+    parser.add_argument("--description-marker", help="regex of the judge's DESCRIPTION heading")
+    parser.add_argument("--end-marker", help="regex that ends the judge's sections")
+    return parser
+
+
+def server_from_args(args: argparse.Namespace) -> FakeOpenAIServer:
+    """Build the server a command line describes; bad input raises ConfigError/DataError."""
+    markers = {
+        key: value
+        for key, value in (
+            ("prompt_marker", args.prompt_marker),
+            ("description_marker", args.description_marker),
+            ("end_marker", args.end_marker),
+        )
+        if value
+    }
+    responder = build_responder(
+        args.responder,
+        descriptions=load_descriptions(args.descriptions) if args.descriptions else None,
+        script=load_script(args.script) if args.script else None,
+        **markers,
+    )
+    return FakeOpenAIServer(
+        responder,
+        latency=args.latency,
+        jitter=args.jitter,
+        fault_rate=args.fault_rate,
+        faults=[f.strip() for f in args.faults.split(",") if f.strip()],
+        seed=args.seed,
+        rpm=args.rpm,
+        retry_after=args.retry_after,
+        port=args.port,
+        timeout_delay=args.timeout_delay,
+        embedding_dim=args.embedding_dim,
+        context_window=args.context_window,
+        api_key=args.api_key,
+        rpm_window=args.rpm_window,
+    )
+
+
+async def _serve_forever(server: FakeOpenAIServer) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    url = await server.astart()
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+    try:
+        await stop.wait()
+    finally:
+        await server.aclose()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        server = server_from_args(args)
+    except TitjudgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(_serve_forever(server))
+    return 0
+
+
+def start_server_process(
+    args: Sequence[str], timeout: float = 30.0, stderr: Any = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Launch `python -m titjudge.testing.server ARGS` and wait for its URL line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "titjudge.testing.server", *args],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line: list[str] = []
+    reader = threading.Thread(
+        target=lambda: line.append(proc.stdout.readline() if proc.stdout else ""), daemon=True
+    )
+    reader.start()
+    reader.join(timeout)
+    url = line[0].strip() if line else ""
+    if not url.startswith("http://"):
+        if reader.is_alive():
+            state = f"printed no URL within {timeout:g} s"
+        else:
+            try:  # stdout ended or held something else: the process is probably exiting
+                state = f"exited with code {proc.wait(10)}"
+            except subprocess.TimeoutExpired:
+                state = f"printed {url!r} instead of its URL"
+        stop_server_process(proc)
+        raise RuntimeError(f"fake server process {state} (args: {' '.join(args)}); see its stderr")
+    return proc, url
+
+
+def stop_server_process(proc: subprocess.Popen[str], timeout: float = 10.0) -> int:
+    """SIGTERM, wait, SIGKILL if needed; returns the exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return int(proc.returncode)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

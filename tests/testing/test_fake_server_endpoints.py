@@ -1,0 +1,138 @@
+"""Images, embeddings and the GET endpoints of the fake server, over real HTTP."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import struct
+import urllib.request
+from typing import Any
+
+from fake_server_support import litellm, run
+from PIL import Image
+
+from titjudge.testing.server import ChatRequest, FakeOpenAIServer
+from titjudge.testing.server_scripts import DescribeResponder, JudgeResponder
+from titjudge.testing.server_text import describe_from_hash
+
+
+def png(color: tuple[int, int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def image_message(data: bytes, text: str) -> list[dict[str, Any]]:
+    uri = "data:image/png;base64," + base64.b64encode(data).decode()
+    parts = [{"type": "image_url", "image_url": {"url": uri}}, {"type": "text", "text": text}]
+    return [{"role": "user", "content": parts}]
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def post_json(url: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def call(url: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+    return run(
+        litellm.acompletion(
+            model="openai/test-model",
+            api_base=url,
+            api_key="sk-test",
+            messages=messages,
+            num_retries=0,
+            max_retries=0,
+            **kwargs,
+        )
+    )
+
+
+def test_describe_hashes_the_decoded_image_and_uses_stored_descriptions() -> None:
+    red, blue = png((255, 0, 0)), png((0, 0, 255))
+    stored = {hashlib.sha256(red).hexdigest(): "A plain red square."}
+    seen: list[ChatRequest] = []
+    describe = DescribeResponder(stored)
+
+    def spy(request: ChatRequest) -> Any:
+        seen.append(request)
+        return describe(request)
+
+    with FakeOpenAIServer(responder=spy) as fake:
+        first = call(fake.url, image_message(red, "Please describe the image."))
+        second = call(fake.url, image_message(blue, "Please describe the image."))
+    assert first.choices[0].message.content == "A plain red square."
+    blue_sha = hashlib.sha256(blue).hexdigest()
+    assert seen[1].image_sha256 == [blue_sha]
+    assert second.choices[0].message.content == describe_from_hash(blue_sha)
+    assert first.usage.prompt_tokens == 5 + 4 + 85 + 3  # text, message, one image, primer
+
+
+def test_lmm_style_judge_request_scores_prompt_against_the_image_description() -> None:
+    red = png((255, 0, 0))
+    judge = JudgeResponder(
+        describer=DescribeResponder({hashlib.sha256(red).hexdigest(): "a red square"})
+    )
+    with FakeOpenAIServer(responder=judge) as fake:
+        response = call(
+            fake.url, image_message(red, "Score the image.\nPROMPT: a red square on blue")
+        )
+    assert (
+        json.loads(response.choices[0].message.content)["score"] == 67
+    )  # {red, square} / {red, square, blue}
+
+
+def test_embeddings_through_litellm_and_both_wire_encodings() -> None:
+    texts = ["a red fox on a stone", "a red fox sleeping on a stone", "income tax forms"]
+    with FakeOpenAIServer(embedding_dim=64) as fake:
+        result = run(
+            litellm.aembedding(
+                model="openai/test-embed",
+                api_base=fake.url,
+                api_key="sk-test",
+                input=texts,
+                max_retries=0,
+            )
+        )
+        vectors = [item["embedding"] for item in result.data]
+        plain = post_json(
+            fake.url + "/embeddings", {"model": "e", "input": texts[0], "encoding_format": "float"}
+        )
+        packed = post_json(
+            fake.url + "/embeddings",
+            {"model": "e", "input": [texts[0]], "encoding_format": "base64", "dimensions": 64},
+        )
+        assert fake.stats.by_endpoint["/v1/embeddings"] == 3
+    assert [len(v) for v in vectors] == [64, 64, 64]
+    cos = [[sum(a * b for a, b in zip(u, v, strict=True)) for v in vectors] for u in vectors]
+    assert cos[0][1] > 0.8 and abs(cos[0][2]) < 0.3
+    decoded = list(struct.unpack("<64f", base64.b64decode(packed["data"][0]["embedding"])))
+    assert plain["data"][0]["embedding"] == vectors[0]
+    assert decoded == [float(struct.unpack("<f", struct.pack("<f", x))[0]) for x in vectors[0]]
+    assert plain["usage"] == {"prompt_tokens": 6, "total_tokens": 6}
+
+
+def test_models_health_and_stats_endpoints() -> None:
+    with FakeOpenAIServer() as fake:
+        call(fake.url, [{"role": "user", "content": "hello"}])
+        call(fake.url, [{"role": "user", "content": "hello"}])
+        root = fake.url.removesuffix("/v1")
+        assert get_json(root + "/health") == {"status": "ok"}
+        models = get_json(fake.url + "/models")
+        stats = get_json(root + "/stats")
+    assert [m["id"] for m in models["data"]] == ["test-model"]
+    assert stats["by_endpoint"] == {"/v1/chat/completions": 2, "/v1/models": 1}
+    assert stats["by_status"] == {"200": 3}
+    assert (stats["duplicates"], stats["distinct_bodies"]) == (1, 1)  # GET has no body
+    assert [r["endpoint"] for r in stats["records"]] == ["/v1/chat/completions"] * 2 + [
+        "/v1/models"
+    ]

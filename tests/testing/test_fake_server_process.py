@@ -1,0 +1,90 @@
+"""The fake server as a separate process: launcher, command line, clean stop, crash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from fake_server_support import (
+    JUDGE_MESSAGE,
+    JUDGE_SCORE_0_100,
+    complete,
+    failure,
+    litellm,
+    response_headers,
+)
+
+from titjudge.testing.server import start_server_process, stop_server_process
+
+
+def stats(url: str) -> dict[str, object]:
+    with urllib.request.urlopen(
+        url.removesuffix("/v1") + "/stats?records=0", timeout=5
+    ) as response:
+        return json.loads(response.read())
+
+
+def test_launcher_prints_url_serves_litellm_and_stops_cleanly() -> None:
+    proc, url = start_server_process(["--port", "0", "--responder", "judge", "--latency", "0.05"])
+    try:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        data = json.loads(complete(url, JUDGE_MESSAGE).choices[0].message.content)
+        assert data["score"] == JUDGE_SCORE_0_100
+        counters = stats(url)
+        assert counters["total"] == 1 and counters["by_status"] == {"200": 1}
+    finally:
+        code = stop_server_process(proc)
+    assert code == 0  # SIGTERM is a clean shutdown
+
+
+def test_scripted_replies_and_faults_from_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "replies.jsonl"
+    script.write_text(
+        '{"content": "first"}\n{"fault": "429", "retry_after": 4}\n{"json": {"score": 9}}\n'
+    )
+    proc, url = start_server_process(["--responder", "scripted", "--script", str(script)])
+    try:
+        assert complete(url, "a").choices[0].message.content == "first"
+        exc = failure(url, "b")
+        assert isinstance(exc, litellm.RateLimitError)
+        assert response_headers(exc)["retry-after"] == "4"
+        assert complete(url, "c").choices[0].message.content == '{"score": 9}'
+        exhausted = failure(url, "d")
+        assert isinstance(exhausted, litellm.InternalServerError)
+        assert "scripted responder has no replies left (it had 3)" in str(exhausted)
+    finally:
+        stop_server_process(proc)
+
+
+def test_killed_server_gives_a_connection_error_to_litellm() -> None:
+    proc, url = start_server_process([])
+    assert complete(url, "alive").choices[0].message.content == "alive"
+    proc.kill()
+    proc.wait(10)
+    stop_server_process(proc)
+    exc = failure(url, "anyone there?")
+    # like a reset: litellm reports the openai APIConnectionError as InternalServerError (500)
+    assert type(exc) is litellm.InternalServerError
+    assert "Connection error" in str(exc)
+
+
+def test_bad_command_line_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "titjudge.testing.server", "--descriptions", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert (
+        result.stderr.strip()
+        == f"error: {missing}: cannot read descriptions file (No such file or directory)"
+    )
+    with pytest.raises(RuntimeError, match="exited with code 2"):
+        start_server_process(["--faults", "429,teapot"], stderr=subprocess.DEVNULL)
