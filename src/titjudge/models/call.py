@@ -190,6 +190,10 @@ class ModelClient:
             found = self.cache.peek(key)
             if isinstance(found, dict):
                 return found
+        found = self.cache.peek(key)  # the previous owner may have stored and released meanwhile
+        if isinstance(found, dict):
+            self.cache.release(key)
+            return found
         return None
 
     def _store(self, key: str, value: dict[str, Any]) -> None:

@@ -1,0 +1,32 @@
+"""An API key in the environment appears nowhere in the run dir, the cache or the logs."""
+
+import json
+import logging
+
+from fault_helpers import config, descriptions
+
+from titjudge.cli import main
+from titjudge.testing.server import FakeOpenAIServer, build_responder
+
+SECRET = "sk-titjudge-SECRET-5f1e2d3c4b"
+
+
+def test_key_never_leaks(fault_data, tmp_path, monkeypatch, capsys, caplog):
+    monkeypatch.setenv("TITJUDGE_TEST_KEY", SECRET)
+    responder = build_responder("auto", descriptions=descriptions(fault_data))
+    with FakeOpenAIServer(responder=responder, api_key=SECRET) as server:
+        cfg = config(fault_data, server.url, tmp_path)
+        cfg["describer"]["api_key_env"] = "TITJUDGE_TEST_KEY"
+        cfg["judges"][0]["api_key_env"] = "TITJUDGE_TEST_KEY"
+        path = tmp_path / "run.yaml"
+        path.write_text(json.dumps(cfg))
+        with caplog.at_level(logging.DEBUG):
+            code = main(["-vv", "run", str(path), "--limit", "6"])
+        assert server.stats.by_status.get(200, 0) == 12  # the key really was used
+    assert code == 0
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err + caplog.text
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            assert SECRET.encode() not in file.read_bytes(), file
+    assert "TITJUDGE_TEST_KEY" in (tmp_path / "runs" / "faults" / "config.yaml").read_text()
