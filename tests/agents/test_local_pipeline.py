@@ -1,0 +1,57 @@
+"""The whole graph on tiny random-weight checkpoints, loaded through the real hf:/embed: loaders.
+
+Random weights write gibberish, so the LLM judge cannot produce valid JSON: every one of
+its items must end as a failure with the validation error, never as a score, while the
+embedding judge scores every described item.
+"""
+
+import json
+
+import pytest
+import torch
+
+import titjudge
+from titjudge.testing.tiny_models import build_tiny_qwen3, build_tiny_qwen3_embedding, build_tiny_qwen25_vl
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield {
+        "vl": build_tiny_qwen25_vl(root / "vl"),
+        "lm": build_tiny_qwen3(root / "lm"),
+        "embed": build_tiny_qwen3_embedding(root / "embed"),
+    }
+    torch.set_num_threads(before)
+
+
+def test_local_describer_and_judges(synth_data, tiny, tmp_path):
+    local = {"device": "cpu", "batch_size": 4, "max_attempts": 1}
+    config = {
+        "name": "local",
+        "data": {"manifest": str(synth_data / "manifest.jsonl"), "human_pairs": str(synth_data / "pairs.csv")},
+        "describer": {"model": f"hf:{tiny['vl']}", "max_tokens": 24, **local},
+        "judges": [
+            {"name": "tit_score", "kind": "embedding", "model": f"embed:{tiny['embed']}", "device": "cpu"},
+            {"name": "tit_llm", "kind": "llm", "model": f"hf:{tiny['lm']}", "max_tokens": 16, **local},
+        ],
+        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs"), "concurrency": 8},
+    }
+    outcome = titjudge.evaluate(config, limit=8)
+    described = [r for r in outcome.results if r.described.text is not None]
+    assert described, "the tiny VLM produced no text at all"
+    counts = outcome.status_counts
+    assert counts["tit_score"]["ok"] == len(described)
+    assert counts["tit_llm"]["ok"] == 0 and counts["tit_llm"]["failed"] == 8
+    lines = [json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line["variant"] == "tit_llm" and line["description"] is not None:
+            assert line["score"] is None and "invalid output after re-ask" in line["error"]
+    resolved = (outcome.out_dir / "config.yaml").read_text()
+    assert "hf" in resolved and str(tiny["vl"]) in resolved
+
+    again = titjudge.evaluate(config, limit=8)  # all served from the cache except the failures
+    assert again.summary["cache"]["hits"] >= len(described) * 2
+    assert [r.described.text for r in again.results] == [r.described.text for r in outcome.results]
