@@ -11,7 +11,11 @@ import pytest
 import torch
 
 import titjudge
-from titjudge.testing.tiny_models import build_tiny_qwen3, build_tiny_qwen3_embedding, build_tiny_qwen25_vl
+from titjudge.testing.tiny_models import (
+    build_tiny_qwen3,
+    build_tiny_qwen3_embedding,
+    build_tiny_qwen25_vl,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pipeline_helpers import api_config, items_of, stored_descriptions
 
 import titjudge
 from titjudge.cli import main
-from titjudge.testing.server import Fault, FakeOpenAIServer, Reply, build_responder
+from titjudge.testing.server import FakeOpenAIServer, Fault, Reply, build_responder
 
 
 def read_json(path):

@@ -51,15 +51,13 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
 
     if config.data is None:
         raise ConfigError(f"config {config.name!r} has no 'data' section; add data.manifest to run it")
-    items = load_manifest(config.data.manifest)
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError(f"--limit must be at least 1, got {limit}")
-        items = items[:limit]
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1, got {limit}")
+    all_items = load_manifest(config.data.manifest)
+    items = all_items if limit is None else all_items[:limit]
     if config.data.human_pairs is None:
         return items, None
     by_id = {item.item_id: item for item in items}
-    all_items = items if limit is None else load_manifest(config.data.manifest)
     pairs = load_pairs(config.data.human_pairs, {i.item_id: i for i in all_items})
     pairs = [p for p in pairs if p.item_a in by_id and p.item_b in by_id]
     if config.data.ranks is not None:
@@ -150,7 +148,8 @@ class _progress_bar:
     def __enter__(self) -> _progress_bar:
         if not self.show:
             return self
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
 
         self.bar = Bar(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                        TextColumn("{task.fields[info]}"), transient=False)

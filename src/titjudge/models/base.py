@@ -101,8 +101,8 @@ class PermanentError(Exception):
     """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
 
 
-class Backend(ABC):
-    """Common part of every backend."""
+class Backend:
+    """Common part of every backend (not abstract itself: see TextBackend, EmbeddingBackend)."""
 
     #: default max in-flight requests when config gives none
     default_concurrency: int = 16
@@ -124,7 +124,7 @@ class Backend(ABC):
         """Release resources (HTTP sessions, GPU memory)."""
 
 
-class TextBackend(Backend):
+class TextBackend(Backend, ABC):
     """A model that writes text: VLMs (with images) and LLMs (text only)."""
 
     capabilities: Capabilities = Capabilities()
@@ -134,7 +134,7 @@ class TextBackend(Backend):
         """Run one request. Concurrent calls are allowed; local backends batch them."""
 
 
-class EmbeddingBackend(Backend):
+class EmbeddingBackend(Backend, ABC):
     """A model that maps texts to unit vectors."""
 
     @abstractmethod
