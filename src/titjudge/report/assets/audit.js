@@ -1,0 +1,287 @@
+(function () {
+  "use strict";
+  // Everything from the run is data: it reaches the page only through textContent,
+  // never through innerHTML, so model text cannot become markup or script.
+  var D = JSON.parse(document.getElementById("audit-data").textContent);
+  var OUTCOMES = ["agree", "disagree", "metric_tie", "failed", "human_tie"];
+  var LABEL = {agree: "agree", disagree: "disagree", metric_tie: "metric tie", failed: "failed",
+               human_tie: "human tie"};
+  var GROUP = [0, 0, 0, 2, 1];  // by outcome code; same order as audit_data.sort_key
+  var STATUS = ["ok", "failed", "fallback"];
+  var WINNER = ["A better", "B better", "tie"];
+  var PAGE_SIZE = 25;
+  var NV = D.variants.length;
+  var state = {variant: NV === 1 ? 0 : -1, outcome: -1, model: -1, prompt: -1, sort: "mistakes", page: 0};
+  var view = [];
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) { node.className = cls; }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function text(i) { return i < 0 ? null : D.texts[i]; }
+  function num(x, digits) {
+    if (x === null || x === undefined) { return "\u2014"; }
+    return Number(x).toPrecision(digits || 4).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  }
+  function int(n) { return Number(n).toLocaleString("en-US"); }
+  function plural(n, word) { return int(n) + " " + word + (n === 1 ? "" : "s"); }
+  function pct(x, digits) {
+    return x === null || x === undefined ? "\u2014" : (100 * x).toFixed(digits === undefined ? 1 : digits) + "%";
+  }
+  function money(x) { return x === null || x === undefined ? "\u2014" : "$" + Number(x).toFixed(4); }
+  function words(s) { return s ? s.trim().split(/\s+/).length : 0; }
+  function clip(s, n) { return s.length > n ? s.slice(0, n).trimEnd() + "\u2026" : s; }
+
+  // ---------------------------------------------------------------- summary
+  function renderSummary() {
+    var run = D.run;
+    $("title").textContent = "titjudge audit \u2014 " + run.name;
+    $("run-facts").textContent = plural(run.n_items, "image") + ", " + plural(run.n_pairs, "human pair") +
+      " (" + plural(run.n_human_ties, "human tie") +
+      (run.n_outside ? ", " + plural(run.n_outside, "pair") + " outside this run" : "") +
+      "), " + plural(NV, "variant") + ". Describer cost " + money(run.describer_cost) +
+      (run.n_missing_images ? ". " + plural(run.n_missing_images, "image") + " could not be read" : "") +
+      ". Run dir: " + run.run_dir;
+    var table = $("summary");
+    var head = add(table, el("tr"));
+    ["variant", "pairwise accuracy", "95% CI", "metric-tie rate", "agree", "disagree", "metric tie",
+     "failed pairs", "failed items", "fallback items", "judge cost"].forEach(function (h) {
+      add(head, el("th", "", h));
+    });
+    D.variants.forEach(function (v) {
+      var row = add(table, el("tr"));
+      var ci = v.ci ? pct(v.ci[0]) + " \u2013 " + pct(v.ci[1]) : "\u2014";
+      [v.name, pct(v.accuracy), ci, pct(v.tie_rate, 2), int(v.counts.agree), int(v.counts.disagree),
+       int(v.counts.metric_tie), int(v.counts.failed), int(v.n_failed), int(v.n_fallback), money(v.cost)].forEach(function (c) {
+        add(row, el("td", "", c));
+      });
+    });
+    $("notes").textContent = "Margin = score(human-preferred) \u2212 score(other): negative is a mistake. " +
+      "\u201cMost confident mistakes first\u201d sorts by margin ascending" +
+      (NV > 1 ? "; across all variants, margins are divided by each variant's score spread (sd)." : ".");
+  }
+
+  // ---------------------------------------------------------------- filters
+  function option(select, value, label) { select.appendChild(new Option(label, String(value))); }
+  function setupFilters() {
+    var fv = $("f-variant"), fo = $("f-outcome"), fm = $("f-model"), fp = $("f-prompt"), fs = $("f-sort");
+    if (NV > 1) { option(fv, -1, "any variant"); }
+    D.variants.forEach(function (v, i) { option(fv, i, v.name); });
+    option(fo, -1, "all");
+    OUTCOMES.forEach(function (o, i) { option(fo, i, LABEL[o]); });
+    option(fm, -1, "all");
+    D.models.forEach(function (m, i) { option(fm, i, m); });
+    option(fp, -1, "all");
+    D.prompts.forEach(function (p, i) { option(fp, i, p[0] + " \u2014 " + clip(text(p[1]) || "", 48)); });
+    option(fs, "mistakes", "most confident mistakes first");
+    option(fs, "agreements", "most confident agreements first");
+    option(fs, "order", "pair order");
+    fv.value = String(state.variant);
+    [["f-variant", "variant"], ["f-outcome", "outcome"], ["f-model", "model"], ["f-prompt", "prompt"],
+     ["f-sort", "sort"]].forEach(function (pair) {
+      $(pair[0]).addEventListener("change", function (event) {
+        var value = event.target.value;
+        state[pair[1]] = pair[1] === "sort" ? value : Number(value);
+        state.page = 0;
+        update();
+      });
+    });
+    function step(delta) {
+      return function () {
+        var last = Math.max(0, Math.ceil(view.length / PAGE_SIZE) - 1);
+        state.page = Math.min(last, Math.max(0, state.page + delta));
+        render();
+        window.scrollTo(0, 0);
+      };
+    }
+    $("prev").addEventListener("click", step(-1));
+    $("next").addEventListener("click", step(1));
+    $("prev2").addEventListener("click", step(-1));
+    $("next2").addEventListener("click", step(1));
+  }
+
+  function matches(p) {
+    var a = D.items[p[0]], b = D.items[p[1]];
+    if (state.prompt >= 0 && a[1] !== state.prompt) { return false; }
+    if (state.model >= 0 && a[2] !== state.model && b[2] !== state.model) { return false; }
+    if (state.outcome < 0) { return true; }
+    if (state.variant >= 0) { return p[3][state.variant] === state.outcome; }
+    return p[3].indexOf(state.outcome) >= 0;
+  }
+
+  // (group, direction * margin / scale), minimised over variants when none is chosen
+  function keyOf(p, direction) {
+    var best = null;
+    for (var v = 0; v < NV; v++) {
+      if (state.variant >= 0 && v !== state.variant) { continue; }
+      var o = p[3][v], m = p[4][v], scale = state.variant >= 0 ? 1 : D.variants[v].scale;
+      var k = m === null ? 0 : (o === 4 ? -Math.abs(m) : direction * m) / scale;
+      if (best === null || GROUP[o] < best[0] || (GROUP[o] === best[0] && k < best[1])) {
+        best = [GROUP[o], k];
+      }
+    }
+    return best;
+  }
+
+  function update() {
+    var started = performance.now();
+    view = [];
+    for (var i = 0; i < D.pairs.length; i++) { if (matches(D.pairs[i])) { view.push(i); } }
+    if (state.sort !== "order") {
+      var direction = state.sort === "mistakes" ? 1 : -1;
+      var keys = {};
+      view.forEach(function (i) { keys[i] = keyOf(D.pairs[i], direction); });
+      view.sort(function (x, y) {
+        var kx = keys[x], ky = keys[y];
+        return kx[0] - ky[0] || kx[1] - ky[1] || x - y;
+      });
+    }
+    render();
+    window.__auditLastUpdateMs = performance.now() - started;
+  }
+
+  // ---------------------------------------------------------------- entries
+  function longText(parent, cls, summary, body, open) {
+    var box = add(parent, el("details", cls));
+    if (open) { box.open = true; }
+    add(box, el("summary", "", summary));
+    add(box, el("p", "longtext", body));
+    return box;
+  }
+
+  function descriptionOf(item, v) {
+    var r = item[5][v];
+    if (!r) { return null; }
+    return r[5] >= 0 ? {text: text(r[5])} : {error: r[8] >= 0 ? text(r[8]) : null};
+  }
+
+  function sameDescription(item) {
+    var first = item[5][0] ? item[5][0][5] : -1;
+    for (var v = 1; v < NV; v++) { if (!item[5][v] || item[5][v][5] !== first) { return false; } }
+    return true;
+  }
+
+  function side(parent, item, label, won) {
+    var fig = add(parent, el("figure", "side" + (won ? " win" : "")));
+    if (item[3] >= 0) {
+      var img = add(fig, el("img"));
+      img.alt = "thumbnail of " + item[0];
+      img.loading = "lazy";
+      img.src = D.thumbs[item[3]];
+    } else {
+      add(fig, el("div", "noimg", "image unavailable"));
+    }
+    var info = add(fig, el("div", "info"));
+    add(info, el("div", "label", label + (won ? " \u00b7 preferred by humans" : "")));
+    var meta = add(info, el("div", "meta", D.models[item[2]] + " \u00b7 " + item[0] + " "));
+    if (item[4]) {
+      var link = add(meta, el("a", "", "open original"));
+      link.href = item[4];
+    }
+    if (sameDescription(item)) {
+      var d = descriptionOf(item, 0);
+      if (d && d.text !== undefined) {
+        longText(info, "desc", "description (" + words(d.text) + " words)", d.text, false);
+      } else {
+        add(info, el("div", "err", "no description" + (d && d.error ? ": " + d.error : "")));
+      }
+    }
+  }
+
+  function variantSide(parent, item, v, label) {
+    var r = item[5][v], box = add(parent, el("div"));
+    add(box, el("h4", "", label + (r ? " \u00b7 " + STATUS[r[0]] + (r[7] !== null ? " \u00b7 " + money(r[7]) : "") : "")));
+    if (!r) { add(box, el("p", "err", "not in this run")); return; }
+    add(box, el("p", "longtext", text(r[2]) || "(no rationale)"));
+    if (r[3] >= 0) { add(box, el("p", "err", "error: " + text(r[3]))); }
+    if (r[6] >= 0) { add(box, el("pre", "", text(r[6]))); }
+    if (!sameDescription(item)) {
+      var d = descriptionOf(item, v);
+      if (d && d.text !== undefined) { longText(box, "desc", "description", d.text, false); }
+    }
+    if (r[4] >= 0) {
+      var raw = add(box, el("details", "raw"));
+      add(raw, el("summary", "", "raw output"));
+      add(raw, el("pre", "", text(r[4])));
+    }
+  }
+
+  function entry(rank, index) {
+    var p = D.pairs[index], a = D.items[p[0]], b = D.items[p[1]];
+    var focus = state.variant >= 0 ? state.variant : 0;
+    var card = el("article", "entry");
+    card.dataset.pair = a[0] + "|" + b[0];
+    card.dataset.outcome = OUTCOMES[p[3][focus]];
+    card.dataset.margin = p[4][focus] === null ? "" : String(p[4][focus]);
+    var head = add(card, el("header"));
+    add(head, el("span", "rank", "#" + rank));
+    add(head, el("span", "human", "Human verdict: " + WINNER[p[2]]));
+    add(head, el("span", "pid", a[0] + " | " + b[0]));
+    for (var v = 0; v < NV; v++) {
+      add(head, el("span", "badge o-" + OUTCOMES[p[3][v]],
+        (NV > 1 ? D.variants[v].name + ": " : "") + LABEL[OUTCOMES[p[3][v]]]));
+    }
+    var prompt = D.prompts[a[1]], promptText = text(prompt[1]) || "(prompt not in the manifest)";
+    var promptBox = longText(card, "prompt", "Prompt " + prompt[0] + " (" + words(promptText) + " words)",
+                             promptText, false);
+    promptBox.firstChild.appendChild(el("span", "preview", ": " + clip(promptText, 140)));
+    var sides = add(card, el("div", "sides"));
+    side(sides, a, "A", p[2] === 0);
+    side(sides, b, "B", p[2] === 1);
+    var table = add(card, el("table", "scores"));
+    var hr = add(table, el("tr"));
+    ["variant", "score A", "score B", "margin", "verdict", ""].forEach(function (h) { add(hr, el("th", "", h)); });
+    for (v = 0; v < NV; v++) {
+      var ra = a[5][v], rb = b[5][v];
+      var row = add(table, el("tr", v === state.variant ? "focus" : ""));
+      add(row, el("td", "", D.variants[v].name));
+      add(row, el("td", "", ra ? num(ra[1]) : "\u2014"));
+      add(row, el("td", "", rb ? num(rb[1]) : "\u2014"));
+      add(row, el("td", "", p[4][v] === null ? "\u2014" : (p[4][v] > 0 ? "+" : "") + num(p[4][v], 3)));
+      add(add(row, el("td")), el("span", "badge o-" + OUTCOMES[p[3][v]], LABEL[OUTCOMES[p[3][v]]]));
+      var notes = [];
+      [[ra, "A"], [rb, "B"]].forEach(function (pair) {
+        if (pair[0] && pair[0][0] !== 0) { notes.push(pair[1] + " " + STATUS[pair[0][0]]); }
+      });
+      add(row, el("td", "note", notes.join(", ")));
+    }
+    for (v = 0; v < NV; v++) {
+      var open = v === state.variant || (state.variant < 0 && p[3][v] === 1);
+      var box = add(card, el("details", "vr"));
+      if (open) { box.open = true; }
+      add(box, el("summary", "", D.variants[v].name + ": rationales"));
+      var two = add(box, el("div", "two"));
+      variantSide(two, a, v, "A");
+      variantSide(two, b, v, "B");
+    }
+    return card;
+  }
+
+  function render() {
+    var main = $("entries");
+    var pages = Math.max(1, Math.ceil(view.length / PAGE_SIZE));
+    var start = state.page * PAGE_SIZE, stop = Math.min(view.length, start + PAGE_SIZE);
+    var fragment = document.createDocumentFragment();
+    for (var i = start; i < stop; i++) { fragment.appendChild(entry(i + 1, view[i])); }
+    if (!view.length) { fragment.appendChild(el("p", "empty", "No pair matches these filters.")); }
+    main.replaceChildren(fragment);
+    var count = $("count");
+    count.dataset.matched = String(view.length);
+    count.dataset.total = String(D.pairs.length);
+    count.textContent = (view.length ? "Showing " + int(start + 1) + "\u2013" + int(stop) + " of " : "") +
+      plural(view.length, "matching pair") + " (" + int(D.pairs.length) + " in run)";
+    $("page").textContent = "page " + int(state.page + 1) + " of " + int(pages);
+    $("prev").disabled = $("prev2").disabled = state.page === 0;
+    $("next").disabled = $("next2").disabled = state.page >= pages - 1;
+  }
+
+  renderSummary();
+  setupFilters();
+  update();
+  document.body.dataset.ready = "1";
+  window.__auditReadyMs = performance.now();
+})();

@@ -1,0 +1,252 @@
+"""The audit's data model: every human pair joined with each variant's scores and verdict.
+
+Built from a run dir by `audit_load.load_audit`. No I/O, HTML or terminal code here, so
+the page and the terminal views show the same facts, and tests can pin them.
+
+Per (pair, variant) the outcome is one of:
+- `agree`: the variant scores the human-preferred image strictly higher;
+- `disagree`: it scores the other image strictly higher;
+- `metric_tie`: equal scores (after the run's `round_digits`, as in metrics.json);
+- `failed`: either side has no score (status `failed`, or absent from the run);
+- `human_tie`: humans called the pair a tie, so there is nothing to agree with.
+The margin is score(preferred) - score(other) (negative = a mistake; for human ties,
+score(a) - score(b)). "Most confident mistakes first" is the margin ascending (see
+`sort_key`; the page's script implements the same order).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from titjudge.data.records import HumanPair, ScoreStatus
+from titjudge.errors import DataError, did_you_mean
+
+Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
+OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")
+#: sort groups: scored non-tie pairs by margin, then human ties, then failed pairs
+_GROUP: dict[Outcome, int] = {
+    "disagree": 0,
+    "metric_tie": 0,
+    "agree": 0,
+    "human_tie": 1,
+    "failed": 2,
+}
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One items.jsonl line: what one variant produced for one image."""
+
+    status: ScoreStatus
+    score: float | None
+    rationale: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    description: str | None = None
+    describer_error: str | None = None
+    cost: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class AuditItem:
+    """One image of the run with its prompt and each variant's result."""
+
+    item_id: str
+    prompt_id: str
+    t2i_model: str
+    image: str
+    results: Mapping[str, VariantResult]
+    describer_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """One variant's view of one human pair."""
+
+    outcome: Outcome
+    score_a: float | None
+    score_b: float | None
+    margin: float | None
+
+
+@dataclass(frozen=True)
+class AuditPair:
+    """A human pair and, per variant, the verdict; `index` orders the run's pairs as in pairs.csv."""
+
+    index: int
+    pair: HumanPair
+    verdicts: Mapping[str, PairVerdict]
+
+    @property
+    def pair_id(self) -> str:
+        return self.pair.pair_id
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    """Headline numbers of one variant: metrics.json's where present, our counts always."""
+
+    name: str
+    pairwise_accuracy: float | None
+    ci: tuple[float, float] | None
+    metric_tie_rate: float | None
+    n_failed: int
+    n_fallback: int
+    cost: float | None
+    counts: Mapping[Outcome, int]
+    scale: float
+
+
+@dataclass(frozen=True)
+class AuditData:
+    """Everything the audit views show about one run."""
+
+    run_dir: Path
+    name: str
+    variants: list[str]
+    items: dict[str, AuditItem]
+    prompts: dict[str, str]
+    pairs: list[AuditPair]
+    summaries: dict[str, VariantSummary]
+    n_pairs_outside: int
+    usage: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def classify(
+    pair: HumanPair,
+    result_a: VariantResult | None,
+    result_b: VariantResult | None,
+    round_digits: int | None = None,
+) -> PairVerdict:
+    """The verdict of one variant on one human pair (see the module docstring)."""
+    score_a = result_a.score if result_a is not None and result_a.status != "failed" else None
+    score_b = result_b.score if result_b is not None and result_b.status != "failed" else None
+    if score_a is None or score_b is None:
+        return PairVerdict("failed", score_a, score_b, None)
+    a = score_a if round_digits is None else round(score_a, round_digits)
+    b = score_b if round_digits is None else round(score_b, round_digits)
+    if pair.winner == "tie":
+        return PairVerdict("human_tie", score_a, score_b, a - b)
+    margin = a - b if pair.winner == "a" else b - a
+    outcome: Outcome = "agree" if margin > 0 else "disagree" if margin < 0 else "metric_tie"
+    return PairVerdict(outcome, score_a, score_b, margin)
+
+
+def sort_key(verdict: PairVerdict, scale: float = 1.0) -> tuple[int, float]:
+    """Most confident mistakes first: scored pairs by margin/scale ascending; then human ties,
+    widest score gap first (the variant is most sure where humans saw none); then failures."""
+    group = _GROUP[verdict.outcome]
+    if verdict.margin is None:
+        return group, 0.0
+    if verdict.outcome == "human_tie":
+        return group, -abs(verdict.margin) / scale
+    return group, verdict.margin / scale
+
+
+def any_variant_key(audit_pair: AuditPair, scales: Mapping[str, float]) -> tuple[int, float]:
+    """Across variants: the pair's worst scale-free key (its most confident mistake)."""
+    return min(sort_key(v, scales.get(name, 1.0)) for name, v in audit_pair.verdicts.items())
+
+
+def sorted_pairs(
+    data: AuditData, pairs: Iterable[AuditPair], variant: str | None
+) -> list[AuditPair]:
+    """Most confident mistakes first for `variant` (None: across variants, margins / scale)."""
+    if variant is None:
+        scales = {name: s.scale for name, s in data.summaries.items()}
+        return sorted(pairs, key=lambda p: (*any_variant_key(p, scales), p.index))
+    check_variant(data, variant)
+    return sorted(pairs, key=lambda p: (*sort_key(p.verdicts[variant]), p.index))
+
+
+def filter_pairs(
+    data: AuditData,
+    variant: str | None = None,
+    outcome: Outcome | None = None,
+    t2i_model: str | None = None,
+    prompt_id: str | None = None,
+) -> list[AuditPair]:
+    """The page's filters: outcome of `variant` (None: of any variant), model on either side."""
+    if variant is not None:
+        check_variant(data, variant)
+    names = data.variants if variant is None else [variant]
+    found = []
+    for audit_pair in data.pairs:
+        pair = audit_pair.pair
+        if prompt_id is not None and pair.prompt_id != prompt_id:
+            continue
+        if t2i_model is not None and t2i_model not in (
+            data.items[pair.item_a].t2i_model,
+            data.items[pair.item_b].t2i_model,
+        ):
+            continue
+        if outcome is not None and all(audit_pair.verdicts[n].outcome != outcome for n in names):
+            continue
+        found.append(audit_pair)
+    return found
+
+
+def disagreements(
+    data: AuditData, variant: str | None = None, limit: int | None = None
+) -> list[AuditPair]:
+    """Pairs the variant (None: any variant) gets wrong, most confident mistakes first."""
+    if limit is not None and limit < 1:
+        raise DataError(f"--limit must be at least 1, got {limit}")
+    found = sorted_pairs(data, filter_pairs(data, variant, "disagree"), variant)
+    return found if limit is None else found[:limit]
+
+
+def filter_options(data: AuditData) -> dict[str, list[str]]:
+    """What each filter can choose from, in display order."""
+    used = {i for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
+    return {
+        "variant": list(data.variants),
+        "t2i_model": sorted({data.items[i].t2i_model for i in used}),
+        "prompt": sorted({p.pair.prompt_id for p in data.pairs}),
+        "outcome": list(OUTCOMES),
+    }
+
+
+def check_variant(data: AuditData, variant: str) -> None:
+    if variant not in data.variants:
+        raise DataError(
+            f"{data.run_dir}: run has no variant {variant!r}{did_you_mean(variant, data.variants)}; "
+            f"variants: {', '.join(data.variants)}"
+        )
+
+
+def find_pair(data: AuditData, pair_id: str) -> AuditPair:
+    """The pair `a|b` (either order), or a DataError naming the closest id."""
+    item_a, sep, item_b = pair_id.partition("|")
+    if not sep:
+        raise DataError(
+            f"pair id {pair_id!r}: expected '<item_a>|<item_b>' as in `audit --disagreements`"
+        )
+    for audit_pair in data.pairs:
+        if {audit_pair.pair.item_a, audit_pair.pair.item_b} == {item_a, item_b}:
+            return audit_pair
+    ids = [p.pair_id for p in data.pairs]
+    raise DataError(
+        f"{data.run_dir}: no human pair {pair_id!r} in this run{did_you_mean(pair_id, ids)}"
+    )
+
+
+def score_scale(scores: Iterable[float]) -> float:
+    """Spread of a variant's scores (population sd), so margins of unlike scales compare; 1 if flat."""
+    values = [s for s in scores if math.isfinite(s)]
+    if len(values) < 2:
+        return 1.0
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return sd if sd > 0 else 1.0

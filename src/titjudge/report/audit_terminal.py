@@ -1,0 +1,249 @@
+"""Terminal views of the audit: one pair (`--pair`) and the most confident mistakes
+(`--disagreements`), the same facts as the HTML page, laid out for 100 columns.
+
+Model text is untrusted: it is printed as `rich.text.Text` (never parsed as markup) and
+control characters (terminal escape sequences, bidi overrides) are shown as `\\x1b`-style
+escapes, so a rationale can neither style the output nor drive the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from titjudge.report.audit_data import AuditData, AuditPair, Outcome, VariantResult
+
+OUTCOME_STYLE: dict[Outcome, str] = {
+    "agree": "green",
+    "disagree": "bold red",
+    "metric_tie": "yellow",
+    "failed": "magenta",
+    "human_tie": "dim",
+}
+OUTCOME_LABEL: dict[Outcome, str] = {
+    "agree": "agree",
+    "disagree": "disagree",
+    "metric_tie": "metric tie",
+    "failed": "failed",
+    "human_tie": "human tie",
+}
+WINNER_LABEL = {"a": "A better", "b": "B better", "tie": "tie"}
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: characters of a text shown in list mode before it is cut (full text: `--pair`)
+CLIP = 300
+
+
+def safe(value: object) -> Text:
+    """Untrusted text as a rich Text: no markup, control characters made visible."""
+    text = _UNSAFE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(value))
+    return Text(text)
+
+
+def clip(value: str, limit: int | None) -> str:
+    if limit is None or len(value) <= limit:
+        return value
+    return value[:limit].rstrip() + f"… [{len(value) - limit} more characters]"
+
+
+def fmt_score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def fmt_margin(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3g}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def print_summary(data: AuditData, console: Console) -> None:
+    """Per variant: accuracy and CI, metric-tie rate, outcome counts, failures, cost."""
+    table = Table(
+        title=f"audit of run {data.name}: {len(data.pairs)} human pairs", title_justify="left"
+    )
+    for column in (
+        "variant",
+        "accuracy",
+        "95% CI",
+        "ties",
+        "agree",
+        "disagree",
+        "m.tie",
+        "failed",
+        "fail/fallb.",
+        "cost",
+    ):
+        table.add_column(column, justify="left" if column == "variant" else "right")
+    for name in data.variants:
+        s = data.summaries[name]
+        ci = f"{fmt_pct(s.ci[0])}–{fmt_pct(s.ci[1])}" if s.ci else "—"
+        table.add_row(
+            safe(name),
+            fmt_pct(s.pairwise_accuracy),
+            ci,
+            fmt_pct(s.metric_tie_rate),
+            str(s.counts["agree"]),
+            str(s.counts["disagree"]),
+            str(s.counts["metric_tie"]),
+            str(s.counts["failed"]),
+            f"{s.n_failed}/{s.n_fallback}",
+            "—" if s.cost is None else f"${s.cost:.4f}",
+        )
+    console.print(table)
+    if data.n_pairs_outside:
+        console.print(
+            f"{data.n_pairs_outside} human pairs left out: their images are not in this run",
+            highlight=False,
+        )
+
+
+def _labelled(
+    console: Console, label: str, body: str | None, limit: int | None, style: str = ""
+) -> None:
+    line = Text(f"{label}: ", style="bold")
+    line.append_text(safe(clip(body, limit)) if body else Text("(none)", style="dim"))
+    if style:
+        line.stylize(style, len(label) + 2)
+    console.print(line)
+
+
+def _result_lines(console: Console, side: str, result: VariantResult | None, full: bool) -> None:
+    if result is None:
+        console.print(Text(f"  {side}: not in this run", style="magenta"))
+        return
+    limit = None if full else CLIP
+    head = f"  {side} [{result.status}]" + (
+        f" cost ${result.cost:.4f}" if result.cost is not None else ""
+    )
+    _labelled(console, head + " rationale", result.rationale, limit)
+    if result.error:
+        _labelled(console, f"  {side} error", result.error, limit, "red")
+    for key, value in result.details.items():
+        shown = "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        _labelled(console, f"  {side} {key}", shown, limit)
+    if full and result.raw:
+        _labelled(console, f"  {side} raw output", result.raw, None, "dim")
+
+
+def _descriptions(
+    console: Console, data: AuditData, audit_pair: AuditPair, variants: list[str], full: bool
+) -> None:
+    limit = None if full else CLIP
+    for side, item_id in (("A", audit_pair.pair.item_a), ("B", audit_pair.pair.item_b)):
+        results = data.items[item_id].results
+        texts = {results[v].description for v in variants if v in results}
+        for variant in variants if len(texts) > 1 else variants[:1]:
+            result = results.get(variant)
+            label = f"description {side}" + (f" ({variant})" if len(texts) > 1 else "")
+            if result is not None and result.description is None and result.describer_error:
+                _labelled(
+                    console, label, f"describer failed: {result.describer_error}", limit, "red"
+                )
+            else:
+                _labelled(console, label, result.description if result else None, limit)
+
+
+def print_pair(
+    data: AuditData,
+    audit_pair: AuditPair,
+    console: Console,
+    *,
+    variants: list[str] | None = None,
+    full: bool = True,
+    rank: int | None = None,
+) -> None:
+    """Every fact about one pair; `full=False` clips long texts and skips raw outputs."""
+    pair = audit_pair.pair
+    shown = variants or data.variants
+    title = Text(f"#{rank} " if rank is not None else "")
+    title.append_text(safe(f"pair {audit_pair.pair_id}"))
+    console.rule(title, style="cyan")
+    for side, item_id, won in (
+        ("A", pair.item_a, pair.winner == "a"),
+        ("B", pair.item_b, pair.winner == "b"),
+    ):
+        item = data.items[item_id]
+        line = Text(f"{side}  ", style="bold")
+        line.append_text(safe(f"{item.item_id} · {item.t2i_model}"))
+        if won:
+            line.append("  ← preferred by humans", style="green")
+        console.print(line)
+        path = Text("   image: ", style="dim")
+        path.append_text(safe(item.image or "(none)"))
+        console.print(path, style="dim")
+    verdict = Text("human verdict: ", style="bold")
+    verdict.append(WINNER_LABEL[pair.winner])
+    verdict.append_text(safe(f"   prompt {pair.prompt_id}"))
+    console.print(verdict)
+    prompt = data.prompts.get(pair.prompt_id)
+    _labelled(
+        console,
+        f"prompt ({len(prompt.split()) if prompt else 0} words)",
+        prompt,
+        None if full else CLIP,
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("variant", "score A", "score B", "margin", "verdict", "status A/B"):
+        table.add_column(column, justify="left" if column in ("variant", "verdict") else "right")
+    for name in shown:
+        v = audit_pair.verdicts[name]
+        ra, rb = (
+            data.items[pair.item_a].results.get(name),
+            data.items[pair.item_b].results.get(name),
+        )
+        status = f"{ra.status if ra else 'absent'}/{rb.status if rb else 'absent'}"
+        table.add_row(
+            safe(name),
+            fmt_score(v.score_a),
+            fmt_score(v.score_b),
+            fmt_margin(v.margin),
+            Text(OUTCOME_LABEL[v.outcome], style=OUTCOME_STYLE[v.outcome]),
+            status,
+        )
+    console.print(table)
+    _descriptions(console, data, audit_pair, shown, full)
+    for name in shown:
+        v = audit_pair.verdicts[name]
+        head = Text("── ", style="dim")
+        head.append_text(safe(name))
+        head.append(f": {OUTCOME_LABEL[v.outcome]}", style=OUTCOME_STYLE[v.outcome])
+        console.print(head)
+        _result_lines(console, "A", data.items[pair.item_a].results.get(name), full)
+        _result_lines(console, "B", data.items[pair.item_b].results.get(name), full)
+
+
+def print_disagreements(
+    data: AuditData, found: list[AuditPair], total: int, console: Console, variant: str | None
+) -> None:
+    """The most confident mistakes, clipped; each names the `--pair` id for the full texts."""
+    scope = (
+        f"variant {variant}"
+        if variant
+        else (
+            f"variant {data.variants[0]}"
+            if len(data.variants) == 1
+            else "any variant (margins / score sd)"
+        )
+    )
+    console.print(
+        Text(
+            f"{total} disagreements with humans for {scope}; most confident first, "
+            f"showing {len(found)}",
+            style="bold",
+        )
+    )
+    for rank, audit_pair in enumerate(found, start=1):
+        shown = (
+            [variant]
+            if variant
+            else [n for n in data.variants if audit_pair.verdicts[n].outcome == "disagree"]
+        )
+        print_pair(data, audit_pair, console, variants=shown, full=False, rank=rank)
+    if found:
+        console.print(
+            Text("full texts and raw outputs: titjudge audit RUN_DIR --pair 'ID'", style="dim")
+        )
