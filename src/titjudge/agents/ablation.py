@@ -90,7 +90,11 @@ class AblationResult:
     @property
     def shown_columns(self) -> list[ColumnInfo]:
         """Columns with a score in at least one row, in config order."""
-        return [c for c in self.columns if any(r.cells.get(c.name, CellResult()).has_value for r in self.rows)]
+        return [
+            c
+            for c in self.columns
+            if any(r.cells.get(c.name, CellResult()).has_value for r in self.rows)
+        ]
 
     @property
     def shown_rows(self) -> list[RowResult]:
@@ -135,21 +139,34 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
     for column in columns:
         counts = outcome.status_counts.get(column.name, {})
         cells[column.name] = CellResult(
-            n_items=sum(counts.values()), n_failed=counts.get("failed", 0), n_fallback=counts.get("fallback", 0),
-            metrics=outcome.metrics.get(column.name), error=first_error.get(column.name),
+            n_items=sum(counts.values()),
+            n_failed=counts.get("failed", 0),
+            n_fallback=counts.get("fallback", 0),
+            metrics=outcome.metrics.get(column.name),
+            error=first_error.get(column.name),
         )
     return cells
 
 
 async def run_row(
-    config: AblationConfig, row: AblationDescriber, columns: list[ColumnInfo], out: Path, *,
-    limit: int | None = None, show_progress: bool = False,
+    config: AblationConfig,
+    row: AblationDescriber,
+    columns: list[ColumnInfo],
+    out: Path,
+    *,
+    limit: int | None = None,
+    show_progress: bool = False,
 ) -> RowResult:
     """Run one VLM row; a row that cannot run at all is returned with its error, not raised."""
     result = RowResult(name=row.name, label=row.heading, model=row.model, run_dir=out)
     try:
-        outcome = await run_async(row_run_config(config, row), limit=limit, out=out, show_progress=show_progress,
-                                  bootstrap=config.bootstrap)
+        outcome = await run_async(
+            row_run_config(config, row),
+            limit=limit,
+            out=out,
+            show_progress=show_progress,
+            bootstrap=config.bootstrap,
+        )
     except TitjudgeError as exc:
         result.error = str(exc)
         return result
@@ -165,58 +182,93 @@ async def run_row(
 
 def grid_notes(result: AblationResult) -> list[str]:
     """What the tables leave out and why: disabled or empty columns, failed rows and cells."""
-    notes = [f"column {c.label!r} ({c.name}) is switched off in the config" for c in result.disabled]
+    notes = [
+        f"column {c.label!r} ({c.name}) is switched off in the config" for c in result.disabled
+    ]
     for row in result.rows:
         if row.error is not None:
             notes.append(f"row {row.label!r} failed and is omitted: {_short(row.error)}")
         elif not row.has_value:
             errors = [c.error for c in row.cells.values() if c.error]
-            notes.append(f"row {row.label!r} produced no score and is omitted: every item failed "
-                         f"({_short(errors[0] if errors else None)})")
+            notes.append(
+                f"row {row.label!r} produced no score and is omitted: every item failed "
+                f"({_short(errors[0] if errors else None)})"
+            )
     shown = {c.name for c in result.shown_columns}
     live_rows = [r for r in result.rows if r.error is None and r.has_value]
     for column in result.columns:
         if column.name not in shown:
-            reasons = [f"{r.label}: {_short(r.cells[column.name].error)}" for r in live_rows
-                       if column.name in r.cells]
+            reasons = [
+                f"{r.label}: {_short(r.cells[column.name].error)}"
+                for r in live_rows
+                if column.name in r.cells
+            ]
             why = f" ({reasons[0]})" if reasons else ""
-            notes.append(f"column {column.label!r} omitted: its judge produced no score in any row{why}")
+            notes.append(
+                f"column {column.label!r} omitted: its judge produced no score in any row{why}"
+            )
             continue
         for row in live_rows:
             cell = row.cells[column.name]
             if not cell.has_value:
-                reason = (f"all {cell.n_failed} items failed: {_short(cell.error)}" if cell.n_failed == cell.n_items
-                          else "no human pair has both images scored")
+                reason = (
+                    f"all {cell.n_failed} items failed: {_short(cell.error)}"
+                    if cell.n_failed == cell.n_items
+                    else "no human pair has both images scored"
+                )
                 notes.append(f"{row.label} x {column.label}: no score ({reason})")
     if any(c.n_failed for r in live_rows for c in r.cells.values() if c.has_value):
-        notes.append("'(N failed)': items a judge could not score, left out of that cell's pairs; "
-                     "reasons in rows/<describer>/items.jsonl")
+        notes.append(
+            "'(N failed)': items a judge could not score, left out of that cell's pairs; "
+            "reasons in rows/<describer>/items.jsonl"
+        )
     if any(c.n_fallback for r in live_rows for c in r.cells.values()):
-        notes.append("some cells hold fallback scores for items whose judge failed (see ablation.json)")
+        notes.append(
+            "some cells hold fallback scores for items whose judge failed (see ablation.json)"
+        )
     if not result.shown_rows:
         notes.append("no cell has a score, so the tables are empty and table4.png is not drawn")
     return notes
 
 
 async def run_ablation_async(
-    config: AblationConfig, *, out: Path | None = None, limit: int | None = None, show_progress: bool = False,
+    config: AblationConfig,
+    *,
+    out: Path | None = None,
+    limit: int | None = None,
+    show_progress: bool = False,
     on_row: Callable[[int, int, AblationDescriber], None] | None = None,
 ) -> AblationResult:
     """Run every enabled row, then write tables, heatmap and ablation.json into the out dir."""
-    out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
     rows = config.rows
-    load_run_data(row_run_config(config, rows[0]), limit)  # a data problem is the user's, for every row: exit 2
+    # a data problem is the user's and would fail every row alike: stop before anything (exit 2)
+    load_run_data(row_run_config(config, rows[0]), limit)
+    out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
     labels = config.labels()
     columns = [ColumnInfo(c.name, labels[c.name], c.kind, c.model) for c in config.columns]
-    disabled = [ColumnInfo(c.name, c.label or c.name, c.kind, c.model) for c in config.comparers if not c.enabled]
+    disabled = [
+        ColumnInfo(c.name, c.label or c.name, c.kind, c.model)
+        for c in config.comparers
+        if not c.enabled
+    ]
     run_dir.atomic_write(out_dir / "ablation.yaml", dump_config(config))
     results = []
     for index, row in enumerate(rows):
         if on_row is not None:
             on_row(index, len(rows), row)
-        results.append(await run_row(config, row, columns, out_dir / "rows" / row.name, limit=limit,
-                                     show_progress=show_progress))
-    result = AblationResult(name=config.name, out_dir=out_dir, columns=columns, disabled=disabled, rows=results)
+        results.append(
+            await run_row(
+                config,
+                row,
+                columns,
+                out_dir / "rows" / row.name,
+                limit=limit,
+                show_progress=show_progress,
+            )
+        )
+    result = AblationResult(
+        name=config.name, out_dir=out_dir, columns=columns, disabled=disabled, rows=results
+    )
     result.notes = grid_notes(result)
     write_outputs(result)
     return result
@@ -233,12 +285,26 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
         "thresholds": result.thresholds,
         "rows": [
             {
-                "name": row.name, "label": row.label, "model": row.model, "run_dir": str(row.run_dir),
-                "status": "failed" if row.error is not None else "ok" if row.has_value else "no_scores",
-                "error": row.error, "n_items": row.n_items, "n_failed_items": row.n_failed_items,
+                "name": row.name,
+                "label": row.label,
+                "model": row.model,
+                "run_dir": str(row.run_dir),
+                "status": "failed"
+                if row.error is not None
+                else "ok"
+                if row.has_value
+                else "no_scores",
+                "error": row.error,
+                "n_items": row.n_items,
+                "n_failed_items": row.n_failed_items,
                 "cells": {
-                    name: {"pairwise_accuracy": cell.accuracy, "n_items": cell.n_items, "n_failed": cell.n_failed,
-                           "n_fallback": cell.n_fallback, "first_error": cell.error}
+                    name: {
+                        "pairwise_accuracy": cell.accuracy,
+                        "n_items": cell.n_items,
+                        "n_failed": cell.n_failed,
+                        "n_fallback": cell.n_fallback,
+                        "first_error": cell.error,
+                    }
                     for name, cell in row.cells.items()
                 },
                 "metrics": row.metrics,
@@ -256,8 +322,11 @@ def write_outputs(result: AblationResult) -> None:
     from titjudge.report.heatmap import write_heatmap
 
     out = result.out_dir
-    for stem, table in (("table4", tables.table4(result)), ("table2", tables.table2(result)),
-                        ("leaderboard", tables.leaderboard(result))):
+    for stem, table in (
+        ("table4", tables.table4(result)),
+        ("table2", tables.table2(result)),
+        ("leaderboard", tables.leaderboard(result)),
+    ):
         tables.write_table(table, out, stem)
     write_heatmap(result, out / "table4.png")
     run_dir.write_json(out, "ablation.json", ablation_json(result))

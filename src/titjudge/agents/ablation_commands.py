@@ -30,14 +30,22 @@ def print_result(result: AblationResult, console: Any) -> None:
     for note in result.notes:
         console.print(Text(f"note: {note}", style="yellow"))
     for row in result.rows:
-        status = (f"failed: {row.error}" if row.error else
-                  f"{row.n_items} items, {row.n_failed_items} with failed variants")
-        console.print(Text(f"{row.label}: {status} -> {row.run_dir}", style="red" if row.error else ""))
+        status = (
+            f"failed: {row.error}"
+            if row.error
+            else f"{row.n_items} items, {row.n_failed_items} with failed variants"
+        )
+        console.print(
+            Text(f"{row.label}: {status} -> {row.run_dir}", style="red" if row.error else "")
+        )
     console.print(Text(f"tables, heatmap and ablation.json: {result.out_dir}"))
 
 
 def ablation(args: argparse.Namespace) -> int:
-    overrides = [*args.set, *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else [])]
+    overrides = [
+        *args.set,
+        *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else []),
+    ]
     config: AblationConfig = load_ablation_config(args.config, overrides)
     from rich.text import Text
 
@@ -46,7 +54,14 @@ def ablation(args: argparse.Namespace) -> int:
     def announce(index: int, total: int, row: AblationDescriber) -> None:
         console.print(Text(f"row {index + 1}/{total}: {row.heading} ({row.model})", style="bold"))
 
-    result = asyncio.run(run_ablation_async(config, out=args.out, limit=args.limit,
-                                            show_progress=sys.stderr.isatty(), on_row=announce))
+    result = asyncio.run(
+        run_ablation_async(
+            config,
+            out=args.out,
+            limit=args.limit,
+            show_progress=sys.stderr.isatty(),
+            on_row=announce,
+        )
+    )
     print_result(result, console)
     return result.exit_code

@@ -3,16 +3,49 @@
 A variant that fell back for some items holds scores from two judges. Pairs that
 compare a judged score with a fallback score are left out of that variant's pairwise
 metrics and counted (`n_pairs_mixed_source`), so two scales are never compared.
+
+Pairwise judges: their per-item scores are win rates, which give SRCC, KRCC, nDCG and
+the leaderboard as for any variant; their pairwise accuracy, tie rate, p-value and
+thresholds are replaced by the ones read straight from the verdicts (the win-rate
+versions stay as `win_rate_pairwise_accuracy` etc.), and `pairwise` holds the position
+bias. McNemar comparisons and tie calibration still use the win rates.
+
+Repeated judges (`repeats: N`): every metric is also computed with sample k's scores
+alone, for each k, and `repeats` reports mean, std (n-1), min, max and the values across
+the N repeats (the TIFA k-subset view of scorer randomness).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from titjudge.agents.nodes import ItemResult
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
+from titjudge.judges.pairwise import PairwiseRun
+from titjudge.judges.repeats import repeat_count, repeat_score_rows
+
+#: metrics whose spread across repeats is reported
+REPEAT_METRICS = (
+    "pairwise_accuracy",
+    "metric_tie_rate",
+    "srcc",
+    "krcc",
+    "ndcg",
+    "leaderboard_srcc",
+)
+#: score-based fields a pairwise variant keeps under a `win_rate_` prefix
+_WIN_RATE_FIELDS = (
+    "pairwise_accuracy",
+    "n_pairs",
+    "n_pairs_skipped",
+    "n_correct",
+    "metric_tie_rate",
+    "n_metric_ties",
+    "p_value",
+)
 
 
 @dataclass
@@ -32,7 +65,12 @@ def score_rows(results: Sequence[ItemResult]) -> list[ScoreRow]:
 
 
 def evaluate_results(
-    results: Sequence[ItemResult], human: HumanData | None, *, bootstrap: int = 1000, seed: int = 0
+    results: Sequence[ItemResult],
+    human: HumanData | None,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    pairwise: Mapping[str, PairwiseRun] | None = None,
 ) -> dict[str, Any]:
     """Metrics per variant; `{}` without human data (the run then only writes scores)."""
     rows = score_rows(results)
@@ -49,9 +87,82 @@ def evaluate_results(
         entry = dict(redone[variant])
         entry["n_pairs_mixed_source"] = len(human.pairs) - len(clean)
         summary[variant] = entry
+    for name, run in (pairwise or {}).items():
+        if name in summary:
+            summary[name] = _with_verdicts(summary[name], run, human, bootstrap, seed)
+    for variant, spread in _repeat_spreads(results, human, pairwise or {}).items():
+        if variant in summary:
+            summary[variant] = {**summary[variant], "repeats": spread}
     return summary
 
 
-def _mixed(pair: HumanPair, source: dict[str, str]) -> bool:
+def _mixed(pair: HumanPair, source: Mapping[str, str]) -> bool:
     a, b = source.get(pair.item_a), source.get(pair.item_b)
     return a is not None and b is not None and "failed" not in (a, b) and a != b
+
+
+def _with_verdicts(
+    entry: dict[str, Any], run: PairwiseRun, human: HumanData, bootstrap: int, seed: int
+) -> dict[str, Any]:
+    from titjudge.judges.pairwise_stats import accuracy_interval, position_bias, verdict_accuracy
+
+    found = verdict_accuracy(run.judgements)
+    entry = {**entry, **{f"win_rate_{key}": entry.get(key) for key in _WIN_RATE_FIELDS}}
+    entry.update(found)
+    entry["accuracy_source"] = "verdicts (both orders; disagreement = tie)"
+    ci = dict(entry.get("ci") or {})
+    ci.update(accuracy_interval(run.judgements, human.pairs, human.ranks, bootstrap, seed))
+    entry["ci"] = ci
+    entry["pairwise"] = position_bias(run.judgements)
+    return entry
+
+
+def _repeat_spreads(
+    results: Sequence[ItemResult], human: HumanData, pairwise: Mapping[str, PairwiseRun]
+) -> dict[str, dict[str, Any]]:
+    from titjudge.judges.pairwise_stats import verdict_accuracy
+    from titjudge.metrics.summary import evaluate
+
+    ordered = sorted(results, key=lambda r: r.item.item_id)
+    ids = [r.item.item_id for r in ordered]
+    by_variant: dict[str, list[Any]] = {}
+    for result in ordered:
+        for outcome in result.outcomes:
+            by_variant.setdefault(outcome.variant, []).append(outcome)
+    spreads = {}
+    for variant, outcomes in by_variant.items():
+        n = repeat_count(outcomes)
+        if n < 2 or len(outcomes) != len(ids):
+            continue
+        per_repeat: list[dict[str, Any]] = []
+        for k in range(n):
+            rows = repeat_score_rows(ids, outcomes, variant, k)
+            metrics = dict(
+                evaluate(rows, human.pairs, human.ranks, human.items, bootstrap=0)[variant]
+            )
+            if variant in pairwise:
+                metrics.update(verdict_accuracy(pairwise[variant].judgements, sample=k))
+            per_repeat.append(metrics)
+        spreads[variant] = {
+            "n": n,
+            **{
+                name: _spread([m.get(name) for m in per_repeat])
+                for name in REPEAT_METRICS
+                if any(name in m for m in per_repeat)
+            },
+        }
+    return spreads
+
+
+def _spread(values: list[float | None]) -> dict[str, Any] | None:
+    """mean, std (n-1; 0 for one value), min, max over the repeats where the metric is defined."""
+    present = [float(v) for v in values if v is not None]
+    if not present:
+        return None
+    return {
+        "mean": statistics.fmean(present),
+        "std": statistics.stdev(present) if len(present) > 1 else 0.0,
+        "min": min(present),
+        "max": max(present),
+        "values": values,
+    }

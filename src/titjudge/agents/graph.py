@@ -1,10 +1,14 @@
-"""The LangGraph graph: items -> chunks -> (describe -> judge) per chunk -> evaluate.
+"""The LangGraph graph: items -> chunks -> (describe -> judge) per chunk -> pairwise -> evaluate.
 
 Shape chosen by measurement (benchmarks/graph_shape.py): one Send per item grows
 superlinearly (10k no-op items: 10 s; 20k: 45 s) while 64-item chunks stay near zero
 (20k: 0.08 s). Each chunk runs a small describe -> judge subgraph; its items run
 concurrently inside the nodes, bounded by each model's limiter, so many chunks can be
 in flight without exceeding any model's concurrency or rate limit.
+
+Pairwise judges need both images of a pair described, so they run in their own node
+once every chunk is done, over the run's pairs, `PAIR_CHUNK` pairs at a time; their
+per-item win rates join the item results before the evaluator sees them.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from titjudge.agents.nodes import ItemResult, RunContext, describe_one, judge_one
+from titjudge.agents.nodes import ItemResult, RunContext, attach_pairwise, describe_one, judge_one
 from titjudge.data.records import Item
+from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
 
 CHUNK_SIZE = 64
 
@@ -26,6 +31,7 @@ CHUNK_SIZE = 64
 class RunState(TypedDict, total=False):
     items: list[Item]
     results: Annotated[list[ItemResult], operator.add]
+    pairwise: dict[str, PairwiseRun]
     evaluation: dict[str, Any]
 
 
@@ -35,9 +41,12 @@ class ChunkState(TypedDict, total=False):
     results: list[ItemResult]
 
 
-def build_graph(ctx: RunContext, evaluate: Callable[[list[ItemResult]], dict[str, Any]],
-                chunk_size: int = CHUNK_SIZE) -> Any:
-    """Compile the run graph. `evaluate` turns all item results into metrics (may be trivial)."""
+Evaluate = Callable[[list[ItemResult], dict[str, PairwiseRun]], dict[str, Any]]
+
+
+def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZE) -> Any:
+    """Compile the run graph. `evaluate` turns all item results (pairwise win rates attached)
+    and the pairwise runs into metrics (may be trivial)."""
 
     async def describer(state: ChunkState) -> dict[str, Any]:
         described = await asyncio.gather(*(describe_one(ctx, item) for item in state["chunk"]))
@@ -69,18 +78,34 @@ def build_graph(ctx: RunContext, evaluate: Callable[[list[ItemResult]], dict[str
     def fan_out(state: RunState) -> list[Send] | str:
         items = state["items"]
         if not items:
-            return "evaluator"
+            return "pairwise"
         return [Send("chunk", {"chunk": items[i : i + chunk_size]}) for i in range(0, len(items), chunk_size)]
 
+    async def pairwise(state: RunState) -> dict[str, Any]:
+        if not ctx.pairwise:
+            return {"pairwise": {}}
+        results = sorted(state.get("results", []), key=lambda r: r.item.item_id)
+        items = [r.item for r in results]
+        descriptions = {r.item.item_id: r.described for r in results}
+        ctx.progress.pairs_total = len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise)
+        runs = await asyncio.gather(
+            *(run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged) for j in ctx.pairwise)
+        )
+        return {"pairwise": {run.judge: run for run in runs}}
+
     async def evaluator(state: RunState) -> dict[str, Any]:
+        runs = state.get("pairwise") or {}
         ordered = sorted(state.get("results", []), key=lambda r: r.item.item_id)
-        return {"evaluation": await asyncio.to_thread(evaluate, ordered)}
+        ordered = attach_pairwise(ordered, runs, ctx.variant_order)
+        return {"evaluation": await asyncio.to_thread(evaluate, ordered, runs)}
 
     graph = StateGraph(RunState)
     graph.add_node("chunk", run_chunk)
+    graph.add_node("pairwise", pairwise)
     graph.add_node("evaluator", evaluator)
-    graph.add_conditional_edges(START, fan_out, ["chunk", "evaluator"])
-    graph.add_edge("chunk", "evaluator")
+    graph.add_conditional_edges(START, fan_out, ["chunk", "pairwise"])
+    graph.add_edge("chunk", "pairwise")
+    graph.add_edge("pairwise", "evaluator")
     graph.add_edge("evaluator", END)
     return graph.compile()
 

@@ -7,15 +7,16 @@ one failed call never cancels the LangGraph step (which would cancel its sibling
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from titjudge.data.images import load_image
-from titjudge.data.records import Item
+from titjudge.data.records import HumanPair, Item
 from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
@@ -43,7 +44,14 @@ class Progress:
     cache_hits: int = 0
     calls: int = 0
     spend: float = 0.0
+    pairs_total: int = 0
+    pairs_done: int = 0
     on_update: Callable[[Progress], None] | None = None
+
+    def pairs_judged(self, count: int) -> None:
+        self.pairs_done += count
+        if self.on_update is not None:
+            self.on_update(self)
 
     def item_done(self, result: ItemResult) -> None:
         self.done += 1
@@ -63,7 +71,11 @@ class Progress:
 
 @dataclass
 class RunContext:
-    """What the nodes need; closed over by the graph, not stored in its state."""
+    """What the nodes need; closed over by the graph, not stored in its state.
+
+    `judges` score one item at a time; `pairwise` judges run after every item is
+    described, over `pairs` (the run's human pairs; None: every pair within a prompt).
+    """
 
     describer: ModelClient
     describe_template: PromptTemplate
@@ -72,6 +84,10 @@ class RunContext:
     judges: list[Judge]
     fallbacks: dict[str, str] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)
+    pairwise: list[PairwiseJudge] = field(default_factory=list)
+    pairs: list[HumanPair] | None = None
+    #: judge names in config order: the order of every item's outcomes
+    variant_order: list[str] = field(default_factory=list)
 
 
 async def describe_one(ctx: RunContext, item: Item) -> tuple[ImageInput | None, Described, str | None]:
@@ -80,7 +96,8 @@ async def describe_one(ctx: RunContext, item: Item) -> tuple[ImageInput | None, 
         image = await asyncio.to_thread(load_image, item.image)
     except DataError as exc:
         return None, Described(text=None, error=f"image: {exc}"), str(exc)
-    if not any(judge.needs_description for judge in ctx.judges) and ctx.judges:
+    every = [*ctx.judges, *ctx.pairwise]
+    if not any(judge.needs_description for judge in every) and every:
         return image, Described(text=None, error="not needed: no judge reads descriptions"), None
     system, user = ctx.describe_template.render()
     request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=ctx.describe_max_tokens,
@@ -116,3 +133,21 @@ def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> 
             outcome.details["fallback_from"] = backup.variant
             outcome.rationale = f"[fallback to {backup.variant}] {backup.rationale or ''}".strip()
     return outcomes
+
+
+def attach_pairwise(results: list[ItemResult], runs: dict[str, PairwiseRun], order: list[str]) -> list[ItemResult]:
+    """Item results with each pairwise judge's per-item outcome (win rate) added, outcomes in
+    config order. Without pairwise runs the results are returned as they are."""
+    if not runs:
+        return results
+    from titjudge.judges.pairwise_stats import item_outcomes
+
+    ids = [r.item.item_id for r in results]
+    per_judge = {name: item_outcomes(run, ids) for name, run in runs.items()}
+    rank = {name: i for i, name in enumerate(order)}
+    merged = []
+    for result in results:
+        outcomes = [*result.outcomes, *(found[result.item.item_id] for found in per_judge.values())]
+        outcomes.sort(key=lambda o: rank.get(o.variant, len(rank)))
+        merged.append(dataclasses.replace(result, outcomes=outcomes))
+    return merged

@@ -16,12 +16,13 @@ from typing import Any
 
 from titjudge.agents.evaluator import HumanData, evaluate_results, score_rows
 from titjudge.agents.graph import build_graph, run_config
-from titjudge.agents.nodes import ItemResult, Progress, RunContext
+from titjudge.agents.nodes import ItemResult, Progress, RunContext, attach_pairwise
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
 from titjudge.judges.factory import build_judges
+from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
 from titjudge.report import run_dir
@@ -87,8 +88,10 @@ async def run_async(
         progress = Progress(total=len(items))
         ctx = RunContext(
             describer=describer, describe_template=template, describe_max_tokens=config.describer.max_tokens,
-            describe_temperature=config.describer.temperature, judges=judges,
+            describe_temperature=config.describer.temperature, judges=[j for j in judges if j.per_item],
             fallbacks={j.name: j.fallback for j in config.judges if j.fallback}, progress=progress,
+            pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
+            pairs=human.pairs if human is not None else None, variant_order=[j.name for j in config.judges],
         )
         resolved = {
             "describer": {**describer.backend.describe(), "template": template.record()},
@@ -99,13 +102,14 @@ async def run_async(
         }
         run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
 
-        def evaluate(results: list[ItemResult]) -> dict[str, Any]:
-            return evaluate_results(results, human, bootstrap=bootstrap, seed=config.run.seed)
+        def evaluate(results: list[ItemResult], pairwise: dict[str, PairwiseRun]) -> dict[str, Any]:
+            return evaluate_results(results, human, bootstrap=bootstrap, seed=config.run.seed, pairwise=pairwise)
 
         app = build_graph(ctx, evaluate)
         with _progress_bar(progress, show_progress):
             state = await app.ainvoke({"items": items, "results": []}, run_config(config.run.concurrency))
-        results: list[ItemResult] = sorted(state["results"], key=lambda r: r.item.item_id)
+        runs: dict[str, PairwiseRun] = state.get("pairwise") or {}
+        results = attach_pairwise(sorted(state["results"], key=lambda r: r.item.item_id), runs, ctx.variant_order)
         metrics: dict[str, Any] = state.get("evaluation") or {}
     finally:
         cache.save_run_stats(config.name)
@@ -113,6 +117,8 @@ async def run_async(
     rows = score_rows(results)
     run_dir.write_score_rows(out_dir, rows)
     run_dir.write_items(out_dir, results)
+    for run in runs.values():
+        run_dir.write_pairs(out_dir, run)
     if metrics:
         run_dir.write_json(out_dir, "metrics.json", metrics)
     counts: dict[str, dict[str, int]] = {}
@@ -133,6 +139,10 @@ async def run_async(
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }
+    if runs:
+        from titjudge.judges.pairwise_stats import run_summary
+
+        summary["pairwise"] = {name: run_summary(run) for name, run in runs.items()}
     run_dir.write_json(out_dir, "summary.json", summary)
     cache.close()
     return RunOutcome(out_dir=out_dir, n_items=len(results), n_failed_items=n_failed, status_counts=counts,
@@ -143,7 +153,9 @@ class _progress_bar:
     """A rich progress bar fed by Progress.on_update; a no-op when not shown."""
 
     def __init__(self, progress: Progress, show: bool):
-        self.progress, self.show, self.bar, self.task = progress, show, None, None
+        self.progress, self.show = progress, show
+        self.bar: Any = None
+        self.task: Any = None
 
     def __enter__(self) -> _progress_bar:
         if not self.show:
@@ -158,7 +170,9 @@ class _progress_bar:
 
         def update(p: Progress) -> None:
             info = f"failed {p.failed_items} · cache hits {p.cache_hits}/{p.calls} · spend ${p.spend:.4f}"
-            self.bar.update(self.task, completed=p.done, info=info)  # type: ignore[union-attr]
+            if p.pairs_total:
+                info += f" · pairs {p.pairs_done}/{p.pairs_total}"
+            self.bar.update(self.task, completed=p.done, info=info)
 
         self.progress.on_update = update
         return self

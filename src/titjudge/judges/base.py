@@ -56,10 +56,12 @@ class JudgeOutcome:
 
 
 class Judge(ABC):
-    """A comparer column. `needs_description` is False for judges that look at the image."""
+    """A comparer column. `needs_description` is False for judges that look at the image;
+    `per_item` is False for judges that score pairs (their per-item scores come later)."""
 
     name: str
     needs_description: bool = True
+    per_item: bool = True
 
     @abstractmethod
     async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
@@ -68,3 +70,21 @@ class Judge(ABC):
     def record(self) -> dict[str, Any]:
         """What the run's resolved config records about this judge."""
         return {"name": self.name}
+
+
+class SamplingJudge(Judge):
+    """A judge whose answer is one sampled model reply, so it can be repeated.
+
+    Sample k sends `GenerateRequest.sample = k`: a distinct cache key (and seed) per repeat,
+    while sample 0 is the very request a non-repeated run sends, so raising `repeats`
+    later reuses what was already paid for.
+    """
+
+    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+        return await self.judge_sample(item, image, described, 0)
+
+    @abstractmethod
+    async def judge_sample(
+        self, item: Item, image: ImageInput | None, described: Described, sample: int
+    ) -> JudgeOutcome:
+        """Score one item with repeat index `sample`; never raises for a model problem."""

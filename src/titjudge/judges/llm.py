@@ -1,46 +1,108 @@
 """TIT-Score-LLM and Self-Eval: a text model reads prompt and description, returns a verdict.
 
-Self-Eval is the same judge with the describer's own VLM, text-only (SPEC.md §3).
+Self-Eval is the same judge with the describer's own VLM, text-only (SPEC.md §3). With
+`score_mode: expected` the score is the probability-weighted mean of the score tokens
+(see `judges.expected`) instead of the sampled number, which is kept in `details`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome
-from titjudge.judges.schemas import JudgeVerdict
+from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
+from titjudge.judges.expected import ExpectedScoreError, expected_score
+from titjudge.judges.schemas import JudgeVerdict, verdict_schema
 from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import ModelClient
+from titjudge.models.call import CallResult, ModelClient
 from titjudge.prompts.loader import PromptTemplate
 
 
-class LLMJudge(Judge):
+@dataclass(frozen=True)
+class Scoring:
+    """How a verdict becomes a score: its scale, and sampled number or expectation."""
+
+    mode: str = "sampled"
+    lo: int = 0
+    hi: int = 100
+    top_logprobs: int = 20
+
+    @property
+    def schema(self) -> type[JudgeVerdict]:
+        return verdict_schema(self.lo, self.hi)
+
+    @property
+    def request_logprobs(self) -> int:
+        """top_logprobs to ask for: none in sampled mode, so its cache keys stay as they were."""
+        return self.top_logprobs if self.mode == "expected" else 0
+
+    def record(self) -> dict[str, Any]:
+        """Nothing for the default (sampled, 0-100), so existing runs record what they always did."""
+        if self.mode == "sampled" and (self.lo, self.hi) == (0, 100):
+            return {}
+        found: dict[str, Any] = {"score_mode": self.mode, "scale": [self.lo, self.hi]}
+        if self.mode == "expected":
+            found["top_logprobs"] = self.top_logprobs
+        return found
+
+
+class LLMJudge(SamplingJudge):
     def __init__(self, name: str, client: ModelClient, template: PromptTemplate, max_tokens: int,
-                 temperature: float, kind: str = "llm"):
+                 temperature: float, kind: str = "llm", scoring: Scoring | None = None):
         self.name = name
         self.client = client
         self.template = template
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.kind = kind
+        self.scoring = scoring or Scoring()
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "model": self.client.model, "template": self.template.record()}
+        return {"name": self.name, "kind": self.kind, "model": self.client.model, "template": self.template.record(),
+                **self.scoring.record()}
 
-    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    async def judge_sample(
+        self, item: Item, image: ImageInput | None, described: Described, sample: int
+    ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
         system, user = self.template.render(prompt=item.prompt, description=described.text)
         request = GenerateRequest(prompt=user, system=system, max_tokens=self.max_tokens,
-                                  temperature=self.temperature)
-        call = await self.client.structured(request, JudgeVerdict, role="judge", template=self.template.record())
-        if not call.ok or call.value is None:
-            return JudgeOutcome.failed(self.name, call.error or "no verdict", call)
-        return verdict_outcome(self.name, call.value, call)
+                                  temperature=self.temperature, top_logprobs=self.scoring.request_logprobs,
+                                  sample=sample)
+        return await ask_verdict(self.name, self.client, request, self.template, self.scoring)
 
 
-def verdict_outcome(name: str, verdict: JudgeVerdict, call: Any) -> JudgeOutcome:
+async def ask_verdict(name: str, client: ModelClient, request: GenerateRequest, template: PromptTemplate,
+                      scoring: Scoring) -> JudgeOutcome:
+    """One structured verdict call, scored the configured way; failures become records."""
+    call = await client.structured(request, scoring.schema, role="judge", template=template.record())
+    if not call.ok or call.value is None:
+        return JudgeOutcome.failed(name, call.error or "no verdict", call)
+    outcome = verdict_outcome(name, call.value, call)
+    if scoring.mode != "expected":
+        return outcome
+    if not call.logprobs:
+        return _failed_with(outcome, "the backend returned no log-probabilities for an expected score")
+    try:
+        expected = expected_score(call.logprobs, call.value.score, scoring.lo, scoring.hi)
+    except ExpectedScoreError as exc:
+        return _failed_with(outcome, f"expected score: {exc}")
+    outcome.score = round(expected.value, 6)
+    outcome.details.update(expected.details())
+    return outcome
+
+
+def _failed_with(outcome: JudgeOutcome, error: str) -> JudgeOutcome:
+    """Keep the verdict's usage, raw text and rationale, but no score."""
+    outcome.status, outcome.error = "failed", error
+    outcome.details["sampled_score"] = outcome.score
+    outcome.score = None
+    return outcome
+
+
+def verdict_outcome(name: str, verdict: JudgeVerdict, call: CallResult[Any]) -> JudgeOutcome:
     outcome = JudgeOutcome(
         variant=name, status="ok", score=float(verdict.score), rationale=verdict.rationale, raw=call.raw,
         details={key: value for key in ("matches", "misses", "contradictions") if (value := getattr(verdict, key))},

@@ -3,7 +3,10 @@ description on every field (it becomes the provider's JSON schema)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 
 class JudgeVerdict(BaseModel):
@@ -21,3 +24,32 @@ class JudgeVerdict(BaseModel):
         default_factory=list, description="Prompt elements the image shows differently (colour, count, place...)."
     )
     score: float = Field(ge=0, le=100, description="Alignment from 0 (unrelated) to 100 (follows every element).")
+
+
+@lru_cache(maxsize=32)
+def verdict_schema(lo: int, hi: int) -> type[JudgeVerdict]:
+    """`JudgeVerdict` with the score bounded to the template's scale.
+
+    The default 0-100 scale is `JudgeVerdict` itself, so its schema and therefore every
+    existing cache key stay as they were.
+    """
+    if (lo, hi) == (0, 100):
+        return JudgeVerdict
+    score = (float, Field(ge=lo, le=hi, description=f"Alignment from {lo} (unrelated) to {hi} (follows every "
+                                                     "element), an integer."))
+    return create_model(f"JudgeVerdict{lo}to{hi}", __base__=JudgeVerdict, score=score)
+
+
+class PairVerdict(BaseModel):
+    """A pairwise judge's verdict: which of two descriptions follows the prompt better."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    rationale: str = Field(
+        min_length=1,
+        description="Two to four sentences on the decisive differences between the two descriptions.",
+    )
+    winner: Literal["first", "second", "tie"] = Field(
+        description="'first' or 'second' for the description whose image follows the prompt better; "
+        "'tie' only when neither is better."
+    )

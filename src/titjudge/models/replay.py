@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.errors import DataError
-from titjudge.models.base import Capabilities, GenerateRequest, Generation, PermanentError, TextBackend
+from titjudge.models.base import (
+    Capabilities,
+    GenerateRequest,
+    Generation,
+    PermanentError,
+    TextBackend,
+)
 from titjudge.models.spec import ModelSpec
 
 

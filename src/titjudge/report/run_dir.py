@@ -6,6 +6,9 @@
   status, error, tokens, cost, latency, cache hit.
 - scores.csv, metrics.json (when human pairs were given), summary.json (counts, usage
   per role, wall time).
+- pairs_<judge>.jsonl for each pairwise judge: one line per judged pair with the human
+  winner, the verdict, and both presentation orders (choice, every sample, rationale,
+  raw output, error, usage).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from titjudge.agents.nodes import ItemResult
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
 from titjudge.errors import ConfigError
+from titjudge.judges.pairwise import PairwiseRun
 
 PACKAGES = ("titjudge", "litellm", "langgraph", "pydantic", "tenacity", "diskcache", "scipy", "numpy",
             "torch", "transformers")
@@ -109,6 +113,15 @@ def write_items(out: Path, results: Iterable[ItemResult]) -> int:
     lines = [json.dumps(line, ensure_ascii=False) for line in item_lines(results)]
     atomic_write(out / "items.jsonl", "\n".join(lines) + ("\n" if lines else ""))
     return len(lines)
+
+
+def write_pairs(out: Path, run: PairwiseRun) -> Path:
+    """pairs_<judge>.jsonl, in (prompt, item_a, item_b) order."""
+    ordered = sorted(run.judgements, key=lambda j: (j.prompt_id, j.item_a, j.item_b))
+    lines = [json.dumps(j.record(), ensure_ascii=False) for j in ordered]
+    path = out / f"pairs_{run.judge}.jsonl"
+    atomic_write(path, "\n".join(lines) + ("\n" if lines else ""))
+    return path
 
 
 def write_score_rows(out: Path, rows: list[ScoreRow]) -> None:

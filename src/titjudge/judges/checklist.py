@@ -1,0 +1,137 @@
+"""Checklist judge: decompose each prompt once, then judge every element against the description.
+
+Two structured calls, both validated by the call layer (with its one re-ask):
+1. decomposition (template `checklist_decompose`, schema `PromptChecklist`): its request
+   holds only the prompt text, the template and the model, at temperature 0 and sample
+   0, so its cache key is per prompt, not per item: the 13 images of a prompt share one
+   decomposition (concurrent ones share one in-flight request), every repeat too;
+2. element verdicts (template `checklist_judge`): one call per item (per sample, with
+   repeats) whose schema has one required field per element id.
+The score is the weighted share of satisfied elements in [0, 1] (`checklist_schema`);
+the rationale and `details["elements"]` list every element with its verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from titjudge.data.records import Item
+from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
+from titjudge.judges.checklist_schema import (
+    PromptChecklist,
+    element_key,
+    render_elements,
+    score_checklist,
+    verdicts_schema,
+)
+from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.call import CallResult, ModelClient
+from titjudge.prompts.loader import PromptTemplate
+
+
+class ChecklistJudge(SamplingJudge):
+    def __init__(
+        self,
+        name: str,
+        client: ModelClient,
+        decompose: PromptTemplate,
+        template: PromptTemplate,
+        weights: dict[str, float],
+        max_tokens: int,
+        temperature: float,
+    ):
+        self.name = name
+        self.client = client
+        self.decompose = decompose
+        self.template = template
+        self.weights = dict(weights)
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": "checklist",
+            "model": self.client.model,
+            "decompose_template": self.decompose.record(),
+            "template": self.template.record(),
+            "weights": self.weights,
+            "score": "weighted share of satisfied elements, 0-1",
+        }
+
+    async def decomposition(self, prompt: str) -> CallResult[PromptChecklist]:
+        """The prompt's element list: cached per (prompt, template, model), never per item."""
+        system, user = self.decompose.render(prompt=prompt)
+        request = GenerateRequest(
+            prompt=user, system=system, max_tokens=self.max_tokens, temperature=0.0
+        )
+        return await self.client.structured(
+            request, PromptChecklist, role="judge", template=self.decompose.record()
+        )
+
+    async def judge_sample(
+        self, item: Item, image: ImageInput | None, described: Described, sample: int
+    ) -> JudgeOutcome:
+        if described.text is None:
+            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+        split = await self.decomposition(item.prompt)
+        if not split.ok or split.value is None:
+            outcome = JudgeOutcome.failed(self.name, f"decomposition failed: {split.error}")
+            _add_decomposition_usage(outcome, split)
+            return outcome
+        checklist = split.value
+        schema = verdicts_schema(element_key(checklist))
+        system, user = self.template.render(
+            prompt=item.prompt, elements=render_elements(checklist), description=described.text
+        )
+        request = GenerateRequest(
+            prompt=user,
+            system=system,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            sample=sample,
+        )
+        call = await self.client.structured(
+            request, schema, role="judge", template=self.template.record()
+        )
+        if not call.ok or call.value is None:
+            outcome = JudgeOutcome.failed(self.name, call.error or "no element verdicts", call)
+            _add_decomposition_usage(outcome, split)
+            return outcome
+        try:
+            scored = score_checklist(checklist, call.value, self.weights)
+        except ValueError as exc:
+            outcome = JudgeOutcome.failed(self.name, str(exc), call)
+            _add_decomposition_usage(outcome, split)
+            return outcome
+        lines = scored.lines()
+        counts = scored.counts
+        outcome = JudgeOutcome(
+            variant=self.name,
+            status="ok",
+            score=round(scored.score, 6),
+            raw=call.raw,
+            rationale=(
+                f"{counts['satisfied']} of {len(lines)} elements satisfied (weighted share "
+                f"{scored.score:.4f}); {counts['absent']} absent, {counts['contradicted']} contradicted, "
+                f"{counts['missed_by_entity']} missed with their entity:\n" + "\n".join(lines)
+            ),
+            details={"elements": lines, "counts": counts, "checklist": scored.rows},
+        )
+        if call.reasked:
+            outcome.details["reasked"] = True
+        outcome.take_usage(call)
+        _add_decomposition_usage(outcome, split)
+        return outcome
+
+
+def _add_decomposition_usage(outcome: JudgeOutcome, split: CallResult[Any]) -> None:
+    """The shared decomposition counts once: on the item whose call paid for it."""
+    outcome.details["decomposition_cached"] = split.cached
+    if not split.cached:
+        outcome.tokens_in += split.tokens_in
+        outcome.tokens_out += split.tokens_out
+        if split.cost is not None:
+            outcome.cost = (outcome.cost or 0.0) + split.cost
+        outcome.latency += split.latency
+        outcome.cached = False

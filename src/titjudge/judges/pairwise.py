@@ -1,0 +1,261 @@
+"""Pairwise judge: which of two images of one prompt follows it better, read from their descriptions.
+
+Each pair is judged in both orders (A shown first, then B shown first) with the
+`pairwise` template and the `PairVerdict` schema. The pair's verdict is the image both
+orders chose; a disagreement between the orders (including one tie and one choice)
+counts as a tie, which is never a correct prediction. With `repeats: N` each order is
+asked N times (sample k = distinct cache key) and its choice is the median of the
+samples coded first = +1, tie = 0, second = -1 (an even split is a tie).
+
+The pairs are the human pairs of the run's items (human ties included: they inform
+win rates, not accuracy), or, without human pairs, every pair of images of a prompt.
+Scores: each image's win rate over the pairs it was judged in, (wins + ties / 2) / pairs,
+written as the variant's per-item score so SRCC, KRCC, nDCG and the leaderboard work
+unchanged. Pairwise accuracy comes straight from the verdicts (`pairwise_stats`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+from titjudge.data.records import HumanPair, Item, Winner
+from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.schemas import PairVerdict
+from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.call import ModelClient
+from titjudge.prompts.loader import PromptTemplate
+
+Choice = Literal["first", "second", "tie"]
+_CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
+#: pairs judged concurrently per step; the model's limiter bounds requests in flight
+PAIR_CHUNK = 128
+
+
+@dataclass
+class OrderJudgement:
+    """One presentation order of a pair: its (median) choice, every sample, and usage."""
+
+    first: str
+    second: str
+    choice: Choice | None = None
+    samples: list[Choice | None] = field(default_factory=list)
+    rationale: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    latency: float = 0.0
+    cached: bool = True
+
+    def winner(self, sample: int | None = None) -> str | None:
+        """Item id chosen, 'tie', or None when this order (or sample) failed."""
+        choice = (
+            self.choice
+            if sample is None
+            else (self.samples[sample] if sample < len(self.samples) else None)
+        )
+        if choice is None:
+            return None
+        return {"first": self.first, "second": self.second, "tie": "tie"}[choice]
+
+
+@dataclass
+class PairJudgement:
+    prompt_id: str
+    item_a: str
+    item_b: str
+    human: Winner | None
+    forward: OrderJudgement  # item_a shown first
+    backward: OrderJudgement  # item_b shown first
+
+    def verdict(self, sample: int | None = None) -> Literal["a", "b", "tie"] | None:
+        """'a'/'b' when both orders chose that image, 'tie' otherwise, None when an order failed."""
+        one, two = self.forward.winner(sample), self.backward.winner(sample)
+        if one is None or two is None:
+            return None
+        if one == two and one != "tie":
+            return "a" if one == self.item_a else "b"
+        return "tie"
+
+    def record(self) -> dict[str, Any]:
+        """One line of pairs_<judge>.jsonl."""
+        verdict = self.verdict()
+        correct = None if verdict is None or self.human in (None, "tie") else verdict == self.human
+        return {
+            "prompt_id": self.prompt_id,
+            "item_a": self.item_a,
+            "item_b": self.item_b,
+            "human": self.human,
+            "verdict": verdict,
+            "correct": correct,
+            "status": "failed" if verdict is None else "ok",
+            "orders": [vars(order) for order in (self.forward, self.backward)],
+        }
+
+
+@dataclass
+class PairwiseRun:
+    """Everything one pairwise judge produced in a run."""
+
+    judge: str
+    repeats: int
+    judgements: list[PairJudgement]
+
+
+class PairwiseJudge(Judge):
+    per_item = False
+
+    def __init__(
+        self,
+        name: str,
+        client: ModelClient,
+        template: PromptTemplate,
+        max_tokens: int,
+        temperature: float,
+        repeats: int = 1,
+    ):
+        self.name = name
+        self.client = client
+        self.template = template
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.repeats = repeats
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": "pairwise",
+            "model": self.client.model,
+            "template": self.template.record(),
+            "repeats": self.repeats,
+            "score": "win rate over judged pairs, ties count half",
+        }
+
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
+        return JudgeOutcome.failed(
+            self.name,
+            "a pairwise judge compares two images of one prompt; it scores "
+            "only inside `titjudge run`, over the run's pairs",
+        )
+
+    async def _sample(
+        self, prompt: str, first: str, second: str, sample: int
+    ) -> tuple[Choice | None, Any]:
+        system, user = self.template.render(prompt=prompt, first=first, second=second)
+        request = GenerateRequest(
+            prompt=user,
+            system=system,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            sample=sample,
+        )
+        call = await self.client.structured(
+            request, PairVerdict, role="judge", template=self.template.record()
+        )
+        return (call.value.winner if call.ok and call.value is not None else None), call
+
+    async def judge_order(
+        self, prompt: str, first: tuple[str, str], second: tuple[str, str]
+    ) -> OrderJudgement:
+        """Show `first` then `second` ((item id, description) each), `repeats` times."""
+        order = OrderJudgement(first=first[0], second=second[0])
+        found = await asyncio.gather(
+            *(self._sample(prompt, first[1], second[1], k) for k in range(self.repeats))
+        )
+        for choice, call in found:
+            order.samples.append(choice)
+            order.tokens_in += call.tokens_in
+            order.tokens_out += call.tokens_out
+            order.cost = call.cost if order.cost is None else order.cost + (call.cost or 0.0)
+            order.latency += call.latency
+            order.cached = order.cached and call.cached
+        codes = [_CODE[c] for c in order.samples if c is not None]
+        if not codes:
+            order.error = next((call.error for _, call in found if call.error), "no verdict")
+            order.raw = found[0][1].raw
+            return order
+        middle = statistics.median(codes)
+        order.choice = "first" if middle > 0 else "second" if middle < 0 else "tie"
+        # the rationale shown is that of a sample that chose the median choice (an even split: the first one)
+        chosen = next((call for choice, call in found if choice == order.choice), None)
+        chosen = chosen or next(call for choice, call in found if choice is not None)
+        order.rationale, order.raw = chosen.value.rationale, chosen.raw
+        return order
+
+    async def judge_pair(
+        self, prompt: str, pair: HumanPair, descriptions: dict[str, Described]
+    ) -> PairJudgement:
+        a, b = descriptions[pair.item_a], descriptions[pair.item_b]
+        human = pair.winner if pair.winner in ("a", "b", "tie") else None
+        judged = PairJudgement(
+            pair.prompt_id,
+            pair.item_a,
+            pair.item_b,
+            human,
+            OrderJudgement(pair.item_a, pair.item_b),
+            OrderJudgement(pair.item_b, pair.item_a),
+        )
+        missing = [
+            (item_id, d) for item_id, d in ((pair.item_a, a), (pair.item_b, b)) if d.text is None
+        ]
+        if missing:
+            error = "; ".join(f"no description of {item_id}: {d.error}" for item_id, d in missing)
+            judged.forward.error = judged.backward.error = error
+            return judged
+        assert a.text is not None and b.text is not None
+        judged.forward, judged.backward = await asyncio.gather(
+            self.judge_order(prompt, (pair.item_a, a.text), (pair.item_b, b.text)),
+            self.judge_order(prompt, (pair.item_b, b.text), (pair.item_a, a.text)),
+        )
+        return judged
+
+
+def pairs_to_judge(
+    items: Sequence[Item], human_pairs: Sequence[HumanPair] | None
+) -> list[HumanPair]:
+    """The run's human pairs (both images in the run), or every within-prompt pair without humans
+    (those get winner 'tie' as a placeholder and human None in the judgements)."""
+    known = {item.item_id for item in items}
+    if human_pairs is not None:
+        return [p for p in human_pairs if p.item_a in known and p.item_b in known]
+    by_prompt: dict[str, list[str]] = {}
+    for item in items:
+        by_prompt.setdefault(item.prompt_id, []).append(item.item_id)
+    return [
+        HumanPair(prompt_id, a, b, "tie")
+        for prompt_id, ids in sorted(by_prompt.items())
+        for a, b in combinations(sorted(ids), 2)
+    ]
+
+
+async def run_pairwise(
+    judge: PairwiseJudge,
+    items: Sequence[Item],
+    descriptions: dict[str, Described],
+    human_pairs: Sequence[HumanPair] | None,
+    on_pair: Callable[[int], None] | None = None,
+) -> PairwiseRun:
+    """Judge every pair, `PAIR_CHUNK` pairs at a time; a failed pair is a record, never dropped."""
+    prompts = {item.prompt_id: item.prompt for item in items}
+    pairs = pairs_to_judge(items, human_pairs)
+    judgements: list[PairJudgement] = []
+    for start in range(0, len(pairs), PAIR_CHUNK):
+        chunk = pairs[start : start + PAIR_CHUNK]
+        done = await asyncio.gather(
+            *(judge.judge_pair(prompts[p.prompt_id], p, descriptions) for p in chunk)
+        )
+        judgements.extend(done)
+        if on_pair is not None:
+            on_pair(len(chunk))
+    if human_pairs is None:
+        for judged in judgements:
+            judged.human = None
+    return PairwiseRun(judge=judge.name, repeats=judge.repeats, judgements=judgements)

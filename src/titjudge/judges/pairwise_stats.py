@@ -1,0 +1,210 @@
+"""What a pairwise run yields: per-image win rates, verdict accuracy, position bias.
+
+- Win rate of an image: (wins + ties / 2) / pairs it was judged in, over pairs with a
+  verdict (both orders parsed). A tie (including an order disagreement) is half a win
+  for each side, so a judge that always ties gives every image 0.5. An image in no
+  judged pair has no win rate: its outcome fails, it is never 0.5.
+- Pairwise accuracy (from verdicts, no score needed): over human non-tie pairs whose
+  verdict exists, the share where the verdict names the human winner; a verdict tie
+  is wrong and is counted as a metric tie.
+- Position bias: every pair is shown both ways, so an order-blind judge's decisive
+  single-order verdicts pick the first-shown image exactly half the time.
+  `position_bias_rate` = (first wins - second wins) / decisive verdicts, in [-1, 1]: 0 is
+  no bias, 1 means the first position always won, -1 the second. Its exact two-sided
+  binomial p-value against 0.5 says whether the lean is beyond chance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from titjudge.data.records import HumanPair, RankRow
+from titjudge.judges.base import JudgeOutcome
+from titjudge.judges.pairwise import PairJudgement, PairwiseRun
+from titjudge.judges.repeats import spread
+
+
+def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:
+    """item id -> [wins, losses, ties] over pairs with a verdict."""
+    tally: dict[str, list[int]] = {}
+    for judged in judgements:
+        verdict = judged.verdict(sample)
+        if verdict is None:
+            continue
+        a, b = (
+            tally.setdefault(judged.item_a, [0, 0, 0]),
+            tally.setdefault(judged.item_b, [0, 0, 0]),
+        )
+        if verdict == "tie":
+            a[2] += 1
+            b[2] += 1
+        else:
+            winner, loser = (a, b) if verdict == "a" else (b, a)
+            winner[0] += 1
+            loser[1] += 1
+    return tally
+
+
+def win_rates(judgements: Sequence[PairJudgement], sample: int | None = None) -> dict[str, float]:
+    return {
+        item: (w + t / 2) / (w + l_ + t) for item, (w, l_, t) in _tally(judgements, sample).items()
+    }
+
+
+def item_outcomes(run: PairwiseRun, item_ids: Sequence[str]) -> dict[str, JudgeOutcome]:
+    """One outcome per item: its win rate (or why it has none), usage split over its pairs."""
+    tally = _tally(run.judgements, None)
+    by_sample = (
+        [win_rates(run.judgements, k) for k in range(run.repeats)] if run.repeats > 1 else []
+    )
+    outcomes = {}
+    for item_id in item_ids:
+        if item_id in tally:
+            w, l_, t = tally[item_id]
+            n = w + l_ + t
+            outcome = JudgeOutcome(
+                variant=run.judge,
+                status="ok",
+                score=round((w + t / 2) / n, 6),
+                rationale=f"won {w}, lost {l_}, tied {t} of {n} pairs judged in both orders "
+                "(a tie, or the two orders disagreeing, counts half)",
+                details={"wins": w, "losses": l_, "ties": t, "pairs": n},
+            )
+        else:
+            outcome = JudgeOutcome.failed(
+                run.judge, "no pair with this image got a verdict (see pairs file)"
+            )
+        if by_sample:
+            scores = [rates.get(item_id) for rates in by_sample]
+            outcome.details["repeats"] = {
+                "n": run.repeats,
+                "scores": scores,
+                **spread([s for s in scores if s is not None]),
+            }
+        _add_usage(outcome, item_id, run.judgements)
+        outcomes[item_id] = outcome
+    return outcomes
+
+
+def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJudgement]) -> None:
+    """Half of each pair's calls is charged to each of its two images (totals stay exact)."""
+    cached = True
+    for judged in judgements:
+        if item_id not in (judged.item_a, judged.item_b):
+            continue
+        first = item_id == judged.item_a
+        for order in (judged.forward, judged.backward):
+            outcome.tokens_in += (order.tokens_in + first) // 2
+            outcome.tokens_out += (order.tokens_out + first) // 2
+            if order.cost is not None:
+                outcome.cost = (outcome.cost or 0.0) + order.cost / 2
+            outcome.latency += order.latency / 2
+            cached = cached and order.cached
+    outcome.cached = cached
+
+
+def verdict_accuracy(
+    judgements: Sequence[PairJudgement], sample: int | None = None
+) -> dict[str, Any]:
+    """Pairwise accuracy straight from the verdicts (see the module docstring)."""
+    from titjudge.metrics.significance import binomial_p_value, significance_thresholds
+
+    decided = [j for j in judgements if j.human in ("a", "b")]
+    verdicts = [(j, j.verdict(sample)) for j in decided]
+    evaluated = [(j, v) for j, v in verdicts if v is not None]
+    correct = sum(v == j.human for j, v in evaluated)
+    ties = sum(v == "tie" for _, v in evaluated)
+    n = len(evaluated)
+    t = significance_thresholds(n)
+    return {
+        "pairwise_accuracy": correct / n if n else None,
+        "n_pairs": n,
+        "n_pairs_skipped": len(decided) - n,
+        "n_correct": correct,
+        "metric_tie_rate": ties / n if n else None,
+        "n_metric_ties": ties,
+        "n_human_ties": sum(j.human == "tie" for j in judgements),
+        "p_value": binomial_p_value(correct, n),
+        "thresholds": {"n_pairs": n, "acc_95": t.acc_95, "acc_999": t.acc_999},
+    }
+
+
+def accuracy_interval(
+    judgements: Sequence[PairJudgement],
+    pairs: Sequence[HumanPair],
+    ranks: Sequence[RankRow],
+    bootstrap: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> dict[str, list[float] | None]:
+    """Bootstrap intervals of verdict accuracy and tie rate, resampling prompts exactly as
+    `metrics.summary.evaluate` does (same prompt order, same seed, so the same draws)."""
+    from titjudge.metrics.bootstrap import ratio_interval, resample_counts
+    from titjudge.metrics.tables import build_eval_data
+
+    data = build_eval_data(pairs, ranks)
+    index = {prompt_id: i for i, prompt_id in enumerate(data.prompt_ids)}
+    correct, evaluated, ties = (np.zeros(data.n_prompts) for _ in range(3))
+    for judged in judgements:
+        verdict = judged.verdict()
+        if judged.human not in ("a", "b") or verdict is None or judged.prompt_id not in index:
+            continue
+        i = index[judged.prompt_id]
+        evaluated[i] += 1
+        correct[i] += verdict == judged.human
+        ties[i] += verdict == "tie"
+    counts = resample_counts(data.n_prompts, bootstrap, seed)
+    found = {
+        "pairwise_accuracy": ratio_interval(correct, evaluated, counts, confidence)
+        if bootstrap
+        else None,
+        "metric_tie_rate": ratio_interval(ties, evaluated, counts, confidence)
+        if bootstrap
+        else None,
+    }
+    return {name: None if value is None else list(value) for name, value in found.items()}
+
+
+def position_bias(judgements: Sequence[PairJudgement]) -> dict[str, Any]:
+    """How often the first-shown image wins a decisive single-order verdict, and order agreement."""
+    first = second = tie = 0
+    both = agree = 0
+    for judged in judgements:
+        for order in (judged.forward, judged.backward):
+            first += order.choice == "first"
+            second += order.choice == "second"
+            tie += order.choice == "tie"
+        one, two = judged.forward.winner(), judged.backward.winner()
+        if one is not None and two is not None:
+            both += 1
+            agree += one == two
+    decisive = first + second
+    return {
+        "n_order_verdicts": first + second + tie,
+        "n_decisive": decisive,
+        "n_first_wins": first,
+        "n_second_wins": second,
+        "first_position_win_share": first / decisive if decisive else None,
+        "position_bias_rate": (first - second) / decisive if decisive else None,
+        "position_bias_p_value": float(binomtest(first, decisive, 0.5).pvalue)
+        if decisive
+        else None,
+        "n_pairs_both_orders": both,
+        "order_agreement_rate": agree / both if both else None,
+        "n_order_disagreements": both - agree,
+    }
+
+
+def run_summary(run: PairwiseRun) -> dict[str, Any]:
+    """Counts and position bias for summary.json (needs no human data)."""
+    failed = sum(j.verdict() is None for j in run.judgements)
+    return {
+        "n_pairs": len(run.judgements),
+        "n_failed": failed,
+        "repeats": run.repeats,
+        **position_bias(run.judgements),
+    }

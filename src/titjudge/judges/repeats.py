@@ -1,0 +1,137 @@
+"""`repeats: N`: run a sampling judge N times per item and score with the median.
+
+Sample k is the same request with `sample = k` (a distinct cache key and seed, at the
+configured temperature), so sample 0 is exactly what a non-repeated run asked and
+raising N later pays only for the new samples. Every sample is stored in the outcome's
+`details["samples"]`; `details["repeats"]` holds the per-sample scores (None for a
+failed sample, in sample order) and their spread: sample standard deviation (n-1) and
+interquartile range (numpy's linear percentiles). The item's score is the median of the
+samples that succeeded, and it fails only when every sample failed; how many failed is
+recorded. The rationale shown is that of the sample closest to the median.
+
+The metric's spread across repeats (pairwise accuracy etc. computed with sample k's
+scores alone, for each k) is the evaluator's job: `repeat_score_rows` gives its input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from titjudge.data.records import Item, ScoreRow
+from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.models.base import ImageInput
+
+
+def spread(values: Sequence[float]) -> dict[str, float | None]:
+    """Median, sample stdev, IQR, min and max of the successful samples' scores."""
+    if not values:
+        return {"median": None, "stdev": None, "iqr": None, "min": None, "max": None}
+    q1, q3 = np.percentile(np.asarray(values, dtype=float), [25, 75])
+    return {
+        "median": float(statistics.median(values)),
+        "stdev": float(statistics.stdev(values)) if len(values) > 1 else 0.0,
+        "iqr": float(q3 - q1),
+        "min": float(min(values)),
+        "max": float(max(values)),
+    }
+
+
+class RepeatedJudge(Judge):
+    """Wraps a `SamplingJudge`; same name, kind and inputs, N samples per item."""
+
+    def __init__(self, inner: SamplingJudge, repeats: int):
+        if repeats < 2:
+            raise ValueError("RepeatedJudge needs at least 2 repeats")
+        self.inner = inner
+        self.repeats = repeats
+        self.name = inner.name
+        self.needs_description = inner.needs_description
+
+    def record(self) -> dict[str, Any]:
+        return {**self.inner.record(), "repeats": self.repeats, "repeat_score": "median of samples"}
+
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
+        samples = await asyncio.gather(
+            *(self.inner.judge_sample(item, image, described, k) for k in range(self.repeats))
+        )
+        return combine_samples(self.name, list(samples))
+
+
+def combine_samples(name: str, samples: list[JudgeOutcome]) -> JudgeOutcome:
+    """One outcome from N samples: median score, every sample kept, usage summed."""
+    scores = [s.score if s.status == "ok" else None for s in samples]
+    good = [score for score in scores if score is not None]
+    stats = spread(good)
+    errors = {str(k): s.error for k, s in enumerate(samples) if s.status != "ok"}
+    record = {
+        "n": len(samples),
+        "scores": scores,
+        **stats,
+        "n_failed": len(errors),
+        "errors": errors,
+    }
+    kept = [
+        {
+            "sample": k,
+            "score": s.score,
+            "status": s.status,
+            "rationale": s.rationale,
+            "error": s.error,
+            "details": s.details,
+            "raw": s.raw,
+        }
+        for k, s in enumerate(samples)
+    ]
+    if not good:
+        outcome = JudgeOutcome.failed(
+            name, f"all {len(samples)} samples failed; first: {samples[0].error}"
+        )
+    else:
+        median = stats["median"]
+        assert median is not None
+        scored = [(s, s.score) for s in samples if s.score is not None]
+        nearest = min(scored, key=lambda pair: abs(pair[1] - median))[0]
+        outcome = JudgeOutcome(
+            variant=name,
+            status="ok",
+            score=round(median, 6),
+            raw=nearest.raw,
+            rationale=f"[median of {len(good)}/{len(samples)} samples; stdev {stats['stdev']:.4g}, "
+            f"IQR {stats['iqr']:.4g}] {nearest.rationale or ''}".strip(),
+        )
+    outcome.details = {"repeats": record, "samples": kept}
+    outcome.tokens_in = sum(s.tokens_in for s in samples)
+    outcome.tokens_out = sum(s.tokens_out for s in samples)
+    costs = [s.cost for s in samples if s.cost is not None]
+    outcome.cost = sum(costs) if costs else None
+    outcome.latency = sum(s.latency for s in samples)
+    outcome.cached = all(s.cached for s in samples)
+    return outcome
+
+
+def repeat_count(outcomes: Sequence[JudgeOutcome]) -> int:
+    """N when these outcomes come from a repeated judge, else 0."""
+    return max(
+        (int(o.details["repeats"]["n"]) for o in outcomes if "repeats" in o.details), default=0
+    )
+
+
+def repeat_score_rows(
+    item_ids: Sequence[str], outcomes: Sequence[JudgeOutcome], variant: str, sample: int
+) -> list[ScoreRow]:
+    """Score rows using only sample `sample` of every item (fallback or failed items: failed)."""
+    rows = []
+    for item_id, outcome in zip(item_ids, outcomes, strict=True):
+        scores = (
+            outcome.details.get("repeats", {}).get("scores", []) if outcome.status == "ok" else []
+        )
+        score = scores[sample] if sample < len(scores) else None
+        rows.append(ScoreRow(item_id, variant, score, "ok" if score is not None else "failed"))
+    return rows

@@ -1,0 +1,84 @@
+"""All five judge modes as columns of one ablation grid, through the loopback server."""
+
+import asyncio
+import csv
+import json
+
+from judge_helpers import ModesResponder
+
+from titjudge.agents.ablation import run_ablation_async
+from titjudge.config import validate_config
+from titjudge.config_ablation import AblationConfig
+from titjudge.testing.server import FakeOpenAIServer
+
+API = {"model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
+COLUMNS = [
+    ({"name": "pair", "kind": "pairwise"}, "Pairwise-judge"),
+    ({"name": "check", "kind": "checklist"}, "Checklist-judge"),
+    ({"name": "yes", "kind": "lmm_yes"}, "LMM P(yes)"),
+    (
+        {
+            "name": "expected",
+            "kind": "llm",
+            "score_mode": "expected",
+            "label": "TIT-Score-judge (expected)",
+        },
+        "TIT-Score-judge (expected)",
+    ),
+    (
+        {
+            "name": "rep",
+            "kind": "llm",
+            "temperature": 0.5,
+            "repeats": 2,
+            "label": "TIT-Score-judge (x2)",
+        },
+        "TIT-Score-judge (x2)",
+    ),
+]
+
+
+def test_every_mode_is_an_ablation_column(synth_data, tmp_path):
+    responder = ModesResponder(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        comparers = [
+            {**spec, **({} if spec["kind"] == "lmm_yes" else {**API, "api_base": server.url})}
+            for spec, _ in COLUMNS
+        ]
+        raw = {
+            "name": "modes",
+            "data": {
+                "manifest": str(synth_data / "manifest.jsonl"),
+                "human_pairs": str(synth_data / "pairs.csv"),
+            },
+            "describers": [
+                {
+                    "name": "vlm",
+                    "model": "litellm:openai/vlm",
+                    "api_base": server.url,
+                    "backoff_initial": 0.01,
+                }
+            ],
+            "comparers": comparers,
+            "run": {
+                "cache_dir": str(tmp_path / "cache"),
+                "out": str(tmp_path / "runs"),
+                "concurrency": 8,
+            },
+            "bootstrap": 0,
+        }
+        config = validate_config(raw, AblationConfig, "modes grid")
+        result = asyncio.run(run_ablation_async(config, out=tmp_path / "out"))
+    assert result.exit_code == 0 and not result.notes
+    with (tmp_path / "out" / "table4.csv").open(newline="") as handle:
+        header, row = list(csv.reader(handle))
+    labels = [label for _, label in COLUMNS]
+    assert header[: 1 + len(labels)] == ["VLM", *labels]
+    metrics = json.loads((tmp_path / "out" / "rows" / "vlm" / "metrics.json").read_text())
+    shown = [float(x) for x in row[1 : 1 + len(labels)]]
+    assert shown == [
+        round(100 * metrics[spec["name"]]["pairwise_accuracy"], 4) for spec, _ in COLUMNS
+    ]
+    assert metrics["pair"]["accuracy_source"].startswith("verdicts")
+    assert metrics["rep"]["repeats"]["n"] == 2
+    assert (tmp_path / "out" / "rows" / "vlm" / "pairs_pair.jsonl").is_file()

@@ -1,0 +1,154 @@
+"""The checklist judge: decomposition once per prompt (cached), element verdicts per item, scoring."""
+
+import pytest
+from judge_helpers import (
+    ModesResponder,
+    description_by_item,
+    element_verdict,
+    manifest,
+    read_lines,
+    run_config,
+    synthetic_checklists,
+)
+
+import titjudge
+from titjudge.judges.checklist_schema import PromptChecklist, score_checklist, verdicts_schema
+from titjudge.testing.server import FakeOpenAIServer
+
+WEIGHTS = {
+    "entity": 3,
+    "attribute": 1,
+    "relation": 2,
+    "setting": 1,
+    "composition": 0.5,
+    "lighting": 1,
+    "style": 1,
+    "detail": 0.25,
+}
+
+
+def expected_score(elements, description, weights):
+    """Weighted share of satisfied elements, recomputed from the responder's rule."""
+    texts = {e["id"]: e["text"] for e in elements}
+    verdicts = {
+        e["id"]: element_verdict(
+            e["type"], e["text"], [texts[r] for r in e["entities"]], description
+        )
+        for e in elements
+    }
+    total = got = 0.0
+    for e in elements:
+        ok = verdicts[e["id"]] == "present" and all(verdicts[r] == "present" for r in e["entities"])
+        total += weights[e["type"]]
+        got += weights[e["type"]] * ok
+    return got / total, verdicts
+
+
+def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
+    judges = [
+        {"name": "check", "kind": "checklist", "model": "litellm:openai/judge", "weights": WEIGHTS}
+    ]
+    responder = ModesResponder(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        config = run_config(synth_data, server.url, tmp_path, judges)
+        outcome = titjudge.evaluate(config)
+        assert outcome.exit_code == 0
+        # one decomposition per prompt (4), one element-verdict call per item (16)
+        assert (responder.count("decompose"), responder.count("check")) == (4, 16)
+        again = titjudge.evaluate(config)
+        # all from the cache
+        assert (responder.count("decompose"), responder.count("check")) == (4, 16)
+    assert [r.outcomes[0].score for r in again.results] == [
+        r.outcomes[0].score for r in outcome.results
+    ]
+
+    checklists = synthetic_checklists(synth_data)
+    texts = description_by_item(synth_data)
+    prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}
+    lines = {line["item_id"]: line for line in read_lines(outcome.out_dir / "items.jsonl")}
+    scores = set()
+    for item_id, line in lines.items():
+        elements = checklists[prompts[item_id]]
+        score, verdicts = expected_score(elements, texts[item_id], WEIGHTS)
+        assert line["score"] == pytest.approx(score, abs=1e-6)
+        rows = line["details"]["checklist"]
+        assert [r["id"] for r in rows] == [e["id"] for e in elements]
+        assert {r["id"]: r["verdict"] for r in rows} == verdicts
+        assert len(line["details"]["elements"]) == len(elements)
+        assert line["rationale"].count("\n") == len(elements)  # summary line + one line per element
+        scores.add(score)
+    assert len(scores) > 8  # the checklist separates the images
+    # the first run charged each prompt's decomposition to the one item whose call paid for it
+    assert sum(not r.outcomes[0].details["decomposition_cached"] for r in outcome.results) == 4
+    # the re-run's items.jsonl: every decomposition came from the cache
+    assert all(line["details"]["decomposition_cached"] for line in lines.values())
+    assert "pairwise_accuracy" in outcome.metrics["check"]
+
+
+def _checklist():
+    return PromptChecklist.model_validate(
+        {
+            "elements": [
+                {"id": "e1", "type": "entity", "text": "girl", "entities": []},
+                {"id": "e2", "type": "attribute", "text": "red coat", "entities": ["e1"]},
+                {"id": "e3", "type": "entity", "text": "dog", "entities": []},
+                {
+                    "id": "e4",
+                    "type": "relation",
+                    "text": "girl left of dog",
+                    "entities": ["e1", "e3"],
+                },
+                {"id": "e5", "type": "style", "text": "watercolour", "entities": []},
+            ]
+        }
+    )
+
+
+def test_missing_entity_takes_its_attributes_and_relations_with_it():
+    checklist = _checklist()
+    schema = verdicts_schema(tuple((e.id, e.type, e.text) for e in checklist.elements))
+    verdicts = schema.model_validate(
+        {
+            "e1": {"reason": "no girl", "verdict": "absent"},
+            "e2": {"reason": "a red coat on a hook", "verdict": "present"},
+            "e3": {"reason": "a dog", "verdict": "present"},
+            "e4": {"reason": "says left", "verdict": "present"},
+            "e5": {"reason": "oil paint", "verdict": "contradicted"},
+        }
+    )
+    weights = {"entity": 2, "attribute": 1, "relation": 1, "style": 1}
+    scored = score_checklist(checklist, verdicts, weights)
+    # satisfied: only e3 (weight 2) of 2 + 1 + 2 + 1 + 1 = 7
+    assert scored.score == pytest.approx(2 / 7)
+    assert scored.counts == {
+        "present": 3,
+        "absent": 1,
+        "contradicted": 1,
+        "missed_by_entity": 2,
+        "satisfied": 1,
+    }
+    assert [r["missed_by_entity"] for r in scored.rows] == [False, True, False, True, False]
+    with pytest.raises(ValueError, match="no element of this prompt carries weight"):
+        score_checklist(checklist, verdicts, {})
+
+
+def test_schemas_reject_what_scoring_cannot_use():
+    with pytest.raises(ValueError, match="not entity elements"):
+        PromptChecklist.model_validate(
+            {
+                "elements": [
+                    {"id": "e1", "type": "style", "text": "ink", "entities": []},
+                    {"id": "e2", "type": "attribute", "text": "black ink", "entities": ["e1"]},
+                ]
+            }
+        )
+    with pytest.raises(ValueError, match="must name the entity ids"):
+        PromptChecklist.model_validate(
+            {"elements": [{"id": "e1", "type": "relation", "text": "a above b"}]}
+        )
+    schema = verdicts_schema((("e1", "entity", "girl"), ("e2", "style", "ink")))
+    assert schema.model_json_schema()["required"] == ["e1", "e2"]
+    with pytest.raises(
+        ValueError, match="e2"
+    ):  # a skipped element fails validation (and is re-asked)
+        schema.model_validate({"e1": {"reason": "x", "verdict": "present"}})
