@@ -57,11 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--image-size", type=int, default=256, help="PNG side length in pixels")
     p.add_argument("--annotators", type=int, default=15, help="simulated annotators per pair")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes drawing images (default: all cores for large runs); output is identical")
 
     p = _add(data_sub, "aggregate-votes", "titjudge.data.commands:aggregate_votes",
              "aggregate annotator votes into human pairs (strong consensus, advantage, experts)")
     p.add_argument("votes", type=Path, help="votes CSV: prompt_id,item_a,item_b,votes_a,votes_b,votes_tie[,expert_1..3]")
     p.add_argument("--out", type=Path, required=True, help="pairs CSV to write")
+    p.add_argument("--panel-size", metavar="N|any",
+                   help="annotators per row; 'any' lets each row's total set its thresholds "
+                        "(default: every row must count as many as the first)")
 
     p = _add(data_sub, "rank", "titjudge.data.commands:rank",
              "per-prompt rankings (ties allowed) from human pair outcomes")
@@ -119,6 +124,27 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--cache-dir", type=Path, default=Path(".titjudge/cache"))
         if name == "clear":
             p.add_argument("--model", help="only this model spec, e.g. litellm:openai/gpt-4o")
+
+    # ---- ablation
+    p = _add(sub, "ablation", "titjudge.agents.ablation_commands:ablation",
+             "the paper's Table 4 grid (VLM rows x comparer columns) plus Tables 2 and 3, in one run")
+    p.add_argument("config", type=Path, help="ablation config (YAML): describers (rows) and comparers (columns)")
+    p.add_argument("--out", type=Path, help="output folder (default: <run.out>/<name>)")
+    p.add_argument("--set", action="append", default=[], metavar="K=V",
+                   help="override a config key, e.g. describers.gpt-4o.enabled=false (repeatable)")
+    p.add_argument("--limit", type=int, help="only the first N manifest items")
+    p.add_argument("--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)")
+
+    # ---- audit
+    p = _add(sub, "audit", "titjudge.report.audit_commands:audit",
+             "audit a run pair by pair: why each judge agreed or disagreed with humans")
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run dir written by `titjudge run`")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page")
+    p.add_argument("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'")
+    p.add_argument("--disagreements", action="store_true",
+                   help="print the pairs judged against the human verdict, most confident first")
+    p.add_argument("--variant", metavar="V", help="only this variant (with --disagreements or --pair)")
+    p.add_argument("--limit", type=int, metavar="N", help="with --disagreements: show N pairs (default 20)")
 
     return parser
 

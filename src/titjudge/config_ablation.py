@@ -1,0 +1,223 @@
+"""Ablation configuration (the paper's Table 4): VLM rows x comparer columns, one YAML.
+
+Rows are describers (`DescriberConfig` plus a name and a label); columns are judges
+(`JudgeConfig` plus a label and an on/off switch). `lmm` and `self_eval` columns take no
+model: in each row they use that row's VLM, reached the row's way. Each row runs as an
+ordinary `RunConfig` (see `row_run_config`), so everything `titjudge run` does (cache,
+retries, run dir) holds per row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from titjudge.config import (
+    DESCRIBER_BOUND_KINDS,
+    DataConfig,
+    DescriberConfig,
+    JudgeConfig,
+    ModelOptions,
+    RunConfig,
+    RunSettings,
+    StrictModel,
+    apply_overrides,
+    load_yaml,
+    validate_config,
+)
+from titjudge.errors import did_you_mean
+from titjudge.models.spec import parse_model_spec
+
+NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
+
+#: top-level keys of a metrics summary (metrics.summary.RESERVED_KEYS, not imported: it pulls
+#: in numpy and scipy); a column may not take one of these names
+RESERVED_NAMES = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
+#: the paper's column headings for the kinds whose heading does not depend on a model
+KIND_LABELS = {
+    "lmm": "LMM Score",
+    "self_eval": "Self-Eval",
+    "lexical": "Lexical",
+    "lmm_yes": "LMM P(yes)",
+}
+#: heading prefixes, followed by the model's short name, for kinds with their own model
+MODEL_LABELS = {"llm": "TIT-Score-", "pairwise": "Pairwise-", "checklist": "Checklist-"}
+
+
+def _no_dots(name: str, what: str) -> None:
+    """Rows and columns are addressed as `--set describers.<name>.enabled=false`: no dots."""
+    if "." in name:
+        raise ValueError(
+            f"{what} name {name!r} contains '.', so `--set {what}s.{name}...` could not address it; "
+            f"use '-' or '_' instead (e.g. {name.replace('.', '')!r})"
+        )
+
+
+class AblationDescriber(DescriberConfig):
+    """One table row: a VLM that describes every image; its LMM Score and Self-Eval use it too."""
+
+    name: str = Field(
+        pattern=NAME_PATTERN, description="row id: run dir rows/<name>/, used in --set"
+    )
+    label: str | None = Field(None, description="row heading in tables (default: name)")
+    enabled: bool = Field(True, description="false leaves the row out of the grid")
+
+    @field_validator("name")
+    @classmethod
+    def _addressable(cls, value: str) -> str:
+        _no_dots(value, "describer")
+        return value
+
+    @property
+    def heading(self) -> str:
+        return self.label or self.name
+
+
+class AblationComparer(JudgeConfig):
+    """One table column: a comparer judged on every row's descriptions (or images, for lmm).
+
+    Describer-bound kinds (lmm, self_eval, lmm_yes) take no model and no placement options:
+    in each row they are that row's VLM, reached the row's way."""
+
+    label: str | None = Field(None, description="column heading (default from kind and model)")
+    enabled: bool = Field(True, description="false switches the column off")
+
+    @model_validator(mode="after")
+    def _row_bound(self) -> AblationComparer:
+        _no_dots(self.name, "comparer")
+        if self.kind in DESCRIBER_BOUND_KINDS:
+            if self.model is not None:
+                raise ValueError(
+                    f"comparer {self.name!r} ({self.kind}) uses each row's own VLM; remove 'model'"
+                )
+            placed = sorted(set(ModelOptions.model_fields) & self.model_fields_set)
+            if placed:
+                raise ValueError(
+                    f"comparer {self.name!r} ({self.kind}) is reached the way each row's describer is; "
+                    f"set {', '.join(placed)} on the describers, not here"
+                )
+        return self
+
+
+class AblationConfig(StrictModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    data: DataConfig = Field(description="manifest and human pairs shared by every row")
+    describers: list[AblationDescriber] = Field(description="table rows: one VLM backbone each")
+    comparers: list[AblationComparer] = Field(description="table columns, in order")
+    run: RunSettings = Field(default_factory=lambda: RunSettings.model_validate({}))
+    bootstrap: int = Field(
+        1000, ge=0, description="bootstrap resamples of prompts for CIs (0 = off)"
+    )
+
+    @field_validator("describers")
+    @classmethod
+    def _some_rows(cls, value: list[AblationDescriber]) -> list[AblationDescriber]:
+        if not value:
+            raise ValueError("list at least one describer (a VLM; one table row each)")
+        _unique([d.name for d in value], "describer names")
+        if not any(d.enabled for d in value):
+            raise ValueError("every describer is disabled; enable at least one")
+        return value
+
+    @field_validator("comparers")
+    @classmethod
+    def _some_columns(cls, value: list[AblationComparer]) -> list[AblationComparer]:
+        if not value:
+            raise ValueError("list at least one comparer (one table column each)")
+        _unique([c.name for c in value], "comparer names")
+        if not any(c.enabled for c in value):
+            raise ValueError("every comparer is disabled; enable at least one")
+        for comparer in value:
+            if comparer.name in RESERVED_NAMES:
+                raise ValueError(f"comparer name {comparer.name!r} is reserved; rename it")
+        enabled = [c.name for c in value if c.enabled]
+        for comparer in value:
+            if (
+                comparer.enabled
+                and comparer.fallback is not None
+                and comparer.fallback not in enabled
+            ):
+                raise ValueError(
+                    f"comparer {comparer.name!r} falls back to {comparer.fallback!r}, which is not an "
+                    f"enabled comparer{did_you_mean(comparer.fallback, enabled)}"
+                )
+        _unique(column_labels(value).values(), "column labels (set 'label' to tell them apart)")
+        return value
+
+    @model_validator(mode="after")
+    def _needs_humans(self) -> AblationConfig:
+        if self.data.human_pairs is None:
+            raise ValueError(
+                "data.human_pairs is required: the ablation's tables compare against humans"
+            )
+        return self
+
+    @property
+    def rows(self) -> list[AblationDescriber]:
+        return [d for d in self.describers if d.enabled]
+
+    @property
+    def columns(self) -> list[AblationComparer]:
+        return [c for c in self.comparers if c.enabled]
+
+    def labels(self) -> dict[str, str]:
+        """Column name -> heading, for the enabled columns."""
+        return column_labels(self.comparers)
+
+
+def _unique(names: Any, what: str) -> None:
+    names = list(names)
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"{what} must be unique; repeated: {', '.join(repr(d) for d in dupes)}")
+
+
+def column_labels(comparers: list[AblationComparer]) -> dict[str, str]:
+    """Headings as the paper writes them: 'TIT-Score' (one embedding model) or
+    'TIT-Score (<model>)' (several), 'TIT-Score-<model>' for LLM judges, unless labelled."""
+    enabled = [c for c in comparers if c.enabled]
+    n_embeddings = sum(c.kind == "embedding" for c in enabled)
+    labels = {}
+    for comparer in enabled:
+        if comparer.label:
+            labels[comparer.name] = comparer.label
+        elif comparer.kind in KIND_LABELS:
+            labels[comparer.name] = KIND_LABELS[comparer.kind]
+        else:
+            short = parse_model_spec(comparer.model or "").short_name
+            if comparer.kind == "embedding":
+                labels[comparer.name] = "TIT-Score" if n_embeddings == 1 else f"TIT-Score ({short})"
+            else:
+                labels[comparer.name] = (
+                    f"{MODEL_LABELS.get(comparer.kind, comparer.kind + '-')}{short}"
+                )
+    return labels
+
+
+def row_run_config(config: AblationConfig, row: AblationDescriber) -> RunConfig:
+    """The ordinary run one row is: same data, cache and settings, all enabled columns as judges."""
+    # only what the user set is passed on, so validators that read `model_fields_set` see the same
+    describer = DescriberConfig.model_validate(
+        row.model_dump(include=set(DescriberConfig.model_fields), exclude_unset=True)
+    )
+    judges = [
+        JudgeConfig.model_validate(
+            c.model_dump(include=set(JudgeConfig.model_fields), exclude_unset=True)
+        )
+        for c in config.columns
+    ]
+    return RunConfig(
+        name=f"{config.name}.{row.name}",
+        data=config.data,
+        describer=describer,
+        judges=judges,
+        run=config.run,
+    )
+
+
+def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:
+    """Load, override (`describers.gpt-4o.enabled=false`) and validate an ablation config."""
+    data = apply_overrides(load_yaml(path), overrides or [])
+    return validate_config(data, AblationConfig, str(path))

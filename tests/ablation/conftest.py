@@ -1,0 +1,126 @@
+"""A small synthetic benchmark and one loopback server playing several VLMs and a judge.
+
+`GridResponder` answers every model name the grid uses: `vlm-sharp` describes with the
+benchmark's stored descriptions, `vlm-blurry` drops every other sentence of them (so the
+two rows differ), `judge-flaky` answers 400 to every request about `fail_prompt`, and any
+other name answers judge requests. Every request is logged as (model, kind, image sha256)
+so tests can count describe calls per (image, VLM).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from titjudge.data.synth import synthesize
+from titjudge.prompts.loader import load_template
+from titjudge.testing.server import (
+    AutoResponder,
+    ChatRequest,
+    DescribeResponder,
+    FakeOpenAIServer,
+    Fault,
+    ImagePart,
+    JudgeResponder,
+    Reply,
+)
+
+DESCRIBE_INSTRUCTION = load_template("describe_paper").render()[1]
+
+
+def drop_every_other_sentence(text: str) -> str:
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    return " ".join(sentences[::2])
+
+
+class BlurryDescriber(DescribeResponder):
+    """A weaker VLM: the stored description with every second sentence missing."""
+
+    def description_for(self, image: ImagePart) -> str:
+        return drop_every_other_sentence(super().description_for(image))
+
+
+class GridResponder:
+    def __init__(self, descriptions: dict[str, str]):
+        sharp, blurry = DescribeResponder(descriptions), BlurryDescriber(descriptions)
+        self.by_model = {
+            "vlm-sharp": AutoResponder(JudgeResponder(describer=sharp), sharp),
+            "vlm-blurry": AutoResponder(JudgeResponder(describer=blurry), blurry),
+        }
+        self.judge = AutoResponder(JudgeResponder(describer=sharp), sharp)
+        self.fail_prompt: str | None = None
+        self.log: list[tuple[str, str, str | None]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        image = request.images[0].sha256 if request.images else None
+        kind = (
+            "describe"
+            if image and DESCRIBE_INSTRUCTION in request.text
+            else "lmm"
+            if image
+            else "judge"
+        )
+        with self._lock:
+            self.log.append((request.model, kind, image))
+        if request.model == "judge-flaky" and self.fail_prompt and self.fail_prompt in request.text:
+            return Reply(fault=Fault("400", message="scripted failure"))
+        return self.by_model.get(request.model, self.judge)(request)
+
+    def count(self, kind: str) -> dict[tuple[str, str | None], int]:
+        counts: dict[tuple[str, str | None], int] = {}
+        with self._lock:
+            for model, seen, image in self.log:
+                if seen == kind:
+                    counts[(model, image)] = counts.get((model, image), 0) + 1
+        return counts
+
+
+@pytest.fixture(scope="session")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ablation-bench") / "synth"
+    synthesize(out, n_prompts=4, n_models=4, seed=0)
+    return out
+
+
+def stored_descriptions(bench: Path) -> dict[str, str]:
+    lines = (bench / "descriptions.jsonl").read_text(encoding="utf-8").splitlines()
+    return {row["image_sha256"]: row["description"] for row in map(json.loads, lines) if row}
+
+
+@pytest.fixture
+def grid_server(
+    bench: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[FakeOpenAIServer, GridResponder]]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    responder = GridResponder(stored_descriptions(bench))
+    with FakeOpenAIServer(
+        responder=responder, models=("vlm-sharp", "vlm-blurry", "judge-llm", "judge-flaky")
+    ) as server:
+        yield server, responder
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random-weight Qwen3-Embedding checkpoint, built offline, as an `embed:` spec."""
+    import torch
+
+    from titjudge.testing.tiny_models import build_tiny_qwen3_embedding
+
+    torch.set_num_threads(1)  # tiny models run fastest single-threaded on a busy 2-core box
+    return f"embed:{build_tiny_qwen3_embedding(tmp_path_factory.mktemp('tiny-embedding'))}"
+
+
+@pytest.fixture(scope="session")
+def dead_url() -> str:
+    """A loopback URL nothing listens on: connections are refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

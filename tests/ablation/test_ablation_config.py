@@ -1,0 +1,204 @@
+"""Ablation configs: the shipped grids validate; mistakes are one clear line and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from titjudge.cli import main
+from titjudge.config_ablation import load_ablation_config, row_run_config
+from titjudge.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+
+SMALL = """
+name: small
+data: {manifest: data/m.jsonl, human_pairs: data/p.csv}
+describers:
+  - {name: gpt-4o, label: GPT-4o, model: "litellm:openai/gpt-4o", rpm: 60}
+  - {name: qwen-7b, model: "hf:Qwen/Qwen2.5-VL-7B-Instruct", device: cpu}
+comparers:
+  - {name: lmm_score, kind: lmm}
+  - {name: self_eval, kind: self_eval, max_tokens: 256}
+  - {name: tit_score, kind: embedding, model: "embed:Qwen/Qwen3-Embedding-8B"}
+  - {name: tit_llm_q8b, kind: llm, model: "hf:Qwen/Qwen3-8B", params: {enable_thinking: false}}
+  - {name: lexical, kind: lexical, enabled: false}
+run: {cache_dir: cache, out: runs}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "ablation.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_paper_grid_reproduces_the_papers_rows_and_columns():
+    config = load_ablation_config(REPO / "configs" / "paper-grid.yaml")
+    assert [(r.heading, r.model) for r in config.rows] == [
+        ("Gemini 2.5 Pro", "litellm:gemini/gemini-2.5-pro"),
+        ("GPT-4o", "litellm:openai/gpt-4o"),
+        ("Qwen2.5-VL-7B", "hf:Qwen/Qwen2.5-VL-7B-Instruct"),
+        ("Qwen2.5-VL-32B", "hf:Qwen/Qwen2.5-VL-32B-Instruct"),
+        ("Qwen2.5-VL-72B", "hf:Qwen/Qwen2.5-VL-72B-Instruct"),
+    ]
+    assert list(config.labels().values()) == [
+        "LMM Score",
+        "Self-Eval",
+        "TIT-Score",
+        "TIT-Score (4B)",
+        "TIT-Score-Q 8B",
+        "TIT-Score-Q 14B",
+        "TIT-Score-G",
+    ]
+    models = {c.name: c.model for c in config.columns}
+    assert models["tit_score_8b"] == "embed:Qwen/Qwen3-Embedding-8B"
+    assert models["tit_score_4b"] == "embed:Qwen/Qwen3-Embedding-4B"
+    assert (
+        models["tit_llm_q14b"] == "hf:Qwen/Qwen3-14B"
+        and models["tit_llm_g"] == "litellm:gemini/gemini-2.5-pro"
+    )
+    assert all(
+        c.params == {"enable_thinking": False}
+        for c in config.columns
+        if c.name.startswith("tit_llm_q")
+    )
+
+
+def test_paper_grid_rows_and_columns_switch_off_by_name():
+    config = load_ablation_config(
+        REPO / "configs" / "paper-grid.yaml",
+        ["describers.qwen25-vl-72b.enabled=false", "comparers.tit_llm_q14b.enabled=false"],
+    )
+    assert [r.name for r in config.rows][-1] == "qwen25-vl-32b" and len(config.rows) == 4
+    assert "tit_llm_q14b" not in config.labels() and len(config.labels()) == 6
+
+
+def test_offline_grid_validates():
+    config = load_ablation_config(REPO / "configs" / "ablation-offline.yaml")
+    assert len(config.rows) == 4 and config.data.manifest == Path("data/synth/manifest.jsonl")
+    assert [c.kind for c in config.columns] == ["lmm", "self_eval", "embedding", "llm", "lexical"]
+
+
+def test_row_becomes_an_ordinary_run(tmp_path):
+    config = load_ablation_config(write(tmp_path, SMALL))
+    assert config.labels() == {
+        "lmm_score": "LMM Score",
+        "self_eval": "Self-Eval",
+        "tit_score": "TIT-Score",
+        "tit_llm_q8b": "TIT-Score-Qwen3-8B",
+    }
+    run = row_run_config(config, config.rows[1])
+    assert run.name == "small.qwen-7b"
+    assert run.describer.model == "hf:Qwen/Qwen2.5-VL-7B-Instruct" and run.describer.device == "cpu"
+    assert [j.name for j in run.judges] == [
+        "lmm_score",
+        "self_eval",
+        "tit_score",
+        "tit_llm_q8b",
+    ]  # lexical off
+    assert run.judges[0].model is None and run.judges[1].max_tokens == 256  # bound to the row's VLM
+    assert run.run.cache_dir == Path("cache") and run.data == config.data
+
+
+def test_overrides_switch_rows_and_columns_off_by_name(tmp_path):
+    config = load_ablation_config(
+        write(tmp_path, SMALL),
+        ["describers.gpt-4o.enabled=false", "comparers.lexical.enabled=true"],
+    )
+    assert [r.name for r in config.rows] == ["qwen-7b"]
+    assert config.labels()["lexical"] == "Lexical"
+
+
+def test_several_embedding_models_are_told_apart(tmp_path):
+    text = SMALL.replace(
+        "  - {name: lexical, kind: lexical, enabled: false}",
+        '  - {name: tit_4b, kind: embedding, model: "embed:Qwen/Qwen3-Embedding-4B"}',
+    )
+    labels = load_ablation_config(write(tmp_path, text)).labels()
+    assert labels["tit_score"] == "TIT-Score (Qwen3-Embedding-8B)"
+    assert labels["tit_4b"] == "TIT-Score (Qwen3-Embedding-4B)"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ('model: "litellm:openai/gpt-4o", rpm', 'modle: "litellm:openai/gpt-4o", rpm'),
+            "unknown key 'describers.0.modle' (did you mean 'model'?)",
+        ),
+        (
+            (
+                "  - {name: lexical, kind: lexical, enabled: false}",
+                "  - {name: lexical, kind: lexical, enabeld: false}",
+            ),
+            "unknown key 'comparers.4.enabeld' (did you mean 'enabled'?)",
+        ),
+        (
+            (
+                "{name: lmm_score, kind: lmm}",
+                '{name: lmm_score, kind: lmm, model: "litellm:openai/gpt-4o"}',
+            ),
+            "ablation.yaml: comparers.0: comparer 'lmm_score' (lmm) uses each row's own VLM; remove 'model'",
+        ),
+        (
+            (
+                "{name: self_eval, kind: self_eval, max_tokens: 256}",
+                "{name: self_eval, kind: self_eval, api_base: x}",
+            ),
+            "comparers.1: comparer 'self_eval' (self_eval) is reached the way each row's describer is; "
+            "set api_base on the describers, not here",
+        ),
+        (("name: qwen-7b,", "name: gpt-4o,"), "describer names must be unique; repeated: 'gpt-4o'"),
+        (
+            ("name: qwen-7b,", "name: qwen2.5-7b,"),
+            "describers.1.name: describer name 'qwen2.5-7b' contains '.', so `--set describers.qwen2.5-7b...` "
+            "could not address it; use '-' or '_' instead (e.g. 'qwen25-7b')",
+        ),
+        (("human_pairs: data/p.csv", "ranks: data/r.csv"), "data.human_pairs is required"),
+        (
+            (
+                "{name: tit_llm_q8b, kind: llm,",
+                "{name: tit_llm_q8b, kind: llm, fallback: tit_scor,",
+            ),
+            "falls back to 'tit_scor', which is not an enabled comparer (did you mean 'tit_score'?)",
+        ),
+    ],
+)
+def test_config_mistakes_name_the_key(tmp_path, change, message):
+    old, new = change
+    assert old in SMALL
+    with pytest.raises(ConfigError) as err:
+        load_ablation_config(write(tmp_path, SMALL.replace(old, new)))
+    assert message in str(err.value)
+    # one line per problem, each naming the file
+    assert all(
+        line.startswith(str(tmp_path / "ablation.yaml") + ": ")
+        for line in str(err.value).splitlines()
+    )
+
+
+def test_bad_configs_exit_2_with_one_line(tmp_path, capsys):
+    bad_key = write(tmp_path, SMALL.replace("comparers:", "comparer:"))
+    assert main(["ablation", str(bad_key)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key 'comparer' (did you mean 'comparers'?)" in err
+
+    no_rows = write(
+        tmp_path,
+        SMALL.split("describers:")[0]
+        + "describers: []\n"
+        + "comparers:"
+        + SMALL.split("comparers:")[1],
+    )
+    assert main(["ablation", str(no_rows)]) == 2
+    err = capsys.readouterr().err
+    assert "describers: list at least one describer" in err and err.startswith("titjudge: error: ")
+
+    missing_data = write(
+        tmp_path, SMALL
+    )  # the manifest does not exist: a data problem, before any row runs
+    assert main(["ablation", str(missing_data), "--out", str(tmp_path / "out")]) == 2
+    assert "data/m.jsonl" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,250 @@
+"""The ablation grid end to end: two VLMs on one loopback server, comparer columns, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from titjudge.agents.ablation import AblationResult, run_ablation_async
+from titjudge.cli import main
+from titjudge.config import validate_config
+from titjudge.config_ablation import AblationConfig
+from titjudge.data.manifest import load_manifest
+
+COLUMNS = ["LMM Score", "Self-Eval", "TIT-Score", "Lexical", "TIT-Score-judge-llm"]
+VARIANTS = ["lmm_score", "self_eval", "tit_score", "lexical", "tit_llm"]
+N_ITEMS = 16  # 4 prompts x 4 T2I models
+FAST = {"backoff_initial": 0.01, "backoff_max": 0.1}
+
+
+def grid_config(
+    bench: Path,
+    url: str,
+    tmp: Path,
+    embedder: str | None = None,
+    extra_columns: list[dict[str, Any]] | None = None,
+    extra_rows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": "grid",
+        "data": {
+            "manifest": str(bench / "manifest.jsonl"),
+            "human_pairs": str(bench / "pairs.csv"),
+            "ranks": str(bench / "ranks.csv"),
+        },
+        "describers": [
+            {
+                "name": "sharp",
+                "label": "Sharp VLM",
+                "model": "litellm:openai/vlm-sharp",
+                "api_base": url,
+                **FAST,
+            },
+            {
+                "name": "blurry",
+                "label": "Blurry VLM",
+                "model": "litellm:openai/vlm-blurry",
+                "api_base": url,
+                **FAST,
+            },
+            *(extra_rows or []),
+        ],
+        "comparers": [
+            {"name": "lmm_score", "kind": "lmm"},
+            {"name": "self_eval", "kind": "self_eval"},
+            *([{"name": "tit_score", "kind": "embedding", "model": embedder}] if embedder else []),
+            {"name": "lexical", "kind": "lexical"},
+            {
+                "name": "tit_llm",
+                "kind": "llm",
+                "model": "litellm:openai/judge-llm",
+                "api_base": url,
+                **FAST,
+            },
+            *(extra_columns or []),
+        ],
+        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
+        "bootstrap": 0,
+    }
+
+
+def run_grid(raw: dict[str, Any], out: Path) -> AblationResult:
+    config = validate_config(raw, AblationConfig, "test grid")
+    return asyncio.run(run_ablation_async(config, out=out))
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_grid_tables_match_row_runs_and_rerun_is_free(
+    bench, grid_server, embedder, tmp_path, capsys
+):
+    server, responder = grid_server
+    raw = grid_config(bench, server.url, tmp_path, embedder)
+    out = tmp_path / "out"
+    result = run_grid(raw, out)
+
+    rows = read_csv(out / "table4.csv")
+    assert rows[0] == ["VLM", *COLUMNS, *(f"failed: {c}" for c in COLUMNS)]
+    assert [r[0] for r in rows[1:]] == ["Sharp VLM", "Blurry VLM"]
+    accuracies = {}
+    for line, name in zip(rows[1:], ["sharp", "blurry"], strict=True):
+        metrics = json.loads((out / "rows" / name / "metrics.json").read_text())
+        accuracies[name] = [metrics[v]["pairwise_accuracy"] for v in VARIANTS]
+        assert [float(x) for x in line[1:6]] == [round(100 * a, 4) for a in accuracies[name]]
+        assert line[6:] == ["0"] * 5
+        # every variant scored every item of the row's own run
+        assert [metrics[v]["n_scored"] for v in VARIANTS] == [N_ITEMS] * 5
+    assert accuracies["sharp"] != accuracies["blurry"]  # the two VLMs really describe differently
+
+    # Markdown: same cells, best bold and second underlined within each row
+    markdown = (out / "table4.md").read_text()
+    assert "| VLM | LMM Score | Self-Eval | TIT-Score | Lexical | TIT-Score-judge-llm |" in markdown
+    sharp_md = next(line for line in markdown.splitlines() if line.startswith("| Sharp VLM |"))
+    best = max(round(100 * a, 2) for a in accuracies["sharp"])
+    assert f"**{best:.2f}**" in sharp_md
+
+    # one describe request per (image, VLM): 16 images x 2 VLMs, none asked twice
+    describes = responder.count("describe")
+    assert len(describes) == 2 * N_ITEMS and set(describes.values()) == {1}
+    assert {model for model, _ in describes} == {"vlm-sharp", "vlm-blurry"}
+    lmm = responder.count("lmm")
+    assert len(lmm) == 2 * N_ITEMS and set(lmm.values()) == {1}
+    # describe + lmm + self-eval + LLM judge, per item and row; lexical asks no model
+    assert len(responder.log) == server.stats.total == 4 * 2 * N_ITEMS
+    assert result.exit_code == 0 and result.notes == []
+    # the second row found every prompt's embedding in the cache the first row filled;
+    # only its own descriptions were embedded
+    stats = json.loads((tmp_path / "cache" / "last_run_stats.json").read_text())
+    assert stats["run"] == "grid.blurry"
+    assert stats["by_model"][embedder] == {"hits": N_ITEMS, "misses": N_ITEMS, "writes": N_ITEMS}
+
+    saved = json.loads((out / "ablation.json").read_text())
+    assert [r["status"] for r in saved["rows"]] == ["ok", "ok"]
+    assert saved["rows"][0]["cells"]["tit_llm"]["pairwise_accuracy"] == accuracies["sharp"][4]
+    assert saved["rows"][1]["run_dir"] == str(out / "rows" / "blurry")
+    for stem in ("table4", "table2", "leaderboard"):
+        assert {(out / f"{stem}{s}").is_file() for s in (".md", ".csv", ".tex")} == {True}
+    assert (out / "table4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # Table 2: one line per (VLM, comparer); Table 3: human ranking + one per (VLM, comparer)
+    assert len(read_csv(out / "table2.csv")) == 1 + 2 * 5
+    board = read_csv(out / "leaderboard.csv")
+    assert [r[0] for r in board[1:3]] == ["Human", "Sharp VLM / LMM Score"] and len(
+        board
+    ) == 1 + 1 + 10
+
+    # the same ablation again, through the CLI: all from the cache, same table
+    first_csv = (out / "table4.csv").read_bytes()
+    config_path = tmp_path / "grid.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    server.reset_stats()
+    capsys.readouterr()
+    assert main(["ablation", str(config_path), "--out", str(out)]) == 0
+    assert server.stats.total == 0
+    assert (out / "table4.csv").read_bytes() == first_csv
+    printed = capsys.readouterr().out
+    assert "Table 4" in printed and "Sharp VLM" in printed and "Blurry VLM" in printed
+    assert f"{best:.2f}" in printed
+
+
+def test_failed_column_row_and_items_are_reported_not_filled(
+    bench, grid_server, dead_url, tmp_path, monkeypatch
+):
+    server, responder = grid_server
+    monkeypatch.delenv("TITJUDGE_TEST_NO_SUCH_KEY", raising=False)
+    items = load_manifest(bench / "manifest.jsonl")
+    first_prompt = items[0].prompt_id
+    responder.fail_prompt = items[0].prompt
+    per_prompt = sum(item.prompt_id == first_prompt for item in items)
+    raw = grid_config(
+        bench,
+        server.url,
+        tmp_path,
+        extra_columns=[
+            {
+                "name": "tit_dead",
+                "kind": "llm",
+                "label": "Dead judge",
+                "model": "litellm:openai/judge-dead",
+                "api_base": dead_url,
+                "max_attempts": 1,
+            },
+            {
+                "name": "tit_flaky",
+                "kind": "llm",
+                "label": "Flaky judge",
+                "model": "litellm:openai/judge-flaky",
+                "api_base": server.url,
+                **FAST,
+            },
+            {"name": "off", "kind": "lexical", "label": "Switched off", "enabled": False},
+        ],
+        extra_rows=[
+            {
+                "name": "nokey",
+                "label": "No-key VLM",
+                "model": "litellm:openai/vlm-sharp",
+                "api_base": server.url,
+                "api_key_env": "TITJUDGE_TEST_NO_SUCH_KEY",
+            },
+            {
+                "name": "offline",
+                "label": "Unreachable VLM",
+                "model": "litellm:openai/vlm-gone",
+                "api_base": dead_url,
+                "max_attempts": 1,
+            },
+        ],
+    )
+    out = tmp_path / "out"
+    result = run_grid(raw, out)
+
+    rows = read_csv(out / "table4.csv")
+    shown = [c for c in COLUMNS if c != "TIT-Score"] + ["Flaky judge"]
+    assert rows[0][: 1 + len(shown)] == ["VLM", *shown]  # dead column omitted, order kept
+    assert [r[0] for r in rows[1:]] == ["Sharp VLM", "Blurry VLM"]  # failed rows omitted
+    assert [r[-1] for r in rows[1:]] == [str(per_prompt)] * 2  # failed count of the flaky column
+    markdown = (out / "table4.md").read_text()
+    flaky = result.rows[0].cells["tit_flaky"]
+    assert flaky.n_failed == per_prompt and flaky.metrics["n_scored"] == N_ITEMS - per_prompt
+    flaky_md = next(
+        line for line in markdown.splitlines() if line.startswith("| Sharp VLM |")
+    ).split(" | ")[-1]
+    assert flaky_md.replace("*", "").replace("<ins>", "").replace("</ins>", "") == (
+        f"{100 * flaky.accuracy:.2f} ({per_prompt} failed) |"
+    )
+    assert "Dead judge" not in markdown.split("Notes:")[0]
+
+    notes = "\n".join(result.notes)
+    assert "column 'Switched off' (off) is switched off in the config" in notes
+    assert (
+        "column 'Dead judge' omitted: its judge produced no score in any row (Sharp VLM:" in notes
+    )
+    assert "Connection error" in notes
+    assert (
+        "row 'No-key VLM' failed and is omitted:" in notes and "TITJUDGE_TEST_NO_SUCH_KEY" in notes
+    )
+    assert "row 'Unreachable VLM' produced no score and is omitted: every item failed" in notes
+    assert all(f"- {note}" in markdown for note in result.notes)
+
+    saved = json.loads((out / "ablation.json").read_text())
+    assert [r["status"] for r in saved["rows"]] == ["ok", "ok", "failed", "no_scores"]
+    assert saved["rows"][0]["cells"]["tit_dead"] == {
+        "pairwise_accuracy": None,
+        "n_items": N_ITEMS,
+        "n_failed": N_ITEMS,
+        "n_fallback": 0,
+        "first_error": saved["rows"][0]["cells"]["tit_dead"]["first_error"],
+    }
+    assert saved["shown_columns"] == [v for v in VARIANTS if v != "tit_score"] + ["tit_flaky"]
+    assert result.exit_code == 1
+    # no describe was repeated by the failures around it
+    assert set(responder.count("describe").values()) == {1}
