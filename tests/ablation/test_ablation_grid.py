@@ -18,6 +18,7 @@ from titjudge.data.manifest import load_manifest
 
 COLUMNS = ["LMM Score", "Self-Eval", "TIT-Score", "Lexical", "TIT-Score-judge-llm"]
 VARIANTS = ["lmm_score", "self_eval", "tit_score", "lexical", "tit_llm"]
+N_PROMPTS = 4
 N_ITEMS = 16  # 4 prompts x 4 T2I models
 FAST = {"backoff_initial": 0.01, "backoff_max": 0.1}
 
@@ -120,11 +121,12 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     # describe + lmm + self-eval + LLM judge, per item and row; lexical asks no model
     assert len(responder.log) == server.stats.total == 4 * 2 * N_ITEMS
     assert result.exit_code == 0 and result.notes == []
-    # the second row found every prompt's embedding in the cache the first row filled;
-    # only its own descriptions were embedded
+    # each prompt is embedded once for the whole grid (the second row finds all of them in
+    # the cache the first row filled); every description is embedded once
     stats = json.loads((tmp_path / "cache" / "last_run_stats.json").read_text())
-    assert stats["run"] == "grid.blurry"
-    assert stats["by_model"][embedder] == {"hits": N_ITEMS, "misses": N_ITEMS, "writes": N_ITEMS}
+    assert stats["run"] == "grid"
+    assert stats["by_model"][embedder] == {"hits": N_ITEMS, "misses": N_PROMPTS + 2 * N_ITEMS,
+                                           "writes": N_PROMPTS + 2 * N_ITEMS}
 
     saved = json.loads((out / "ablation.json").read_text())
     assert [r["status"] for r in saved["rows"]] == ["ok", "ok"]

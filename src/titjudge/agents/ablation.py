@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
+from titjudge.cache.store import CallCache
+from titjudge.models.hub import ModelHub
 from titjudge.config import dump_config
 from titjudge.config_ablation import AblationConfig, AblationDescriber, row_run_config
 from titjudge.errors import TitjudgeError
@@ -156,6 +158,7 @@ async def run_row(
     *,
     limit: int | None = None,
     show_progress: bool = False,
+    hub: ModelHub | None = None,
 ) -> RowResult:
     """Run one VLM row; a row that cannot run at all is returned with its error, not raised."""
     result = RowResult(name=row.name, label=row.heading, model=row.model, run_dir=out)
@@ -166,6 +169,7 @@ async def run_row(
             out=out,
             show_progress=show_progress,
             bootstrap=config.bootstrap,
+            hub=hub,
         )
     except TitjudgeError as exc:
         result.error = str(exc)
@@ -252,20 +256,33 @@ async def run_ablation_async(
         if not c.enabled
     ]
     run_dir.atomic_write(out_dir / "ablation.yaml", dump_config(config))
+    # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
+    # loads once, not once per row; each row's own VLM is released when its row ends.
+    cache = CallCache(config.run.cache_dir)
+    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    shared_models = {c.model for c in config.columns if c.model}
     results = []
-    for index, row in enumerate(rows):
-        if on_row is not None:
-            on_row(index, len(rows), row)
-        results.append(
-            await run_row(
-                config,
-                row,
-                columns,
-                out_dir / "rows" / row.name,
-                limit=limit,
-                show_progress=show_progress,
+    try:
+        for index, row in enumerate(rows):
+            if on_row is not None:
+                on_row(index, len(rows), row)
+            results.append(
+                await run_row(
+                    config,
+                    row,
+                    columns,
+                    out_dir / "rows" / row.name,
+                    limit=limit,
+                    show_progress=show_progress,
+                    hub=hub,
+                )
             )
-        )
+            if row.model not in shared_models:
+                await hub.release(row.model)
+    finally:
+        cache.save_run_stats(config.name)
+        await hub.aclose()
+        cache.close()
     result = AblationResult(
         name=config.name, out_dir=out_dir, columns=columns, disabled=disabled, rows=results
     )

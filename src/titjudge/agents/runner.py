@@ -8,6 +8,7 @@ metrics.json an uninterrupted run would have written.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from titjudge.data.records import Item
 from titjudge.errors import ConfigError
 from titjudge.judges.factory import build_judges
 from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
-from titjudge.models.hub import ModelHub
+from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
 from titjudge.report import run_dir
 
@@ -74,13 +75,19 @@ def default_out_dir(config: RunConfig) -> Path:
 
 async def run_async(
     config: RunConfig, *, limit: int | None = None, out: Path | None = None, show_progress: bool = False,
-    bootstrap: int = 1000,
+    bootstrap: int = 1000, hub: ModelHub | None = None,
 ) -> RunOutcome:
+    """Run one config. With `hub`, models already loaded there are reused and left open
+    (the ablation shares one hub across rows); otherwise the run owns and closes its own."""
     started = time.perf_counter()
     items, human = load_run_data(config, limit)
     out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
-    cache = CallCache(config.run.cache_dir)
-    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    owned = hub is None
+    if hub is None:
+        hub = ModelHub(CallCache(config.run.cache_dir), default_concurrency=config.run.concurrency,
+                       default_rpm=config.run.rpm)
+    cache = hub.cache
+    usage_before, stats_before = hub.usage(), dataclasses.replace(cache.stats)
     try:
         describer = hub.text_client(config.describer.model, config.describer)
         template = load_template(config.describer.prompt)
@@ -112,8 +119,9 @@ async def run_async(
         results = attach_pairwise(sorted(state["results"], key=lambda r: r.item.item_id), runs, ctx.variant_order)
         metrics: dict[str, Any] = state.get("evaluation") or {}
     finally:
-        cache.save_run_stats(config.name)
-        await hub.aclose()
+        if owned:
+            cache.save_run_stats(config.name)
+            await hub.aclose()
     rows = score_rows(results)
     run_dir.write_score_rows(out_dir, rows)
     run_dir.write_items(out_dir, results)
@@ -134,8 +142,8 @@ async def run_async(
         "image_errors": sum(1 for r in results if r.image_error),
         "describer_failures": sum(1 for r in results if r.described.text is None and r.described.call is not None),
         "variants": counts,
-        "usage": {role: vars(u) for role, u in sorted(hub.usage().items())},
-        "cache": {"hits": cache.stats.hits, "misses": cache.stats.misses, "writes": cache.stats.writes},
+        "usage": {role: vars(u) for role, u in sorted(usage_since(usage_before, hub.usage()).items())},
+        "cache": {name: getattr(cache.stats, name) - getattr(stats_before, name) for name in ("hits", "misses", "writes")},
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }
@@ -144,7 +152,8 @@ async def run_async(
 
         summary["pairwise"] = {name: run_summary(run) for name, run in runs.items()}
     run_dir.write_json(out_dir, "summary.json", summary)
-    cache.close()
+    if owned:
+        cache.close()
     return RunOutcome(out_dir=out_dir, n_items=len(results), n_failed_items=n_failed, status_counts=counts,
                       metrics=metrics, summary=summary, results=results)
 

@@ -63,6 +63,12 @@ class ModelHub:
             self._embed[key] = EmbeddingClient(backend, self.cache, params=getattr(options, "params", None))
         return self._embed[key]
 
+    async def release(self, model: str) -> None:
+        """Close and forget every client of `model` (frees a local model's memory)."""
+        for clients in (self._text, self._embed):
+            for key in [k for k in clients if k[0] == model]:
+                await clients.pop(key).backend.aclose()
+
     def usage(self) -> dict[str, Usage]:
         """Totals per role over every client."""
         totals: dict[str, Usage] = {}
@@ -79,3 +85,12 @@ class ModelHub:
     async def aclose(self) -> None:
         for client in [*self._text.values(), *self._embed.values()]:
             await client.backend.aclose()
+
+
+def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Usage]:
+    """Per-role usage added between two `ModelHub.usage()` snapshots (one run on a shared hub)."""
+    delta: dict[str, Usage] = {}
+    for role, total in after.items():
+        start = before.get(role, Usage())
+        delta[role] = Usage(**{name: getattr(total, name) - getattr(start, name) for name in vars(total)})
+    return delta
