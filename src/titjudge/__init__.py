@@ -29,12 +29,16 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
     return _load(path, overrides)
 
 
-def _as_config(config: RunConfig | str | Path | dict[str, Any], overrides: list[str] | None) -> RunConfig:
+def _as_config(
+    config: RunConfig | str | Path | dict[str, Any], overrides: list[str] | None
+) -> RunConfig:
     from titjudge.config import RunConfig, apply_overrides, validate_config
 
     if isinstance(config, RunConfig):
         if overrides:
-            return validate_config(apply_overrides(config.model_dump(mode="json"), overrides), RunConfig, "config")
+            return validate_config(
+                apply_overrides(config.model_dump(mode="json"), overrides), RunConfig, "config"
+            )
         return config
     if isinstance(config, dict):
         return validate_config(apply_overrides(config, overrides or []), RunConfig, "config")
@@ -55,7 +59,12 @@ def evaluate(
     """
     from titjudge.agents.runner import run
 
-    return run(_as_config(config, overrides), limit=limit, out=Path(out) if out else None, show_progress=progress)
+    return run(
+        _as_config(config, overrides),
+        limit=limit,
+        out=Path(out) if out else None,
+        show_progress=progress,
+    )
 
 
 def score(

@@ -26,24 +26,42 @@ class StrictModel(BaseModel):
 class ModelOptions(StrictModel):
     """How to reach and drive one model. Recorded in the run; the API key itself never is."""
 
-    api_base: str | None = Field(None, description="base URL of an OpenAI-compatible or self-hosted server")
-    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
+    api_base: str | None = Field(
+        None, description="base URL of an OpenAI-compatible or self-hosted server"
+    )
+    api_key_env: str | None = Field(
+        None, description="name of the environment variable holding the API key"
+    )
     timeout: float = Field(120.0, gt=0, description="seconds per request")
     max_attempts: int = Field(6, ge=1, le=50, description="attempts per call, counting the first")
-    backoff_initial: float = Field(1.0, ge=0, description="first retry wait in seconds (doubles, with jitter)")
+    backoff_initial: float = Field(
+        1.0, ge=0, description="first retry wait in seconds (doubles, with jitter)"
+    )
     backoff_max: float = Field(60.0, ge=0, description="longest retry wait, also caps Retry-After")
     concurrency: int | None = Field(None, ge=1, description="max in-flight requests to this model")
     rpm: float | None = Field(None, gt=0, description="max requests per minute to this model")
-    params: dict[str, Any] = Field(default_factory=dict, description="extra provider parameters, passed through")
-    device: str | None = Field(None, description="local models: 'auto', 'cpu', 'cuda', 'cuda:1', ...")
-    dtype: str | None = Field(None, description="local models: 'auto', 'bfloat16', 'float16', 'float32'")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="extra provider parameters, passed through"
+    )
+    device: str | None = Field(
+        None, description="local models: 'auto', 'cpu', 'cuda', 'cuda:1', ..."
+    )
+    dtype: str | None = Field(
+        None, description="local models: 'auto', 'bfloat16', 'float16', 'float32'"
+    )
     batch_size: int | None = Field(None, ge=1, description="local models: items per forward pass")
 
 
 class DataConfig(StrictModel):
-    manifest: Path = Field(description="JSONL manifest: item_id, prompt_id, prompt, image, t2i_model")
-    human_pairs: Path | None = Field(None, description="CSV of human pairs: prompt_id, item_a, item_b, winner")
-    ranks: Path | None = Field(None, description="CSV of human ranks; derived from the pairs when absent")
+    manifest: Path = Field(
+        description="JSONL manifest: item_id, prompt_id, prompt, image, t2i_model"
+    )
+    human_pairs: Path | None = Field(
+        None, description="CSV of human pairs: prompt_id, item_a, item_b, winner"
+    )
+    ranks: Path | None = Field(
+        None, description="CSV of human ranks; derived from the pairs when absent"
+    )
 
 
 class DescriberConfig(ModelOptions):
@@ -63,9 +81,13 @@ class DescriberConfig(ModelOptions):
         return parse_model_spec(self.model)
 
 
-JudgeKind = Literal["llm", "embedding", "lmm", "self_eval", "lexical", "pairwise", "checklist", "lmm_yes"]
+JudgeKind = Literal[
+    "llm", "embedding", "lmm", "self_eval", "lexical", "pairwise", "checklist", "lmm_yes"
+]
 ScoreMode = Literal["sampled", "expected"]
-ElementType = Literal["entity", "attribute", "relation", "setting", "composition", "lighting", "style", "detail"]
+ElementType = Literal[
+    "entity", "attribute", "relation", "setting", "composition", "lighting", "style", "detail"
+]
 
 #: kinds that need their own `model` (the others may use the describer's, or none)
 MODEL_REQUIRED_KINDS = ("llm", "embedding", "pairwise", "checklist")
@@ -81,8 +103,14 @@ DEFAULT_TOP_LOGPROBS = 20
 CHECKLIST_MAX_TOKENS = 4096
 #: checklist weight per element type; entities weigh double because attributes and relations hang off them
 DEFAULT_CHECKLIST_WEIGHTS: dict[str, float] = {
-    "entity": 2.0, "attribute": 1.0, "relation": 1.0, "setting": 1.0, "composition": 1.0, "lighting": 1.0,
-    "style": 1.0, "detail": 1.0,
+    "entity": 2.0,
+    "attribute": 1.0,
+    "relation": 1.0,
+    "setting": 1.0,
+    "composition": 1.0,
+    "lighting": 1.0,
+    "style": 1.0,
+    "detail": 1.0,
 }
 
 
@@ -91,37 +119,53 @@ class JudgeConfig(ModelOptions):
     describer, and must be omitted for `lexical`, which uses no model. README "Judge modes" says when
     to use `pairwise`, `checklist`, `lmm_yes`, `score_mode: expected` and `repeats`."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="variant name used in every output")
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_.\-]+$", description="variant name used in every output"
+    )
     kind: JudgeKind
     model: str | None = None
     prompt: str | None = Field(None, description="template name; default depends on kind")
-    fallback: str | None = Field(None, description="name of a judge whose score replaces a failed one")
-    instruction: str | None = Field(
-        None, description="embedding judges: instruction prefixed to the prompt side; None embeds raw text"
+    fallback: str | None = Field(
+        None, description="name of a judge whose score replaces a failed one"
     )
-    max_tokens: int = Field(1024, ge=1, description=f"reply budget; checklist judges default to {CHECKLIST_MAX_TOKENS}")
+    instruction: str | None = Field(
+        None,
+        description="embedding judges: instruction prefixed to the prompt side; None embeds raw text",
+    )
+    max_tokens: int = Field(
+        1024, ge=1, description=f"reply budget; checklist judges default to {CHECKLIST_MAX_TOKENS}"
+    )
     temperature: float = Field(0.0, ge=0)
     score_mode: ScoreMode = Field(
-        "sampled", description="llm/self_eval/lmm: 'expected' scores with the probability-weighted mean of the "
-        "candidate score tokens (needs a backend with log-probabilities)"
+        "sampled",
+        description="llm/self_eval/lmm: 'expected' scores with the probability-weighted mean of the "
+        "candidate score tokens (needs a backend with log-probabilities)",
     )
     scale: tuple[int, int] | None = Field(
-        None, description="llm/self_eval/lmm: [lo, hi] integer score scale the template asks for; default 0-100, "
-        "or 1-9 for the shipped *_expected templates"
+        None,
+        description="llm/self_eval/lmm: [lo, hi] integer score scale the template asks for; default 0-100, "
+        "or 1-9 for the shipped *_expected templates",
     )
     top_logprobs: int | None = Field(
-        None, ge=1, le=100_000, description="score_mode expected and lmm_yes: alternatives read per token, "
-        f"default {DEFAULT_TOP_LOGPROBS} (OpenAI-compatible servers allow at most 20; local hf: models any number)"
+        None,
+        ge=1,
+        le=100_000,
+        description="score_mode expected and lmm_yes: alternatives read per token, "
+        f"default {DEFAULT_TOP_LOGPROBS} (OpenAI-compatible servers allow at most 20; local hf: models any number)",
     )
     repeats: int = Field(
-        1, ge=1, le=100, description="run the judge N times (distinct cache keys, temperature > 0); the score "
-        "is the median, every sample is stored"
+        1,
+        ge=1,
+        le=100,
+        description="run the judge N times (distinct cache keys, temperature > 0); the score "
+        "is the median, every sample is stored",
     )
     weights: dict[ElementType, float] | None = Field(
         None, description="checklist: weight per element type (missing types keep their defaults)"
     )
     decompose_prompt: str | None = Field(
-        None, description="checklist: template that splits a prompt into elements (default checklist_decompose)"
+        None,
+        description="checklist: template that splits a prompt into elements (default checklist_decompose)",
     )
 
     @field_validator("model")
@@ -154,7 +198,11 @@ class JudgeConfig(ModelOptions):
     @classmethod
     def _kind_defaults(cls, data: Any) -> Any:
         """Defaults that depend on the kind are written into the config, so a dump reloads the same."""
-        if isinstance(data, dict) and data.get("kind") == "checklist" and data.get("max_tokens") is None:
+        if (
+            isinstance(data, dict)
+            and data.get("kind") == "checklist"
+            and data.get("max_tokens") is None
+        ):
             data = {**data, "max_tokens": CHECKLIST_MAX_TOKENS}
         return data
 
@@ -177,27 +225,44 @@ class JudgeConfig(ModelOptions):
         """Options that only some kinds read are errors elsewhere, never silently ignored."""
         name, kind = self.name, self.kind
         if self.score_mode == "expected" and kind not in EXPECTED_SCORE_KINDS:
-            raise ValueError(f"judge {name!r}: score_mode 'expected' applies to llm, self_eval and lmm judges, "
-                             f"not {kind!r}")
+            raise ValueError(
+                f"judge {name!r}: score_mode 'expected' applies to llm, self_eval and lmm judges, "
+                f"not {kind!r}"
+            )
         if self.scale is not None and kind not in EXPECTED_SCORE_KINDS:
-            raise ValueError(f"judge {name!r}: 'scale' applies to llm, self_eval and lmm judges, not {kind!r}")
+            raise ValueError(
+                f"judge {name!r}: 'scale' applies to llm, self_eval and lmm judges, not {kind!r}"
+            )
         if self.top_logprobs is not None and self.score_mode != "expected" and kind != "lmm_yes":
-            raise ValueError(f"judge {name!r}: 'top_logprobs' is read only by score_mode 'expected' and lmm_yes")
+            raise ValueError(
+                f"judge {name!r}: 'top_logprobs' is read only by score_mode 'expected' and lmm_yes"
+            )
         if self.repeats > 1 and kind in UNREPEATABLE_KINDS:
-            raise ValueError(f"judge {name!r}: {kind} judges make no sampled call, so repeats would be copies; "
-                             "remove 'repeats'")
+            raise ValueError(
+                f"judge {name!r}: {kind} judges make no sampled call, so repeats would be copies; "
+                "remove 'repeats'"
+            )
         if self.repeats > 1 and self.temperature == 0:
-            raise ValueError(f"judge {name!r}: repeats {self.repeats} at temperature 0 are copies of one greedy "
-                             "answer; set temperature > 0")
+            raise ValueError(
+                f"judge {name!r}: repeats {self.repeats} at temperature 0 are copies of one greedy "
+                "answer; set temperature > 0"
+            )
         for key in ("weights", "decompose_prompt"):
             if getattr(self, key) is not None and kind != "checklist":
-                raise ValueError(f"judge {name!r}: {key!r} applies to checklist judges, not {kind!r}")
+                raise ValueError(
+                    f"judge {name!r}: {key!r} applies to checklist judges, not {kind!r}"
+                )
         if kind == "pairwise" and self.fallback is not None:
-            raise ValueError(f"judge {name!r}: a pairwise judge scores win rates over pairs; it takes no fallback")
+            raise ValueError(
+                f"judge {name!r}: a pairwise judge scores win rates over pairs; it takes no fallback"
+            )
 
     @property
     def checklist_weights(self) -> dict[str, float]:
-        return {**DEFAULT_CHECKLIST_WEIGHTS, **{str(kind): w for kind, w in (self.weights or {}).items()}}
+        return {
+            **DEFAULT_CHECKLIST_WEIGHTS,
+            **{str(kind): w for kind, w in (self.weights or {}).items()},
+        }
 
 
 class RunSettings(StrictModel):
@@ -273,7 +338,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     for override in overrides:
         key, sep, raw = override.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set {override!r}: expected KEY=VALUE, e.g. describer.model=litellm:openai/gpt-4o")
+            raise ConfigError(
+                f"--set {override!r}: expected KEY=VALUE, e.g. describer.model=litellm:openai/gpt-4o"
+            )
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
@@ -295,7 +362,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 else:
                     node = node.setdefault(part, {})
             else:
-                raise ConfigError(f"--set {key}: {'.'.join(parts[:depth])} is a value, not a section")
+                raise ConfigError(
+                    f"--set {key}: {'.'.join(parts[:depth])} is a value, not a section"
+                )
     return data
 
 
@@ -303,12 +372,16 @@ def _list_index(node: list[Any], part: str, here: str) -> int:
     if part.lstrip("-").isdigit():
         index = int(part)
         if not -len(node) <= index < len(node):
-            raise ConfigError(f"--set {here}: index {index} out of range (list has {len(node)} entries)")
+            raise ConfigError(
+                f"--set {here}: index {index} out of range (list has {len(node)} entries)"
+            )
         return index
     names = [entry.get("name") for entry in node if isinstance(entry, dict)]
     if part in names:
         return names.index(part)
-    raise ConfigError(f"--set {here}: no entry named {part!r}{did_you_mean(part, [n for n in names if n])}")
+    raise ConfigError(
+        f"--set {here}: no entry named {part!r}{did_you_mean(part, [n for n in names if n])}"
+    )
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
@@ -317,11 +390,16 @@ def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
     for part in loc:
         if isinstance(part, int) or current is None:
             continue
-        field = current.model_fields.get(part) if isinstance(current, type) else None
+        fields = getattr(current, "model_fields", None) if isinstance(current, type) else None
+        field = fields.get(part) if fields else None
         if field is None:
             return []
         current = _model_in(field.annotation)
-    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+    return (
+        list(current.model_fields)
+        if isinstance(current, type) and issubclass(current, BaseModel)
+        else []
+    )
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

@@ -125,8 +125,11 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     # the cache the first row filled); every description is embedded once
     stats = json.loads((tmp_path / "cache" / "last_run_stats.json").read_text())
     assert stats["run"] == "grid"
-    assert stats["by_model"][embedder] == {"hits": N_ITEMS, "misses": N_PROMPTS + 2 * N_ITEMS,
-                                           "writes": N_PROMPTS + 2 * N_ITEMS}
+    assert stats["by_model"][embedder] == {
+        "hits": N_ITEMS,
+        "misses": N_PROMPTS + 2 * N_ITEMS,
+        "writes": N_PROMPTS + 2 * N_ITEMS,
+    }
 
     saved = json.loads((out / "ablation.json").read_text())
     assert [r["status"] for r in saved["rows"]] == ["ok", "ok"]

@@ -35,13 +35,31 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     local = {"device": "cpu", "batch_size": 4, "max_attempts": 1}
     config = {
         "name": "local",
-        "data": {"manifest": str(synth_data / "manifest.jsonl"), "human_pairs": str(synth_data / "pairs.csv")},
+        "data": {
+            "manifest": str(synth_data / "manifest.jsonl"),
+            "human_pairs": str(synth_data / "pairs.csv"),
+        },
         "describer": {"model": f"hf:{tiny['vl']}", "max_tokens": 24, **local},
         "judges": [
-            {"name": "tit_score", "kind": "embedding", "model": f"embed:{tiny['embed']}", "device": "cpu"},
-            {"name": "tit_llm", "kind": "llm", "model": f"hf:{tiny['lm']}", "max_tokens": 16, **local},
+            {
+                "name": "tit_score",
+                "kind": "embedding",
+                "model": f"embed:{tiny['embed']}",
+                "device": "cpu",
+            },
+            {
+                "name": "tit_llm",
+                "kind": "llm",
+                "model": f"hf:{tiny['lm']}",
+                "max_tokens": 16,
+                **local,
+            },
         ],
-        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs"), "concurrency": 8},
+        "run": {
+            "cache_dir": str(tmp_path / "cache"),
+            "out": str(tmp_path / "runs"),
+            "concurrency": 8,
+        },
     }
     outcome = titjudge.evaluate(config, limit=8)
     described = [r for r in outcome.results if r.described.text is not None]
@@ -49,7 +67,9 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     counts = outcome.status_counts
     assert counts["tit_score"]["ok"] == len(described)
     assert counts["tit_llm"]["ok"] == 0 and counts["tit_llm"]["failed"] == 8
-    lines = [json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()
+    ]
     for line in lines:
         if line["variant"] == "tit_llm" and line["description"] is not None:
             assert line["score"] is None and "invalid output after re-ask" in line["error"]

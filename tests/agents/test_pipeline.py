@@ -38,14 +38,18 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
 
     assert first.summary["usage"]["judge"]["tokens_in"] > 0
     summary = read_json(run_dir / "summary.json")  # the re-run's: nothing paid for again
-    assert summary["usage"]["describer"]["calls"] == 16 and summary["usage"]["judge"]["tokens_in"] == 0
+    assert (
+        summary["usage"]["describer"]["calls"] == 16 and summary["usage"]["judge"]["tokens_in"] == 0
+    )
     report = read_json(run_dir / "metrics.json")
     assert report["tit_llm"]["n_pairs"] == report["lexical"]["n_pairs"] > 0
     # the stored descriptions are faithful, so a word-overlap judge beats chance
     assert report["tit_llm"]["pairwise_accuracy"] > 0.5
     lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
     llm = [line for line in lines if line["variant"] == "tit_llm"]
-    assert len(llm) == 16 and all(line["rationale"] and line["raw"] and line["description"] for line in llm)
+    assert len(llm) == 16 and all(
+        line["rationale"] and line["raw"] and line["description"] for line in llm
+    )
     config_doc = (run_dir / "config.yaml").read_text()
     assert "judge_similarity" in config_doc and "sha256" in config_doc and "langgraph" in config_doc
 
@@ -55,8 +59,11 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
     descriptions = stored_descriptions(data_copy)
     corrupt, refused, garbled = items[0], items[5], items[10]
     (data_copy / corrupt["image"]).write_bytes(b"\x89PNG\r\n\x1a\n truncated")
-    refused_sha = next(sha for sha, _ in descriptions.items()
-                       if (data_copy / refused["image"]).read_bytes() and sha == _sha(data_copy / refused["image"]))
+    refused_sha = next(
+        sha
+        for sha, _ in descriptions.items()
+        if (data_copy / refused["image"]).read_bytes() and sha == _sha(data_copy / refused["image"])
+    )
     garbled_text = descriptions[_sha(data_copy / garbled["image"])]
     assert list(descriptions.values()).count(garbled_text) == 1
     auto = build_responder("auto", descriptions=descriptions)
@@ -74,19 +81,31 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
         outcome = titjudge.evaluate(config)
 
     summary = read_json(outcome.out_dir / "summary.json")
-    assert summary["variants"] == {"tit_llm": {"ok": 13, "fallback": 1, "failed": 2},
-                                   "lexical": {"ok": 14, "fallback": 0, "failed": 2}}
-    assert summary["failed_items"] == 2 and summary["image_errors"] == 1 and summary["describer_failures"] == 1
+    assert summary["variants"] == {
+        "tit_llm": {"ok": 13, "fallback": 1, "failed": 2},
+        "lexical": {"ok": 14, "fallback": 0, "failed": 2},
+    }
+    assert (
+        summary["failed_items"] == 2
+        and summary["image_errors"] == 1
+        and summary["describer_failures"] == 1
+    )
     assert outcome.exit_code == 1
     metrics = read_json(outcome.out_dir / "metrics.json")
     assert (metrics["tit_llm"]["n_failed"], metrics["tit_llm"]["n_fallback"]) == (2, 1)
-    lines = {(r["item_id"], r["variant"]): r for r in map(json.loads, (outcome.out_dir / "items.jsonl").open())}
+    lines = {
+        (r["item_id"], r["variant"]): r
+        for r in map(json.loads, (outcome.out_dir / "items.jsonl").open())
+    }
     assert "corrupt or truncated" in lines[(corrupt["item_id"], "tit_llm")]["error"]
     assert "image rejected by safety filter" in lines[(refused["item_id"], "lexical")]["error"]
     fell_back = lines[(garbled["item_id"], "tit_llm")]
     assert fell_back["status"] == "fallback" and "invalid output after re-ask" in fell_back["error"]
     assert fell_back["score"] == lines[(garbled["item_id"], "lexical")]["score"]
-    scores = {(r["item_id"], r["variant"]): r for r in csv.DictReader((outcome.out_dir / "scores.csv").open())}
+    scores = {
+        (r["item_id"], r["variant"]): r
+        for r in csv.DictReader((outcome.out_dir / "scores.csv").open())
+    }
     assert scores[(corrupt["item_id"], "tit_llm")]["score"] == ""  # a failure is never a number
 
 
@@ -132,7 +151,9 @@ def test_score_command_prints_description_and_verdicts(synth_data, tmp_path, cap
         config = api_config(synth_data, server.url, tmp_path)
         path = tmp_path / "run.yaml"
         path.write_text(json.dumps(config))
-        code = main(["score", str(synth_data / item["image"]), item["prompt"], "--config", str(path)])
+        code = main(
+            ["score", str(synth_data / item["image"]), item["prompt"], "--config", str(path)]
+        )
     out = capsys.readouterr().out
     assert code == 0
     assert stored_descriptions(synth_data)[_sha(synth_data / item["image"])][:60] in out
@@ -141,16 +162,23 @@ def test_score_command_prints_description_and_verdicts(synth_data, tmp_path, cap
 
 def test_python_score_api(synth_data, tmp_path):
     item = items_of(synth_data)[3]
-    with FakeOpenAIServer(responder=build_responder("auto", stored_descriptions(synth_data))) as server:
-        result = titjudge.score(synth_data / item["image"], item["prompt"],
-                                config=api_config(synth_data, server.url, tmp_path))
+    with FakeOpenAIServer(
+        responder=build_responder("auto", stored_descriptions(synth_data))
+    ) as server:
+        result = titjudge.score(
+            synth_data / item["image"],
+            item["prompt"],
+            config=api_config(synth_data, server.url, tmp_path),
+        )
     by_name = {o.variant: o for o in result.outcomes}
     assert result.described.text and by_name["tit_llm"].status == "ok"
     assert 0 <= by_name["tit_llm"].score <= 100 and 0 < by_name["lexical"].score <= 1
 
 
 def test_replay_describer_needs_no_server_and_rejects_unknown_images(data_copy, tmp_path):
-    config = api_config(data_copy, "http://127.0.0.1:9/v1", tmp_path, judges=[{"name": "lex", "kind": "lexical"}])
+    config = api_config(
+        data_copy, "http://127.0.0.1:9/v1", tmp_path, judges=[{"name": "lex", "kind": "lexical"}]
+    )
     config["describer"] = {"model": f"replay:{data_copy / 'descriptions.jsonl'}"}
     from PIL import Image
 

@@ -19,7 +19,10 @@ CONCURRENCY = 4
 def start_run(config_path, env):
     return subprocess.Popen(
         [sys.executable, "-m", "titjudge.cli", "run", str(config_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 
@@ -36,7 +39,9 @@ def wait_for_requests(server, n, proc, timeout=60.0):
 def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto, latency=0.05) as server:
-        baseline = titjudge.evaluate(api_config(synth_data, server.url, tmp_path / "base", concurrency=CONCURRENCY))
+        baseline = titjudge.evaluate(
+            api_config(synth_data, server.url, tmp_path / "base", concurrency=CONCURRENCY)
+        )
         full = server.stats.total
         assert full == 32
         server.reset_stats()
@@ -64,4 +69,6 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig):
     assert full <= paid <= full + 2 * CONCURRENCY
     crash_dir = tmp_path / "crash" / "runs" / "e2e"
     assert (crash_dir / "scores.csv").read_text() == (baseline.out_dir / "scores.csv").read_text()
-    assert (crash_dir / "metrics.json").read_text() == (baseline.out_dir / "metrics.json").read_text()
+    assert (crash_dir / "metrics.json").read_text() == (
+        baseline.out_dir / "metrics.json"
+    ).read_text()

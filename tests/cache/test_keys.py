@@ -14,7 +14,9 @@ def key(**changes):
     spec = changes.pop("spec", SPEC)
     template = changes.pop("template", TEMPLATE)
     params = changes.pop("params", None)
-    return generation_key(spec, dataclasses.replace(REQ, **changes), template=template, params=params)
+    return generation_key(
+        spec, dataclasses.replace(REQ, **changes), template=template, params=params
+    )
 
 
 def test_output_changing_inputs_change_the_key():
@@ -39,4 +41,6 @@ def test_embedding_key_depends_on_text_and_model():
     spec = parse_model_spec("embed:Qwen/Qwen3-Embedding-8B")
     assert embedding_key(spec, "a") == embedding_key(spec, "a")
     assert embedding_key(spec, "a") != embedding_key(spec, "b")
-    assert embedding_key(spec, "a") != embedding_key(parse_model_spec("embed:Qwen/Qwen3-Embedding-4B"), "a")
+    assert embedding_key(spec, "a") != embedding_key(
+        parse_model_spec("embed:Qwen/Qwen3-Embedding-4B"), "a"
+    )

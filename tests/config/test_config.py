@@ -51,7 +51,9 @@ def test_unknown_backend_gets_hint(tmp_path):
     text = BASE.replace('"embed:Qwen', '"embd:Qwen')
     with pytest.raises(ConfigError) as err:
         load_config(write(tmp_path, text))
-    assert "unknown model backend 'embd'" in str(err.value) and "did you mean 'embed'" in str(err.value)
+    assert "unknown model backend 'embd'" in str(err.value) and "did you mean 'embed'" in str(
+        err.value
+    )
 
 
 def test_unknown_fallback_is_rejected(tmp_path):
@@ -71,8 +73,15 @@ def test_missing_file():
 
 def test_overrides_by_path_index_and_name(tmp_path):
     path = write(tmp_path, BASE)
-    config = load_config(path, ["describer.model=litellm:openai/gpt-4o", "run.concurrency=8",
-                                "judges.tit_llm_g.temperature=0.5", "judges.0.instruction=Find the image"])
+    config = load_config(
+        path,
+        [
+            "describer.model=litellm:openai/gpt-4o",
+            "run.concurrency=8",
+            "judges.tit_llm_g.temperature=0.5",
+            "judges.0.instruction=Find the image",
+        ],
+    )
     assert config.describer.model == "litellm:openai/gpt-4o"
     assert config.run.concurrency == 8 and isinstance(config.run.concurrency, int)
     assert config.judges[1].temperature == 0.5
@@ -95,16 +104,26 @@ def test_duplicate_judge_names(tmp_path):
 
 
 def test_lexical_judge_takes_no_model(tmp_path):
-    text = BASE + "\n" if False else BASE.replace(
-        "  - {name: tit_score,", "  - {name: lex, kind: lexical, model: 'litellm:x/y'}\n  - {name: tit_score,")
+    text = (
+        BASE + "\n"
+        if False
+        else BASE.replace(
+            "  - {name: tit_score,",
+            "  - {name: lex, kind: lexical, model: 'litellm:x/y'}\n  - {name: tit_score,",
+        )
+    )
     with pytest.raises(ConfigError, match="lexical and uses no model"):
         load_config(write(tmp_path, text))
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("gpt-4o", "no backend prefix"), ("openai:gpt-4o", "unknown model backend 'openai'"),
-     ("hf:", "no model id"), ("", "empty")],
+    [
+        ("gpt-4o", "no backend prefix"),
+        ("openai:gpt-4o", "unknown model backend 'openai'"),
+        ("hf:", "no model id"),
+        ("", "empty"),
+    ],
 )
 def test_spec_errors(spec, message):
     with pytest.raises(ModelSpecError, match=message):

@@ -16,8 +16,10 @@ from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 @pytest.fixture
 def server(fault_data):
-    with FakeOpenAIServer(responder=build_responder("auto", descriptions=descriptions(fault_data)),
-                          context_window=20_000) as srv:
+    with FakeOpenAIServer(
+        responder=build_responder("auto", descriptions=descriptions(fault_data)),
+        context_window=20_000,
+    ) as srv:
         yield srv
 
 
@@ -54,15 +56,36 @@ def _set(cfg, dotted, value):
 
 
 CONFIG_CASES = {
-    "unknown key": (lambda c: _set(c, "describer.temprature", 0), "unknown key 'describer.temprature'"),
-    "unknown model spec": (lambda c: _set(c, "describer.model", "openai:gpt-4o"), "unknown model backend 'openai'"),
+    "unknown key": (
+        lambda c: _set(c, "describer.temprature", 0),
+        "unknown key 'describer.temprature'",
+    ),
+    "unknown model spec": (
+        lambda c: _set(c, "describer.model", "openai:gpt-4o"),
+        "unknown model backend 'openai'",
+    ),
     "spec without prefix": (lambda c: _set(c, "judges.0.model", "gpt-4o"), "no backend prefix"),
-    "unknown template": (lambda c: _set(c, "describer.prompt", "describe_papr"), "did you mean 'describe_paper'"),
-    "judge template as describer": (lambda c: _set(c, "judges.0.prompt", "lmm_score"), "needs a 'judge' template"),
-    "unknown fallback": (lambda c: _set(c, "judges.0.fallback", "lexicl"), "did you mean 'lexical'"),
-    "missing api key": (lambda c: _set(c, "judges.0.api_key_env", "TITJUDGE_UNSET_VAR"), "TITJUDGE_UNSET_VAR"),
+    "unknown template": (
+        lambda c: _set(c, "describer.prompt", "describe_papr"),
+        "did you mean 'describe_paper'",
+    ),
+    "judge template as describer": (
+        lambda c: _set(c, "judges.0.prompt", "lmm_score"),
+        "needs a 'judge' template",
+    ),
+    "unknown fallback": (
+        lambda c: _set(c, "judges.0.fallback", "lexicl"),
+        "did you mean 'lexical'",
+    ),
+    "missing api key": (
+        lambda c: _set(c, "judges.0.api_key_env", "TITJUDGE_UNSET_VAR"),
+        "TITJUDGE_UNSET_VAR",
+    ),
     "negative concurrency": (lambda c: _set(c, "run.concurrency", -1), "run.concurrency"),
-    "missing manifest": (lambda c: _set(c, "data.manifest", "/nonexistent/manifest.jsonl"), "manifest.jsonl"),
+    "missing manifest": (
+        lambda c: _set(c, "data.manifest", "/nonexistent/manifest.jsonl"),
+        "manifest.jsonl",
+    ),
     "missing pairs": (lambda c: _set(c, "data.human_pairs", "/nonexistent/pairs.csv"), "pairs.csv"),
 }
 
@@ -78,16 +101,23 @@ def test_config_mistakes_exit_2_with_one_line(case, fault_data, server, tmp_path
     assert server.stats.total == 0
 
 
-def test_missing_openai_key_is_caught_before_any_call(fault_data, server, tmp_path, capsys, monkeypatch):
+def test_missing_openai_key_is_caught_before_any_call(
+    fault_data, server, tmp_path, capsys, monkeypatch
+):
     monkeypatch.delenv("OPENAI_API_KEY")
-    code, _, err = run_cli(["run", str(write_config(tmp_path, config(fault_data, server.url, tmp_path)))], capsys)
+    code, _, err = run_cli(
+        ["run", str(write_config(tmp_path, config(fault_data, server.url, tmp_path)))], capsys
+    )
     assert code == 2 and "OPENAI_API_KEY" in err and server.stats.total == 0
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("name: x\ndescriber: {model: [\n", "invalid YAML"), ("- just\n- a list\n", "must be a YAML mapping"),
-     ("", "missing required key 'name'")],
+    [
+        ("name: x\ndescriber: {model: [\n", "invalid YAML"),
+        ("- just\n- a list\n", "must be a YAML mapping"),
+        ("", "missing required key 'name'"),
+    ],
 )
 def test_bad_yaml(text, message, tmp_path, capsys):
     code, _, err = run_cli(["run", str(write_config(tmp_path, text))], capsys)
@@ -107,21 +137,29 @@ def test_bad_manifest(case, fault_copy, server, tmp_path, capsys):
     mutate, message = MANIFEST_CASES[case]
     mutate(lines)
     write_manifest(fault_copy, lines)
-    code, _, err = run_cli(["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys)
+    code, _, err = run_cli(
+        ["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys
+    )
     assert code == 2 and message in err and "manifest.jsonl:" in err
 
 
 def test_pair_naming_unknown_item(fault_copy, server, tmp_path, capsys):
     with (fault_copy / "pairs.csv").open("a") as handle:
         handle.write("p0001,p0001__ghost,p0001__synth-model-01,a\n")
-    code, _, err = run_cli(["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys)
+    code, _, err = run_cli(
+        ["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys
+    )
     assert code == 2 and "p0001__ghost" in err and "pairs.csv:" in err
 
 
 def test_inconsistent_votes(tmp_path, capsys):
     votes = tmp_path / "votes.csv"
-    votes.write_text("prompt_id,item_a,item_b,votes_a,votes_b,votes_tie\np1,a,b,10,3,2\np1,a,c,9,3,2\n")
-    code, _, err = run_cli(["data", "aggregate-votes", str(votes), "--out", str(tmp_path / "pairs.csv")], capsys)
+    votes.write_text(
+        "prompt_id,item_a,item_b,votes_a,votes_b,votes_tie\np1,a,b,10,3,2\np1,a,c,9,3,2\n"
+    )
+    code, _, err = run_cli(
+        ["data", "aggregate-votes", str(votes), "--out", str(tmp_path / "pairs.csv")], capsys
+    )
     assert code == 2 and "votes.csv:3" in err
 
 
@@ -153,19 +191,23 @@ def _image_cases(data, lines):
     def path_of(i):
         return data / lines[i]["image"]
 
-    path_of(0).write_bytes(b"\x89PNG\r\n\x1a\n garbage that is not a png")          # corrupt
+    path_of(0).write_bytes(b"\x89PNG\r\n\x1a\n garbage that is not a png")  # corrupt
     expected[lines[0]["item_id"]] = "corrupt or truncated"
-    path_of(1).write_bytes(path_of(1).read_bytes()[:200])                          # truncated
+    path_of(1).write_bytes(path_of(1).read_bytes()[:200])  # truncated
     expected[lines[1]["item_id"]] = "corrupt or truncated"
-    path_of(2).unlink()                                                            # missing
+    path_of(2).unlink()  # missing
     expected[lines[2]["item_id"]] = "image file not found"
-    path_of(3).write_bytes(b"")                                                    # empty file
+    path_of(3).write_bytes(b"")  # empty file
     expected[lines[3]["item_id"]] = "image file is empty"
-    Image.new("CMYK", (64, 64), (0, 200, 200, 0)).save(path_of(4), format="JPEG")  # CMYK: converted, ok
+    Image.new("CMYK", (64, 64), (0, 200, 200, 0)).save(
+        path_of(4), format="JPEG"
+    )  # CMYK: converted, ok
     expected[lines[4]["item_id"]] = None
-    Image.fromarray(np.full((64, 64), 40000, dtype=np.uint16)).save(path_of(5))    # 16-bit: converted, ok
+    Image.fromarray(np.full((64, 64), 40000, dtype=np.uint16)).save(
+        path_of(5)
+    )  # 16-bit: converted, ok
     expected[lines[5]["item_id"]] = None
-    Image.new("RGB", (6000, 300), (9, 9, 9)).save(path_of(6))                     # huge: downscaled, ok
+    Image.new("RGB", (6000, 300), (9, 9, 9)).save(path_of(6))  # huge: downscaled, ok
     expected[lines[6]["item_id"]] = None
     return expected
 
@@ -173,13 +215,17 @@ def _image_cases(data, lines):
 def test_bad_images_fail_their_items_only(fault_copy, server, tmp_path, capsys):
     lines = manifest_lines(fault_copy)
     expected = _image_cases(fault_copy, lines)
-    lines[7]["prompt"] = " ".join(["lighthouse"] * 50_000)  # 50,000-word prompt: the judge's context overflows
+    lines[7]["prompt"] = " ".join(
+        ["lighthouse"] * 50_000
+    )  # 50,000-word prompt: the judge's context overflows
     write_manifest(fault_copy, lines)
     cfg = config(fault_copy, server.url, tmp_path)
     code, out, _ = run_cli(["run", str(write_config(tmp_path, cfg))], capsys)
     assert code == 1 and "have failed variants" in out
-    records = {(r["item_id"], r["variant"]): r
-               for r in map(json.loads, (tmp_path / "runs" / "faults" / "items.jsonl").open())}
+    records = {
+        (r["item_id"], r["variant"]): r
+        for r in map(json.loads, (tmp_path / "runs" / "faults" / "items.jsonl").open())
+    }
     for item_id, message in expected.items():
         record = records[(item_id, "lexical")]
         if message is None:

@@ -15,13 +15,29 @@ FAULTS = ("429", "500", "503", "timeout", "reset", "malformed", "fenced", "inval
 
 def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
     responder = build_responder("auto", descriptions=descriptions(fault_data))
-    with FakeOpenAIServer(responder=responder, fault_rate=0.35, faults=FAULTS, seed=7, retry_after=0.05,
-                          timeout_delay=3.0) as server:
+    with FakeOpenAIServer(
+        responder=responder,
+        fault_rate=0.35,
+        faults=FAULTS,
+        seed=7,
+        retry_after=0.05,
+        timeout_delay=3.0,
+    ) as server:
         outcome = titjudge.evaluate(config(fault_data, server.url, tmp_path))
         injected = dict(server.stats.by_fault)
-    assert set(injected) >= {"429", "500", "503", "reset", "malformed", "invalid_schema", "prose"}, injected
+    assert set(injected) >= {
+        "429",
+        "500",
+        "503",
+        "reset",
+        "malformed",
+        "invalid_schema",
+        "prose",
+    }, injected
 
-    lines = [json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()
+    ]
     assert len(lines) == 24 * 2
     for line in lines:
         assert line["status"] in ("ok", "failed", "fallback")
@@ -37,8 +53,12 @@ def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
     summary = json.loads((outcome.out_dir / "summary.json").read_text())
     for variant, counts in summary["variants"].items():
         assert sum(counts.values()) == 24
-        assert counts["failed"] == sum(1 for r in rows if r["variant"] == variant and r["status"] == "failed")
-        assert counts["failed"] == sum(1 for r in rows if r["variant"] == variant and r["score"] == "")
+        assert counts["failed"] == sum(
+            1 for r in rows if r["variant"] == variant and r["status"] == "failed"
+        )
+        assert counts["failed"] == sum(
+            1 for r in rows if r["variant"] == variant and r["score"] == ""
+        )
     assert summary["failed_items"] == outcome.n_failed_items
     assert outcome.exit_code == (1 if outcome.n_failed_items else 0)
     metrics = json.loads((outcome.out_dir / "metrics.json").read_text())

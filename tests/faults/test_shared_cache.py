@@ -21,18 +21,36 @@ def test_two_runs_share_one_cache(fault_data, tmp_path):
         for name in ("one", "two"):
             cfg = config(fault_data, server.url, tmp_path, concurrency=8)
             for model in (cfg["describer"], cfg["judges"][0]):
-                model["timeout"] = 30.0  # two cold litellm clients on two cores: no spurious timeouts
+                model["timeout"] = (
+                    30.0  # two cold litellm clients on two cores: no spurious timeouts
+                )
             path = tmp_path / f"{name}.yaml"
             path.write_text(json.dumps(cfg))
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "titjudge.cli", "run", str(path), "--out", str(tmp_path / name)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "titjudge.cli",
+                        "run",
+                        str(path),
+                        "--out",
+                        str(tmp_path / name),
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                )
+            )
         for proc in procs:
             _, err = proc.communicate(timeout=180)
             assert proc.returncode == 0, err
         paid = server.stats.duplicates(ok_only=True)
         total = server.stats.total
-    assert (total, paid) == (48, 0), server.stats.snapshot(records=0)  # 24 descriptions + 24 verdicts, once each
+    assert (total, paid) == (48, 0), server.stats.snapshot(
+        records=0
+    )  # 24 descriptions + 24 verdicts, once each
     one = (tmp_path / "one" / "scores.csv").read_text()
     assert one == (tmp_path / "two" / "scores.csv").read_text()
     cache = CallCache(tmp_path / "cache")

@@ -117,8 +117,16 @@ def test_factory_picks_templates_scales_and_wrappers(tmp_path):
 def test_api_providers_without_logprobs_are_refused_at_config_time(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
     hub = ModelHub(CallCache(tmp_path / "cache"))
-    describer = RunConfig.model_validate({"name": "r", "describer": {"model": "litellm:openai/vlm"}}).describer
-    claude = {**LLM, "model": "litellm:anthropic/claude-3-5-sonnet-20240620", "score_mode": "expected"}
+    describer = RunConfig.model_validate(
+        {"name": "r", "describer": {"model": "litellm:openai/vlm"}}
+    ).describer
+    claude = {
+        **LLM,
+        "model": "litellm:anthropic/claude-3-5-sonnet-20240620",
+        "score_mode": "expected",
+    }
     with pytest.raises(ConfigError, match="does not support top_logprobs"):
         build_judge(judge(**claude), describer, hub)
-    build_judge(judge(**{**claude, "score_mode": "sampled"}), describer, hub)  # sampled scores need none
+    build_judge(
+        judge(**{**claude, "score_mode": "sampled"}), describer, hub
+    )  # sampled scores need none

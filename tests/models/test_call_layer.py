@@ -16,13 +16,17 @@ GOOD = {"rationale": "all there", "score": 77}
 
 
 def client(server, tmp_path, **options):
-    opts = ModelOptions(**{"api_base": server.url, "backoff_initial": 0.01, "backoff_max": 2.0, **options})
+    opts = ModelOptions(
+        **{"api_base": server.url, "backoff_initial": 0.01, "backoff_max": 2.0, **options}
+    )
     hub = ModelHub(CallCache(tmp_path / "cache"))
     return hub.text_client("litellm:openai/test-model", opts)
 
 
 def ask(c, prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat", **kw):
-    return asyncio.run(c.structured(GenerateRequest(prompt=prompt, **kw), JudgeVerdict, role="judge"))
+    return asyncio.run(
+        c.structured(GenerateRequest(prompt=prompt, **kw), JudgeVerdict, role="judge")
+    )
 
 
 def test_transient_errors_retry_then_succeed(server, tmp_path, monkeypatch):
@@ -43,8 +47,14 @@ def test_retry_after_is_honoured(server, tmp_path, monkeypatch):
     assert arrivals[1] - arrivals[0] >= 0.55
 
 
-@pytest.mark.parametrize(("fault", "message"), [("400", "BadRequestError"), ("401", "AuthenticationError"),
-                                                 ("context_length", "context length exceeded")])
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("400", "BadRequestError"),
+        ("401", "AuthenticationError"),
+        ("context_length", "context length exceeded"),
+    ],
+)
 def test_permanent_errors_fail_at_once(server, tmp_path, monkeypatch, fault, message):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server.script(Fault(fault), GOOD)
@@ -109,7 +119,9 @@ def test_cache_hit_skips_server_and_reports_original_usage(server, tmp_path, mon
     assert server.stats.total == 1
 
 
-def test_timeout_setting_does_not_change_the_key_but_temperature_does(server, tmp_path, monkeypatch):
+def test_timeout_setting_does_not_change_the_key_but_temperature_does(
+    server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     ask(client(server, tmp_path, timeout=30))
     assert ask(client(server, tmp_path, timeout=99)).cached
@@ -123,7 +135,9 @@ def test_concurrent_identical_calls_share_one_request(server, tmp_path, monkeypa
 
     async def many():
         req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
-        return await asyncio.gather(*(c.structured(req, JudgeVerdict, role="judge") for _ in range(10)))
+        return await asyncio.gather(
+            *(c.structured(req, JudgeVerdict, role="judge") for _ in range(10))
+        )
 
     results = asyncio.run(many())
     assert all(r.ok for r in results) and server.stats.total == 1
@@ -139,7 +153,9 @@ def test_concurrency_limit_holds(tmp_path, monkeypatch):
 
         async def many():
             reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(16)]
-            return await asyncio.gather(*(c.structured(r, JudgeVerdict, role="judge") for r in reqs))
+            return await asyncio.gather(
+                *(c.structured(r, JudgeVerdict, role="judge") for r in reqs)
+            )
 
         assert all(r.ok for r in asyncio.run(many()))
         assert srv.stats.max_in_flight == 4
@@ -151,7 +167,9 @@ def test_rpm_limit_spaces_requests(server, tmp_path, monkeypatch):
 
     async def many():
         # litellm's first call builds its HTTP client and holds the others back meanwhile
-        await c.structured(GenerateRequest(prompt="PROMPT:\nwarm\n\nDESCRIPTION:\nup"), JudgeVerdict, role="j")
+        await c.structured(
+            GenerateRequest(prompt="PROMPT:\nwarm\n\nDESCRIPTION:\nup"), JudgeVerdict, role="j"
+        )
         await asyncio.sleep(0.15)
         server.reset_stats()
         reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(6)]
@@ -170,7 +188,9 @@ def test_images_reach_the_server_as_data_uris(server, tmp_path, monkeypatch):
     server.responder = lambda req: (seen.append(req), original(req))[1]
     image = ImageInput(data=b"\x89PNG\r\n\x1a\n" + b"0" * 64, mime="image/png")
     c = client(server, tmp_path)
-    result = asyncio.run(c.text(GenerateRequest(prompt="Describe.", images=(image,)), role="describer"))
+    result = asyncio.run(
+        c.text(GenerateRequest(prompt="Describe.", images=(image,)), role="describer")
+    )
     assert result.ok and result.value
     assert [part.sha256 for part in seen[0].images] == [image.sha256]
 

@@ -25,7 +25,9 @@ def test_concurrent_calls_share_one_embedding_per_text(tmp_path):
     client = EmbeddingClient(backend, CallCache(tmp_path))
 
     async def judge_all():
-        return await asyncio.gather(*(client.embed(["the prompt", f"description {i}"], role="j") for i in range(13)))
+        return await asyncio.gather(
+            *(client.embed(["the prompt", f"description {i}"], role="j") for i in range(13))
+        )
 
     results = asyncio.run(judge_all())
     embedded = [text for batch in backend.batches for text in batch]
@@ -41,7 +43,9 @@ def test_a_failed_batch_fails_its_texts_and_their_waiters_without_caching(tmp_pa
     client = EmbeddingClient(backend, CallCache(tmp_path))
 
     async def both():
-        return await asyncio.gather(client.embed(["bad", "x"], role="j"), client.embed(["bad"], role="j"))
+        return await asyncio.gather(
+            client.embed(["bad", "x"], role="j"), client.embed(["bad"], role="j")
+        )
 
     first, second = asyncio.run(both())
     assert [r.ok for r in first] == [False, False] and not second[0].ok

@@ -3,8 +3,10 @@ import pytest
 from titjudge.errors import ConfigError
 from titjudge.prompts.loader import available_templates, load_template, parse_template
 
-PAPER = ("Please provide a detailed, single-paragraph description of the image in English, "
-         "using between 250 and 350 words.")
+PAPER = (
+    "Please provide a detailed, single-paragraph description of the image in English, "
+    "using between 250 and 350 words."
+)
 
 
 def test_paper_describer_instruction_is_verbatim():
@@ -32,12 +34,16 @@ def test_missing_and_extra_variables():
 def test_unknown_template_suggests():
     with pytest.raises(ConfigError, match="did you mean 'judge_paper'"):
         load_template("judge_papr")
-    assert {"describe_paper", "judge_paper", "judge_similarity", "lmm_score"} <= set(available_templates())
+    assert {"describe_paper", "judge_paper", "judge_similarity", "lmm_score"} <= set(
+        available_templates()
+    )
 
 
 def test_hash_changes_with_text_and_user_files(tmp_path):
     path = tmp_path / "mine.txt"
-    path.write_text("version: 2\nrole: judge\n---\n[system]\nBe strict.\n[user]\nP: {prompt}\nD: {description}\n")
+    path.write_text(
+        "version: 2\nrole: judge\n---\n[system]\nBe strict.\n[user]\nP: {prompt}\nD: {description}\n"
+    )
     mine = load_template(str(path))
     assert (mine.name, mine.version, mine.system) == ("mine", "2", "Be strict.")
     other = parse_template("mine", path.read_text().replace("strict", "lenient"))

@@ -21,10 +21,10 @@ from typing import Any
 
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CallCache
-from titjudge.models.hub import ModelHub
 from titjudge.config import dump_config
 from titjudge.config_ablation import AblationConfig, AblationDescriber, row_run_config
 from titjudge.errors import TitjudgeError
+from titjudge.models.hub import ModelHub
 from titjudge.report import run_dir
 
 log = logging.getLogger(__name__)

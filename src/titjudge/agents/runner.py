@@ -52,7 +52,9 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
     from titjudge.data.ranking import rank_items
 
     if config.data is None:
-        raise ConfigError(f"config {config.name!r} has no 'data' section; add data.manifest to run it")
+        raise ConfigError(
+            f"config {config.name!r} has no 'data' section; add data.manifest to run it"
+        )
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     all_items = load_manifest(config.data.manifest)
@@ -74,8 +76,13 @@ def default_out_dir(config: RunConfig) -> Path:
 
 
 async def run_async(
-    config: RunConfig, *, limit: int | None = None, out: Path | None = None, show_progress: bool = False,
-    bootstrap: int = 1000, hub: ModelHub | None = None,
+    config: RunConfig,
+    *,
+    limit: int | None = None,
+    out: Path | None = None,
+    show_progress: bool = False,
+    bootstrap: int = 1000,
+    hub: ModelHub | None = None,
 ) -> RunOutcome:
     """Run one config. With `hub`, models already loaded there are reused and left open
     (the ablation shares one hub across rows); otherwise the run owns and closes its own."""
@@ -84,8 +91,11 @@ async def run_async(
     out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
     owned = hub is None
     if hub is None:
-        hub = ModelHub(CallCache(config.run.cache_dir), default_concurrency=config.run.concurrency,
-                       default_rpm=config.run.rpm)
+        hub = ModelHub(
+            CallCache(config.run.cache_dir),
+            default_concurrency=config.run.concurrency,
+            default_rpm=config.run.rpm,
+        )
     cache = hub.cache
     usage_before, stats_before = hub.usage(), dataclasses.replace(cache.stats)
     try:
@@ -94,11 +104,16 @@ async def run_async(
         judges = build_judges(config.judges, config.describer, hub)
         progress = Progress(total=len(items))
         ctx = RunContext(
-            describer=describer, describe_template=template, describe_max_tokens=config.describer.max_tokens,
-            describe_temperature=config.describer.temperature, judges=[j for j in judges if j.per_item],
-            fallbacks={j.name: j.fallback for j in config.judges if j.fallback}, progress=progress,
+            describer=describer,
+            describe_template=template,
+            describe_max_tokens=config.describer.max_tokens,
+            describe_temperature=config.describer.temperature,
+            judges=[j for j in judges if j.per_item],
+            fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
+            progress=progress,
             pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
-            pairs=human.pairs if human is not None else None, variant_order=[j.name for j in config.judges],
+            pairs=human.pairs if human is not None else None,
+            variant_order=[j.name for j in config.judges],
         )
         resolved = {
             "describer": {**describer.backend.describe(), "template": template.record()},
@@ -110,13 +125,19 @@ async def run_async(
         run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
 
         def evaluate(results: list[ItemResult], pairwise: dict[str, PairwiseRun]) -> dict[str, Any]:
-            return evaluate_results(results, human, bootstrap=bootstrap, seed=config.run.seed, pairwise=pairwise)
+            return evaluate_results(
+                results, human, bootstrap=bootstrap, seed=config.run.seed, pairwise=pairwise
+            )
 
         app = build_graph(ctx, evaluate)
         with _progress_bar(progress, show_progress):
-            state = await app.ainvoke({"items": items, "results": []}, run_config(config.run.concurrency))
+            state = await app.ainvoke(
+                {"items": items, "results": []}, run_config(config.run.concurrency)
+            )
         runs: dict[str, PairwiseRun] = state.get("pairwise") or {}
-        results = attach_pairwise(sorted(state["results"], key=lambda r: r.item.item_id), runs, ctx.variant_order)
+        results = attach_pairwise(
+            sorted(state["results"], key=lambda r: r.item.item_id), runs, ctx.variant_order
+        )
         metrics: dict[str, Any] = state.get("evaluation") or {}
     finally:
         if owned:
@@ -133,17 +154,28 @@ async def run_async(
     for row in rows:
         per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
         per[row.status] += 1
-    n_failed = sum(1 for r in results if any(o.status == "failed" for o in r.outcomes)
-                   or (not r.outcomes and r.described.text is None))
+    n_failed = sum(
+        1
+        for r in results
+        if any(o.status == "failed" for o in r.outcomes)
+        or (not r.outcomes and r.described.text is None)
+    )
     summary = {
         "name": config.name,
         "items": len(results),
         "failed_items": n_failed,
         "image_errors": sum(1 for r in results if r.image_error),
-        "describer_failures": sum(1 for r in results if r.described.text is None and r.described.call is not None),
+        "describer_failures": sum(
+            1 for r in results if r.described.text is None and r.described.call is not None
+        ),
         "variants": counts,
-        "usage": {role: vars(u) for role, u in sorted(usage_since(usage_before, hub.usage()).items())},
-        "cache": {name: getattr(cache.stats, name) - getattr(stats_before, name) for name in ("hits", "misses", "writes")},
+        "usage": {
+            role: vars(u) for role, u in sorted(usage_since(usage_before, hub.usage()).items())
+        },
+        "cache": {
+            name: getattr(cache.stats, name) - getattr(stats_before, name)
+            for name in ("hits", "misses", "writes")
+        },
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }
@@ -154,8 +186,15 @@ async def run_async(
     run_dir.write_json(out_dir, "summary.json", summary)
     if owned:
         cache.close()
-    return RunOutcome(out_dir=out_dir, n_items=len(results), n_failed_items=n_failed, status_counts=counts,
-                      metrics=metrics, summary=summary, results=results)
+    return RunOutcome(
+        out_dir=out_dir,
+        n_items=len(results),
+        n_failed_items=n_failed,
+        status_counts=counts,
+        metrics=metrics,
+        summary=summary,
+        results=results,
+    )
 
 
 class _progress_bar:
@@ -172,8 +211,14 @@ class _progress_bar:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bar
 
-        self.bar = Bar(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("{task.fields[info]}"), transient=False)
+        self.bar = Bar(
+            TextColumn("judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
+            transient=False,
+        )
         self.task = self.bar.add_task("run", total=self.progress.total, info="")
         self.bar.start()
 

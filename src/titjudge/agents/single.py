@@ -40,14 +40,22 @@ def default_score_config() -> RunConfig:
     return validate_config(DEFAULT_SCORE_CONFIG, RunConfig, "built-in score config")
 
 
-async def score_async(image: str | Path, prompt: str, config: RunConfig | None = None) -> SingleScore:
+async def score_async(
+    image: str | Path, prompt: str, config: RunConfig | None = None
+) -> SingleScore:
     config = config or default_score_config()
     image = Path(image)
     if not prompt.strip():
         raise DataError("the prompt is empty")
     if not image.is_file():
         raise DataError(f"{image}: image file not found")
-    item = Item(item_id=image.stem, prompt_id="single", prompt=prompt, image=image.resolve(), t2i_model="unknown")
+    item = Item(
+        item_id=image.stem,
+        prompt_id="single",
+        prompt=prompt,
+        image=image.resolve(),
+        t2i_model="unknown",
+    )
     cache = CallCache(config.run.cache_dir)
     hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
     try:

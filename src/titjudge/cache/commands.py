@@ -25,8 +25,10 @@ def stats(args: argparse.Namespace) -> int:
     if last:
         total = last["hits"] + last["misses"]
         rate = f"{100 * last['hits'] / total:.1f}%" if total else "n/a"
-        console.print(f"last run ({last['run']}): {last['hits']} hits, {last['misses']} misses "
-                      f"(hit rate {rate}), {last['writes']} writes")
+        console.print(
+            f"last run ({last['run']}): {last['hits']} hits, {last['misses']} misses "
+            f"(hit rate {rate}), {last['writes']} writes"
+        )
     else:
         console.print("last run: none recorded")
     cache.close()

@@ -21,7 +21,9 @@ CACHE_FORMAT = 1
 
 
 def _digest(payload: dict[str, Any]) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    blob = json.dumps(
+        payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -58,6 +60,12 @@ def generation_key(
 def embedding_key(spec: ModelSpec, text: str, *, params: dict[str, Any] | None = None) -> str:
     """Key for one embedded text (the caller has already applied any instruction)."""
     return _digest(
-        {"format": CACHE_FORMAT, "purpose": "embedding", "backend": spec.backend, "model": spec.model_id,
-         "text": text, "params": params or {}}
+        {
+            "format": CACHE_FORMAT,
+            "purpose": "embedding",
+            "backend": spec.backend,
+            "model": spec.model_id,
+            "text": text,
+            "params": params or {},
+        }
     )

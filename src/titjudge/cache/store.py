@@ -49,7 +49,9 @@ class CallCache:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._store = diskcache.Cache(str(self.directory), tag_index=True, size_limit=2**40)
             except OSError as exc:
-                raise ConfigError(f"cache dir {self.directory}: cannot open ({exc.strerror or exc})") from None
+                raise ConfigError(
+                    f"cache dir {self.directory}: cannot open ({exc.strerror or exc})"
+                ) from None
 
     @property
     def enabled(self) -> bool:
@@ -93,7 +95,11 @@ class CallCache:
 
     def claimed_elsewhere(self, key: str) -> bool:
         owner = self._store.get(f"claim:{key}") if self._store is not None else None
-        return owner is not None and _alive(owner) and list(owner) != [socket.gethostname(), os.getpid()]
+        return (
+            owner is not None
+            and _alive(owner)
+            and list(owner) != [socket.gethostname(), os.getpid()]
+        )
 
     def peek(self, key: str) -> Any | None:
         """Read without counting a hit or miss (used while waiting on another run's claim)."""
@@ -124,7 +130,9 @@ class CallCache:
         counts: dict[str, int] = {}
         if self._store is None:
             return counts
-        rows = self._store._sql("SELECT tag, COUNT(*) FROM Cache WHERE tag IS NOT NULL GROUP BY tag").fetchall()
+        rows = self._store._sql(
+            "SELECT tag, COUNT(*) FROM Cache WHERE tag IS NOT NULL GROUP BY tag"
+        ).fetchall()
         for tag, n in rows:
             counts[str(tag)] = int(n)
         return counts
@@ -132,8 +140,14 @@ class CallCache:
     def save_run_stats(self, run_name: str) -> None:
         if self.directory is None:
             return
-        payload = {"run": run_name, "finished": time.time(), "hits": self.stats.hits,
-                   "misses": self.stats.misses, "writes": self.stats.writes, "by_model": self.stats.by_model}
+        payload = {
+            "run": run_name,
+            "finished": time.time(),
+            "hits": self.stats.hits,
+            "misses": self.stats.misses,
+            "writes": self.stats.writes,
+            "by_model": self.stats.by_model,
+        }
         (self.directory / STATS_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
 
     def last_run_stats(self) -> dict[str, Any] | None:

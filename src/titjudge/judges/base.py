@@ -64,7 +64,9 @@ class Judge(ABC):
     per_item: bool = True
 
     @abstractmethod
-    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
         """Score one item; never raises for a model problem."""
 
     def record(self) -> dict[str, Any]:
@@ -80,7 +82,9 @@ class SamplingJudge(Judge):
     later reuses what was already paid for.
     """
 
-    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
         return await self.judge_sample(item, image, described, 0)
 
     @abstractmethod

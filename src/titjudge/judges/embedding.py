@@ -36,10 +36,17 @@ class EmbeddingJudge(Judge):
         self.instruction = instruction
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": "embedding", "model": self.client.model,
-                "query_side": "instruction+query" if self.instruction else "raw", "instruction": self.instruction}
+        return {
+            "name": self.name,
+            "kind": "embedding",
+            "model": self.client.model,
+            "query_side": "instruction+query" if self.instruction else "raw",
+            "instruction": self.instruction,
+        }
 
-    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
         query, document = await self.client.embed(
@@ -47,13 +54,19 @@ class EmbeddingJudge(Judge):
         )
         for side, call in (("prompt", query), ("description", document)):
             if not call.ok or call.value is None:
-                return JudgeOutcome.failed(self.name, f"embedding of the {side} failed: {call.error}")
+                return JudgeOutcome.failed(
+                    self.name, f"embedding of the {side} failed: {call.error}"
+                )
         try:
             score = cosine(query.value, document.value)  # type: ignore[arg-type]
         except ValueError as exc:
             return JudgeOutcome.failed(self.name, str(exc))
-        outcome = JudgeOutcome(variant=self.name, status="ok", score=round(score, 6),
-                               rationale=f"cosine similarity of prompt and description embeddings: {score:.4f}")
+        outcome = JudgeOutcome(
+            variant=self.name,
+            status="ok",
+            score=round(score, 6),
+            rationale=f"cosine similarity of prompt and description embeddings: {score:.4f}",
+        )
         outcome.latency = query.latency + document.latency
         outcome.cached = query.cached and document.cached
         return outcome

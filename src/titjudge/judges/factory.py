@@ -22,8 +22,14 @@ from titjudge.models.call import ModelClient
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate, load_template
 
-DEFAULT_TEMPLATES = {"llm": "judge_similarity", "self_eval": "judge_similarity", "lmm": "lmm_score",
-                     "pairwise": "pairwise", "checklist": "checklist_judge", "lmm_yes": "lmm_yes"}
+DEFAULT_TEMPLATES = {
+    "llm": "judge_similarity",
+    "self_eval": "judge_similarity",
+    "lmm": "lmm_score",
+    "pairwise": "pairwise",
+    "checklist": "checklist_judge",
+    "lmm_yes": "lmm_yes",
+}
 #: score_mode expected defaults to templates whose scores are one token each
 EXPECTED_TEMPLATES = {"llm": "judge_expected", "self_eval": "judge_expected", "lmm": "lmm_expected"}
 #: the scale a shipped template asks for, where it is not the default 0-100
@@ -60,16 +66,22 @@ def _template(config: JudgeConfig, name: str, need: str) -> PromptTemplate:
 
 def _needs_logprobs(config: JudgeConfig, client: ModelClient, why: str) -> None:
     if not client.backend.capabilities.logprobs:
-        raise ConfigError(f"judge {config.name!r}: {why} needs token log-probabilities, which "
-                          f"{client.model} ({client.backend.spec.backend}:) cannot return; use a local hf: model "
-                          "or an OpenAI-compatible server")
+        raise ConfigError(
+            f"judge {config.name!r}: {why} needs token log-probabilities, which "
+            f"{client.model} ({client.backend.spec.backend}:) cannot return; use a local hf: model "
+            "or an OpenAI-compatible server"
+        )
     if provider_supports_logprobs(client) is False:
-        raise ConfigError(f"judge {config.name!r}: {why} needs token log-probabilities, and litellm reports that "
-                          f"{client.backend.spec.model_id!r} does not support top_logprobs; use an OpenAI-compatible "
-                          "server or a local hf: model")
+        raise ConfigError(
+            f"judge {config.name!r}: {why} needs token log-probabilities, and litellm reports that "
+            f"{client.backend.spec.model_id!r} does not support top_logprobs; use an OpenAI-compatible "
+            "server or a local hf: model"
+        )
     if client.backend.spec.backend == "litellm" and config.logprobs_k > API_MAX_TOP_LOGPROBS:
-        raise ConfigError(f"judge {config.name!r}: top_logprobs {config.logprobs_k} exceeds the "
-                          f"{API_MAX_TOP_LOGPROBS} an OpenAI-compatible server returns")
+        raise ConfigError(
+            f"judge {config.name!r}: top_logprobs {config.logprobs_k} exceeds the "
+            f"{API_MAX_TOP_LOGPROBS} an OpenAI-compatible server returns"
+        )
 
 
 def provider_supports_logprobs(client: ModelClient) -> bool | None:
@@ -99,31 +111,59 @@ def build_judge(config: JudgeConfig, describer: DescriberConfig, hub: ModelHub) 
         return LexicalJudge(config.name)
     if config.kind == "embedding":
         return EmbeddingJudge(config.name, hub.embedding_client(model, options), config.instruction)
-    default = (EXPECTED_TEMPLATES if config.score_mode == "expected" else DEFAULT_TEMPLATES)[config.kind]
+    default = (EXPECTED_TEMPLATES if config.score_mode == "expected" else DEFAULT_TEMPLATES)[
+        config.kind
+    ]
     template = _template(config, config.prompt or default, config.kind)
     client = hub.text_client(model, options)
     if config.kind in ("lmm", "lmm_yes") and not client.backend.capabilities.vision:
-        raise ConfigError(f"judge {config.name!r} ({config.kind}) needs a vision model; {model} is text-only")
+        raise ConfigError(
+            f"judge {config.name!r} ({config.kind}) needs a vision model; {model} is text-only"
+        )
     if config.score_mode == "expected":
         _needs_logprobs(config, client, "score_mode 'expected'")
     judge: SamplingJudge
     if config.kind == "pairwise":
-        return PairwiseJudge(config.name, client, template, config.max_tokens, config.temperature, config.repeats)
+        return PairwiseJudge(
+            config.name, client, template, config.max_tokens, config.temperature, config.repeats
+        )
     if config.kind == "lmm_yes":
         _needs_logprobs(config, client, "an lmm_yes judge")
         judge = LMMYesJudge(config.name, client, template, config.temperature, config.logprobs_k)
     elif config.kind == "checklist":
         decompose = _template(config, config.decompose_prompt or "checklist_decompose", "decompose")
-        judge = ChecklistJudge(config.name, client, decompose, template, config.checklist_weights,
-                               config.max_tokens, config.temperature)
+        judge = ChecklistJudge(
+            config.name,
+            client,
+            decompose,
+            template,
+            config.checklist_weights,
+            config.max_tokens,
+            config.temperature,
+        )
     elif config.kind == "lmm":
-        judge = LMMJudge(config.name, client, template, config.max_tokens, config.temperature,
-                         scoring_for(config, template))
+        judge = LMMJudge(
+            config.name,
+            client,
+            template,
+            config.max_tokens,
+            config.temperature,
+            scoring_for(config, template),
+        )
     else:
-        judge = LLMJudge(config.name, client, template, config.max_tokens, config.temperature, kind=config.kind,
-                         scoring=scoring_for(config, template))
+        judge = LLMJudge(
+            config.name,
+            client,
+            template,
+            config.max_tokens,
+            config.temperature,
+            kind=config.kind,
+            scoring=scoring_for(config, template),
+        )
     return RepeatedJudge(judge, config.repeats) if config.repeats > 1 else judge
 
 
-def build_judges(judges: list[JudgeConfig], describer: DescriberConfig, hub: ModelHub) -> list[Judge]:
+def build_judges(
+    judges: list[JudgeConfig], describer: DescriberConfig, hub: ModelHub
+) -> list[Judge]:
     return [build_judge(config, describer, hub) for config in judges]

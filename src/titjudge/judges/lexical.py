@@ -36,7 +36,9 @@ def lexical_similarity(a: str, b: str) -> float | None:
     if not ca or not cb:
         return None
     dot = sum(n * cb[w] for w, n in ca.items())
-    return dot / (math.sqrt(sum(n * n for n in ca.values())) * math.sqrt(sum(n * n for n in cb.values())))
+    return dot / (
+        math.sqrt(sum(n * n for n in ca.values())) * math.sqrt(sum(n * n for n in cb.values()))
+    )
 
 
 class LexicalJudge(Judge):
@@ -44,10 +46,16 @@ class LexicalJudge(Judge):
         self.name = name
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": "lexical", "model": None,
-                "method": "cosine of content-word counts (baseline, not TIT-Score)"}
+        return {
+            "name": self.name,
+            "kind": "lexical",
+            "model": None,
+            "method": "cosine of content-word counts (baseline, not TIT-Score)",
+        }
 
-    async def judge(self, item: Item, image: ImageInput | None, described: Described) -> JudgeOutcome:
+    async def judge(
+        self, item: Item, image: ImageInput | None, described: Described
+    ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
         score = lexical_similarity(item.prompt, described.text)
@@ -55,5 +63,9 @@ class LexicalJudge(Judge):
             return JudgeOutcome.failed(self.name, "prompt or description has no content words")
         ca, cb = content_words(item.prompt), content_words(described.text)
         shared = sorted(set(ca) & set(cb), key=lambda w: -ca[w])[:12]
-        return JudgeOutcome(variant=self.name, status="ok", score=round(score, 6),
-                            rationale=f"content-word cosine {score:.4f}; shared words: {', '.join(shared) or 'none'}")
+        return JudgeOutcome(
+            variant=self.name,
+            status="ok",
+            score=round(score, 6),
+            rationale=f"content-word cosine {score:.4f}; shared words: {', '.join(shared) or 'none'}",
+        )

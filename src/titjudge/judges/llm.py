@@ -48,8 +48,16 @@ class Scoring:
 
 
 class LLMJudge(SamplingJudge):
-    def __init__(self, name: str, client: ModelClient, template: PromptTemplate, max_tokens: int,
-                 temperature: float, kind: str = "llm", scoring: Scoring | None = None):
+    def __init__(
+        self,
+        name: str,
+        client: ModelClient,
+        template: PromptTemplate,
+        max_tokens: int,
+        temperature: float,
+        kind: str = "llm",
+        scoring: Scoring | None = None,
+    ):
         self.name = name
         self.client = client
         self.template = template
@@ -59,8 +67,13 @@ class LLMJudge(SamplingJudge):
         self.scoring = scoring or Scoring()
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "model": self.client.model, "template": self.template.record(),
-                **self.scoring.record()}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "model": self.client.model,
+            "template": self.template.record(),
+            **self.scoring.record(),
+        }
 
     async def judge_sample(
         self, item: Item, image: ImageInput | None, described: Described, sample: int
@@ -68,23 +81,37 @@ class LLMJudge(SamplingJudge):
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
         system, user = self.template.render(prompt=item.prompt, description=described.text)
-        request = GenerateRequest(prompt=user, system=system, max_tokens=self.max_tokens,
-                                  temperature=self.temperature, top_logprobs=self.scoring.request_logprobs,
-                                  sample=sample)
+        request = GenerateRequest(
+            prompt=user,
+            system=system,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_logprobs=self.scoring.request_logprobs,
+            sample=sample,
+        )
         return await ask_verdict(self.name, self.client, request, self.template, self.scoring)
 
 
-async def ask_verdict(name: str, client: ModelClient, request: GenerateRequest, template: PromptTemplate,
-                      scoring: Scoring) -> JudgeOutcome:
+async def ask_verdict(
+    name: str,
+    client: ModelClient,
+    request: GenerateRequest,
+    template: PromptTemplate,
+    scoring: Scoring,
+) -> JudgeOutcome:
     """One structured verdict call, scored the configured way; failures become records."""
-    call = await client.structured(request, scoring.schema, role="judge", template=template.record())
+    call = await client.structured(
+        request, scoring.schema, role="judge", template=template.record()
+    )
     if not call.ok or call.value is None:
         return JudgeOutcome.failed(name, call.error or "no verdict", call)
     outcome = verdict_outcome(name, call.value, call)
     if scoring.mode != "expected":
         return outcome
     if not call.logprobs:
-        return _failed_with(outcome, "the backend returned no log-probabilities for an expected score")
+        return _failed_with(
+            outcome, "the backend returned no log-probabilities for an expected score"
+        )
     try:
         expected = expected_score(call.logprobs, call.value.score, scoring.lo, scoring.hi)
     except ExpectedScoreError as exc:
@@ -104,8 +131,16 @@ def _failed_with(outcome: JudgeOutcome, error: str) -> JudgeOutcome:
 
 def verdict_outcome(name: str, verdict: JudgeVerdict, call: CallResult[Any]) -> JudgeOutcome:
     outcome = JudgeOutcome(
-        variant=name, status="ok", score=float(verdict.score), rationale=verdict.rationale, raw=call.raw,
-        details={key: value for key in ("matches", "misses", "contradictions") if (value := getattr(verdict, key))},
+        variant=name,
+        status="ok",
+        score=float(verdict.score),
+        rationale=verdict.rationale,
+        raw=call.raw,
+        details={
+            key: value
+            for key in ("matches", "misses", "contradictions")
+            if (value := getattr(verdict, key))
+        },
     )
     if call.reasked:
         outcome.details["reasked"] = True

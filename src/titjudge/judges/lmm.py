@@ -18,8 +18,15 @@ from titjudge.prompts.loader import PromptTemplate
 class LMMJudge(SamplingJudge):
     needs_description = False
 
-    def __init__(self, name: str, client: ModelClient, template: PromptTemplate, max_tokens: int,
-                 temperature: float, scoring: Scoring | None = None):
+    def __init__(
+        self,
+        name: str,
+        client: ModelClient,
+        template: PromptTemplate,
+        max_tokens: int,
+        temperature: float,
+        scoring: Scoring | None = None,
+    ):
         self.name = name
         self.client = client
         self.template = template
@@ -28,8 +35,13 @@ class LMMJudge(SamplingJudge):
         self.scoring = scoring or Scoring()
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": "lmm", "model": self.client.model, "template": self.template.record(),
-                **self.scoring.record()}
+        return {
+            "name": self.name,
+            "kind": "lmm",
+            "model": self.client.model,
+            "template": self.template.record(),
+            **self.scoring.record(),
+        }
 
     async def judge_sample(
         self, item: Item, image: ImageInput | None, described: Described, sample: int
@@ -37,7 +49,13 @@ class LMMJudge(SamplingJudge):
         if image is None:
             return JudgeOutcome.failed(self.name, "image could not be read")
         system, user = self.template.render(prompt=item.prompt)
-        request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=self.max_tokens,
-                                  temperature=self.temperature, top_logprobs=self.scoring.request_logprobs,
-                                  sample=sample)
+        request = GenerateRequest(
+            prompt=user,
+            system=system,
+            images=(image,),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_logprobs=self.scoring.request_logprobs,
+            sample=sample,
+        )
         return await ask_verdict(self.name, self.client, request, self.template, self.scoring)

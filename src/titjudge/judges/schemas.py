@@ -18,12 +18,19 @@ class JudgeVerdict(BaseModel):
         min_length=1,
         description="Two to four sentences naming the decisive matches, misses and contradictions.",
     )
-    matches: list[str] = Field(default_factory=list, description="Prompt elements the image shows as asked.")
-    misses: list[str] = Field(default_factory=list, description="Prompt elements the image does not show.")
-    contradictions: list[str] = Field(
-        default_factory=list, description="Prompt elements the image shows differently (colour, count, place...)."
+    matches: list[str] = Field(
+        default_factory=list, description="Prompt elements the image shows as asked."
     )
-    score: float = Field(ge=0, le=100, description="Alignment from 0 (unrelated) to 100 (follows every element).")
+    misses: list[str] = Field(
+        default_factory=list, description="Prompt elements the image does not show."
+    )
+    contradictions: list[str] = Field(
+        default_factory=list,
+        description="Prompt elements the image shows differently (colour, count, place...).",
+    )
+    score: float = Field(
+        ge=0, le=100, description="Alignment from 0 (unrelated) to 100 (follows every element)."
+    )
 
 
 @lru_cache(maxsize=32)
@@ -35,8 +42,15 @@ def verdict_schema(lo: int, hi: int) -> type[JudgeVerdict]:
     """
     if (lo, hi) == (0, 100):
         return JudgeVerdict
-    score = (float, Field(ge=lo, le=hi, description=f"Alignment from {lo} (unrelated) to {hi} (follows every "
-                                                     "element), an integer."))
+    score = (
+        float,
+        Field(
+            ge=lo,
+            le=hi,
+            description=f"Alignment from {lo} (unrelated) to {hi} (follows every "
+            "element), an integer.",
+        ),
+    )
     return create_model(f"JudgeVerdict{lo}to{hi}", __base__=JudgeVerdict, score=score)
 
 

@@ -144,8 +144,12 @@ class ModelClient:
         template: dict[str, str] | None = None,
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error."""
-        keyed = dataclasses.replace(request, json_schema=response_schema(schema), schema_name=schema.__name__)
-        key = generation_key(self.backend.spec, keyed, params=self.params, template=template, purpose="structured")
+        keyed = dataclasses.replace(
+            request, json_schema=response_schema(schema), schema_name=schema.__name__
+        )
+        key = generation_key(
+            self.backend.spec, keyed, params=self.params, template=template, purpose="structured"
+        )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
         return await self._dedup(key, role, lambda: self._structured(key, keyed, schema))
@@ -184,7 +188,10 @@ class ModelClient:
         """Claim `key` for this run, or wait for the run that holds it; returns its answer if any."""
         if not self.backend.cacheable:
             return None
-        ttl = self.policy.timeout * self.policy.max_attempts + self.policy.backoff_max * self.policy.max_attempts
+        ttl = (
+            self.policy.timeout * self.policy.max_attempts
+            + self.policy.backoff_max * self.policy.max_attempts
+        )
         while not self.cache.claim(key, ttl):
             await asyncio.sleep(CLAIM_POLL_SECONDS)
             found = self.cache.peek(key)
@@ -223,7 +230,9 @@ class ModelClient:
         self._store(key, {"text": result.value, **_usage_of(result)})
         return result
 
-    async def _structured(self, key: str, request: GenerateRequest, schema: type[S]) -> CallResult[S]:
+    async def _structured(
+        self, key: str, request: GenerateRequest, schema: type[S]
+    ) -> CallResult[S]:
         hit = self._lookup(key) or await self._claim_or_wait(key)
         if hit is not None:
             return _from_hit(hit, schema.model_validate(hit["data"]))
@@ -232,7 +241,9 @@ class ModelClient:
         finally:
             self.cache.release(key)
 
-    async def _structured_call(self, key: str, request: GenerateRequest, schema: type[S]) -> CallResult[S]:
+    async def _structured_call(
+        self, key: str, request: GenerateRequest, schema: type[S]
+    ) -> CallResult[S]:
         try:
             done = await self._attempt(request)
             result: CallResult[S] = _result_from(done, ok=False)
@@ -241,7 +252,11 @@ class ModelClient:
             except StructuredOutputError as first:
                 reask = dataclasses.replace(
                     request,
-                    history=(*request.history, ("user", request.prompt), ("assistant", done.generation.text)),
+                    history=(
+                        *request.history,
+                        ("user", request.prompt),
+                        ("assistant", done.generation.text),
+                    ),
                     prompt=REASK.format(error=first),
                 )
                 again = await self._attempt(reask)
@@ -256,8 +271,15 @@ class ModelClient:
             return self._failure(exc)
         result.ok = True
         final = result.raw or ""
-        self._store(key, {"text": final, "data": result.value.model_dump(mode="json"), "reasked": result.reasked,
-                          **_usage_of(result)})
+        self._store(
+            key,
+            {
+                "text": final,
+                "data": result.value.model_dump(mode="json"),
+                "reasked": result.reasked,
+                **_usage_of(result),
+            },
+        )
         return result
 
     def _failure(self, exc: Exception) -> CallResult[Any]:
@@ -296,8 +318,11 @@ class ModelClient:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return float(min(max(retry_after, 0.0), self.policy.backoff_max))
-        backoff = wait_exponential_jitter(multiplier=self.policy.backoff_initial, max=self.policy.backoff_max,
-                                          jitter=self.policy.backoff_initial)
+        backoff = wait_exponential_jitter(
+            multiplier=self.policy.backoff_initial,
+            max=self.policy.backoff_max,
+            jitter=self.policy.backoff_initial,
+        )
         return float(backoff(state))
 
     async def _once(self, request: GenerateRequest) -> Generation:
@@ -317,8 +342,16 @@ class ModelClient:
 
 def _result_from(done: _Attempted, ok: bool) -> CallResult[Any]:
     gen = done.generation
-    return CallResult(ok=ok, raw=gen.text, attempts=done.attempts, tokens_in=gen.tokens_in or 0,
-                      tokens_out=gen.tokens_out or 0, cost=gen.cost, latency=done.latency, logprobs=gen.logprobs)
+    return CallResult(
+        ok=ok,
+        raw=gen.text,
+        attempts=done.attempts,
+        tokens_in=gen.tokens_in or 0,
+        tokens_out=gen.tokens_out or 0,
+        cost=gen.cost,
+        latency=done.latency,
+        logprobs=gen.logprobs,
+    )
 
 
 def _merge(result: CallResult[Any], again: _Attempted) -> None:
@@ -327,22 +360,37 @@ def _merge(result: CallResult[Any], again: _Attempted) -> None:
     result.attempts += again.attempts
     result.tokens_in += gen.tokens_in or 0
     result.tokens_out += gen.tokens_out or 0
-    result.cost = None if result.cost is None and gen.cost is None else (result.cost or 0) + (gen.cost or 0)
+    result.cost = (
+        None if result.cost is None and gen.cost is None else (result.cost or 0) + (gen.cost or 0)
+    )
     result.latency += again.latency
     result.logprobs = gen.logprobs
 
 
 def _usage_of(result: CallResult[Any]) -> dict[str, Any]:
     """What a hit reports about the original call (tokens and cost it took once)."""
-    return {"tokens_in": result.tokens_in, "tokens_out": result.tokens_out, "cost": result.cost,
-            "attempts": result.attempts, "logprobs": _logprobs_to(result.logprobs)}
+    return {
+        "tokens_in": result.tokens_in,
+        "tokens_out": result.tokens_out,
+        "cost": result.cost,
+        "attempts": result.attempts,
+        "logprobs": _logprobs_to(result.logprobs),
+    }
 
 
 def _from_hit(hit: dict[str, Any], value: Any) -> CallResult[Any]:
-    return CallResult(ok=True, value=value, raw=hit["text"], cached=True, attempts=hit.get("attempts", 0),
-                      reasked=bool(hit.get("reasked", False)), tokens_in=hit.get("tokens_in", 0),
-                      tokens_out=hit.get("tokens_out", 0), cost=hit.get("cost"),
-                      logprobs=_logprobs_from(hit.get("logprobs")))
+    return CallResult(
+        ok=True,
+        value=value,
+        raw=hit["text"],
+        cached=True,
+        attempts=hit.get("attempts", 0),
+        reasked=bool(hit.get("reasked", False)),
+        tokens_in=hit.get("tokens_in", 0),
+        tokens_out=hit.get("tokens_out", 0),
+        cost=hit.get("cost"),
+        logprobs=_logprobs_from(hit.get("logprobs")),
+    )
 
 
 def _logprobs_to(logprobs: list[TokenLogprobs] | None) -> list[dict[str, Any]] | None:

@@ -15,7 +15,9 @@ from titjudge.models.call import CallResult, Usage
 
 
 class EmbeddingClient:
-    def __init__(self, backend: EmbeddingBackend, cache: CallCache, params: dict[str, Any] | None = None):
+    def __init__(
+        self, backend: EmbeddingBackend, cache: CallCache, params: dict[str, Any] | None = None
+    ):
         self.backend = backend
         self.cache = cache
         self.params = dict(params or {})
@@ -48,36 +50,50 @@ class EmbeddingClient:
             await self._compute(owned, texts, results)
         for i, future in waiting.items():
             shared = await asyncio.shield(future)
-            results[i] = CallResult(ok=shared.ok, value=shared.value, error=shared.error, cached=True)
+            results[i] = CallResult(
+                ok=shared.ok, value=shared.value, error=shared.error, cached=True
+            )
         final = [r for r in results if r is not None]
         ledger = self.usage.setdefault(role, Usage())
         for result in final:
             ledger.add(result)
         return final
 
-    async def _compute(self, owned: dict[str, list[int]], texts: list[str],
-                       results: list[CallResult[list[float]] | None]) -> None:
+    async def _compute(
+        self,
+        owned: dict[str, list[int]],
+        texts: list[str],
+        results: list[CallResult[list[float]] | None],
+    ) -> None:
         started = time.perf_counter()
         firsts = [indices[0] for indices in owned.values()]
         try:
             try:
                 vectors = await self.backend.embed([texts[i] for i in firsts])
                 if len(vectors) != len(firsts):
-                    raise RuntimeError(f"backend returned {len(vectors)} vectors for {len(firsts)} texts")
+                    raise RuntimeError(
+                        f"backend returned {len(vectors)} vectors for {len(firsts)} texts"
+                    )
             except Exception as exc:  # a failed embedding is a failure record, never a vector
-                failed = CallResult[list[float]](ok=False, error=f"{type(exc).__name__}: {exc}", attempts=1)
+                failed = CallResult[list[float]](
+                    ok=False, error=f"{type(exc).__name__}: {exc}", attempts=1
+                )
                 computed = [failed] * len(firsts)
             else:
                 latency = (time.perf_counter() - started) / len(firsts)
-                computed = [CallResult(ok=True, value=[float(x) for x in v], attempts=1, latency=latency)
-                            for v in vectors]
+                computed = [
+                    CallResult(ok=True, value=[float(x) for x in v], attempts=1, latency=latency)
+                    for v in vectors
+                ]
             for (key, indices), result in zip(owned.items(), computed, strict=True):
                 if result.ok and self.backend.cacheable:
                     self.cache.set(key, result.value, self.model)
                 self._inflight[key].set_result(result)
                 results[indices[0]] = result
                 for i in indices[1:]:
-                    results[i] = CallResult(ok=result.ok, value=result.value, error=result.error, cached=True)
+                    results[i] = CallResult(
+                        ok=result.ok, value=result.value, error=result.error, cached=True
+                    )
         finally:
             for key in owned:  # never leave a waiter hanging, even when this task is cancelled
                 future = self._inflight.pop(key)

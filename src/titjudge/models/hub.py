@@ -20,7 +20,9 @@ _PLACEMENT = ("api_base", "api_key_env", "device", "dtype")
 
 
 class ModelHub:
-    def __init__(self, cache: CallCache, default_concurrency: int = 32, default_rpm: float | None = None):
+    def __init__(
+        self, cache: CallCache, default_concurrency: int = 32, default_rpm: float | None = None
+    ):
         self.cache = cache
         self.default_concurrency = default_concurrency
         self.default_rpm = default_rpm
@@ -29,11 +31,16 @@ class ModelHub:
 
     @staticmethod
     def _identity(model: str, options: Any) -> tuple[Any, ...]:
-        return (model, *(getattr(options, name, None) for name in _PLACEMENT),
-                tuple(sorted((getattr(options, "params", None) or {}).items(), key=str)))
+        return (
+            model,
+            *(getattr(options, name, None) for name in _PLACEMENT),
+            tuple(sorted((getattr(options, "params", None) or {}).items(), key=str)),
+        )
 
     def _limiter(self, options: Any, backend_default: int) -> Limiter:
-        concurrency = getattr(options, "concurrency", None) or min(self.default_concurrency, backend_default)
+        concurrency = getattr(options, "concurrency", None) or min(
+            self.default_concurrency, backend_default
+        )
         rpm = getattr(options, "rpm", None) or self.default_rpm
         return Limiter(concurrency, rpm)
 
@@ -51,7 +58,10 @@ class ModelHub:
         if key not in self._text:
             backend = build_text_backend(parse_model_spec(model), options)
             self._text[key] = ModelClient(
-                backend, self.cache, self._limiter(options, backend.default_concurrency), self._policy(options),
+                backend,
+                self.cache,
+                self._limiter(options, backend.default_concurrency),
+                self._policy(options),
                 params=getattr(options, "params", None),
             )
         return self._text[key]
@@ -60,7 +70,9 @@ class ModelHub:
         key = self._identity(model, options)
         if key not in self._embed:
             backend = build_embedding_backend(parse_model_spec(model), options)
-            self._embed[key] = EmbeddingClient(backend, self.cache, params=getattr(options, "params", None))
+            self._embed[key] = EmbeddingClient(
+                backend, self.cache, params=getattr(options, "params", None)
+            )
         return self._embed[key]
 
     async def release(self, model: str) -> None:
@@ -69,10 +81,13 @@ class ModelHub:
             for key in [k for k in clients if k[0] == model]:
                 await clients.pop(key).backend.aclose()
 
+    def _clients(self) -> list[ModelClient | EmbeddingClient]:
+        return [*self._text.values(), *self._embed.values()]
+
     def usage(self) -> dict[str, Usage]:
         """Totals per role over every client."""
         totals: dict[str, Usage] = {}
-        for client in [*self._text.values(), *self._embed.values()]:
+        for client in self._clients():
             for role, usage in client.usage.items():
                 total = totals.setdefault(role, Usage())
                 for name in vars(total):
@@ -80,10 +95,10 @@ class ModelHub:
         return totals
 
     def describe(self) -> list[dict[str, Any]]:
-        return [c.backend.describe() for c in [*self._text.values(), *self._embed.values()]]
+        return [c.backend.describe() for c in self._clients()]
 
     async def aclose(self) -> None:
-        for client in [*self._text.values(), *self._embed.values()]:
+        for client in self._clients():
             await client.backend.aclose()
 
 
@@ -92,5 +107,7 @@ def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, 
     delta: dict[str, Usage] = {}
     for role, total in after.items():
         start = before.get(role, Usage())
-        delta[role] = Usage(**{name: getattr(total, name) - getattr(start, name) for name in vars(total)})
+        delta[role] = Usage(
+            **{name: getattr(total, name) - getattr(start, name) for name in vars(total)}
+        )
     return delta

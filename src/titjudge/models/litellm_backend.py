@@ -81,7 +81,11 @@ class LiteLLMBackend(TextBackend):
             found = litellm.validate_environment(model=self.spec.model_id, api_base=self.api_base)
         except Exception:  # unknown provider: litellm itself will say what is wrong at call time
             return
-        missing = [k for k in found.get("missing_keys", []) if not (self.api_base and k.endswith("API_BASE"))]
+        missing = [
+            k
+            for k in found.get("missing_keys", [])
+            if not (self.api_base and k.endswith("API_BASE"))
+        ]
         if missing and not found.get("keys_in_environment"):
             raise ConfigError(
                 f"{self.spec}: no credentials in the environment (litellm looks for {' or '.join(missing)}); "
@@ -89,8 +93,13 @@ class LiteLLMBackend(TextBackend):
             )
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "api_base": self.api_base, "api_key_env": self.api_key_env,
-                "params": self.params, "litellm_version": _litellm_version()}
+        return {
+            **super().describe(),
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "params": self.params,
+            "litellm_version": _litellm_version(),
+        }
 
     async def generate(self, request: GenerateRequest) -> Generation:
         kwargs: dict[str, Any] = {
@@ -110,7 +119,11 @@ class LiteLLMBackend(TextBackend):
         if request.json_schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": request.schema_name or "output", "schema": request.json_schema, "strict": False},
+                "json_schema": {
+                    "name": request.schema_name or "output",
+                    "schema": request.json_schema,
+                    "strict": False,
+                },
             }
         if request.top_logprobs:
             kwargs["logprobs"] = True
@@ -123,15 +136,25 @@ class LiteLLMBackend(TextBackend):
     def classify_error(self, exc: BaseException) -> BaseException:
         message = _message(exc)
         if isinstance(exc, _PERMANENT):
-            kind = "context length exceeded" if isinstance(exc, litellm.ContextWindowExceededError) else type(exc).__name__
+            kind = (
+                "context length exceeded"
+                if isinstance(exc, litellm.ContextWindowExceededError)
+                else type(exc).__name__
+            )
             return PermanentError(f"{kind}: {message}")
         if "Missing credentials" in message or "api_key client option must be set" in message:
             return PermanentError(f"missing API key: {message}")
         if isinstance(exc, _TRANSIENT):
-            return TransientError(f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc))
+            return TransientError(
+                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+            )
         status = getattr(exc, "status_code", None)
-        if isinstance(exc, litellm.APIError) and (status is None or int(status) >= 500 or int(status) == 429):
-            return TransientError(f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc))
+        if isinstance(exc, litellm.APIError) and (
+            status is None or int(status) >= 500 or int(status) == 429
+        ):
+            return TransientError(
+                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+            )
         return exc
 
 
@@ -178,18 +201,30 @@ def _generation_from(response: Any) -> Generation:
 
 
 def _logprobs(raw: Any) -> list[TokenLogprobs] | None:
-    content = getattr(raw, "content", None) if raw is not None and not isinstance(raw, dict) else (raw or {}).get("content")
+    content = (
+        getattr(raw, "content", None)
+        if raw is not None and not isinstance(raw, dict)
+        else (raw or {}).get("content")
+    )
     if not content:
         return None
     out = []
     for entry in content:
-        get = entry.get if isinstance(entry, dict) else lambda k, e=entry: getattr(e, k, None)
-        top = {}
-        for alt in get("top_logprobs") or []:
-            alt_get = alt.get if isinstance(alt, dict) else lambda k, a=alt: getattr(a, k, None)
-            top[str(alt_get("token"))] = float(alt_get("logprob"))
-        out.append(TokenLogprobs(token=str(get("token")), logprob=float(get("logprob")), top=top))
+        top = {
+            str(_field(alt, "token")): float(_field(alt, "logprob"))
+            for alt in _field(entry, "top_logprobs") or []
+        }
+        out.append(
+            TokenLogprobs(
+                token=str(_field(entry, "token")), logprob=float(_field(entry, "logprob")), top=top
+            )
+        )
     return out
+
+
+def _field(obj: Any, name: str) -> Any:
+    """litellm returns logprob entries as dicts or as objects, depending on the provider."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 def _message(exc: BaseException) -> str:

@@ -35,7 +35,11 @@ class ReplayBackend(TextBackend):
         self.by_hash = load_descriptions(path)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "replay_of": str(self.path), "descriptions": len(self.by_hash)}
+        return {
+            **super().describe(),
+            "replay_of": str(self.path),
+            "descriptions": len(self.by_hash),
+        }
 
     async def generate(self, request: GenerateRequest) -> Generation:
         if len(request.images) != 1:
@@ -46,7 +50,9 @@ class ReplayBackend(TextBackend):
         digest = request.images[0].sha256
         text = self.by_hash.get(digest)
         if text is None:
-            raise PermanentError(f"{self.path} holds no description for this image (sha256 {digest[:12]}...)")
+            raise PermanentError(
+                f"{self.path} holds no description for this image (sha256 {digest[:12]}...)"
+            )
         return Generation(text=text, tokens_in=0, tokens_out=0, cost=0.0, finish_reason="stop")
 
 

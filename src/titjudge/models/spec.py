@@ -37,7 +37,9 @@ class ModelSpec:
 def parse_model_spec(spec: str) -> ModelSpec:
     """Parse `<backend>:<id>`; raise `ModelSpecError` naming the problem otherwise."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ModelSpecError("model spec is empty; expected '<backend>:<id>', e.g. 'litellm:openai/gpt-4o'")
+        raise ModelSpecError(
+            "model spec is empty; expected '<backend>:<id>', e.g. 'litellm:openai/gpt-4o'"
+        )
     spec = spec.strip()
     backend, sep, model_id = spec.partition(":")
     if not sep:

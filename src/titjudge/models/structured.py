@@ -26,8 +26,7 @@ def json_candidates(text: str) -> list[str]:
     """Balanced `{...}` spans, fenced blocks first, in order of appearance."""
     spans = [m.group(1).strip() for m in _FENCE.finditer(text)]
     spans += _balanced_objects(text)
-    seen: set[str] = set()
-    return [s for s in spans if s and not (s in seen or seen.add(s))]
+    return list(dict.fromkeys(s for s in spans if s))
 
 
 def _balanced_objects(text: str) -> list[str]:

@@ -41,7 +41,7 @@ class PromptTemplate:
 
     @property
     def variables(self) -> frozenset[str]:
-        names = set()
+        names: set[str] = set()
         for text in (self.system or "", self.user):
             names.update(field for _, field, _, _ in string.Formatter().parse(text) if field)
         return frozenset(names)
@@ -109,7 +109,9 @@ def parse_template(name: str, text: str, source: str = "<template>") -> PromptTe
         for part in (system or "", user):
             list(string.Formatter().parse(part))
     except ValueError as exc:
-        raise ConfigError(f"{source}: bad placeholder ({exc}); double literal braces as {{{{ }}}}") from None
+        raise ConfigError(
+            f"{source}: bad placeholder ({exc}); double literal braces as {{{{ }}}}"
+        ) from None
     return PromptTemplate(
         name=name,
         version=meta["version"],

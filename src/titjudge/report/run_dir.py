@@ -30,8 +30,18 @@ from titjudge.data.scores import write_scores
 from titjudge.errors import ConfigError
 from titjudge.judges.pairwise import PairwiseRun
 
-PACKAGES = ("titjudge", "litellm", "langgraph", "pydantic", "tenacity", "diskcache", "scipy", "numpy",
-            "torch", "transformers")
+PACKAGES = (
+    "titjudge",
+    "litellm",
+    "langgraph",
+    "pydantic",
+    "tenacity",
+    "diskcache",
+    "scipy",
+    "numpy",
+    "torch",
+    "transformers",
+)
 
 
 def prepare_out_dir(path: Path) -> Path:
