@@ -38,6 +38,18 @@ def _add(
     return parser
 
 
+def _add_set(
+    parser: argparse.ArgumentParser, example: str = "e.g. describer.model=litellm:openai/gpt-4o"
+) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help=f"override a config key, {example} (repeatable)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="titjudge",
@@ -168,13 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         "describe and judge every item of a config's manifest",
     )
     p.add_argument("config", type=Path, help="run config (YAML)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="override a config key (repeatable)",
-    )
+    _add_set(p)
     p.add_argument("--limit", type=int, help="only the first N manifest items")
     p.add_argument("--out", type=Path, help="run dir (default: <run.out>/<name>)")
 
@@ -189,13 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--config", type=Path, help="config naming describer and judges (default: Gemini 2.5 Pro)"
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="override a config key (repeatable)",
-    )
+    _add_set(p)
 
     p = _add(
         sub,
@@ -235,13 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="ablation config (YAML): describers (rows) and comparers (columns)",
     )
     p.add_argument("--out", type=Path, help="output folder (default: <run.out>/<name>)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="override a config key, e.g. describers.gpt-4o.enabled=false (repeatable)",
-    )
+    _add_set(p, "e.g. describers.gpt-4o.enabled=false")
     p.add_argument("--limit", type=int, help="only the first N manifest items")
     p.add_argument(
         "--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)"

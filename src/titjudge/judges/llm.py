@@ -48,6 +48,8 @@ class Scoring:
 
 
 class LLMJudge(SamplingJudge):
+    """Reads the prompt and the description (text only) and asks for a verdict."""
+
     def __init__(
         self,
         name: str,
@@ -75,20 +77,34 @@ class LLMJudge(SamplingJudge):
             **self.scoring.record(),
         }
 
-    async def judge_sample(
+    def verdict_request(
         self, item: Item, image: ImageInput | None, described: Described, sample: int
-    ) -> JudgeOutcome:
+    ) -> GenerateRequest | str:
+        """The request for one sample, or why there can be none."""
         if described.text is None:
-            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+            return f"no description: {described.error}"
         system, user = self.template.render(prompt=item.prompt, description=described.text)
-        request = GenerateRequest(
+        return self._request(system, user, (), sample)
+
+    def _request(
+        self, system: str | None, user: str, images: tuple[ImageInput, ...], sample: int
+    ) -> GenerateRequest:
+        return GenerateRequest(
             prompt=user,
             system=system,
+            images=images,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             top_logprobs=self.scoring.request_logprobs,
             sample=sample,
         )
+
+    async def judge_sample(
+        self, item: Item, image: ImageInput | None, described: Described, sample: int
+    ) -> JudgeOutcome:
+        request = self.verdict_request(item, image, described, sample)
+        if isinstance(request, str):
+            return JudgeOutcome.failed(self.name, request)
         return await ask_verdict(self.name, self.client, request, self.template, self.scoring)
 
 

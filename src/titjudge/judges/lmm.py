@@ -1,21 +1,20 @@
 """The paper's "LMM Score": the VLM sees image and prompt and scores directly, no description.
 
-`score_mode: expected` works as for the LLM judge (see `judges.expected`).
+The same verdict call as the LLM judge with the image attached and no description;
+`score_mode: expected` works as there (see `judges.expected`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
-from titjudge.judges.llm import Scoring, ask_verdict
+from titjudge.judges.base import Described
+from titjudge.judges.llm import LLMJudge, Scoring
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
 
 
-class LMMJudge(SamplingJudge):
+class LMMJudge(LLMJudge):
     needs_description = False
 
     def __init__(
@@ -27,35 +26,14 @@ class LMMJudge(SamplingJudge):
         temperature: float,
         scoring: Scoring | None = None,
     ):
-        self.name = name
-        self.client = client
-        self.template = template
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.scoring = scoring or Scoring()
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": "lmm",
-            "model": self.client.model,
-            "template": self.template.record(),
-            **self.scoring.record(),
-        }
-
-    async def judge_sample(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
-    ) -> JudgeOutcome:
-        if image is None:
-            return JudgeOutcome.failed(self.name, "image could not be read")
-        system, user = self.template.render(prompt=item.prompt)
-        request = GenerateRequest(
-            prompt=user,
-            system=system,
-            images=(image,),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_logprobs=self.scoring.request_logprobs,
-            sample=sample,
+        super().__init__(
+            name, client, template, max_tokens, temperature, kind="lmm", scoring=scoring
         )
-        return await ask_verdict(self.name, self.client, request, self.template, self.scoring)
+
+    def verdict_request(
+        self, item: Item, image: ImageInput | None, described: Described, sample: int
+    ) -> GenerateRequest | str:
+        if image is None:
+            return "image could not be read"
+        system, user = self.template.render(prompt=item.prompt)
+        return self._request(system, user, (image,), sample)
