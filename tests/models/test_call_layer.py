@@ -200,3 +200,14 @@ def test_missing_api_key_env_is_a_config_error(server, tmp_path):
 
     with pytest.raises(ConfigError, match="TITJUDGE_NO_SUCH_KEY"):
         client(server, tmp_path, api_key_env="TITJUDGE_NO_SUCH_KEY")
+
+
+def test_cost_is_litellms_price_or_unknown_never_zero(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    opts = ModelOptions(api_base=server.url)
+    hub = ModelHub(CallCache(None))
+    req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
+    priced = asyncio.run(hub.text_client("litellm:openai/gpt-4o-mini", opts).text(req, role="j"))
+    unpriced = asyncio.run(hub.text_client("litellm:openai/test-model", opts).text(req, role="j"))
+    assert priced.ok and priced.cost is not None and priced.cost > 0
+    assert unpriced.ok and unpriced.cost is None

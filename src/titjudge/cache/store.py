@@ -47,7 +47,11 @@ class CallCache:
 
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                self._store = diskcache.Cache(str(self.directory), tag_index=True, size_limit=2**40)
+                # Paid answers are never evicted (eviction "none", no culling on writes, which
+                # also saves several SQLite statements per stored call).
+                self._store = diskcache.Cache(
+                    str(self.directory), tag_index=True, eviction_policy="none", cull_limit=0
+                )
             except OSError as exc:
                 raise ConfigError(
                     f"cache dir {self.directory}: cannot open ({exc.strerror or exc})"

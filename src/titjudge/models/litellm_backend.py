@@ -186,10 +186,11 @@ def _data_uri(data: bytes, mime: str) -> str:
 def _generation_from(response: Any) -> Generation:
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
-    try:
-        cost: float | None = float(litellm.completion_cost(completion_response=response))
-    except Exception:  # litellm raises for models it has no price for; cost stays unknown
-        cost = None
+    # litellm prices every reply it can while building the response; asking again costs
+    # ~1 ms of CPU per call (and an exception for unpriced models): read its answer instead.
+    hidden = getattr(response, "_hidden_params", None) or {}
+    raw_cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    cost = float(raw_cost) if raw_cost is not None else None
     return Generation(
         text=choice.message.content or "",
         tokens_in=getattr(usage, "prompt_tokens", None),
