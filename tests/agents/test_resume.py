@@ -1,4 +1,5 @@
-"""Kill a run mid-way, run it again: nothing finished is paid for twice, outputs match."""
+"""Kill a run mid-way (several times), run it again: nothing finished is paid for twice,
+and the outputs match an uninterrupted run."""
 
 import json
 import os
@@ -14,6 +15,8 @@ import titjudge
 from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 CONCURRENCY = 4
+#: describer and judge each have their own limiter, so up to this many calls are in flight
+IN_FLIGHT = 2 * CONCURRENCY
 
 
 def start_run(config_path, env):
@@ -35,8 +38,12 @@ def wait_for_requests(server, n, proc, timeout=60.0):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
-def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig):
+@pytest.mark.parametrize(
+    ("sig", "kill_points"),
+    [(signal.SIGKILL, (6, 20)), (signal.SIGINT, (14,))],
+    ids=["sigkill-twice", "sigint"],
+)
+def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig, kill_points):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto, latency=0.05) as server:
         baseline = titjudge.evaluate(
@@ -50,23 +57,27 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig):
         path = tmp_path / "run.yaml"
         path.write_text(json.dumps(config))
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
-        proc = start_run(path, env)
-        wait_for_requests(server, 14, proc)
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-        if sig == signal.SIGINT:
-            assert proc.returncode == 130 and "re-run to resume" in err and "Traceback" not in err
-        else:
-            assert proc.returncode == -signal.SIGKILL
-        before_resume = server.stats.total
-        assert before_resume < full
+        for point in kill_points:  # each kill lands later in the run, on a partly filled cache
+            proc = start_run(path, env)
+            wait_for_requests(server, point, proc)
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            if sig == signal.SIGINT:
+                assert (
+                    proc.returncode == 130 and "re-run to resume" in err and "Traceback" not in err
+                )
+            else:
+                assert proc.returncode == -signal.SIGKILL
+        assert server.stats.total < full + len(kill_points) * IN_FLIGHT
 
         resumed = start_run(path, env)
-        out, err = resumed.communicate(timeout=120)
+        _, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
         paid = server.stats.total
-    # at most the calls in flight at the kill are asked again (describer + judge limiters)
-    assert full <= paid <= full + 2 * CONCURRENCY
+        repeated = server.stats.duplicates(ok_only=True)
+    # only calls in flight at a kill are asked again: at most IN_FLIGHT per kill
+    assert full <= paid <= full + len(kill_points) * IN_FLIGHT
+    assert repeated <= len(kill_points) * IN_FLIGHT
     crash_dir = tmp_path / "crash" / "runs" / "e2e"
     assert (crash_dir / "scores.csv").read_text() == (baseline.out_dir / "scores.csv").read_text()
     assert (crash_dir / "metrics.json").read_text() == (
