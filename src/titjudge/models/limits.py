@@ -1,7 +1,8 @@
 """Per-model concurrency and requests-per-minute limits, shared by every client of a model.
 
 RPM is enforced by spacing request starts at least 60/rpm seconds apart (a smooth
-schedule rather than bursts, so a provider's sliding window never sees a spike).
+schedule rather than bursts, so a provider's sliding window never sees a spike), and a
+start is granted only when it happens, so a stalled event loop cannot release a burst.
 """
 
 from __future__ import annotations
@@ -36,18 +37,26 @@ class Limiter:
         await self._semaphore.acquire()
         try:
             if self._interval:
-                async with self._lock:
-                    now = time.monotonic()
-                    start = max(now, self._next_start)
-                    self._next_start = start + self._interval
-                if start > now:
-                    await asyncio.sleep(start - now)
+                await self._take_slot()
         except BaseException:
             self._semaphore.release()
             raise
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return self
+
+    async def _take_slot(self) -> None:
+        """Claim a start time when actually starting. Slots handed out in advance would
+        all come due together after an event-loop stall and go out as one burst."""
+        assert self._lock is not None
+        while True:
+            async with self._lock:
+                now = time.monotonic()
+                if now >= self._next_start:
+                    self._next_start = now + self._interval
+                    return
+                wait = self._next_start - now
+            await asyncio.sleep(wait)
 
     async def __aexit__(
         self,

@@ -52,7 +52,8 @@ _PERMANENT = (
 
 
 class LiteLLMBackend(TextBackend):
-    default_concurrency = 32
+    #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
+    default_concurrency = 1024
 
     def __init__(self, spec: ModelSpec, options: Any):
         super().__init__(spec)

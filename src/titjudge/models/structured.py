@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -81,6 +82,8 @@ def _short(exc: ValidationError) -> str:
     return "schema mismatch: " + "; ".join(parts)
 
 
+@lru_cache(maxsize=256)
 def response_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema for provider structured-output modes."""
+    """JSON schema for provider structured-output modes (built once per schema class: it
+    is part of every structured call's cache key, and pydantic takes ~0.6 ms to build it)."""
     return schema.model_json_schema()
