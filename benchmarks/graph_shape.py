@@ -27,7 +27,10 @@ def build(chunk_size: int) -> Any:
 
     def fan(state: State) -> list[Send]:
         items = state["items"]
-        return [Send("work", {"chunk": items[i : i + chunk_size]}) for i in range(0, len(items), chunk_size)]
+        return [
+            Send("work", {"chunk": items[i : i + chunk_size]})
+            for i in range(0, len(items), chunk_size)
+        ]
 
     graph = StateGraph(State)
     graph.add_node("work", work)
