@@ -14,13 +14,11 @@ design, see the config's header).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from harness import (  # noqa: E402
     fresh_dir,
     run_measured,
     server_process,
+    standalone,
     synthetic,
     timed_section,
 )
@@ -192,14 +191,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("ablation", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))

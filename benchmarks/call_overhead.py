@@ -16,7 +16,6 @@ with a self-hosted model) and one it does (`gpt-4o-mini`: litellm then prices ea
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import os
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import KEY, KEY_ENV, Section, Table, fmt, server_process, timed_section  # noqa: E402
+from harness import KEY, KEY_ENV, Section, Table, fmt, server_process, standalone, timed_section  # noqa: E402
 
 TITLE = "3. Framework overhead per call (zero latency)"
 #: a judge-sized request (~300-word prompt and description), like every TIT-Score-LLM call
@@ -289,14 +288,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("overhead", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))

@@ -10,14 +10,12 @@ sample spread.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Section, Table, fmt, median_of, time_command, timed_section  # noqa: E402
+from harness import Section, Table, fmt, median_of, standalone, time_command, timed_section  # noqa: E402
 
 TITLE = "5. CLI start-up"
 
@@ -67,14 +65,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("startup", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))

@@ -17,10 +17,8 @@ disk and read back would measure the disk).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Section, Table, fmt, read_jsonl, synthetic, timed_section  # noqa: E402
+from harness import Section, Table, fmt, read_jsonl, standalone, synthetic, timed_section  # noqa: E402
 
 TITLE = "4. Local embedding judge (TIT-Score)"
 #: Qwen3-Embedding-8B's shape (config.json of Qwen/Qwen3-Embedding-8B)
@@ -289,14 +287,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("embedding", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))

@@ -6,15 +6,13 @@ as a section of the suite. `graph_shape.py` stays the standalone script; this on
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import graph_shape  # noqa: E402
-from harness import Section, Table, fmt, timed_section  # noqa: E402
+from harness import Section, Table, fmt, standalone, timed_section  # noqa: E402
 
 TITLE = "7. LangGraph fan-out shape (no-op nodes)"
 
@@ -50,14 +48,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("graph", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))

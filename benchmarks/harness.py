@@ -349,3 +349,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
+
+
+def standalone(run: Callable[[bool, Path], Section], doc: str | None) -> int:
+    """`python benchmarks/<name>.py [--quick]`: run one benchmark, print its section."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        print(run(args.quick, Path(tmp)).markdown())
+    return 0

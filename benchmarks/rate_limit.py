@@ -11,15 +11,13 @@ titjudge paces itself), one relying on 429s and Retry-After alone.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api_throughput import measure_run  # noqa: E402
-from harness import Section, Table, fmt, fresh_dir, synthetic, timed_section  # noqa: E402
+from harness import Section, Table, fmt, fresh_dir, standalone, synthetic, timed_section  # noqa: E402
 
 TITLE = "1b. API pipeline under a requests-per-minute limit"
 LIMIT_PER_MINUTE = 1800
@@ -128,14 +126,5 @@ def run(quick: bool, work: Path) -> Section:
     return timed_section("rate_limit", TITLE, method, body)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        print(run(args.quick, Path(tmp)).markdown())
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(run, __doc__))
