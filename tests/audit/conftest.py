@@ -204,3 +204,10 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     synthesize(root / "data", n_prompts=5, n_models=5, seed=3)
     config = validate_config(demo_config(root / "data", root, None), RunConfig, "audit test config")
     return run(config, out=root / "run").out_dir
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name the screenshot the browser test leaves, so the CI log points at it."""
+    shot = Path(__file__).resolve().parents[2] / "ci-artifacts" / "audit.png"
+    if shot.is_file():
+        terminalreporter.write_line(f"CI artifact: {shot} (audit page screenshot from the browser test)")
