@@ -211,15 +211,9 @@ def start_url_process(
 
 def stop_process(proc: subprocess.Popen[str], timeout: float = 10.0) -> None:
     """SIGTERM, wait, SIGKILL if needed (only the process we started)."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-    if proc.stdout is not None:
-        proc.stdout.close()
+    from titjudge.testing.server import stop_server_process
+
+    stop_server_process(proc, timeout)
 
 
 class ServerProcess:
