@@ -194,6 +194,17 @@ def _chat_generation_config(tokenizer: Any) -> Any:
     )
 
 
+#: the transformer shape shared by the tiny Qwen3 causal LM and embedding model
+TINY_QWEN3: dict[str, Any] = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+}
+
+
 def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
     """A 2-layer Qwen3 causal LM (the judge), with Qwen3's `enable_thinking` chat template."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
@@ -204,12 +215,7 @@ def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
     ids = _token_ids(tokenizer, ("<|endoftext|>", "<|im_end|>"))
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
+        **TINY_QWEN3,
         max_position_embeddings=4096,
         initializer_range=0.2,
         tie_word_embeddings=True,
@@ -241,12 +247,7 @@ def build_tiny_qwen3_embedding(path: str | Path, seed: int = 0) -> Path:
     )
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
+        **TINY_QWEN3,
         max_position_embeddings=8192,
         initializer_range=0.2,
         bos_token_id=eos_id,
