@@ -30,6 +30,23 @@ class MissingDependencyError(TitjudgeError):
     """An optional dependency needed by a backend is not installed."""
 
 
+def install_hint(extra: str) -> str:
+    """How to add an extra: titjudge installs from its checkout, not from a package index."""
+    checkout = "."
+    try:
+        import json
+        from importlib.metadata import distribution
+
+        url = json.loads(distribution("titjudge").read_text("direct_url.json") or "{}").get(
+            "url", ""
+        )
+        if url.startswith("file://"):
+            checkout = url.removeprefix("file://")
+    except Exception:  # not installed from a checkout (a wheel): say the generic thing
+        pass
+    return f"pip install -e '{checkout}[{extra}]'"
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean 'x'?)' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)

@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from titjudge.errors import MissingDependencyError, ModelSpecError
+from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.base import EmbeddingBackend, TextBackend
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
@@ -36,7 +36,7 @@ def _load(target: str, spec: ModelSpec) -> Callable[..., Any]:
         if missing.split(".")[0] == "titjudge":
             raise
         extra = _EXTRAS.get(spec.backend)
-        hint = f"pip install 'titjudge[{extra}]'" if extra else f"pip install {missing}"
+        hint = install_hint(extra) if extra else f"pip install {missing}"
         raise MissingDependencyError(
             f"the '{spec.backend}:' backend needs {missing!r}, which is not installed; install it with: {hint}"
         ) from None
