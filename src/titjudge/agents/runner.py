@@ -108,6 +108,7 @@ async def run_async(
             describe_template=template,
             describe_max_tokens=config.describer.max_tokens,
             describe_temperature=config.describer.temperature,
+            describe_keep_truncated=config.describer.on_truncation == "keep",
             judges=[j for j in judges if j.per_item],
             fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
             progress=progress,

@@ -20,9 +20,19 @@ from titjudge.prompts.loader import load_template
 #: used when `score` gets no config: the paper's best TIT-Score-LLM setting
 DEFAULT_SCORE_CONFIG = {
     "name": "score",
-    "describer": {"model": "litellm:gemini/gemini-2.5-pro", "max_tokens": 768},
+    "describer": {
+        "model": "litellm:gemini/gemini-2.5-pro",
+        "max_tokens": 512,
+        "thinking": {"budget": 128},
+    },
     "judges": [
-        {"name": "tit_llm_g", "kind": "llm", "model": "litellm:gemini/gemini-2.5-pro"},
+        {
+            "name": "tit_llm_g",
+            "kind": "llm",
+            "model": "litellm:gemini/gemini-2.5-pro",
+            "max_tokens": 1024,
+            "thinking": {"budget": 1024},
+        },
         {"name": "lexical", "kind": "lexical"},
     ],
 }
@@ -65,6 +75,7 @@ async def score_async(
             describe_template=load_template(config.describer.prompt),
             describe_max_tokens=config.describer.max_tokens,
             describe_temperature=config.describer.temperature,
+            describe_keep_truncated=config.describer.on_truncation == "keep",
             judges=judges,
             fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
         )

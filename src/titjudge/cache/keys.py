@@ -34,27 +34,30 @@ def generation_key(
     params: dict[str, Any] | None = None,
     template: dict[str, str] | None = None,
     purpose: str = "text",
+    options: dict[str, Any] | None = None,
 ) -> str:
-    """Key for one text generation. `purpose` separates e.g. raw text from validated JSON."""
-    return _digest(
-        {
-            "format": CACHE_FORMAT,
-            "purpose": purpose,
-            "backend": spec.backend,
-            "model": spec.model_id,
-            "system": request.system,
-            "prompt": request.prompt,
-            "history": [list(turn) for turn in request.history],
-            "images": [image.sha256 for image in request.images],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "json_schema": request.json_schema,
-            "top_logprobs": request.top_logprobs,
-            "sample": request.sample,
-            "params": params or {},
-            "template": {k: template[k] for k in ("name", "version")} if template else None,
-        }
-    )
+    """Key for one text generation. `purpose` separates e.g. raw text from validated JSON.
+    `options` (thinking) enter the key only when set, so older keys stay valid."""
+    payload: dict[str, Any] = {
+        "format": CACHE_FORMAT,
+        "purpose": purpose,
+        "backend": spec.backend,
+        "model": spec.model_id,
+        "system": request.system,
+        "prompt": request.prompt,
+        "history": [list(turn) for turn in request.history],
+        "images": [image.sha256 for image in request.images],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "json_schema": request.json_schema,
+        "top_logprobs": request.top_logprobs,
+        "sample": request.sample,
+        "params": params or {},
+        "template": {k: template[k] for k in ("name", "version")} if template else None,
+    }
+    if options:
+        payload["options"] = options
+    return _digest(payload)
 
 
 def embedding_key(spec: ModelSpec, text: str, *, params: dict[str, Any] | None = None) -> str:

@@ -118,7 +118,10 @@ class LMMYesJudge(SamplingJudge):
             top_logprobs=self.top_logprobs,
             sample=sample,
         )
-        call = await self.client.text(request, role="judge", template=self.template.record())
+        # only the first token's probabilities are read: a reply cut after it is complete enough
+        call = await self.client.text(
+            request, role="judge", template=self.template.record(), accept_truncated=True
+        )
         if not call.ok:
             return JudgeOutcome.failed(self.name, call.error or "no answer", call)
         if not call.logprobs:

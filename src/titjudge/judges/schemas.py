@@ -28,8 +28,12 @@ class JudgeVerdict(BaseModel):
         default_factory=list,
         description="Prompt elements the image shows differently (colour, count, place...).",
     )
+    # strict: a JSON number only; `true` or "85" is a malformed verdict, never a score
     score: float = Field(
-        ge=0, le=100, description="Alignment from 0 (unrelated) to 100 (follows every element)."
+        strict=True,
+        ge=0,
+        le=100,
+        description="Alignment from 0 (unrelated) to 100 (follows every element).",
     )
 
 
@@ -45,6 +49,7 @@ def verdict_schema(lo: int, hi: int) -> type[JudgeVerdict]:
     score = (
         float,
         Field(
+            strict=True,
             ge=lo,
             le=hi,
             description=f"Alignment from {lo} (unrelated) to {hi} (follows every "

@@ -80,6 +80,10 @@ class Generation:
     cost: float | None = None
     finish_reason: str | None = None
     logprobs: list[TokenLogprobs] | None = None
+    #: of tokens_out, how many were thinking/reasoning (billed as output, not the answer)
+    thinking_tokens: int | None = None
+    #: the output cap the request carried (answer budget plus any thinking reserve)
+    max_tokens_sent: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,12 @@ class TransientError(Exception):
 
 class PermanentError(Exception):
     """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
+
+
+class QuotaExhaustedError(PermanentError):
+    """The account's quota for this model is spent (OpenAI `insufficient_quota`, a Gemini daily
+    or zero quota): waiting will not clear it, so the call layer sends this model nothing more
+    for the rest of the run."""
 
 
 class Backend:

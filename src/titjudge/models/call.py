@@ -26,13 +26,17 @@ from titjudge.cache.store import CallCache
 from titjudge.models.base import (
     GenerateRequest,
     Generation,
+    ImageInput,
     PermanentError,
+    QuotaExhaustedError,
     TextBackend,
     TokenLogprobs,
     TransientError,
 )
+from titjudge.models.images import fit_image
 from titjudge.models.limits import Limiter
 from titjudge.models.structured import StructuredOutputError, parse_structured, response_schema
+from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -62,6 +66,44 @@ class CallResult(Generic[T]):
     cost: float | None = None
     latency: float = 0.0
     logprobs: list[TokenLogprobs] | None = None
+    finish_reason: str | None = None
+    #: of tokens_out, thinking/reasoning tokens (None: the provider did not say)
+    thinking_tokens: int | None = None
+    #: the reply stopped at the token limit and the caller chose to keep it (`on_truncation: keep`)
+    truncated: bool = False
+
+
+#: finish reasons that mean the reply was cut at the output cap (OpenAI/litellm "length",
+#: Gemini MAX_TOKENS, Anthropic max_tokens)
+TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+#: finish reasons that mean the provider withheld or cut the reply for its content
+BLOCKED = frozenset(
+    {"content_filter", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}
+)
+
+
+def incomplete_reason(gen: Generation, answer_budget: int) -> str | None:
+    """Why a reply cannot be used as it stands (cut, blocked, empty), or None when it can."""
+    reason = gen.finish_reason
+    if reason in TRUNCATED:
+        thinking = gen.thinking_tokens or 0
+        answer = (gen.tokens_out or 0) - thinking
+        cap = gen.max_tokens_sent or answer_budget
+        return (
+            f"truncated: the reply stopped at the token limit (finish_reason={reason}; "
+            f"answer {answer} tokens of max_tokens {answer_budget}, thinking {thinking} tokens, "
+            f"cap sent {cap})"
+            + (
+                "; raise max_tokens, or the thinking budget if thinking used the room"
+                if thinking
+                else "; raise max_tokens"
+            )
+        )
+    if reason in BLOCKED:
+        return f"blocked: the provider withheld the reply (finish_reason={reason})"
+    if not (gen.text and gen.text.strip()):
+        return f"empty reply (finish_reason={reason})"
+    return None
 
 
 @dataclass
@@ -113,14 +155,23 @@ class ModelClient:
         limiter: Limiter,
         policy: RetryPolicy,
         params: dict[str, Any] | None = None,
+        *,
+        max_image_pixels: int | None = None,
+        key_options: dict[str, Any] | None = None,
     ):
         self.backend = backend
         self.cache = cache
         self.limiter = limiter
         self.policy = policy
         self.params = dict(params or {})
+        self.max_image_pixels = max_image_pixels
+        #: options that change the output besides `params` (thinking): part of every key
+        self.key_options = {k: v for k, v in (key_options or {}).items() if v is not None}
         self.usage: dict[str, Usage] = {}
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
+        #: set when the model's quota is spent: nothing more is sent to it this run
+        self.dead: str | None = None
+        self._fit_memo: dict[str, ImageInput] = {}
 
     @property
     def model(self) -> str:
@@ -129,11 +180,27 @@ class ModelClient:
     # ------------------------------------------------------------------ public calls
 
     async def text(
-        self, request: GenerateRequest, *, role: str, template: dict[str, str] | None = None
+        self,
+        request: GenerateRequest,
+        *,
+        role: str,
+        template: dict[str, str] | None = None,
+        accept_truncated: bool = False,
     ) -> CallResult[str]:
-        """Free text (descriptions). Empty text is a failure."""
-        key = generation_key(self.backend.spec, request, params=self.params, template=template)
-        return await self._dedup(key, role, lambda: self._text(key, request))
+        """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
+        keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
+        not accept cut text treats such a cached entry as no answer)."""
+        request = self._fit(request)
+        key = generation_key(
+            self.backend.spec,
+            request,
+            params=self.params,
+            template=template,
+            options=self.key_options,
+        )
+        return await self._dedup(
+            key, role, lambda: self._text(key, request, accept_truncated), accept_truncated
+        )
 
     async def structured(
         self,
@@ -145,10 +212,15 @@ class ModelClient:
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error."""
         keyed = dataclasses.replace(
-            request, json_schema=response_schema(schema), schema_name=schema.__name__
+            self._fit(request), json_schema=response_schema(schema), schema_name=schema.__name__
         )
         key = generation_key(
-            self.backend.spec, keyed, params=self.params, template=template, purpose="structured"
+            self.backend.spec,
+            keyed,
+            params=self.params,
+            template=template,
+            purpose="structured",
+            options=self.key_options,
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
@@ -156,10 +228,34 @@ class ModelClient:
 
     # ------------------------------------------------------------------ internals
 
+    def _fit(self, request: GenerateRequest) -> GenerateRequest:
+        """Images above `max_image_pixels` downscaled; the resized bytes are what the key hashes."""
+        if self.max_image_pixels is None or not request.images:
+            return request
+        fitted = tuple(self._fitted(image, self.max_image_pixels) for image in request.images)
+        if all(a is b for a, b in zip(fitted, request.images, strict=True)):
+            return request
+        return dataclasses.replace(request, images=fitted)
+
+    def _fitted(self, image: ImageInput, max_pixels: int) -> ImageInput:
+        """One resize per image, however many roles send it (describer, lmm, lmm_yes)."""
+        found = self._fit_memo.get(image.sha256)
+        if found is None:
+            found = fit_image(image, max_pixels)
+            if len(self._fit_memo) >= 256:
+                self._fit_memo.pop(next(iter(self._fit_memo)))
+            self._fit_memo[image.sha256] = found
+        return found
+
     async def _dedup(
-        self, key: str, role: str, compute: Callable[[], Awaitable[CallResult[Any]]]
+        self,
+        key: str,
+        role: str,
+        compute: Callable[[], Awaitable[CallResult[Any]]],
+        variant: object = None,
     ) -> CallResult[Any]:
-        """Identical concurrent calls share one request."""
+        """Identical concurrent calls share one request (`variant`: how the answer is accepted)."""
+        key = f"{key}:{variant}" if variant else key
         pending = self._inflight.get(key)
         if pending is not None:
             result = dataclasses.replace(await asyncio.shield(pending), cached=True)
@@ -184,14 +280,17 @@ class ModelClient:
         found = self.cache.get(key, self.model)
         return found if isinstance(found, dict) else None
 
+    def _claim_ttl(self) -> float:
+        return (
+            self.policy.timeout * self.policy.max_attempts
+            + self.policy.backoff_max * self.policy.max_attempts
+        )
+
     async def _claim_or_wait(self, key: str) -> dict[str, Any] | None:
         """Claim `key` for this run, or wait for the run that holds it; returns its answer if any."""
         if not self.backend.cacheable:
             return None
-        ttl = (
-            self.policy.timeout * self.policy.max_attempts
-            + self.policy.backoff_max * self.policy.max_attempts
-        )
+        ttl = self._claim_ttl()
         while not self.cache.claim(key, ttl):
             await asyncio.sleep(CLAIM_POLL_SECONDS)
             found = self.cache.peek(key)
@@ -207,25 +306,37 @@ class ModelClient:
         if self.backend.cacheable:
             self.cache.set(key, value, self.model)
 
-    async def _text(self, key: str, request: GenerateRequest) -> CallResult[str]:
+    async def _text(
+        self, key: str, request: GenerateRequest, accept_truncated: bool
+    ) -> CallResult[str]:
         hit = self._lookup(key) or await self._claim_or_wait(key)
+        if hit is not None and (accept_truncated or hit.get("finish_reason") not in TRUNCATED):
+            result = _from_hit(hit, hit["text"])
+            result.truncated = hit.get("finish_reason") in TRUNCATED
+            return result
         if hit is not None:
-            return _from_hit(hit, hit["text"])
+            self.cache.claim(key, self._claim_ttl())  # a kept cut reply: ask again, unstored
         try:
-            return await self._text_call(key, request)
+            return await self._text_call(key, request, accept_truncated)
         finally:
             self.cache.release(key)  # after the answer is stored, so waiters find it
 
-    async def _text_call(self, key: str, request: GenerateRequest) -> CallResult[str]:
+    async def _text_call(
+        self, key: str, request: GenerateRequest, accept_truncated: bool
+    ) -> CallResult[str]:
         try:
             done = await self._attempt(request)
         except Exception as exc:  # a model failure becomes a record, never a value
             return self._failure(exc)
         gen = done.generation
-        result = _result_from(done, ok=bool(gen.text and gen.text.strip()))
-        if not result.ok:
-            result.error = f"empty reply (finish_reason={gen.finish_reason})"
+        problem = incomplete_reason(gen, request.max_tokens)
+        keep = problem is not None and accept_truncated and gen.finish_reason in TRUNCATED
+        keep = keep and bool(gen.text and gen.text.strip())
+        result = _result_from(done, ok=problem is None or keep)
+        if not result.ok:  # its tokens and cost still count; it is never cached
+            result.error = problem
             return result
+        result.truncated = keep
         result.value = gen.text.strip()
         self._store(key, {"text": result.value, **_usage_of(result)})
         return result
@@ -246,29 +357,43 @@ class ModelClient:
     ) -> CallResult[S]:
         try:
             done = await self._attempt(request)
-            result: CallResult[S] = _result_from(done, ok=False)
-            try:
-                result.value = parse_structured(done.generation.text, schema)
-            except StructuredOutputError as first:
-                reask = dataclasses.replace(
-                    request,
-                    history=(
-                        *request.history,
-                        ("user", request.prompt),
-                        ("assistant", done.generation.text),
-                    ),
-                    prompt=REASK.format(error=first),
-                )
-                again = await self._attempt(reask)
-                _merge(result, again)
-                result.reasked = True
-                try:
-                    result.value = parse_structured(again.generation.text, schema)
-                except StructuredOutputError as second:
-                    result.error = f"invalid output after re-ask: {second} (first reply: {first})"
-                    return result
         except Exception as exc:
             return self._failure(exc)
+        result: CallResult[S] = _result_from(done, ok=False)
+        problem = incomplete_reason(done.generation, request.max_tokens)
+        if problem is not None:  # a cut or empty reply is not re-asked: the cause is named
+            result.error = problem
+            return result
+        try:
+            result.value = parse_structured(done.generation.text, schema)
+        except StructuredOutputError as first:
+            reask = dataclasses.replace(
+                request,
+                history=(
+                    *request.history,
+                    ("user", request.prompt),
+                    ("assistant", done.generation.text),  # non-empty: checked above
+                ),
+                prompt=REASK.format(error=first),
+            )
+            try:
+                again = await self._attempt(reask)
+            except Exception as exc:  # the first reply's tokens and cost still count
+                failed = self._failure(exc)
+                result.error = f"re-ask failed: {failed.error} (first reply: {first})"
+                result.attempts += failed.attempts
+                return result
+            _merge(result, again)
+            result.reasked = True
+            problem = incomplete_reason(again.generation, request.max_tokens)
+            if problem is not None:
+                result.error = f"re-ask {problem} (first reply: {first})"
+                return result
+            try:
+                result.value = parse_structured(again.generation.text, schema)
+            except StructuredOutputError as second:
+                result.error = f"invalid output after re-ask: {second} (first reply: {first})"
+                return result
         result.ok = True
         final = result.raw or ""
         self._store(
@@ -290,6 +415,15 @@ class ModelClient:
             reason = f"{exc}"
         else:
             reason = f"{type(exc).__name__}: {exc}"
+        reason = redact(reason)  # a provider may echo the key in its error text
+        if isinstance(exc, QuotaExhaustedError) and self.dead is None:
+            self.dead = reason
+            log.warning(
+                "%s: %s. No further requests go to this model in this run; everything already "
+                "answered is kept, and a re-run after the quota is restored resumes from the cache.",
+                self.model,
+                reason,
+            )
         log.info("%s call failed: %s", self.model, reason)
         return CallResult(ok=False, error=reason, attempts=attempts)
 
@@ -327,6 +461,8 @@ class ModelClient:
 
     async def _once(self, request: GenerateRequest) -> Generation:
         async with self.limiter:
+            if self.dead is not None:  # checked once a slot is granted: waiters see it too
+                raise PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
             try:
                 return await asyncio.wait_for(self.backend.generate(request), self.policy.timeout)
             except (TransientError, PermanentError):
@@ -351,6 +487,8 @@ def _result_from(done: _Attempted, ok: bool) -> CallResult[Any]:
         cost=gen.cost,
         latency=done.latency,
         logprobs=gen.logprobs,
+        finish_reason=gen.finish_reason,
+        thinking_tokens=gen.thinking_tokens,
     )
 
 
@@ -365,6 +503,9 @@ def _merge(result: CallResult[Any], again: _Attempted) -> None:
     )
     result.latency += again.latency
     result.logprobs = gen.logprobs
+    result.finish_reason = gen.finish_reason
+    if gen.thinking_tokens is not None:
+        result.thinking_tokens = (result.thinking_tokens or 0) + gen.thinking_tokens
 
 
 def _usage_of(result: CallResult[Any]) -> dict[str, Any]:
@@ -375,6 +516,8 @@ def _usage_of(result: CallResult[Any]) -> dict[str, Any]:
         "cost": result.cost,
         "attempts": result.attempts,
         "logprobs": _logprobs_to(result.logprobs),
+        "finish_reason": result.finish_reason,
+        "thinking_tokens": result.thinking_tokens,
     }
 
 
@@ -390,6 +533,8 @@ def _from_hit(hit: dict[str, Any], value: Any) -> CallResult[Any]:
         tokens_out=hit.get("tokens_out", 0),
         cost=hit.get("cost"),
         logprobs=_logprobs_from(hit.get("logprobs")),
+        finish_reason=hit.get("finish_reason"),
+        thinking_tokens=hit.get("thinking_tokens"),
     )
 
 

@@ -15,13 +15,15 @@ per-request sampling otherwise (see `hf_generate`). JSON is asked for in the pro
 Out of memory: a batch that does not fit is split in halves down to single requests; a
 single request that does not fit is a PermanentError (retrying the same input cannot fit).
 
-`params` keys: enable_thinking (bool, default False: a judge should answer, not muse),
+`params` keys: enable_thinking (bool, default False: a judge should answer, not muse; the
+`thinking` option says the same and also reserves a budget),
 revision, trust_remote_code, repetition_penalty, top_k, top_p (sampling only),
 attn_implementation, max_wait_ms (batch collection window, default 5).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib.util
 import inspect
@@ -34,7 +36,7 @@ from typing import Any
 import torch
 import transformers
 
-from titjudge.errors import ModelSpecError
+from titjudge.errors import ConfigError, ModelSpecError
 from titjudge.models.base import (
     Capabilities,
     GenerateRequest,
@@ -58,6 +60,7 @@ from titjudge.models.local_common import (
     with_torch_threads,
 )
 from titjudge.models.spec import ModelSpec
+from titjudge.models.thinking import ThinkingError, plan_thinking
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +146,7 @@ class HFTextBackend(TextBackend):
             device=model.device,
             eos_ids=eos_ids,
             pad_id=pad_id,
-            enable_thinking=bool(params.get("enable_thinking", False)),
+            enable_thinking=self._enable_thinking(spec, options, params),
             repetition_penalty=_optional_float(params.get("repetition_penalty")),
             top_k=params.get("top_k"),
             top_p=_optional_float(params.get("top_p")),
@@ -160,6 +163,23 @@ class HFTextBackend(TextBackend):
             max_wait=wait,
         )
 
+    def _enable_thinking(self, spec: ModelSpec, options: Any, params: dict[str, Any]) -> bool:
+        """`thinking` (the documented option) or the older `params.enable_thinking`; default off."""
+        thinking = getattr(options, "thinking", None)
+        self.thinking_reserve = 0
+        if thinking is None:
+            return bool(params.get("enable_thinking", False))
+        if "enable_thinking" in params and bool(params["enable_thinking"]) != thinking.enabled:
+            raise ConfigError(
+                f"{spec}: 'thinking' and params.enable_thinking disagree; keep only 'thinking'"
+            )
+        try:
+            plan = plan_thinking(spec, thinking)
+        except ThinkingError as exc:
+            raise ConfigError(str(exc)) from None
+        self.thinking_reserve = plan.reserve
+        return bool(plan.enable_thinking)
+
     @property
     def batch_sizes(self) -> list[int]:
         """Sizes of the `model.generate` batches run so far."""
@@ -168,9 +188,15 @@ class HFTextBackend(TextBackend):
     async def generate(self, request: GenerateRequest) -> Generation:
         if request.images and not self.capabilities.vision:
             raise PermanentError(f"{self.spec}: a text-only model cannot take images")
-        return await self._batcher.submit(
+        if self.thinking_reserve:  # room for thinking on top of the answer's max_tokens
+            request = dataclasses.replace(
+                request, max_tokens=request.max_tokens + self.thinking_reserve
+            )
+        generation = await self._batcher.submit(
             request, key=(request.max_tokens, float(request.temperature))
         )
+        generation.max_tokens_sent = request.max_tokens
+        return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
         if is_out_of_memory(exc):

@@ -6,6 +6,7 @@ one backend, one limiter and one usage ledger, so limits hold across roles.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from titjudge.cache.store import CallCache
@@ -31,10 +32,14 @@ class ModelHub:
 
     @staticmethod
     def _identity(model: str, options: Any) -> tuple[Any, ...]:
+        """Clients are shared by model and every option that changes its requests; `params`
+        may nest dicts and lists (vLLM's `extra_body`), so it is compared as canonical JSON."""
         return (
             model,
             *(getattr(options, name, None) for name in _PLACEMENT),
-            tuple(sorted((getattr(options, "params", None) or {}).items(), key=str)),
+            _canonical(getattr(options, "params", None) or {}),
+            _canonical(_thinking_of(options)),
+            getattr(options, "max_image_pixels", None),
         )
 
     def _limiter(self, options: Any, backend_default: int) -> Limiter:
@@ -63,6 +68,8 @@ class ModelHub:
                 self._limiter(options, backend.default_concurrency),
                 self._policy(options),
                 params=getattr(options, "params", None),
+                max_image_pixels=getattr(options, "max_image_pixels", None),
+                key_options={"thinking": _thinking_of(options)},
             )
         return self._text[key]
 
@@ -100,6 +107,15 @@ class ModelHub:
     async def aclose(self) -> None:
         for client in self._clients():
             await client.backend.aclose()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _thinking_of(options: Any) -> dict[str, Any] | None:
+    thinking = getattr(options, "thinking", None)
+    return None if thinking is None else thinking.model_dump(exclude_none=True)
 
 
 def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Usage]:

@@ -8,9 +8,13 @@ cache is not used either (a hit needs fastapi); ours is. Images go as base64 dat
 from __future__ import annotations
 
 import base64
+import contextlib
+import copy
 import email.utils
+import json
 import logging
 import os
+import re
 import time
 from typing import Any
 
@@ -20,11 +24,15 @@ from titjudge.models.base import (
     GenerateRequest,
     Generation,
     PermanentError,
+    QuotaExhaustedError,
     TextBackend,
     TokenLogprobs,
     TransientError,
 )
+from titjudge.models.provider_schema import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.spec import ModelSpec
+from titjudge.models.thinking import ThinkingError, model_family, plan_thinking
+from titjudge.safety import redact, register_secret
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else import fetches prices online
 import litellm  # noqa: E402
@@ -60,10 +68,17 @@ class LiteLLMBackend(TextBackend):
         self.api_base: str | None = getattr(options, "api_base", None)
         self.api_key_env: str | None = getattr(options, "api_key_env", None)
         self.timeout: float = float(getattr(options, "timeout", 120.0))
-        self.params: dict[str, Any] = dict(getattr(options, "params", {}) or {})
+        self.params: dict[str, Any] = copy.deepcopy(dict(getattr(options, "params", {}) or {}))
         self.json_mode: bool = bool(self.params.pop("json_schema_mode", True))
+        self.family = model_family(spec, self.api_base)
+        try:
+            self.thinking = plan_thinking(spec, getattr(options, "thinking", None), self.api_base)
+        except ThinkingError as exc:
+            raise ConfigError(str(exc)) from None
         self._api_key = self._read_key()
+        register_secret(self._api_key)
         self.capabilities = Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+        self._schemas: dict[str, tuple[dict[str, Any], bool]] = {}
 
     def _read_key(self) -> str | None:
         if self.api_key_env is None:
@@ -99,43 +114,87 @@ class LiteLLMBackend(TextBackend):
             "api_base": self.api_base,
             "api_key_env": self.api_key_env,
             "params": self.params,
+            "thinking": self.thinking.record(),
+            "structured_output": self._schema_mode(),
             "litellm_version": _litellm_version(),
         }
 
-    async def generate(self, request: GenerateRequest) -> Generation:
+    def _schema_mode(self) -> str:
+        if not self.json_mode:
+            return "prompted (json_schema_mode off)"
+        if self.family == "gemini":
+            return "responseJsonSchema (Gemini subset)"
+        if self.family in ("openai", "openai_reasoning"):
+            return "json_schema strict where the schema allows"
+        return "json_schema"
+
+    def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
+        """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._schemas:
+            if self.family == "gemini":
+                self._schemas[key] = (gemini_schema(schema), False)
+            elif self.family in ("openai", "openai_reasoning"):
+                strict = openai_strict_schema(schema)
+                self._schemas[key] = (
+                    (strict, True) if strict else (inline_ref_siblings(schema), False)
+                )
+            else:
+                self._schemas[key] = (inline_ref_siblings(schema), False)
+        sent, strict = self._schemas[key]
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": sent, "strict": strict},
+        }
+
+    def request_kwargs(self, request: GenerateRequest) -> dict[str, Any]:
+        """Everything sent for `request` (the tests read this to see what a provider gets)."""
         kwargs: dict[str, Any] = {
             "model": self.spec.model_id,
             "messages": build_messages(request),
-            "max_tokens": request.max_tokens,
+            "max_tokens": request.max_tokens + self.thinking.reserve,
             "temperature": request.temperature,
             "timeout": self.timeout,
             "num_retries": 0,
             "max_retries": 0,
-            **self.params,
+            **copy.deepcopy(self.params),
+            **self.thinking.kwargs,
         }
+        if self.thinking.body:
+            kwargs["extra_body"] = _deep_merge(kwargs.get("extra_body") or {}, self.thinking.body)
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
         if request.json_schema is not None:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request.schema_name or "output",
-                    "schema": request.json_schema,
-                    "strict": False,
-                },
-            }
+            kwargs["response_format"] = self.response_format(
+                request.json_schema, request.schema_name or "output"
+            )
         if request.top_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
         if request.sample and request.temperature > 0:
             kwargs.setdefault("seed", request.sample)
+        return kwargs
+
+    async def generate(self, request: GenerateRequest) -> Generation:
+        kwargs = self.request_kwargs(request)
         response = await litellm.acompletion(**kwargs)
-        return _generation_from(response)
+        generation = _generation_from(response)
+        generation.max_tokens_sent = kwargs["max_tokens"]
+        return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
         message = _message(exc)
+        quota = quota_exhausted(exc, message)
+        if quota is not None:
+            return QuotaExhaustedError(f"quota exhausted: {quota}: {message}")
+        if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(_body_text(exc)):
+            # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
+            # to a 403 before it looks at the 429: the body's own status decides
+            return TransientError(
+                f"RateLimitError: {message}", retry_after=retry_after_seconds(exc)
+            )
         if isinstance(exc, _PERMANENT):
             kind = (
                 "context length exceeded"
@@ -184,21 +243,44 @@ def _data_uri(data: bytes, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+_THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+
 def _generation_from(response: Any) -> Generation:
-    choice = response.choices[0]
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise PermanentError("the provider's reply has no choices (an empty 'choices' list)")
+    choice = choices[0]
     usage = getattr(response, "usage", None)
     # litellm prices every reply it can while building the response; asking again costs
     # ~1 ms of CPU per call (and an exception for unpriced models): read its answer instead.
     hidden = getattr(response, "_hidden_params", None) or {}
     raw_cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     cost = float(raw_cost) if raw_cost is not None else None
+    details = getattr(usage, "completion_tokens_details", None)
+    thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None) or ""
+    # a server without a reasoning parser returns Qwen3's thinking inline: it is not the answer
+    text = _THINK_BLOCK.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
     return Generation(
-        text=choice.message.content or "",
+        text=text,
         tokens_in=getattr(usage, "prompt_tokens", None),
         tokens_out=getattr(usage, "completion_tokens", None),
         cost=cost,
         finish_reason=getattr(choice, "finish_reason", None),
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
+        thinking_tokens=int(thinking) if thinking else None,
     )
 
 
@@ -230,12 +312,67 @@ def _field(obj: Any, name: str) -> Any:
 
 
 def _message(exc: BaseException) -> str:
+    """The provider's error text, secrets redacted, on one line."""
     text = str(getattr(exc, "message", None) or exc)
-    return text.replace("\n", " ")[:500]
+    return redact(text).replace("\n", " ")[:500]
+
+
+def _body_text(exc: BaseException) -> str:
+    """Everything the exception carries of the provider's reply body."""
+    parts = [str(getattr(exc, "message", None) or ""), str(exc)]
+    response = getattr(exc, "response", None)
+    if response is not None:
+        # a streamed or closed httpx response has no text to give
+        with contextlib.suppress(Exception):
+            parts.append(str(response.text))
+    return "\n".join(parts)
+
+
+_RETRY_DELAY = re.compile(r"[\"']retryDelay[\"']\s*:\s*[\"'](\d+(?:\.\d+)?)s[\"']")
+_GEMINI_RATE_LIMIT = re.compile(r"RESOURCE_EXHAUSTED|[\"']code[\"']\s*:\s*429\b")
+_INSUFFICIENT_QUOTA = re.compile(r"insufficient_quota|exceeded your current quota", re.IGNORECASE)
+#: Gemini QuotaFailure violations that waiting within a run does not clear
+_GEMINI_DEAD_QUOTA = re.compile(r"PerDay|limit:\s*0\b", re.IGNORECASE)
+
+
+def quota_exhausted(exc: BaseException, message: str | None = None) -> str | None:
+    """Why this 429 will not clear by waiting, or None for an ordinary rate limit.
+
+    OpenAI: `insufficient_quota` ("You exceeded your current quota, please check your plan
+    and billing details", OpenAI error-codes guide). Gemini: RESOURCE_EXHAUSTED whose
+    QuotaFailure names a per-day quota, or a quota whose limit is 0 (the free tier has none
+    for the model).
+    """
+    status = getattr(exc, "status_code", None)
+    body = _body_text(exc)
+    if not (
+        isinstance(exc, litellm.RateLimitError) or status == 429 or "RESOURCE_EXHAUSTED" in body
+    ):
+        return None
+    if "RESOURCE_EXHAUSTED" in body:
+        # Gemini says "You exceeded your current quota" for per-minute limits too: only the
+        # QuotaFailure's quota id (per day) or a zero limit mark a dead end
+        if _GEMINI_DEAD_QUOTA.search(body):
+            return "the project's daily or zero quota for this model is spent"
+        return None
+    if _INSUFFICIENT_QUOTA.search(body):
+        return "the account has no quota left (insufficient_quota)"
+    return None
+
+
+def retry_delay_from_body(exc: BaseException) -> float | None:
+    """Gemini's 429 puts the wait in the body: google.rpc.RetryInfo `retryDelay: "37s"`."""
+    found = _RETRY_DELAY.search(_body_text(exc))
+    return float(found.group(1)) if found else None
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
-    """Retry-After from the provider's response headers (seconds or HTTP date), if any."""
+    """Retry-After from the provider's response headers (seconds or HTTP date), else the
+    RetryInfo `retryDelay` in the body (Gemini), if any."""
+    return _retry_after_header(exc) or retry_delay_from_body(exc)
+
+
+def _retry_after_header(exc: BaseException) -> float | None:
     headers: Any = getattr(exc, "litellm_response_headers", None)
     response = getattr(exc, "response", None)
     if not headers and response is not None:

@@ -8,13 +8,12 @@ escapes, so a rationale can neither style the output nor drive the terminal.
 
 from __future__ import annotations
 
-import re
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from titjudge.report.audit_data import AuditData, AuditPair, Outcome, VariantResult
+from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {
     "agree": "green",
@@ -31,15 +30,13 @@ OUTCOME_LABEL: dict[Outcome, str] = {
     "human_tie": "human tie",
 }
 WINNER_LABEL = {"a": "A better", "b": "B better", "tie": "tie"}
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: characters of a text shown in list mode before it is cut (full text: `--pair`)
 CLIP = 300
 
 
 def safe(value: object) -> Text:
     """Untrusted text as a rich Text: no markup, control characters made visible."""
-    text = _UNSAFE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(value))
-    return Text(text)
+    return Text(terminal_safe(value))
 
 
 def clip(value: str, limit: int | None) -> str:

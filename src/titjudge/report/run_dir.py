@@ -96,6 +96,12 @@ def item_lines(results: Iterable[ItemResult]) -> Iterable[dict[str, Any]]:
             "cached": call.cached if call else False,
             "attempts": call.attempts if call else 0,
         }
+        if call is not None and call.finish_reason not in (None, "stop"):
+            describer["finish_reason"] = call.finish_reason
+        if call is not None and call.thinking_tokens:
+            describer["thinking_tokens"] = call.thinking_tokens
+        if call is not None and call.truncated:
+            describer["truncated"] = True
         for outcome in result.outcomes:
             yield {
                 "item_id": item.item_id,

@@ -1,0 +1,108 @@
+"""Thinking as a model option: what each provider is sent, and what it would reject.
+
+Provider facts (cited in titjudge.models.thinking): Gemini 2.5 Pro thinks always, budget
+128-32,768, 0 rejected ("This model only works in thinking mode"; Gemini thinking docs,
+googleapis/python-genai#811); Flash 0-24,576; thinking counts against maxOutputTokens.
+vLLM takes Qwen3's switch as `chat_template_kwargs` in the body (vLLM reasoning-outputs docs).
+"""
+
+import pytest
+
+from titjudge.config import DescriberConfig, JudgeConfig
+from titjudge.errors import ConfigError
+from titjudge.models.spec import parse_model_spec
+from titjudge.models.thinking import ThinkingError, ThinkingOptions, plan_thinking
+
+PRO = parse_model_spec("litellm:gemini/gemini-2.5-pro")
+FLASH = parse_model_spec("litellm:gemini/gemini-2.5-flash")
+VLLM_QWEN3 = parse_model_spec("litellm:hosted_vllm/Qwen/Qwen3-8B")
+
+
+def test_gemini_budget_goes_to_thinking_config_and_on_top_of_the_answer():
+    plan = plan_thinking(PRO, ThinkingOptions(budget=1024))
+    assert plan.kwargs == {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    assert plan.reserve == 1024 and plan.body == {}
+
+
+@pytest.mark.parametrize(
+    ("thinking", "message"),
+    [
+        (None, "thinks by default"),
+        (ThinkingOptions(enabled=False), "only works in thinking mode"),
+        (ThinkingOptions(budget=0), "only works in thinking mode"),
+        (ThinkingOptions(budget=64), "outside the model's range 128-32768"),
+        (ThinkingOptions(budget=40000), "outside the model's range 128-32768"),
+        (ThinkingOptions(effort="low"), "takes a thinking budget in tokens"),
+    ],
+)
+def test_gemini_pro_refuses_what_the_api_would_reject(thinking, message):
+    with pytest.raises(ThinkingError, match=message):
+        plan_thinking(PRO, thinking)
+
+
+def test_gemini_flash_can_stop_thinking():
+    plan = plan_thinking(FLASH, ThinkingOptions(enabled=False))
+    assert plan.kwargs == {"thinking": {"type": "enabled", "budget_tokens": 0}}
+    assert plan.reserve == 0
+
+
+def test_qwen3_on_a_server_is_switched_in_the_request_body_and_defaults_off():
+    assert plan_thinking(VLLM_QWEN3, None).body == {
+        "chat_template_kwargs": {"enable_thinking": False}
+    }
+    on = plan_thinking(VLLM_QWEN3, ThinkingOptions(budget=512))
+    assert on.body == {"chat_template_kwargs": {"enable_thinking": True}} and on.reserve == 512
+    # an OpenAI-compatible server named by api_base is treated the same way
+    served = plan_thinking(parse_model_spec("litellm:openai/Qwen/Qwen3-14B"), None, "http://x/v1")
+    assert served.body == {"chat_template_kwargs": {"enable_thinking": False}}
+
+
+def test_qwen3_hf_sets_the_chat_template_argument():
+    plan = plan_thinking(parse_model_spec("hf:Qwen/Qwen3-8B"), ThinkingOptions(enabled=True))
+    assert plan.enable_thinking is True and plan.kwargs == {} and plan.body == {}
+
+
+def test_openai_reasoning_takes_an_effort_and_gpt4o_takes_nothing():
+    o3 = parse_model_spec("litellm:openai/o3-mini")
+    plan = plan_thinking(o3, ThinkingOptions(effort="high", budget=4000))
+    assert plan.kwargs == {"reasoning_effort": "high"} and plan.reserve == 4000
+    with pytest.raises(ThinkingError, match="reasons by default"):
+        plan_thinking(o3, None)
+    with pytest.raises(ThinkingError, match="cannot stop reasoning"):
+        plan_thinking(o3, ThinkingOptions(enabled=False))
+    gpt5 = plan_thinking(parse_model_spec("litellm:openai/gpt-5"), ThinkingOptions(enabled=False))
+    assert gpt5.kwargs == {"reasoning_effort": "minimal"}
+    gpt4o = parse_model_spec("litellm:openai/gpt-4o")
+    assert plan_thinking(gpt4o, None).kwargs == {}
+    with pytest.raises(ThinkingError, match="no thinking setting"):
+        plan_thinking(gpt4o, ThinkingOptions(effort="low"))
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("off", ThinkingOptions(enabled=False)),
+        (False, ThinkingOptions(enabled=False)),
+        (0, ThinkingOptions(enabled=False)),
+        (2048, ThinkingOptions(budget=2048)),
+        ("low", ThinkingOptions(effort="low")),
+        ({"budget": 300}, ThinkingOptions(budget=300)),
+    ],
+)
+def test_shorthands(raw, expected):
+    assert ThinkingOptions.model_validate(raw) == expected
+
+
+def test_config_errors_name_the_key_and_the_fix():
+    from titjudge.config import RunConfig, validate_config
+
+    raw = {
+        "name": "x",
+        "describer": {"model": "litellm:gemini/gemini-2.5-pro", "thinking": {"budget": 0}},
+    }
+    with pytest.raises(ConfigError, match=r"describer: .*only works in thinking mode"):
+        validate_config(raw, RunConfig, "cfg.yaml")
+    with pytest.raises(ValueError, match="thinking is off, so it takes no budget"):
+        JudgeConfig(name="j", kind="llm", model="hf:x", thinking={"enabled": False, "budget": 5})
+    ok = DescriberConfig(model="litellm:gemini/gemini-2.5-pro", thinking=256, max_tokens=512)
+    assert ok.thinking == ThinkingOptions(budget=256) and ok.max_tokens == 512
