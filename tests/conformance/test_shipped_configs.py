@@ -234,7 +234,9 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
     assert GEMINI_KEY not in caplog.text
 
     summary = json.loads(next((tmp / "runs").glob("*/summary.json")).read_text())
-    assert summary["failed"]["describer"] == 3 if "failed" in summary else True
+    describer = summary["usage"]["describer"]
+    assert (describer["failures"], describer["truncated"], describer["blocked"]) == (3, 2, 1)
+    assert summary["usage"]["judge"]["truncated"] == 2  # the empty verdict, for both LLM judges
     assert time.monotonic() - started < 60
 
     # Failures were not cached: a re-run asks again for exactly those, and nothing else.
@@ -473,3 +475,39 @@ def test_expected_score_reads_vllm_logprobs(provider_server, data, tmp_path):
     outcome = titjudge.evaluate(config)
     scores = [r.outcomes[0].score for r in outcome.results]
     assert all(s is not None and 7.0 < s < 7.5 for s in scores)
+
+
+def test_score_prints_model_text_without_terminal_control(
+    provider_server, data, monkeypatch, capsys
+):
+    """`titjudge score`: escape sequences and bidi overrides in model text are shown, not run."""
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    hostile = "A cat.\x1b[2J\x1b]0;owned\x07 \u202eevil"
+
+    def answer(req: RecordedRequest) -> Reply:
+        if _chat_image_item(req, {}) is not None:
+            return openai_ok(hostile)
+        return openai_ok(json.dumps({"rationale": hostile, "score": 50}))
+
+    provider_server.enqueue("*", *[answer] * 4)
+    image = next((data / "images").rglob("*.png"))
+    base = provider_server.openai_base
+    code = main(
+        [
+            "score",
+            str(image),
+            "a cat",
+            "--config",
+            str(REPO / "configs" / "tit-llm-gpt4o.yaml"),
+            "--set",
+            f"describer.api_base={base}",
+            "--set",
+            f"judges.tit_llm_4o.api_base={base}",
+            "--set",
+            f"run.cache_dir={data.parent / 'score-cache'}",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert out.count("\\x1b[2J") == 2 and out.count("\\u202e") == 2  # description and rationale

@@ -34,9 +34,12 @@ def _print_outcome(outcome: Any, console: Any) -> None:
         print_summary(outcome.metrics, console)
     usage = outcome.summary["usage"]
     for role, u in usage.items():
+        cut = ", ".join(f"{u[key]} {key}" for key in ("truncated", "blocked") if u.get(key))
         console.print(
-            f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures, "
-            f"{u['tokens_in']}+{u['tokens_out']} tokens, ${u['cost']:.4f}"
+            f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures"
+            f"{f' ({cut})' if cut else ''}, {u['tokens_in']}+{u['tokens_out']} tokens, "
+            f"${u['cost']:.4f}",
+            markup=False,
         )
     console.print(f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:

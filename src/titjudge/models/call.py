@@ -113,6 +113,10 @@ class Usage:
     calls: int = 0
     cache_hits: int = 0
     failures: int = 0
+    #: of the failures, replies cut at the token limit (finish_reason length / MAX_TOKENS)
+    truncated: int = 0
+    #: of the failures, replies withheld by a provider's content filter
+    blocked: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
@@ -123,6 +127,8 @@ class Usage:
         self.calls += 1
         self.cache_hits += result.cached
         self.failures += not result.ok
+        self.truncated += not result.ok and result.finish_reason in TRUNCATED
+        self.blocked += not result.ok and result.finish_reason in BLOCKED
         if not result.cached:
             self.tokens_in += result.tokens_in
             self.tokens_out += result.tokens_out

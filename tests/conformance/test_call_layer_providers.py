@@ -1,0 +1,103 @@
+"""The call layer (cache, retries, validation) on provider shapes the shipped-config runs do
+not reach, through litellm against the stand-in in provider_server.py."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+
+from provider_server import (
+    Reply,
+    gemini_429_retry_info,
+    gemini_ok,
+    openai_ok,
+    vllm_error,
+)
+
+from titjudge.cache.store import CallCache
+from titjudge.config import ModelOptions
+from titjudge.judges.schemas import JudgeVerdict
+from titjudge.models.base import GenerateRequest
+from titjudge.models.hub import ModelHub
+
+GEMINI = "litellm:gemini/gemini-2.5-pro"
+GOOD = json.dumps({"rationale": "fine", "score": 80})
+
+
+def _client(tmp_path, model, api_base, **options):
+    opts = {"api_base": api_base, "backoff_initial": 0.01, "backoff_max": 5.0, **options}
+    if model == GEMINI:
+        opts.setdefault("thinking", {"budget": 128})
+    return ModelHub(CallCache(tmp_path / "cache")).text_client(model, ModelOptions(**opts))
+
+
+def _verdict(client, prompt="PROMPT: a cat\nDESCRIPTION: a cat"):
+    return asyncio.run(
+        client.structured(GenerateRequest(prompt=prompt), JudgeVerdict, role="judge")
+    )
+
+
+def _with_quota_id(reply: Reply, quota_id: str) -> Reply:
+    body = copy.deepcopy(reply.body)
+    for detail in body["error"]["details"]:
+        for violation in detail.get("violations", []):
+            violation["quotaId"] = quota_id
+    return Reply(status=reply.status, body=body)
+
+
+def test_gemini_daily_quota_stops_the_model(provider_server, tmp_path, monkeypatch):
+    """A per-day quota (QuotaFailure quotaId ...PerDay...; langchain-google PR #946 shows the
+    shape) will not clear by waiting: one request, then nothing more is sent."""
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-000000")
+    daily = _with_quota_id(
+        gemini_429_retry_info(delay="20s"), "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+    )
+    provider_server.enqueue("gemini-2.5-pro", daily, gemini_ok(GOOD))
+    client = _client(tmp_path, GEMINI, provider_server.gemini_base)
+    started = time.monotonic()
+    first = _verdict(client)
+    second = _verdict(client, "PROMPT: a dog\nDESCRIPTION: a dog")
+    assert time.monotonic() - started < 5  # the 20 s retryDelay was not waited out
+    assert not first.ok and first.error.startswith("quota exhausted: the project's daily")
+    assert not second.ok and "not sent" in second.error
+    assert len(provider_server.requests) == 1
+
+
+def test_gemini_rate_limit_whose_text_holds_403_is_still_retried(
+    provider_server, tmp_path, monkeypatch
+):
+    """litellm maps a Gemini error to 403 when "403" occurs anywhere in its text (as in
+    "Please retry in 14.403217s."); the body's RESOURCE_EXHAUSTED decides instead."""
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-000000")
+    provider_server.enqueue(
+        "gemini-2.5-pro", gemini_429_retry_info(delay="1s", retry_in="1.403217s"), gemini_ok(GOOD)
+    )
+    result = _verdict(_client(tmp_path, GEMINI, provider_server.gemini_base))
+    assert result.ok and result.value.score == 80 and result.attempts == 2
+
+
+def test_a_failed_reask_keeps_the_first_replys_usage(provider_server, tmp_path):
+    """Invalid JSON, then the re-ask fails (vLLM's error body, vllm-project/vllm#22099):
+    the first reply's tokens still count and the error says both things."""
+    provider_server.enqueue(
+        "judge",
+        openai_ok("no json here", model="judge", completion_tokens=42),
+        vllm_error("boom", 400),
+    )
+    client = _client(tmp_path, "litellm:hosted_vllm/judge", provider_server.openai_base)
+    result = _verdict(client)
+    assert not result.ok and result.tokens_out == 42
+    assert result.error.startswith("re-ask failed: BadRequestError")
+    assert "first reply: the reply contains no JSON object" in result.error
+
+
+def test_empty_choices_is_a_failure_record(provider_server, tmp_path):
+    body = json.loads(json.dumps(openai_ok("x", model="judge").body))
+    body["choices"] = []
+    provider_server.enqueue("judge", Reply(body=body))
+    result = _verdict(
+        _client(tmp_path, "litellm:hosted_vllm/judge", provider_server.openai_base, max_attempts=1)
+    )
+    assert not result.ok and "no choices" in result.error and "IndexError" not in result.error
