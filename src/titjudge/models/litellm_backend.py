@@ -135,10 +135,8 @@ class LiteLLMBackend(TextBackend):
             if self.family == "gemini":
                 self._schemas[key] = (gemini_schema(schema), False)
             elif self.family in ("openai", "openai_reasoning"):
-                strict = openai_strict_schema(schema)
-                self._schemas[key] = (
-                    (strict, True) if strict else (inline_ref_siblings(schema), False)
-                )
+                made = openai_strict_schema(schema)
+                self._schemas[key] = (made, True) if made else (inline_ref_siblings(schema), False)
             else:
                 self._schemas[key] = (inline_ref_siblings(schema), False)
         sent, strict = self._schemas[key]
