@@ -101,3 +101,23 @@ def test_empty_choices_is_a_failure_record(provider_server, tmp_path):
         _client(tmp_path, "litellm:hosted_vllm/judge", provider_server.openai_base, max_attempts=1)
     )
     assert not result.ok and "no choices" in result.error and "IndexError" not in result.error
+
+
+def test_what_thinking_sends_is_part_of_the_cache_key(provider_server, tmp_path):
+    """Qwen3 on vLLM: thinking off (the default, sent explicitly) and on are different answers;
+    the same setting again is a cache hit."""
+    provider_server.enqueue("Qwen/Qwen3-8B", *[openai_ok(GOOD, model="Qwen/Qwen3-8B")] * 3)
+    hub = ModelHub(CallCache(tmp_path / "cache"))
+    base = provider_server.openai_base
+
+    def ask(**options):
+        client = hub.text_client(
+            "litellm:hosted_vllm/Qwen/Qwen3-8B", ModelOptions(api_base=base, **options)
+        )
+        return _verdict(client)
+
+    assert not ask().cached
+    assert not ask(thinking="on").cached
+    assert ask().cached and ask(thinking="on").cached
+    sent = [r.body["chat_template_kwargs"]["enable_thinking"] for r in provider_server.requests]
+    assert sent == [False, True]

@@ -130,6 +130,11 @@ class Backend:
         """Map a library exception to TransientError / PermanentError; default: as is."""
         return exc
 
+    def cache_facts(self) -> dict[str, Any]:
+        """What this backend adds to every request that changes the output, beyond the request
+        and `params` (e.g. the thinking switch it sends): part of every cache key when set."""
+        return {}
+
     async def aclose(self) -> None:
         """Release resources (HTTP sessions, GPU memory)."""
 

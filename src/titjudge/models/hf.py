@@ -167,6 +167,7 @@ class HFTextBackend(TextBackend):
         """`thinking` (the documented option) or the older `params.enable_thinking`; default off."""
         thinking = getattr(options, "thinking", None)
         self.thinking_reserve = 0
+        self.thinking_facts = None if thinking is None else thinking.model_dump(exclude_none=True)
         if thinking is None:
             return bool(params.get("enable_thinking", False))
         if "enable_thinking" in params and bool(params["enable_thinking"]) != thinking.enabled:
@@ -179,6 +180,10 @@ class HFTextBackend(TextBackend):
             raise ConfigError(str(exc)) from None
         self.thinking_reserve = plan.reserve
         return bool(plan.enable_thinking)
+
+    def cache_facts(self) -> dict[str, Any]:
+        # the template switch is already keyed through params.enable_thinking; the option too
+        return {"thinking": self.thinking_facts} if self.thinking_facts else {}
 
     @property
     def batch_sizes(self) -> list[int]:

@@ -69,7 +69,7 @@ class ModelHub:
                 self._policy(options),
                 params=getattr(options, "params", None),
                 max_image_pixels=getattr(options, "max_image_pixels", None),
-                key_options={"thinking": _thinking_of(options)},
+                key_options=backend.cache_facts(),
             )
         return self._text[key]
 

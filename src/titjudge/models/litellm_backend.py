@@ -119,6 +119,11 @@ class LiteLLMBackend(TextBackend):
             "litellm_version": _litellm_version(),
         }
 
+    def cache_facts(self) -> dict[str, Any]:
+        # what is sent, not what was configured: Qwen3's default-off switch counts too
+        plan = self.thinking.record()
+        return {"thinking": plan} if plan else {}
+
     def _schema_mode(self) -> str:
         if not self.json_mode:
             return "prompted (json_schema_mode off)"
