@@ -147,7 +147,7 @@ DEFAULT_CHECKLIST_WEIGHTS: dict[str, float] = {
 
 class JudgeConfig(ModelOptions):
     """One comparer column. `model` may be omitted for `lmm`, `lmm_yes` and `self_eval`, which use the
-    describer, and must be omitted for `lexical`, which uses no model. README "Judge modes" says when
+    describer, and must be omitted for `lexical`, which uses no model. README "Beyond the paper" says when
     to use `pairwise`, `checklist`, `lmm_yes`, `score_mode: expected` and `repeats`."""
 
     name: str = Field(

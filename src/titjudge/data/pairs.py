@@ -1,4 +1,4 @@
-"""CSV files of human judgments: pairs, ranks and raw votes (formats in DESIGN.md "Files").
+"""CSV files of human judgments: pairs, ranks and raw votes (formats in docs/method.md, "Files").
 
 Every loader validates as it reads and names `file:line` in its one-line error, so a
 user can fix a bad row without reading a traceback. Extra columns are ignored (they

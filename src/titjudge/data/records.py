@@ -1,4 +1,4 @@
-"""The records every stage passes around; file formats are in DESIGN.md ("Files").
+"""The records every stage passes around; file formats are in docs/method.md ("Files").
 
 Plain frozen dataclasses: cheap to build by the hundred thousand, hashable, and free of
 I/O. Loaders and writers live in the sibling modules.

@@ -6,7 +6,7 @@ hardest), contradicts it (e.g. draws a blue cat for a red one) or omits it. Spat
 relations are not decided by fiat: the model's layout is perturbed and each relation
 is then *measured* on the drawn geometry, so the PNG, the description and the truth
 can never disagree. Latent quality = weighted share of prompt elements rendered right
-(LongT2IBench-style scoring, SPEC.md section 6).
+(LongT2IBench-style scoring, docs/method.md, 'Beyond the paper').
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Annotator votes -> one human verdict per pair, by the LPG-Bench rules (SPEC.md section 4).
+"""Annotator votes -> one human verdict per pair, by the LPG-Bench rules (docs/method.md, 'Vote aggregation').
 
 Rules, applied in order for a panel of N annotators (V_A + V_B + V_T = N):
 

@@ -1,8 +1,9 @@
 """TIT-Score-LLM and Self-Eval: a text model reads prompt and description, returns a verdict.
 
-Self-Eval is the same judge with the describer's own VLM, text-only (SPEC.md §3). With
-`score_mode: expected` the score is the probability-weighted mean of the score tokens
-(see `judges.expected`) instead of the sampled number, which is kept in `details`.
+Self-Eval is the same judge with the describer's own VLM, text-only (docs/method.md,
+'The ablation'). With `score_mode: expected` the score is the probability-weighted mean
+of the score tokens (see `judges.expected`) instead of the sampled number, which is kept
+in `details`.
 """
 
 from __future__ import annotations

@@ -372,7 +372,8 @@ def retry_delay_from_body(exc: BaseException) -> float | None:
 def retry_after_seconds(exc: BaseException) -> float | None:
     """Retry-After from the provider's response headers (seconds or HTTP date), else the
     RetryInfo `retryDelay` in the body (Gemini), if any."""
-    return _retry_after_header(exc) or retry_delay_from_body(exc)
+    header = _retry_after_header(exc)
+    return header if header is not None else retry_delay_from_body(exc)
 
 
 def _retry_after_header(exc: BaseException) -> float | None:

@@ -1,4 +1,4 @@
-"""Write a run directory (DESIGN.md "Files"). Every file is written atomically.
+"""Write a run directory (docs/method.md, "Files"). Every file is written atomically.
 
 - config.yaml: the resolved config plus what it resolved to (model facts, template
   hashes, package versions); never an API key.
