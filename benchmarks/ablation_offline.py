@@ -4,14 +4,14 @@ local checkpoints for the `hf:` / `embed:` columns. Nothing is downloaded.
   python benchmarks/ablation_offline.py serve --port 8765 --descriptions data/synth/descriptions.jsonl
   python benchmarks/ablation_offline.py models --out data/offline-models
 
-`serve` runs titjudge's fake OpenAI server (titjudge.testing.server) with one responder
+`serve` runs the tests' fake OpenAI server (tests/doubles/server.py) with one responder
 per model name, so the VLM rows really differ:
   vlm-sharp   the synthetic benchmark's stored description of each image;
   vlm-blurry  the same with every second sentence missing;
   vlm-glance  only the first two sentences;
 any other model name (the LLM judge) answers judge requests by content-word overlap.
 A VLM's LMM-score request is judged against that VLM's own description, Self-Eval against
-the description it wrote. (`python -m titjudge.testing.server --responder auto` serves
+the description it wrote. (`PYTHONPATH=tests python -m doubles.server --responder auto` serves
 too, but every model name then describes alike and the server rows come out identical.)
 
 `models` writes a tiny random-weight Qwen2.5-VL (an `hf:` describer row) and, for the
@@ -27,7 +27,9 @@ import re
 import sys
 from pathlib import Path
 
-from titjudge.testing.server import (
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402, F401  (puts tests/ on sys.path for the doubles package)
+from doubles.server import (  # noqa: E402
     AutoResponder,
     ChatRequest,
     DescribeResponder,
@@ -94,8 +96,9 @@ async def serve(port: int, descriptions: Path) -> None:
 
 
 def build_models(out: Path) -> None:
+    from doubles.tiny_models import build_tiny_qwen3_embedding, build_tiny_qwen25_vl
+
     from titjudge.agents.commands import minilm_dir
-    from titjudge.testing.tiny_models import build_tiny_qwen3_embedding, build_tiny_qwen25_vl
 
     out.mkdir(parents=True, exist_ok=True)
     vl = out / "qwen2.5-vl-tiny"

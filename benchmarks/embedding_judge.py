@@ -252,8 +252,7 @@ def run(quick: bool, work: Path) -> Section:
 
     def body(section: Section) -> None:
         import torch
-
-        from titjudge.testing.tiny_models import build_tiny_qwen3_embedding
+        from doubles.tiny_models import build_tiny_qwen3_embedding
 
         data = synthetic(work, 200 if not quick else 20, 13)
         pairs = load_pairs(data)[:n_pairs]

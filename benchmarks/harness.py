@@ -1,7 +1,9 @@
 """What every benchmark shares: result sections, machine facts, the loopback server in its
 own process, child-process runs (wall, CPU, peak RSS) and the synthetic benchmark.
 
-The benchmarks are scripts, not a package: each imports this module from its own folder.
+The benchmarks are scripts, not a package: each imports this module from its own folder,
+which also puts the repository's tests/ on sys.path for the test doubles (`doubles.server`,
+`doubles.tiny_models`), which are not part of the installed titjudge.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+#: holds the `doubles` package (fake OpenAI server, tiny checkpoints)
+TESTS = REPO / "tests"
+if str(TESTS) not in sys.path:
+    sys.path.append(str(TESTS))
 #: the key the benchmark configs name with api_key_env (the loopback server ignores it)
 KEY_ENV = "TITJUDGE_BENCH_KEY"
 KEY = "sk-bench"
@@ -190,11 +196,17 @@ def peak_rss_mib() -> float:
 
 
 def start_url_process(
-    command: Sequence[str], log: Any, timeout: float = 60.0
+    command: Sequence[str], log: Any, timeout: float = 60.0, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
-    """Start a server command that prints its base URL as the first stdout line; wait for it."""
+    """Start a server command that prints its base URL as the first stdout line; wait for it.
+    `env` defaults to `child_env()`."""
     proc = subprocess.Popen(
-        list(command), stdout=subprocess.PIPE, stderr=log, text=True, env=child_env(), cwd=REPO
+        list(command),
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=child_env() if env is None else env,
+        cwd=REPO,
     )
     line: list[str] = []
     reader = threading.Thread(
@@ -211,14 +223,15 @@ def start_url_process(
 
 def stop_process(proc: subprocess.Popen[str], timeout: float = 10.0) -> None:
     """SIGTERM, wait, SIGKILL if needed (only the process we started)."""
-    from titjudge.testing.server import stop_server_process
+    from doubles.server import stop_server_process
 
     stop_server_process(proc, timeout)
 
 
 class ServerProcess:
     """A loopback OpenAI-compatible server in a process of its own, so its CPU does not
-    count against the client being measured. Default: `python -m titjudge.testing.server ARGS`."""
+    count against the client being measured. Default: `python -m doubles.server ARGS` with
+    tests/ on PYTHONPATH."""
 
     def __init__(
         self,
@@ -227,12 +240,12 @@ class ServerProcess:
         command: Sequence[str] | None = None,
     ):
         self._log: Any = open(log_path, "w") if log_path else subprocess.DEVNULL  # noqa: SIM115
-        full = (
-            list(command)
-            if command is not None
-            else [sys.executable, "-m", "titjudge.testing.server"]
-        )
-        self.proc, self.url = start_url_process([*full, *args], self._log)
+        env = None
+        if command is None:
+            from doubles.server import server_command, server_env
+
+            command, env = server_command(), server_env(child_env())
+        self.proc, self.url = start_url_process([*command, *args], self._log, env=env)
 
     @property
     def root(self) -> str:

@@ -17,10 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from titjudge.data.synth import synthesize
-from titjudge.prompts.loader import load_template
-from titjudge.testing.server import (
+from doubles.server import (
     AutoResponder,
     ChatRequest,
     DescribeResponder,
@@ -30,6 +27,9 @@ from titjudge.testing.server import (
     JudgeResponder,
     Reply,
 )
+
+from titjudge.data.synth import synthesize
+from titjudge.prompts.loader import load_template
 
 DESCRIBE_INSTRUCTION = load_template("describe_paper").render()[1]
 
@@ -110,8 +110,7 @@ def grid_server(
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A tiny random-weight Qwen3-Embedding checkpoint, built offline, as an `embed:` spec."""
     import torch
-
-    from titjudge.testing.tiny_models import build_tiny_qwen3_embedding
+    from doubles.tiny_models import build_tiny_qwen3_embedding
 
     torch.set_num_threads(1)  # tiny models run fastest single-threaded on a busy 2-core box
     return f"embed:{build_tiny_qwen3_embedding(tmp_path_factory.mktemp('tiny-embedding'))}"

@@ -9,13 +9,13 @@ import json
 
 import pytest
 import torch
-
-import titjudge
-from titjudge.testing.tiny_models import (
+from doubles.tiny_models import (
     build_tiny_qwen3,
     build_tiny_qwen3_embedding,
     build_tiny_qwen25_vl,
 )
+
+import titjudge
 
 
 @pytest.fixture(scope="module")

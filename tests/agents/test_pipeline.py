@@ -4,11 +4,11 @@ import csv
 import json
 
 import pytest
+from doubles.server import FakeOpenAIServer, Fault, Reply, build_responder
 from pipeline_helpers import api_config, items_of, stored_descriptions
 
 import titjudge
 from titjudge.cli import main
-from titjudge.testing.server import FakeOpenAIServer, Fault, Reply, build_responder
 
 
 def read_json(path):

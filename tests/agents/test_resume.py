@@ -9,10 +9,10 @@ import sys
 import time
 
 import pytest
+from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
 
 import titjudge
-from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 CONCURRENCY = 4
 #: describer and judge each have their own limiter, so up to this many calls are in flight

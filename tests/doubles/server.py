@@ -5,7 +5,8 @@ Tests and benchmarks drive it through litellm exactly as they would a provider:
     with FakeOpenAIServer(responder="judge", latency=0.2) as server:
         litellm.completion(model="openai/test-model", api_base=server.url, api_key="sk-test", ...)
 
-or from another process: `python -m titjudge.testing.server --port 0 --latency 0.2`
+or from another process, in the repository root (`server_command()` and `server_env()` build
+this for a subprocess): `PYTHONPATH=tests python -m doubles.server --port 0 --latency 0.2`
 prints its base URL (ending in /v1) as the first line of stdout and serves until
 SIGTERM/SIGINT. Endpoints: POST /v1/chat/completions, POST /v1/embeddings,
 GET /v1/models, GET /health, GET /stats.
@@ -33,19 +34,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from titjudge.errors import TitjudgeError
-from titjudge.testing.server_app import FakeOpenAIApp
-from titjudge.testing.server_request import (
+from doubles.server_app import FakeOpenAIApp
+from doubles.server_request import (
     FAULT_KINDS,
     BadRequest,
     ChatRequest,
@@ -55,7 +56,7 @@ from titjudge.testing.server_request import (
     Responder,
     TokenLogprob,
 )
-from titjudge.testing.server_scripts import (
+from doubles.server_scripts import (
     RESPONDERS,
     AutoResponder,
     DescribeResponder,
@@ -66,7 +67,8 @@ from titjudge.testing.server_scripts import (
     load_descriptions,
     load_script,
 )
-from titjudge.testing.server_stats import ServerStats
+from doubles.server_stats import ServerStats
+from titjudge.errors import TitjudgeError
 
 __all__ = [
     "AutoResponder",
@@ -86,6 +88,8 @@ __all__ = [
     "build_responder",
     "echo_responder",
     "main",
+    "server_command",
+    "server_env",
     "start_server_process",
     "stop_server_process",
 ]
@@ -194,7 +198,7 @@ class FakeOpenAIServer(FakeOpenAIApp):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m titjudge.testing.server",
+        prog="python -m doubles.server",
         description="OpenAI-compatible fake server on 127.0.0.1; prints its base URL on the first stdout line.",
     )
     parser.add_argument("--port", type=int, default=0, help="port (0 = any free port)")
@@ -294,15 +298,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: the folder that holds the `doubles` package (the repository's tests/)
+TESTS_DIR = Path(__file__).resolve().parent.parent
+
+
+def server_command() -> list[str]:
+    """`python -m doubles.server` for this interpreter (run it with `server_env()`)."""
+    return [sys.executable, "-m", "doubles.server"]
+
+
+def server_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: os.environ) with tests/ put first on PYTHONPATH, so that a child
+    Python finds the `doubles` package, which is not part of the installed titjudge."""
+    env = dict(os.environ if base is None else base)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), *paths])
+    return env
+
+
 def start_server_process(
     args: Sequence[str], timeout: float = 30.0, stderr: Any = None
 ) -> tuple[subprocess.Popen[str], str]:
-    """Launch `python -m titjudge.testing.server ARGS` and wait for its URL line."""
+    """Launch `python -m doubles.server ARGS` (tests/ on PYTHONPATH) and wait for its URL line."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "titjudge.testing.server", *args],
+        [*server_command(), *args],
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
+        env=server_env(),
     )
     assert proc.stdout is not None
     line: list[str] = []

@@ -1,6 +1,6 @@
 """The fake OpenAI server's request handling: aiohttp handlers and fault decisions.
 
-See `titjudge.testing.server` for the overview and the command line.
+See `doubles.server` for the overview and the command line.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from titjudge.errors import ConfigError
-from titjudge.testing.server_request import (
+from doubles.server_request import (
     HTTP_FAULTS,
     BadRequest,
     ChatRequest,
@@ -32,10 +31,10 @@ from titjudge.testing.server_request import (
     as_reply,
     fault_variant,
 )
-from titjudge.testing.server_scripts import build_responder, echo_responder
-from titjudge.testing.server_stats import ServerStats, SlidingWindowLimiter
-from titjudge.testing.server_text import hashed_embedding
-from titjudge.testing.server_wire import (
+from doubles.server_scripts import build_responder, echo_responder
+from doubles.server_stats import ServerStats, SlidingWindowLimiter
+from doubles.server_text import hashed_embedding
+from doubles.server_wire import (
     MALFORMED_BODY,
     bad_request,
     completion_body,
@@ -53,6 +52,7 @@ from titjudge.testing.server_wire import (
     tokenize,
     truncate,
 )
+from titjudge.errors import ConfigError
 
 log = logging.getLogger(__name__)
 LOOPBACK = ("127.0.0.1", "localhost")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeAlias
 
+from doubles.server_text import score_field, score_range
 from titjudge.errors import ConfigError, did_you_mean
-from titjudge.testing.server_text import score_field, score_range
 
 HTTP_FAULTS = ("429", "500", "503", "400", "401", "context_length", "timeout", "reset", "malformed")
 CONTENT_FAULTS = ("fenced", "invalid_schema", "prose")

@@ -24,8 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from titjudge.errors import ConfigError, DataError, did_you_mean
-from titjudge.testing.server_request import (
+from doubles.server_request import (
     BadRequest,
     ChatRequest,
     Fault,
@@ -35,13 +34,14 @@ from titjudge.testing.server_request import (
     ScriptExhausted,
     as_reply,
 )
-from titjudge.testing.server_text import (
+from doubles.server_text import (
     describe_from_hash,
     fill_schema,
     jaccard,
     jaccard_rationale,
     scaled,
 )
+from titjudge.errors import ConfigError, DataError, did_you_mean
 
 
 def echo_responder(request: ChatRequest) -> Reply:

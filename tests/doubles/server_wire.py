@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from titjudge.testing.server_request import BadRequest, ChatRequest, TokenLogprob
+from doubles.server_request import BadRequest, ChatRequest, TokenLogprob
 
 _TOKEN = re.compile(r"\s*(?:[^\W\d_]+|\d{1,3}|_|[^\w\s])|\s+")
 IMAGE_TOKENS = 85

@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from PIL import Image
 
 from titjudge.cli import main
-from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 
 @pytest.fixture

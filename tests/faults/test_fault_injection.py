@@ -3,12 +3,12 @@
 import csv
 import json
 
+from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 
 import titjudge
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.structured import parse_structured
-from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 FAULTS = ("429", "500", "503", "timeout", "reset", "malformed", "fenced", "invalid_schema", "prose")
 

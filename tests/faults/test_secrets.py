@@ -3,10 +3,10 @@
 import json
 import logging
 
+from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 
 from titjudge.cli import main
-from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 SECRET = "sk-titjudge-SECRET-5f1e2d3c4b"
 
@@ -22,7 +22,9 @@ def test_key_never_leaks(fault_data, tmp_path, monkeypatch, capsys, caplog):
         path.write_text(json.dumps(cfg))
         with caplog.at_level(logging.DEBUG):
             code = main(["-vv", "run", str(path), "--limit", "6"])
-        assert server.stats.by_status.get(200, 0) == 12  # the key really was used
+        # the key really was used (>=: under load a 1 s client timeout retries a call whose
+        # first request the server still answered)
+        assert server.stats.by_status.get(200, 0) >= 12
     assert code == 0
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err + caplog.text

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 
 from titjudge.cache.store import CallCache
-from titjudge.testing.server import FakeOpenAIServer, build_responder
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from titjudge.testing.server import (
+from doubles.server import (
     AutoResponder,
     ChatRequest,
     DescribeResponder,
@@ -22,7 +22,7 @@ from titjudge.testing.server import (
     Reply,
     TokenLogprob,
 )
-from titjudge.testing.server_text import content_words, jaccard
+from doubles.server_text import content_words, jaccard
 
 PAIR = re.compile(
     r"^PROMPT:\n(.*?)\n\nFIRST DESCRIPTION:\n(.*?)\n\nSECOND DESCRIPTION:\n(.*?)\n\nReply",

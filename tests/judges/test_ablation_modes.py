@@ -4,12 +4,12 @@ import asyncio
 import csv
 import json
 
+from doubles.server import FakeOpenAIServer
 from judge_helpers import ModesResponder
 
 from titjudge.agents.ablation import run_ablation_async
 from titjudge.config import validate_config
 from titjudge.config_ablation import AblationConfig
-from titjudge.testing.server import FakeOpenAIServer
 
 API = {"model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
 COLUMNS = [

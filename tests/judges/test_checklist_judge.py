@@ -1,6 +1,7 @@
 """The checklist judge: decomposition once per prompt (cached), element verdicts per item, scoring."""
 
 import pytest
+from doubles.server import FakeOpenAIServer
 from judge_helpers import (
     ModesResponder,
     description_by_item,
@@ -13,7 +14,6 @@ from judge_helpers import (
 
 import titjudge
 from titjudge.judges.checklist_schema import PromptChecklist, score_checklist, verdicts_schema
-from titjudge.testing.server import FakeOpenAIServer
 
 WEIGHTS = {
     "entity": 3,

@@ -3,13 +3,13 @@
 import math
 
 import pytest
+from doubles.server import FakeOpenAIServer
 from judge_helpers import ModesResponder, read_lines, run_config
 
 import titjudge
 from titjudge.cli import main
 from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.models.base import TokenLogprobs
-from titjudge.testing.server import FakeOpenAIServer
 
 
 def tokens(*pieces, at=None, top=None, logprob=None):

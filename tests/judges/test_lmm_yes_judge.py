@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from doubles.server import FakeOpenAIServer
 from judge_helpers import (
     ModesResponder,
     description_by_item,
@@ -15,7 +16,6 @@ from judge_helpers import (
 import titjudge
 from titjudge.judges.lmm_yes import YesProbabilityError, answer_side, yes_probability
 from titjudge.models.base import TokenLogprobs
-from titjudge.testing.server import FakeOpenAIServer
 
 
 def test_answer_spellings():

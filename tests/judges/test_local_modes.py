@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from doubles.tiny_models import build_tiny_qwen3, build_tiny_qwen25_vl
 from judge_helpers import manifest
 
 from titjudge.cache.store import CallCache
@@ -24,7 +25,6 @@ from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.hf_generate import decode_images, render_prompt
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
-from titjudge.testing.tiny_models import build_tiny_qwen3, build_tiny_qwen25_vl
 
 PROMPT = "a red cat sitting on a woven mat near a wooden door"
 DESCRIPTION = "a small red cat sits on a mat in warm light"

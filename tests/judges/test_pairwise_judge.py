@@ -3,6 +3,7 @@
 import csv
 import json
 
+from doubles.server import FakeOpenAIServer
 from judge_helpers import (
     ModesResponder,
     description_by_item,
@@ -15,7 +16,6 @@ from judge_helpers import (
 import titjudge
 from titjudge.judges.pairwise import OrderJudgement, PairJudgement
 from titjudge.judges.pairwise_stats import position_bias, verdict_accuracy, win_rates
-from titjudge.testing.server import FakeOpenAIServer
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},

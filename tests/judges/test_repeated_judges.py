@@ -5,14 +5,14 @@ import statistics
 
 import numpy as np
 import pytest
+from doubles.server import FakeOpenAIServer, Reply
+from doubles.server_text import jaccard
 from judge_helpers import ModesResponder, description_by_item, manifest, read_lines, run_config
 
 import titjudge
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import load_scores
 from titjudge.metrics.summary import evaluate
-from titjudge.testing.server import FakeOpenAIServer, Reply
-from titjudge.testing.server_text import jaccard
 
 
 def offset(prompt: str, seed: int) -> int:

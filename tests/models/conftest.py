@@ -1,6 +1,5 @@
 import pytest
-
-from titjudge.testing.server import FakeOpenAIServer
+from doubles.server import FakeOpenAIServer
 
 
 @pytest.fixture

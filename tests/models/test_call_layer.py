@@ -4,13 +4,13 @@ import asyncio
 import time
 
 import pytest
+from doubles.server import Fault
 
 from titjudge.cache.store import CallCache
 from titjudge.config import ModelOptions
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.hub import ModelHub
-from titjudge.testing.server import Fault
 
 GOOD = {"rationale": "all there", "score": 77}
 
@@ -145,7 +145,7 @@ def test_concurrent_identical_calls_share_one_request(server, tmp_path, monkeypa
 
 
 def test_concurrency_limit_holds(tmp_path, monkeypatch):
-    from titjudge.testing.server import FakeOpenAIServer
+    from doubles.server import FakeOpenAIServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(responder="auto", latency=0.1) as srv:

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from PIL import Image
-
-from titjudge.config import ModelOptions
-from titjudge.models.base import EmbeddingBackend, ImageInput, TextBackend
-from titjudge.models.registry import build_embedding_backend, build_text_backend
-from titjudge.testing.tiny_models import (
+from doubles.tiny_models import (
     build_tiny_qwen3,
     build_tiny_qwen3_embedding,
     build_tiny_qwen25_vl,
     build_tiny_sentence_transformer,
 )
+from PIL import Image
+
+from titjudge.config import ModelOptions
+from titjudge.models.base import EmbeddingBackend, ImageInput, TextBackend
+from titjudge.models.registry import build_embedding_backend, build_text_backend
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from doubles.tiny_models import _CORPUS
 from transformers import AutoModel, AutoTokenizer
 
 from titjudge.config import ModelOptions
@@ -23,7 +24,6 @@ from titjudge.models.embed import pool, read_pooling_plan
 from titjudge.models.local_common import resolve_checkpoint
 from titjudge.models.registry import build_embedding_backend
 from titjudge.models.spec import parse_model_spec
-from titjudge.testing.tiny_models import _CORPUS
 
 TEXTS = [
     "a cat on a mat",

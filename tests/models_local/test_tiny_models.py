@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-from titjudge.testing.tiny_models import (
+from doubles.tiny_models import (
     QWEN3_THINK_TOKENS,
     QWEN_SPECIAL_TOKENS,
     build_qwen_tokenizer,
     build_tiny_qwen3_embedding,
 )
+from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 
 def test_vl_config_token_ids_match_tokenizer(vl_path: Path) -> None:

@@ -10,12 +10,11 @@ import struct
 import urllib.request
 from typing import Any
 
+from doubles.server import ChatRequest, FakeOpenAIServer
+from doubles.server_scripts import DescribeResponder, JudgeResponder
+from doubles.server_text import describe_from_hash
 from fake_server_support import litellm, run
 from PIL import Image
-
-from titjudge.testing.server import ChatRequest, FakeOpenAIServer
-from titjudge.testing.server_scripts import DescribeResponder, JudgeResponder
-from titjudge.testing.server_text import describe_from_hash
 
 
 def png(color: tuple[int, int, int]) -> bytes:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import openai
 import pytest
+from doubles.server import ChatRequest, FakeOpenAIServer, Fault, Reply, TokenLogprob
 from fake_server_support import (
     JUDGE_MESSAGE,
     JUDGE_SCORE_0_100,
@@ -21,8 +22,6 @@ from fake_server_support import (
     run,
 )
 from pydantic import BaseModel, Field
-
-from titjudge.testing.server import ChatRequest, FakeOpenAIServer, Fault, Reply, TokenLogprob
 
 
 @pytest.fixture

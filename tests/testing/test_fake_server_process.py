@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
+from doubles.server import (
+    server_command,
+    server_env,
+    start_server_process,
+    stop_server_process,
+)
 from fake_server_support import (
     JUDGE_MESSAGE,
     JUDGE_SCORE_0_100,
@@ -17,8 +22,6 @@ from fake_server_support import (
     litellm,
     response_headers,
 )
-
-from titjudge.testing.server import start_server_process, stop_server_process
 
 
 def stats(url: str) -> dict[str, object]:
@@ -75,10 +78,11 @@ def test_killed_server_gives_a_connection_error_to_litellm() -> None:
 def test_bad_command_line_input_exits_2_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "nope.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "titjudge.testing.server", "--descriptions", str(missing)],
+        [*server_command(), "--descriptions", str(missing)],
         capture_output=True,
         text=True,
         timeout=60,
+        env=server_env(),
     )
     assert result.returncode == 2
     assert result.stdout == ""

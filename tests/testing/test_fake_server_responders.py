@@ -9,17 +9,15 @@ import math
 from pathlib import Path
 
 import pytest
-
-from titjudge.errors import ConfigError, DataError
-from titjudge.testing.server import FakeOpenAIServer
-from titjudge.testing.server_request import (
+from doubles.server import FakeOpenAIServer
+from doubles.server_request import (
     BadRequest,
     ChatRequest,
     Fault,
     Reply,
     apply_content_fault,
 )
-from titjudge.testing.server_scripts import (
+from doubles.server_scripts import (
     AutoResponder,
     DescribeResponder,
     JudgeResponder,
@@ -28,15 +26,17 @@ from titjudge.testing.server_scripts import (
     load_descriptions,
     load_script,
 )
-from titjudge.testing.server_stats import SlidingWindowLimiter
-from titjudge.testing.server_text import (
+from doubles.server_stats import SlidingWindowLimiter
+from doubles.server_text import (
     content_words,
     describe_from_hash,
     fill_schema,
     hashed_embedding,
     jaccard,
 )
-from titjudge.testing.server_wire import default_logprobs, tokenize
+from doubles.server_wire import default_logprobs, tokenize
+
+from titjudge.errors import ConfigError, DataError
 
 PNG_BYTES = b"\x89PNG\r\n\x1a\nnot really an image but bytes are bytes"
 PNG_URI = "data:image/png;base64," + base64.b64encode(PNG_BYTES).decode()

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from titjudge.data.records import Item
 from titjudge.models.base import ImageInput
-from titjudge.models.call import CallResult
+from titjudge.models.results import CallResult
 
 Status = Literal["ok", "failed", "fallback"]
 

@@ -25,7 +25,8 @@ from titjudge.judges.checklist_schema import (
     verdicts_schema,
 )
 from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import CallResult, ModelClient
+from titjudge.models.call import ModelClient
+from titjudge.models.results import CallResult
 from titjudge.prompts.loader import PromptTemplate
 
 

@@ -16,7 +16,8 @@ from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
 from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
 from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import CallResult, ModelClient
+from titjudge.models.call import ModelClient
+from titjudge.models.results import CallResult
 from titjudge.prompts.loader import PromptTemplate
 
 

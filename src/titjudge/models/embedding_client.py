@@ -11,7 +11,7 @@ from typing import Any
 from titjudge.cache.keys import embedding_key
 from titjudge.cache.store import CallCache
 from titjudge.models.base import EmbeddingBackend
-from titjudge.models.call import CallResult, Usage
+from titjudge.models.results import CallResult, Usage
 
 
 class EmbeddingClient:

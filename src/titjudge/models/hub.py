@@ -10,10 +10,11 @@ import json
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.call import ModelClient, RetryPolicy, Usage
+from titjudge.models.call import ModelClient, RetryPolicy
 from titjudge.models.embedding_client import EmbeddingClient
 from titjudge.models.limits import Limiter
 from titjudge.models.registry import build_embedding_backend, build_text_backend
+from titjudge.models.results import Usage
 from titjudge.models.spec import parse_model_spec
 
 #: options that change where or how fast a model is reached, not what it says
