@@ -20,7 +20,7 @@ Every request is recorded (``server.requests``): method, path, query, all header
 parsed JSON body and the raw text, so a test can assert what was sent.
 
 The builders below reproduce the documented shapes; each cites where the shape comes
-from. Details and more sources: /work/research/provider-shapes.md (outside the repo).
+from.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from doubles.loopback import LoopbackThread
 
 # --------------------------------------------------------------------------------------
 # Replies and recorded requests
@@ -649,7 +650,9 @@ def _gemini_validation_error(request: RecordedRequest) -> Reply | None:
 # --------------------------------------------------------------------------------------
 
 
-class ProviderServer:
+class ProviderServer(LoopbackThread):
+    thread_name = "provider-server"
+
     """Loopback provider stand-in; see the module docstring.
 
     ``validate_gemini=True`` makes the Gemini route reject what the real API rejects
@@ -742,37 +745,6 @@ class ProviderServer:
 
     # ---- lifecycle ------------------------------------------------------------------------
 
-    def start(self) -> str:
-        if self._thread is not None:
-            raise RuntimeError("provider server already started")
-        ready = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._serve, args=(ready, failure), name="provider-server", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("provider server did not start within 30 s")
-        if failure:
-            self._thread = None
-            raise failure[0]
-        return self.url
-
-    def stop(self) -> None:
-        thread, loop = self._thread, self._loop
-        if thread is None or loop is None:
-            return
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        self._thread = None
-
-    def __enter__(self) -> ProviderServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     async def astart(self) -> str:
         """Serve from the running loop instead of a thread."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -789,24 +761,6 @@ class ProviderServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        try:
-            loop.run_until_complete(self.astart())
-        except BaseException as exc:  # re-raised by start()
-            failure.append(exc)
-            ready.set()
-            loop.close()
-            return
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.run_until_complete(self.aclose())
-            loop.close()
 
     # ---- handling ---------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from typing import Any
 
 from aiohttp import web
 
+from doubles.loopback import LoopbackThread
 from doubles.server_app import FakeOpenAIApp
 from doubles.server_request import (
     FAULT_KINDS,
@@ -95,7 +96,8 @@ __all__ = [
 ]
 
 
-class FakeOpenAIServer(FakeOpenAIApp):
+class FakeOpenAIServer(LoopbackThread, FakeOpenAIApp):
+    thread_name = "fake-openai"
     """The fake server, serving from a daemon thread with its own event loop (`start()` /
     `stop()` or `with`), or from the caller's loop (`await astart()` / `await aclose()`).
 
@@ -117,39 +119,6 @@ class FakeOpenAIServer(FakeOpenAIApp):
             raise RuntimeError("fake server is not running; call start() first")
         return self._url
 
-    def start(self) -> str:
-        """Serve from a daemon thread with its own event loop; returns the base URL."""
-        if self._thread is not None:
-            raise RuntimeError("fake server already started")
-        ready = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._serve_thread, args=(ready, failure), name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("fake server did not start within 30 s")
-        if failure:
-            self._thread = None
-            raise failure[0]
-        return self.url
-
-    def stop(self) -> None:
-        """Stop serving (idempotent); requests still in flight are cancelled."""
-        thread, loop = self._thread, self._loop
-        if thread is None or loop is None:
-            return
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        self._thread = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     async def astart(self) -> str:
         """Serve from the running event loop; returns the base URL."""
         runner = web.AppRunner(
@@ -169,28 +138,6 @@ class FakeOpenAIServer(FakeOpenAIApp):
             await self._runner.cleanup()
             self._runner = None
         self._url = None
-
-    def _serve_thread(self, ready: threading.Event, failure: list[BaseException]) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        try:
-            loop.run_until_complete(self.astart())
-        except BaseException as exc:  # handed to start(), which re-raises it
-            failure.append(exc)
-            ready.set()
-            loop.close()
-            return
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.run_until_complete(self.aclose())
-            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.close()
 
 
 # --------------------------------------------------------------------------- command line

@@ -19,6 +19,7 @@ reply against it. What is *sent* is a translation that the provider accepts and 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 #: Gemini's documented JSON Schema subset (ai.google.dev, "Structured output": JSON Schema support)
@@ -121,53 +122,49 @@ def openai_strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     return fixed if walk(fixed) else None
 
 
-def gemini_violations(schema: Any, path: str = "$") -> list[str]:
-    """Where `schema` breaks Gemini's documented rules (used by the tests on every schema sent)."""
-    found: list[str] = []
+def _subschemas(schema: Any, path: str = "$") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every (path, sub-schema) of `schema`, itself first."""
     if isinstance(schema, list):
         for i, sub in enumerate(schema):
-            found += gemini_violations(sub, f"{path}[{i}]")
-        return found
+            yield from _subschemas(sub, f"{path}[{i}]")
+        return
     if not isinstance(schema, dict):
-        return found
-    if "$ref" in schema:
-        siblings = sorted(k for k in schema if not k.startswith("$"))
-        if siblings:
-            found.append(f"{path}: $ref with sibling keys {siblings}")
+        return
+    yield path, schema
     for key, value in schema.items():
         if key in _NAMED and isinstance(value, dict):
             for name, sub in value.items():
-                found += gemini_violations(sub, f"{path}.{key}.{name}")
-        elif key not in GEMINI_KEYWORDS:
-            found.append(f"{path}: unsupported keyword {key!r}")
+                yield from _subschemas(sub, f"{path}.{key}.{name}")
         else:
-            found += gemini_violations(value, f"{path}.{key}")
+            yield from _subschemas(value, f"{path}.{key}")
+
+
+def _unsupported(path: str, node: dict[str, Any], allowed: frozenset[str]) -> list[str]:
+    return [f"{path}: unsupported keyword {key!r}" for key in node if key not in allowed]
+
+
+def gemini_violations(schema: Any) -> list[str]:
+    """Where `schema` breaks Gemini's documented rules (used by the tests on every schema sent)."""
+    found: list[str] = []
+    for path, node in _subschemas(schema):
+        siblings = sorted(k for k in node if not k.startswith("$")) if "$ref" in node else []
+        if siblings:
+            found.append(f"{path}: $ref with sibling keys {siblings}")
+        found += _unsupported(path, node, GEMINI_KEYWORDS)
     return found
 
 
-def openai_strict_violations(schema: Any, path: str = "$") -> list[str]:
+def openai_strict_violations(schema: Any) -> list[str]:
     """Where `schema` breaks OpenAI strict mode's documented rules."""
     found: list[str] = []
-    if isinstance(schema, list):
-        for i, sub in enumerate(schema):
-            found += openai_strict_violations(sub, f"{path}[{i}]")
-        return found
-    if not isinstance(schema, dict):
-        return found
-    if "properties" in schema or schema.get("type") == "object":
-        if schema.get("additionalProperties") is not False:
-            found.append(f"{path}: object without additionalProperties: false")
-        missing = sorted(set(schema.get("properties", {})) - set(schema.get("required", [])))
-        if missing:
-            found.append(f"{path}: properties not in required: {missing}")
-    for key, value in schema.items():
-        if key in _NAMED and isinstance(value, dict):
-            for name, sub in value.items():
-                found += openai_strict_violations(sub, f"{path}.{key}.{name}")
-        elif key not in OPENAI_STRICT_KEYWORDS:
-            found.append(f"{path}: unsupported keyword {key!r}")
-        else:
-            found += openai_strict_violations(value, f"{path}.{key}")
+    for path, node in _subschemas(schema):
+        if "properties" in node or node.get("type") == "object":
+            if node.get("additionalProperties") is not False:
+                found.append(f"{path}: object without additionalProperties: false")
+            missing = sorted(set(node.get("properties", {})) - set(node.get("required", [])))
+            if missing:
+                found.append(f"{path}: properties not in required: {missing}")
+        found += _unsupported(path, node, OPENAI_STRICT_KEYWORDS)
     return found
 
 
