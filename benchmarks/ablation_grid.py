@@ -99,7 +99,7 @@ def run(quick: bool, work: Path) -> Section:
     )
 
     def body(section: Section) -> None:
-        from titjudge.config_ablation import load_ablation_config
+        from titjudge.ablation.config import load_ablation_config
 
         data = synthetic(work, prompts, models_per_prompt)
         base = fresh_dir(work / "ablation")

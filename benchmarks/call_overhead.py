@@ -47,9 +47,9 @@ class Bench:
 
     def __init__(self, url: str, model: str, cache_dir: Path):
         from titjudge.cache.store import CallCache
-        from titjudge.config import ModelOptions
         from titjudge.judges.schemas import JudgeVerdict
         from titjudge.models.hub import ModelHub
+        from titjudge.models.options import ModelOptions
 
         self.url, self.model = url, model
         options = ModelOptions(

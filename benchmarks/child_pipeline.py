@@ -60,7 +60,7 @@ async def _titjudge(
         "status": outcome.status_counts,
     }
     if time_eval:  # the evaluator's share of the wall time, measured again on the same results
-        from titjudge.agents.evaluator import evaluate_results
+        from titjudge.metrics.evaluate import evaluate_results
 
         _, human = load_run_data(config, limit)
         eval_started = time.perf_counter()

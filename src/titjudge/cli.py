@@ -226,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add(
         sub,
         "ablation",
-        "titjudge.agents.ablation_commands:ablation",
+        "titjudge.ablation.commands:ablation",
         "the paper's Table 4 grid (VLM rows x comparer columns) plus Tables 2 and 3, in one run",
     )
     p.add_argument(
@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add(
         sub,
         "audit",
-        "titjudge.report.audit_commands:audit",
+        "titjudge.report.audit.commands:audit",
         "audit a run pair by pair: why each judge agreed or disagreed with humans",
     )
     p.add_argument(

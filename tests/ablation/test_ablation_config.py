@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from titjudge.ablation.config import load_ablation_config, row_run_config
 from titjudge.cli import main
-from titjudge.config_ablation import load_ablation_config, row_run_config
 from titjudge.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,11 +10,12 @@ from typing import Any
 
 import yaml
 
-from titjudge.agents.ablation import AblationResult, run_ablation_async
+from titjudge.ablation.config import AblationConfig
+from titjudge.ablation.grid import run_ablation_async
 from titjudge.cli import main
 from titjudge.config import validate_config
-from titjudge.config_ablation import AblationConfig
 from titjudge.data.manifest import load_manifest
+from titjudge.records import AblationResult
 
 COLUMNS = ["LMM Score", "Self-Eval", "TIT-Score", "Lexical", "TIT-Score-judge-llm"]
 VARIANTS = ["lmm_score", "self_eval", "tit_score", "lexical", "tit_llm"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from titjudge.agents.ablation import AblationResult, CellResult, ColumnInfo, RowResult, grid_notes
-from titjudge.report.heatmap import colour_span, write_heatmap
-from titjudge.report.tables import (
+from titjudge.ablation.grid import grid_notes
+from titjudge.ablation.heatmap import colour_span, write_heatmap
+from titjudge.ablation.tables import (
     latex_escape,
     mark_best,
     table2,
@@ -17,6 +17,7 @@ from titjudge.report.tables import (
     to_latex,
     to_markdown,
 )
+from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
 
 
 def cell(

@@ -18,7 +18,7 @@ from conftest import PAIRS
 
 from titjudge.cli import main
 from titjudge.data.records import HumanPair
-from titjudge.report.audit_data import (
+from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
     AuditPair,
@@ -26,8 +26,8 @@ from titjudge.report.audit_data import (
     classify,
     sorted_pairs,
 )
-from titjudge.report.audit_html import build_payload, render_page, thumbnail_data_uri
-from titjudge.report.audit_load import load_audit, summarise_variants
+from titjudge.report.audit.html import build_payload, render_page, thumbnail_data_uri
+from titjudge.report.audit.load import load_audit, summarise_variants
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

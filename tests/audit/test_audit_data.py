@@ -12,7 +12,7 @@ from conftest import EXPECTED, PAIRS, SCORES
 
 from titjudge.data.records import HumanPair
 from titjudge.errors import DataError
-from titjudge.report.audit_data import (
+from titjudge.report.audit.data import (
     VariantResult,
     any_variant_key,
     classify,
@@ -24,7 +24,7 @@ from titjudge.report.audit_data import (
     sort_key,
     sorted_pairs,
 )
-from titjudge.report.audit_load import load_audit
+from titjudge.report.audit.load import load_audit
 
 
 def ids(pairs) -> list[int]:

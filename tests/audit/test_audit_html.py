@@ -14,7 +14,7 @@ from conftest import HOSTILE
 from PIL import Image
 
 from titjudge.cli import main
-from titjudge.report.audit_html import (
+from titjudge.report.audit.html import (
     build_payload,
     details_text,
     embed_json,
@@ -22,9 +22,9 @@ from titjudge.report.audit_html import (
     render_page,
     thumbnail_data_uri,
 )
-from titjudge.report.audit_load import load_audit
+from titjudge.report.audit.load import load_audit
 
-ASSETS = Path(__file__).parents[2] / "src" / "titjudge" / "report" / "assets"
+ASSETS = Path(__file__).parents[2] / "src" / "titjudge" / "report" / "audit" / "assets"
 
 
 def page_of(run: Path, tmp_path: Path) -> str:

@@ -7,9 +7,9 @@ import json
 from doubles.server import FakeOpenAIServer
 from judge_helpers import ModesResponder
 
-from titjudge.agents.ablation import run_ablation_async
+from titjudge.ablation.config import AblationConfig
+from titjudge.ablation.grid import run_ablation_async
 from titjudge.config import validate_config
-from titjudge.config_ablation import AblationConfig
 
 API = {"model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
 COLUMNS = [

@@ -15,7 +15,7 @@ from judge_helpers import (
 
 import titjudge
 from titjudge.judges.pairwise import OrderJudgement, PairJudgement
-from titjudge.judges.pairwise_stats import position_bias, verdict_accuracy, win_rates
+from titjudge.metrics.pairwise_stats import position_bias, verdict_accuracy, win_rates
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},

@@ -7,10 +7,10 @@ import pytest
 from doubles.server import Fault
 
 from titjudge.cache.store import CallCache
-from titjudge.config import ModelOptions
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 
 GOOD = {"rationale": "all there", "score": 77}
 

@@ -17,11 +17,11 @@ import torch
 from doubles.tiny_models import _CORPUS
 from transformers import AutoModel, AutoTokenizer
 
-from titjudge.config import ModelOptions
 from titjudge.errors import ConfigError, ModelSpecError
 from titjudge.models.base import EmbeddingBackend
 from titjudge.models.embed import pool, read_pooling_plan
 from titjudge.models.local_common import resolve_checkpoint
+from titjudge.models.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend
 from titjudge.models.spec import parse_model_spec
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import torch
 
-from titjudge.config import ModelOptions
 from titjudge.errors import ConfigError, ModelSpecError
 from titjudge.models import hf_generate
 from titjudge.models.base import (
@@ -24,6 +23,7 @@ from titjudge.models.base import (
     TextBackend,
 )
 from titjudge.models.hf_generate import render_prompt, run_batch
+from titjudge.models.options import ModelOptions
 from titjudge.models.registry import build_text_backend
 
 PROMPTS = [

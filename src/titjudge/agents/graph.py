@@ -21,9 +21,10 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from titjudge.agents.nodes import ItemResult, RunContext, attach_pairwise, describe_one, judge_one
+from titjudge.agents.nodes import RunContext, attach_pairwise, describe_one, judge_one
 from titjudge.data.records import Item
 from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
+from titjudge.records import ItemResult
 
 CHUNK_SIZE = 64
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from titjudge.data.images import load_image
@@ -20,55 +19,9 @@ from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records import ItemResult, Progress
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class ItemResult:
-    """Everything the run knows about one item after the judge step."""
-
-    item: Item
-    described: Described
-    outcomes: list[JudgeOutcome]
-    image_error: str | None = None
-
-
-@dataclass
-class Progress:
-    """Counters the progress bar reads; updated from the event loop only."""
-
-    total: int = 0
-    done: int = 0
-    failed_items: int = 0
-    cache_hits: int = 0
-    calls: int = 0
-    spend: float = 0.0
-    pairs_total: int = 0
-    pairs_done: int = 0
-    on_update: Callable[[Progress], None] | None = None
-
-    def pairs_judged(self, count: int) -> None:
-        self.pairs_done += count
-        if self.on_update is not None:
-            self.on_update(self)
-
-    def item_done(self, result: ItemResult) -> None:
-        self.done += 1
-        self.failed_items += (
-            any(o.status == "failed" for o in result.outcomes) or result.described.text is None
-        )
-        calls = [result.described.call] if result.described.call else []
-        for call in calls:
-            self.calls += 1
-            self.cache_hits += call.cached
-            self.spend += 0.0 if call.cached else (call.cost or 0.0)
-        for outcome in result.outcomes:
-            self.calls += 1
-            self.cache_hits += outcome.cached
-            self.spend += 0.0 if outcome.cached else (outcome.cost or 0.0)
-        if self.on_update is not None:
-            self.on_update(self)
 
 
 @dataclass
@@ -164,7 +117,7 @@ def attach_pairwise(
     config order. Without pairwise runs the results are returned as they are."""
     if not runs:
         return results
-    from titjudge.judges.pairwise_stats import item_outcomes
+    from titjudge.metrics.pairwise_stats import item_outcomes
 
     ids = [r.item.item_id for r in results]
     per_judge = {name: item_outcomes(run, ids) for name, run in runs.items()}

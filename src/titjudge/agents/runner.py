@@ -15,17 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.agents.evaluator import HumanData, evaluate_results, score_rows
 from titjudge.agents.graph import build_graph, run_config
-from titjudge.agents.nodes import ItemResult, Progress, RunContext, attach_pairwise
+from titjudge.agents.nodes import RunContext, attach_pairwise
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
 from titjudge.judges.factory import build_judges
 from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
+from titjudge.metrics.evaluate import HumanData, evaluate_results, score_rows
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
+from titjudge.records import ItemResult, Progress
 from titjudge.report import run_dir
 
 log = logging.getLogger(__name__)
@@ -181,7 +182,7 @@ async def run_async(
         "human_pairs": len(human.pairs) if human else 0,
     }
     if runs:
-        from titjudge.judges.pairwise_stats import run_summary
+        from titjudge.metrics.pairwise_stats import run_summary
 
         summary["pairwise"] = {name: run_summary(run) for name, run in runs.items()}
     run_dir.write_json(out_dir, "summary.json", summary)

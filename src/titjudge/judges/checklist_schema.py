@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from titjudge.config import ElementType
+from titjudge.config.schema import ElementType
 
 Presence = Literal["present", "absent", "contradicted"]
 

@@ -21,7 +21,6 @@ from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from titjudge.cache.keys import generation_key
 from titjudge.cache.store import CallCache
 from titjudge.models.base import (
     GenerateRequest,
@@ -33,6 +32,7 @@ from titjudge.models.base import (
     TransientError,
 )
 from titjudge.models.images import fit_image
+from titjudge.models.keys import generation_key
 from titjudge.models.limits import Limiter
 from titjudge.models.results import (
     TRUNCATED,

@@ -8,9 +8,9 @@ import asyncio
 import time
 from typing import Any
 
-from titjudge.cache.keys import embedding_key
 from titjudge.cache.store import CallCache
 from titjudge.models.base import EmbeddingBackend
+from titjudge.models.keys import embedding_key
 from titjudge.models.results import CallResult, Usage
 
 

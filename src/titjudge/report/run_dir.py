@@ -24,11 +24,11 @@ from typing import Any
 
 import yaml
 
-from titjudge.agents.nodes import ItemResult
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
 from titjudge.errors import ConfigError
 from titjudge.judges.pairwise import PairwiseRun
+from titjudge.records import ItemResult
 
 PACKAGES = (
     "titjudge",

@@ -20,7 +20,7 @@ from titjudge.report.run_dir import atomic_write
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
-    from titjudge.agents.ablation import AblationResult, CellResult
+    from titjudge.records import AblationResult, CellResult
 
 Mark = Literal["best", "second"]
 MISSING = "–"  # en dash: a cell with no value (written '--' in LaTeX, empty in CSV)

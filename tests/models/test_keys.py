@@ -1,7 +1,7 @@
 import dataclasses
 
-from titjudge.cache.keys import embedding_key, generation_key
 from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.keys import embedding_key, generation_key
 from titjudge.models.spec import parse_model_spec
 
 SPEC = parse_model_spec("litellm:openai/gpt-4o")

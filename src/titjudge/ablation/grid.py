@@ -15,115 +15,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CallCache
 from titjudge.config import dump_config
-from titjudge.config_ablation import AblationConfig, AblationDescriber, row_run_config
 from titjudge.errors import TitjudgeError
 from titjudge.models.hub import ModelHub
+from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
 from titjudge.report import run_dir
 
 log = logging.getLogger(__name__)
 #: longest error text quoted in a note (full reasons are in the row's items.jsonl)
 NOTE_ERROR_CHARS = 200
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    """One comparer column as the tables show it."""
-
-    name: str
-    label: str
-    kind: str
-    model: str | None
-
-
-@dataclass
-class CellResult:
-    """One (VLM, comparer) cell: the variant's metrics in that row's run."""
-
-    n_items: int = 0
-    n_failed: int = 0
-    n_fallback: int = 0
-    metrics: dict[str, Any] | None = None
-    error: str | None = None
-
-    @property
-    def accuracy(self) -> float | None:
-        return None if self.metrics is None else self.metrics.get("pairwise_accuracy")
-
-    @property
-    def has_value(self) -> bool:
-        return self.accuracy is not None
-
-
-@dataclass
-class RowResult:
-    """One VLM row: its run dir and cells, or why it failed as a whole."""
-
-    name: str
-    label: str
-    model: str
-    run_dir: Path
-    error: str | None = None
-    n_items: int = 0
-    n_failed_items: int = 0
-    cells: dict[str, CellResult] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def has_value(self) -> bool:
-        return any(cell.has_value for cell in self.cells.values())
-
-
-@dataclass
-class AblationResult:
-    name: str
-    out_dir: Path
-    columns: list[ColumnInfo]
-    disabled: list[ColumnInfo]
-    rows: list[RowResult]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def shown_columns(self) -> list[ColumnInfo]:
-        """Columns with a score in at least one row, in config order."""
-        return [
-            c
-            for c in self.columns
-            if any(r.cells.get(c.name, CellResult()).has_value for r in self.rows)
-        ]
-
-    @property
-    def shown_rows(self) -> list[RowResult]:
-        return [r for r in self.rows if r.has_value]
-
-    @property
-    def n_failed_items(self) -> int:
-        return sum(r.n_failed_items for r in self.rows)
-
-    @property
-    def exit_code(self) -> int:
-        """1 when any item failed or any row could not run at all, else 0."""
-        return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
-
-    @property
-    def thresholds(self) -> dict[str, Any] | None:
-        """Chance thresholds for the largest pair count of any row (rows share the human pairs)."""
-        found = [r.metrics["thresholds"] for r in self.rows if r.metrics.get("thresholds")]
-        return max(found, key=lambda t: t["n_pairs"], default=None)
-
-    @property
-    def leaderboard_models(self) -> list[str]:
-        for row in self.rows:
-            board = row.metrics.get("leaderboard")
-            if board:
-                return list(board["models"])
-        return []
 
 
 def _short(text: str | None) -> str:
@@ -335,8 +241,8 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
 
 def write_outputs(result: AblationResult) -> None:
     """table4/table2/leaderboard as .md/.csv/.tex, table4.png and ablation.json."""
-    from titjudge.report import tables
-    from titjudge.report.heatmap import write_heatmap
+    from titjudge.ablation import tables
+    from titjudge.ablation.heatmap import write_heatmap
 
     out = result.out_dir
     for stem, table in (

@@ -14,20 +14,17 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from titjudge.config import (
+from titjudge.config.load import apply_overrides, load_yaml, validate_config
+from titjudge.config.schema import (
     DESCRIBER_BOUND_KINDS,
     DataConfig,
     DescriberConfig,
     JudgeConfig,
-    ModelOptions,
     RunConfig,
     RunSettings,
-    StrictModel,
-    apply_overrides,
-    load_yaml,
-    validate_config,
 )
 from titjudge.errors import did_you_mean
+from titjudge.models.options import ModelOptions, StrictModel
 from titjudge.models.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"

@@ -20,7 +20,7 @@ from titjudge.data.manifest import iter_jsonl, load_manifest
 from titjudge.data.pairs import load_pairs
 from titjudge.data.records import ScoreStatus
 from titjudge.errors import ConfigError, DataError, where
-from titjudge.report.audit_data import (
+from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
     AuditItem,

@@ -19,9 +19,9 @@ def _console() -> Console:
 
 
 def audit(args: argparse.Namespace) -> int:
-    from titjudge.report.audit_data import check_variant, disagreements, find_pair
-    from titjudge.report.audit_load import load_audit
-    from titjudge.report.audit_terminal import print_disagreements, print_pair, print_summary
+    from titjudge.report.audit.data import check_variant, disagreements, find_pair
+    from titjudge.report.audit.load import load_audit
+    from titjudge.report.audit.terminal import print_disagreements, print_pair, print_summary
 
     if args.limit is not None and not args.disagreements:
         raise ConfigError("--limit goes with --disagreements")
@@ -38,7 +38,7 @@ def audit(args: argparse.Namespace) -> int:
         )
         return 0
     if args.html is not None:
-        from titjudge.report.audit_html import write_audit_html
+        from titjudge.report.audit.html import write_audit_html
 
         started = time.perf_counter()
         out = write_audit_html(data, Path(args.html))

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.report.tables import mark_best
+from titjudge.ablation.tables import mark_best
 
 if TYPE_CHECKING:
-    from titjudge.agents.ablation import AblationResult
+    from titjudge.records import AblationResult
 
 CHANCE = 50.0
 #: smallest half-width of the colour scale around chance, in accuracy points

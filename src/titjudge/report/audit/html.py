@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from titjudge.report.audit_data import OUTCOMES, AuditData, VariantResult
+from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def embed_json(payload: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("titjudge.report").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("titjudge.report.audit").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _sha256(text: str) -> str:

@@ -7,8 +7,9 @@ import asyncio
 import sys
 from typing import Any
 
-from titjudge.agents.ablation import AblationResult, run_ablation_async
-from titjudge.config_ablation import AblationConfig, AblationDescriber, load_ablation_config
+from titjudge.ablation.config import AblationConfig, AblationDescriber, load_ablation_config
+from titjudge.ablation.grid import run_ablation_async
+from titjudge.records import AblationResult
 
 
 def _console() -> Any:
@@ -21,7 +22,7 @@ def print_result(result: AblationResult, console: Any) -> None:
     """Table 4 as an aligned table, then notes, row status and where the files are."""
     from rich.text import Text
 
-    from titjudge.report.tables import table4, to_rich
+    from titjudge.ablation.tables import table4, to_rich
 
     table = table4(result)
     if table.rows:

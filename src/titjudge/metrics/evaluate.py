@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.agents.nodes import ItemResult
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.judges.pairwise import PairwiseRun
 from titjudge.judges.repeats import repeat_count, repeat_score_rows
+from titjudge.records import ItemResult
 
 #: metrics whose spread across repeats is reported
 REPEAT_METRICS = (
@@ -104,7 +104,7 @@ def _mixed(pair: HumanPair, source: Mapping[str, str]) -> bool:
 def _with_verdicts(
     entry: dict[str, Any], run: PairwiseRun, human: HumanData, bootstrap: int, seed: int
 ) -> dict[str, Any]:
-    from titjudge.judges.pairwise_stats import accuracy_interval, position_bias, verdict_accuracy
+    from titjudge.metrics.pairwise_stats import accuracy_interval, position_bias, verdict_accuracy
 
     found = verdict_accuracy(run.judgements)
     entry = {**entry, **{f"win_rate_{key}": entry.get(key) for key in _WIN_RATE_FIELDS}}
@@ -120,7 +120,7 @@ def _with_verdicts(
 def _repeat_spreads(
     results: Sequence[ItemResult], human: HumanData, pairwise: Mapping[str, PairwiseRun]
 ) -> dict[str, dict[str, Any]]:
-    from titjudge.judges.pairwise_stats import verdict_accuracy
+    from titjudge.metrics.pairwise_stats import verdict_accuracy
     from titjudge.metrics.summary import evaluate
 
     ordered = sorted(results, key=lambda r: r.item.item_id)

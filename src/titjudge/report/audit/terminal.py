@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from titjudge.report.audit_data import AuditData, AuditPair, Outcome, VariantResult
+from titjudge.report.audit.data import AuditData, AuditPair, Outcome, VariantResult
 from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {

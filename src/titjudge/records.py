@@ -1,0 +1,155 @@
+"""Records that cross stages: what the graph produces for an item and for a run, and what the
+ablation grid produces per cell, row and grid. Stages import these; these import only leaf
+records (data items, judge outcomes), so every package can depend on them without a circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from titjudge.data.records import Item
+from titjudge.judges.base import Described, JudgeOutcome
+
+
+@dataclass
+class ItemResult:
+    """Everything the run knows about one item after the judge step."""
+
+    item: Item
+    described: Described
+    outcomes: list[JudgeOutcome]
+    image_error: str | None = None
+
+
+@dataclass
+class Progress:
+    """Counters the progress bar reads; updated from the event loop only."""
+
+    total: int = 0
+    done: int = 0
+    failed_items: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    spend: float = 0.0
+    pairs_total: int = 0
+    pairs_done: int = 0
+    on_update: Callable[[Progress], None] | None = None
+
+    def pairs_judged(self, count: int) -> None:
+        self.pairs_done += count
+        if self.on_update is not None:
+            self.on_update(self)
+
+    def item_done(self, result: ItemResult) -> None:
+        self.done += 1
+        self.failed_items += (
+            any(o.status == "failed" for o in result.outcomes) or result.described.text is None
+        )
+        calls = [result.described.call] if result.described.call else []
+        for call in calls:
+            self.calls += 1
+            self.cache_hits += call.cached
+            self.spend += 0.0 if call.cached else (call.cost or 0.0)
+        for outcome in result.outcomes:
+            self.calls += 1
+            self.cache_hits += outcome.cached
+            self.spend += 0.0 if outcome.cached else (outcome.cost or 0.0)
+        if self.on_update is not None:
+            self.on_update(self)
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One comparer column as the tables show it."""
+
+    name: str
+    label: str
+    kind: str
+    model: str | None
+
+
+@dataclass
+class CellResult:
+    """One (VLM, comparer) cell: the variant's metrics in that row's run."""
+
+    n_items: int = 0
+    n_failed: int = 0
+    n_fallback: int = 0
+    metrics: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return None if self.metrics is None else self.metrics.get("pairwise_accuracy")
+
+    @property
+    def has_value(self) -> bool:
+        return self.accuracy is not None
+
+
+@dataclass
+class RowResult:
+    """One VLM row: its run dir and cells, or why it failed as a whole."""
+
+    name: str
+    label: str
+    model: str
+    run_dir: Path
+    error: str | None = None
+    n_items: int = 0
+    n_failed_items: int = 0
+    cells: dict[str, CellResult] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_value(self) -> bool:
+        return any(cell.has_value for cell in self.cells.values())
+
+
+@dataclass
+class AblationResult:
+    name: str
+    out_dir: Path
+    columns: list[ColumnInfo]
+    disabled: list[ColumnInfo]
+    rows: list[RowResult]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def shown_columns(self) -> list[ColumnInfo]:
+        """Columns with a score in at least one row, in config order."""
+        return [
+            c
+            for c in self.columns
+            if any(r.cells.get(c.name, CellResult()).has_value for r in self.rows)
+        ]
+
+    @property
+    def shown_rows(self) -> list[RowResult]:
+        return [r for r in self.rows if r.has_value]
+
+    @property
+    def n_failed_items(self) -> int:
+        return sum(r.n_failed_items for r in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any item failed or any row could not run at all, else 0."""
+        return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
+
+    @property
+    def thresholds(self) -> dict[str, Any] | None:
+        """Chance thresholds for the largest pair count of any row (rows share the human pairs)."""
+        found = [r.metrics["thresholds"] for r in self.rows if r.metrics.get("thresholds")]
+        return max(found, key=lambda t: t["n_pairs"], default=None)
+
+    @property
+    def leaderboard_models(self) -> list[str]:
+        for row in self.rows:
+            board = row.metrics.get("leaderboard")
+            if board:
+                return list(board["models"])
+        return []
