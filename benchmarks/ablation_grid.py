@@ -51,7 +51,7 @@ def _free_port() -> int:
 
 def _titjudge() -> list[str]:
     found = shutil.which("titjudge")
-    return [found] if found else [sys.executable, "-m", "titjudge.cli"]
+    return [found] if found else [sys.executable, "-m", "titjudge"]
 
 
 def grid_overrides(

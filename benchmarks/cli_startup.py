@@ -22,7 +22,7 @@ TITLE = "5. CLI start-up"
 
 def _titjudge() -> list[str]:
     found = shutil.which("titjudge")
-    return [found] if found else [sys.executable, "-m", "titjudge.cli"]
+    return [found] if found else [sys.executable, "-m", "titjudge"]
 
 
 def run(quick: bool, work: Path) -> Section:

@@ -21,7 +21,7 @@ IN_FLIGHT = 2 * CONCURRENCY
 
 def start_run(config_path, env):
     return subprocess.Popen(
-        [sys.executable, "-m", "titjudge.cli", "run", str(config_path)],
+        [sys.executable, "-m", "titjudge", "run", str(config_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -195,8 +195,8 @@ def handmade_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def pipeline_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run: SYNTHETIC 5 prompts x 5 models (50 pairs), replay describer, lexical judge."""
-    from titjudge.agents.commands import demo_config
     from titjudge.agents.runner import run
+    from titjudge.cli.run import demo_config
     from titjudge.config import RunConfig, validate_config
     from titjudge.data.synth import synthesize
 

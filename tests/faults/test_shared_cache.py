@@ -31,7 +31,7 @@ def test_two_runs_share_one_cache(fault_data, tmp_path):
                     [
                         sys.executable,
                         "-m",
-                        "titjudge.cli",
+                        "titjudge",
                         "run",
                         str(path),
                         "--out",

@@ -1,24 +1,43 @@
-"""CLI handler: `titjudge ablation CONFIG [--out DIR]` (the paper's Tables 4, 2 and 3)."""
+"""`titjudge ablation CONFIG [--out DIR]`: the paper's Table 4 grid plus Tables 2 and 3."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from titjudge.ablation.config import AblationConfig, AblationDescriber, load_ablation_config
-from titjudge.ablation.grid import run_ablation_async
-from titjudge.records import AblationResult
+from titjudge.cli.common import add_set, command, wide_console
 
-
-def _console() -> Any:
+if TYPE_CHECKING:
     from rich.console import Console
 
-    return Console(width=max(100, Console().width), highlight=False)
+    from titjudge.ablation.config import AblationDescriber
+    from titjudge.records import AblationResult
 
 
-def print_result(result: AblationResult, console: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `ablation`."""
+    p = command(
+        subparsers,
+        "ablation",
+        ablation,
+        "the paper's Table 4 grid (VLM rows x comparer columns) plus Tables 2 and 3, in one run",
+    )
+    p.add_argument(
+        "config",
+        type=Path,
+        help="ablation config (YAML): describers (rows) and comparers (columns)",
+    )
+    p.add_argument("--out", type=Path, help="output folder (default: <run.out>/<name>)")
+    add_set(p, "e.g. describers.gpt-4o.enabled=false")
+    p.add_argument("--limit", type=int, help="only the first N manifest items")
+    p.add_argument(
+        "--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)"
+    )
+
+
+def print_result(result: AblationResult, console: Console) -> None:
     """Table 4 as an aligned table, then notes, row status and where the files are."""
     from rich.text import Text
 
@@ -43,14 +62,20 @@ def print_result(result: AblationResult, console: Any) -> None:
 
 
 def ablation(args: argparse.Namespace) -> int:
+    """Run every describer row and comparer column of the config, then print Table 4."""
+    import asyncio
+
+    from rich.text import Text
+
+    from titjudge.ablation.config import load_ablation_config
+    from titjudge.ablation.grid import run_ablation_async
+
     overrides = [
         *args.set,
         *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else []),
     ]
-    config: AblationConfig = load_ablation_config(args.config, overrides)
-    from rich.text import Text
-
-    console = _console()
+    config = load_ablation_config(args.config, overrides)
+    console = wide_console(highlight=False)
 
     def announce(index: int, total: int, row: AblationDescriber) -> None:
         console.print(Text(f"row {index + 1}/{total}: {row.heading} ({row.model})", style="bold"))

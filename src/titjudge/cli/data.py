@@ -1,4 +1,4 @@
-"""Handlers of `titjudge data ...` (the argument tree is declared in `titjudge.cli`).
+"""`titjudge data synth | aggregate-votes | rank | import`: arguments and handlers.
 
 Each handler does the work, prints a short aligned summary on stdout, writes warnings
 on stderr and returns an exit code. User mistakes raise DataError (exit 2).
@@ -13,12 +13,80 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from titjudge.data.pairs import PanelSize
+from titjudge.cli.common import command
 from titjudge.errors import DataError
+
+if TYPE_CHECKING:
+    from titjudge.data.pairs import PanelSize
 
 #: at most this many missing images / unresolved rows are listed one per line
 LIST_LIMIT = 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `data` and its four subcommands."""
+    data = subparsers.add_parser("data", help="datasets: import, synthesise, aggregate votes, rank")
+    data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", required=True)
+
+    p = command(
+        data_sub,
+        "synth",
+        synth,
+        "write a SYNTHETIC benchmark shaped like LPG-Bench (prompts, PNGs, votes, pairs, ranks)",
+    )
+    p.add_argument("--prompts", type=int, required=True, help="number of prompts")
+    p.add_argument("--models", type=int, required=True, help="number of simulated T2I models")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--image-size", type=int, default=256, help="PNG side length in pixels")
+    p.add_argument("--annotators", type=int, default=15, help="simulated annotators per pair")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes drawing images (default: all cores for large runs); output is identical",
+    )
+
+    p = command(
+        data_sub,
+        "aggregate-votes",
+        aggregate_votes,
+        "aggregate annotator votes into human pairs (strong consensus, advantage, experts)",
+    )
+    p.add_argument(
+        "votes",
+        type=Path,
+        help="votes CSV: prompt_id,item_a,item_b,votes_a,votes_b,votes_tie[,expert_1..3]",
+    )
+    p.add_argument("--out", type=Path, required=True, help="pairs CSV to write")
+    p.add_argument(
+        "--panel-size",
+        metavar="N|any",
+        help="annotators per row; 'any' lets each row's total set its thresholds "
+        "(default: every row must count as many as the first)",
+    )
+
+    p = command(
+        data_sub, "rank", rank, "per-prompt rankings (ties allowed) from human pair outcomes"
+    )
+    p.add_argument("pairs", type=Path, help="pairs CSV: prompt_id,item_a,item_b,winner")
+    p.add_argument("--out", type=Path, required=True, help="ranks CSV to write")
+
+    p = command(
+        data_sub,
+        "import",
+        import_dir,
+        "turn a folder of prompts and generated images into a manifest",
+    )
+    p.add_argument("dir", type=Path, help="folder holding prompts and images")
+    p.add_argument("--out", type=Path, required=True, help="manifest JSONL to write")
+    p.add_argument(
+        "--mapping",
+        type=Path,
+        help="explicit mapping file (CSV/JSONL) when the layout is not detected",
+    )
 
 
 def _summary(title: str, rows: Sequence[tuple[str, object]]) -> None:

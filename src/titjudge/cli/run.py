@@ -1,4 +1,4 @@
-"""CLI handlers: `titjudge run`, `titjudge score`, `titjudge demo`."""
+"""`titjudge run`, `titjudge score` and `titjudge demo`: arguments and handlers."""
 
 from __future__ import annotations
 
@@ -6,20 +6,50 @@ import argparse
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from titjudge.config import RunConfig, dump_config, load_config, validate_config
+from titjudge.cli.common import add_set, command, wide_console
 from titjudge.errors import install_hint
 from titjudge.safety import terminal_safe
 
-
-def _console() -> Any:
+if TYPE_CHECKING:
     from rich.console import Console
 
-    return Console(width=max(100, Console().width))
+    from titjudge.agents.runner import RunOutcome
 
 
-def _print_outcome(outcome: Any, console: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `run`, `score` and `demo`."""
+    p = command(subparsers, "run", run, "describe and judge every item of a config's manifest")
+    p.add_argument("config", type=Path, help="run config (YAML)")
+    add_set(p)
+    p.add_argument("--limit", type=int, help="only the first N manifest items")
+    p.add_argument("--out", type=Path, help="run dir (default: <run.out>/<name>)")
+
+    p = command(subparsers, "score", score, "describe one image and judge it against one prompt")
+    p.add_argument("image", type=Path)
+    p.add_argument("prompt", help="the text-to-image prompt")
+    p.add_argument(
+        "--config", type=Path, help="config naming describer and judges (default: Gemini 2.5 Pro)"
+    )
+    add_set(p)
+
+    p = command(
+        subparsers,
+        "demo",
+        demo,
+        "end-to-end run on a small SYNTHETIC benchmark; needs no model download and no API key",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("titjudge-demo"), help="folder for data, cache and run"
+    )
+    p.add_argument("--prompts", type=int, default=20)
+    p.add_argument("--models", type=int, default=6)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _print_outcome(outcome: RunOutcome, console: Console) -> None:
+    """Status counts per variant, the metrics, model usage per role and the run dir."""
     from rich.table import Table
 
     table = Table(title=f"{outcome.n_items} items", title_justify="left")
@@ -50,24 +80,28 @@ def _print_outcome(outcome: Any, console: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Describe and judge every manifest item of the config; exit 1 when items failed."""
     from titjudge.agents.runner import run as run_pipeline
+    from titjudge.config import load_config
 
     config = load_config(args.config, args.set)
     outcome = run_pipeline(
         config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty()
     )
-    _print_outcome(outcome, _console())
+    _print_outcome(outcome, wide_console())
     return outcome.exit_code
 
 
 def score(args: argparse.Namespace) -> int:
+    """Describe one image, judge it with every configured judge and print each outcome."""
     from rich.markup import escape
 
     from titjudge.agents.single import score as score_one
+    from titjudge.config import load_config
 
     config = load_config(args.config, args.set) if args.config else None
     result = score_one(args.image, args.prompt, config)
-    console = _console()
+    console = wide_console()
     described = result.described
     console.rule("description")
     # model text and provider errors are untrusted: no markup, no terminal control
@@ -108,6 +142,7 @@ def minilm_dir() -> Path | None:
 
 
 def demo_config(data: Path, out: Path, model_dir: Path | None) -> dict[str, Any]:
+    """The demo's run config: replayed descriptions, lexical judge, MiniLM when given."""
     judges: list[dict[str, Any]] = [{"name": "lexical", "kind": "lexical"}]
     if model_dir is not None:
         judges.insert(0, {"name": "tit_minilm", "kind": "embedding", "model": f"embed:{model_dir}"})
@@ -126,10 +161,12 @@ def demo_config(data: Path, out: Path, model_dir: Path | None) -> dict[str, Any]
 
 
 def demo(args: argparse.Namespace) -> int:
+    """Synthesise a small benchmark, run replay + lexical (+ MiniLM when installed) on it."""
     from titjudge.agents.runner import run as run_pipeline
+    from titjudge.config import RunConfig, dump_config, validate_config
     from titjudge.data.synth import synthesize
 
-    console = _console()
+    console = wide_console()
     out: Path = args.out
     data = out / "synthetic-data"
     console.print(

@@ -1,15 +1,32 @@
-"""CLI handlers: `titjudge cache stats` and `titjudge cache clear`."""
+"""`titjudge cache stats` and `titjudge cache clear`: the model-call cache."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from titjudge.cache.store import CallCache
+from titjudge.cli.common import command
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `cache` and its two subcommands."""
+    cache = subparsers.add_parser("cache", help="the model-call cache: stats, clear")
+    cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND", required=True)
+    p = command(
+        cache_sub, "stats", stats, "entries, size, per-model counts, hits/misses of the last run"
+    )
+    p.add_argument("--cache-dir", type=Path, default=Path(".titjudge/cache"))
+    p = command(cache_sub, "clear", clear, "drop cached answers (all, or one model's)")
+    p.add_argument("--cache-dir", type=Path, default=Path(".titjudge/cache"))
+    p.add_argument("--model", help="only this model spec, e.g. litellm:openai/gpt-4o")
 
 
 def stats(args: argparse.Namespace) -> int:
+    """Print the cache's entries, size, per-model counts and the last run's hits and misses."""
     from rich.console import Console
     from rich.table import Table
+
+    from titjudge.cache.store import CallCache
 
     cache = CallCache(args.cache_dir)
     console = Console()
@@ -36,6 +53,9 @@ def stats(args: argparse.Namespace) -> int:
 
 
 def clear(args: argparse.Namespace) -> int:
+    """Drop every cached answer, or only those of `--model`."""
+    from titjudge.cache.store import CallCache
+
     cache = CallCache(args.cache_dir)
     removed = cache.clear(args.model)
     what = f"entries of {args.model}" if args.model else "entries"

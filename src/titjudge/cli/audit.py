@@ -1,4 +1,4 @@
-"""CLI handler: `titjudge audit RUN_DIR [--html FILE] [--pair ID] [--disagreements [--variant V] [--limit N]]`."""
+"""`titjudge audit RUN_DIR [--html FILE] [--pair ID] [--disagreements [--variant V] [--limit N]]`."""
 
 from __future__ import annotations
 
@@ -6,19 +6,45 @@ import argparse
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.text import Text
-
+from titjudge.cli.common import command, wide_console
 from titjudge.errors import ConfigError
 
+#: pairs `--disagreements` shows without `--limit`
 DEFAULT_LIMIT = 20
 
 
-def _console() -> Console:
-    return Console(width=max(100, Console().width), highlight=False)
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `audit`."""
+    p = command(
+        subparsers,
+        "audit",
+        audit,
+        "audit a run pair by pair: why each judge agreed or disagreed with humans",
+    )
+    p.add_argument(
+        "run_dir", type=Path, metavar="RUN_DIR", help="run dir written by `titjudge run`"
+    )
+    p.add_argument(
+        "--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"
+    )
+    p.add_argument("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'")
+    p.add_argument(
+        "--disagreements",
+        action="store_true",
+        help="print the pairs judged against the human verdict, most confident first",
+    )
+    p.add_argument(
+        "--variant", metavar="V", help="only this variant (with --disagreements or --pair)"
+    )
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="with --disagreements: show N pairs (default 20)"
+    )
 
 
 def audit(args: argparse.Namespace) -> int:
+    """Summary of a run dir, or its HTML page, one pair, or the pairs judged against humans."""
+    from rich.text import Text
+
     from titjudge.report.audit.data import check_variant, disagreements, find_pair
     from titjudge.report.audit.load import load_audit
     from titjudge.report.audit.terminal import print_disagreements, print_pair, print_summary
@@ -30,7 +56,7 @@ def audit(args: argparse.Namespace) -> int:
     data = load_audit(args.run_dir)
     if args.variant is not None:
         check_variant(data, args.variant)
-    console = _console()
+    console = wide_console(highlight=False)
     if args.html is None and args.pair is None and not args.disagreements:
         print_summary(data, console)
         console.print(

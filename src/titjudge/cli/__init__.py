@@ -1,0 +1,80 @@
+"""The `titjudge` command line.
+
+Each command module here (data, metrics, run, cache, ablation, audit) declares its
+subcommands' arguments next to their handlers; building the parser imports only those
+modules and argparse, and a handler imports the heavy libraries (numpy, pydantic,
+langgraph, litellm, torch, rich) it needs when its command runs, so `titjudge --help`
+stays fast.
+
+Exit codes: 0 ok, 1 run finished with failed items (reported), 2 bad input/config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from titjudge.cli import ablation, audit, cache, data, metrics, run
+
+EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
+
+#: the command modules, in the order `titjudge --help` lists their commands
+COMMAND_MODULES = (data, metrics, run, cache, ablation, audit)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole argument tree: global options, then each command module's subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="titjudge",
+        description="Judge how well text-to-image outputs follow long prompts (TIT-Score and beyond).",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def _configure_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    from titjudge.safety import RedactingFilter
+
+    for handler in logging.getLogger().handlers:  # handler-level: third-party records pass too
+        handler.addFilter(RedactingFilter())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv`, run the chosen command and return its exit code (errors: one line, exit 2)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from titjudge import __version__
+
+        print(f"titjudge {__version__}")
+        return EXIT_OK
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_OK
+    _configure_logging(args.verbose)
+
+    from titjudge.errors import TitjudgeError
+
+    try:
+        return int(args.func(args))
+    except TitjudgeError as exc:
+        from titjudge.safety import redact, terminal_safe
+
+        print(f"titjudge: error: {terminal_safe(redact(str(exc)))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(
+            "titjudge: interrupted; finished model calls are cached, re-run to resume",
+            file=sys.stderr,
+        )
+        return 130

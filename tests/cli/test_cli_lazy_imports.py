@@ -1,0 +1,93 @@
+"""Building the `titjudge` parser imports no heavy library; every command has its handler."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from titjudge import __version__
+from titjudge.cli import build_parser
+
+#: what a handler may import when its command runs, never `titjudge --help`
+HEAVY = (
+    "torch",
+    "transformers",
+    "litellm",
+    "langgraph",
+    "numpy",
+    "pandas",
+    "pydantic",
+    "rich",
+    "PIL",
+    "scipy",
+    "yaml",
+    "diskcache",
+)
+
+_PROBE = """
+import argparse, json, sys
+from titjudge.cli import build_parser
+
+def walk(parser):
+    parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                walk(child)
+
+walk(build_parser())
+heavy = json.loads(sys.argv[1])
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
+"""
+
+
+def _leaves(parser: argparse.ArgumentParser, path: str = "") -> dict[str, argparse.ArgumentParser]:
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found.update(_leaves(child, f"{path} {name}".strip()))
+    return found or {path: parser}
+
+
+def test_building_the_parser_and_every_help_imports_nothing_heavy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
+
+
+def test_every_command_has_a_handler_in_its_cli_module() -> None:
+    leaves = _leaves(build_parser())
+    assert set(leaves) == {
+        "data synth",
+        "data aggregate-votes",
+        "data rank",
+        "data import",
+        "metrics",
+        "run",
+        "score",
+        "demo",
+        "cache stats",
+        "cache clear",
+        "ablation",
+        "audit",
+    }
+    for name, parser in leaves.items():
+        handler = parser.get_default("func")
+        assert callable(handler), name
+        assert handler.__module__.startswith("titjudge.cli."), (name, handler.__module__)
+
+
+def test_python_dash_m_titjudge_runs_the_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "titjudge", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"titjudge {__version__}"
+    assert done.stderr == ""
