@@ -3,7 +3,9 @@
 Baselines measured in the same run: a bare interpreter (`python -c pass`) and an
 interpreter that imports litellm (what `--help` would cost if the CLI imported its API
 backend eagerly instead of when a run builds it). Median of several runs each, with the
-sample spread.
+sample spread. Bytecode is cached (in the scratch folder) as for an installed package, even
+where PYTHONDONTWRITEBYTECODE is set. A note gives `python -X importtime -m titjudge --help`:
+what the CLI's own modules cost, and that no heavy library is imported.
 
   python benchmarks/cli_startup.py [--quick]
 """
@@ -11,11 +13,34 @@ sample spread.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Section, Table, fmt, median_of, standalone, time_command, timed_section  # noqa: E402
+from harness import (  # noqa: E402
+    Section,
+    Table,
+    child_env,
+    fmt,
+    median_of,
+    standalone,
+    time_command,
+    timed_section,
+)
+
+#: libraries `titjudge --help` must not import (handlers load them when a command runs)
+HEAVY = (
+    "torch",
+    "transformers",
+    "litellm",
+    "langgraph",
+    "numpy",
+    "pandas",
+    "pydantic",
+    "rich",
+    "PIL",
+)
 
 TITLE = "5. CLI start-up"
 
@@ -33,18 +58,28 @@ def run(quick: bool, work: Path) -> Section:
         ("`titjudge run --help`", [*_titjudge(), "run", "--help"]),
         ("`python -c 'import litellm'` (for scale)", [sys.executable, "-c", "import litellm"]),
     ]
+    found = shutil.which("titjudge")
+    where = (
+        f"`titjudge` is `{found}` (found on PATH, as a user would run it)"
+        if found
+        else f"`titjudge` is `{sys.executable} -m titjudge` (no `titjudge` script on PATH)"
+    )
     method = (
-        f"`titjudge` is `{_titjudge()[0]}` (found on PATH, as a user would run it). "
+        f"{where}. "
         f"Wall seconds of each command in a fresh process, {repeats} runs after one warm-up run (OS file "
         "cache warm); median, min and max."
     )
+
+    env = child_env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
 
     def body(section: Section) -> None:
         table = Table(["command", "median s", "min s", "max s", "over the interpreter floor s"])
         floor = None
         for label, command in commands:
-            time_command(command, 1)
-            samples = time_command(command, repeats)
+            time_command(command, 1, env)
+            samples = time_command(command, repeats, env)
             median = median_of(samples)
             floor = median if floor is None else floor
             if label == "`titjudge --help`":
@@ -61,8 +96,32 @@ def run(quick: bool, work: Path) -> Section:
                 "-" if median is floor else fmt(median - floor, 3),
             )
         section.tables.append(table)
+        section.notes.append(_import_note(env))
 
     return timed_section("startup", TITLE, method, body)
+
+
+def _import_note(env: dict[str, str]) -> str:
+    """`-X importtime` of `titjudge --help`: the CLI's own import time and any heavy module."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "titjudge", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    cumulative: dict[str, int] = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            _, total, name = line.split("|")
+            if total.strip().isdigit():
+                cumulative[name.strip()] = int(total)
+    heavy = sorted(m for m in cumulative if m.split(".")[0] in HEAVY)
+    return (
+        f"`python -X importtime -m titjudge --help`: importing `titjudge.cli` (the parser and its "
+        f"command modules) takes {cumulative['titjudge.cli'] / 1000:.1f} ms; heavy libraries "
+        f"imported ({', '.join(HEAVY)}): {', '.join(heavy) if heavy else 'none'}"
+    )
 
 
 if __name__ == "__main__":

@@ -310,8 +310,12 @@ def run_child(script: str, args: Sequence[str], timeout: float = 1800.0) -> dict
     return dict(json.loads(lines[-1]))
 
 
-def time_command(command: Sequence[str], repeats: int) -> list[float]:
-    """Wall seconds of `repeats` runs of a command (output discarded); a failure raises."""
+def time_command(
+    command: Sequence[str], repeats: int, env: dict[str, str] | None = None
+) -> list[float]:
+    """Wall seconds of `repeats` runs of a command (output discarded); a failure raises.
+
+    `env` defaults to `child_env()`."""
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -320,7 +324,7 @@ def time_command(command: Sequence[str], repeats: int) -> list[float]:
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=child_env(),
+            env=child_env() if env is None else env,
         )
         samples.append(time.perf_counter() - started)
     return samples

@@ -1,10 +1,9 @@
 """The `titjudge` command line.
 
 Each command module here (data, metrics, run, cache, ablation, audit) declares its
-subcommands' arguments next to their handlers; building the parser imports only those
-modules and argparse, and a handler imports the heavy libraries (numpy, pydantic,
-langgraph, litellm, torch, rich) it needs when its command runs, so `titjudge --help`
-stays fast.
+subcommands' arguments next to their handlers. Building the parser imports only argparse
+and these modules; a handler imports what its command drives (config, data, metrics,
+agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
 
 Exit codes: 0 ok, 1 run finished with failed items (reported), 2 bad input/config.
 """

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from titjudge.cli.common import command, wide_console
-from titjudge.errors import ConfigError
 
 #: pairs `--disagreements` shows without `--limit`
 DEFAULT_LIMIT = 20
@@ -45,6 +44,7 @@ def audit(args: argparse.Namespace) -> int:
     """Summary of a run dir, or its HTML page, one pair, or the pairs judged against humans."""
     from rich.text import Text
 
+    from titjudge.errors import ConfigError
     from titjudge.report.audit.data import check_variant, disagreements, find_pair
     from titjudge.report.audit.load import load_audit
     from titjudge.report.audit.terminal import print_disagreements, print_pair, print_summary

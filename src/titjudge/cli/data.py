@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from titjudge.cli.common import command
-from titjudge.errors import DataError
 
 if TYPE_CHECKING:
     from titjudge.data.pairs import PanelSize
@@ -141,6 +140,8 @@ def synth(args: argparse.Namespace) -> int:
 
 def _panel_mode(value: str | None) -> PanelSize:
     """--panel-size: default 'same' (rows must agree), 'any' (flexible) or a number."""
+    from titjudge.errors import DataError
+
     if value is None:
         return "same"
     if value.strip().lower() == "any":
@@ -158,6 +159,7 @@ def aggregate_votes(args: argparse.Namespace) -> int:
     """`data aggregate-votes`: votes CSV -> pairs CSV by the LPG-Bench rules."""
     from titjudge.data.pairs import load_votes_with_lines, write_pairs
     from titjudge.data.votes import aggregate_votes as aggregate
+    from titjudge.errors import DataError
 
     mode = _panel_mode(getattr(args, "panel_size", None))
     located = load_votes_with_lines(Path(args.votes), panel_size=mode)
@@ -197,6 +199,7 @@ def rank(args: argparse.Namespace) -> int:
     """`data rank`: pairs CSV -> per-prompt ranks CSV (Copeland, shared fractional ranks)."""
     from titjudge.data.pairs import load_pairs, write_ranks
     from titjudge.data.ranking import rank_items
+    from titjudge.errors import DataError
 
     pairs = load_pairs(Path(args.pairs))
     if not pairs:
@@ -224,6 +227,7 @@ def import_dir(args: argparse.Namespace) -> int:
     """`data import`: folder of prompts and images -> manifest JSONL."""
     from titjudge.data.importer import import_folder
     from titjudge.data.manifest import write_manifest
+    from titjudge.errors import DataError
 
     result = import_folder(Path(args.dir), Path(args.mapping) if args.mapping else None)
     if not result.items:

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from titjudge.cli.common import command
-from titjudge.errors import DataError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,6 +62,7 @@ def metrics(args: argparse.Namespace) -> int:
     from titjudge.data.pairs import load_pairs, load_ranks
     from titjudge.data.ranking import rank_items
     from titjudge.data.scores import load_scores
+    from titjudge.errors import DataError
     from titjudge.metrics.summary import evaluate, to_json
 
     items = None

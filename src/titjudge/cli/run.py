@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.common import add_set, command, wide_console
-from titjudge.errors import install_hint
-from titjudge.safety import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,6 +96,7 @@ def score(args: argparse.Namespace) -> int:
 
     from titjudge.agents.single import score as score_one
     from titjudge.config import load_config
+    from titjudge.safety import terminal_safe
 
     config = load_config(args.config, args.set) if args.config else None
     result = score_one(args.image, args.prompt, config)
@@ -165,6 +164,7 @@ def demo(args: argparse.Namespace) -> int:
     from titjudge.agents.runner import run as run_pipeline
     from titjudge.config import RunConfig, dump_config, validate_config
     from titjudge.data.synth import synthesize
+    from titjudge.errors import install_hint
 
     console = wide_console()
     out: Path = args.out
