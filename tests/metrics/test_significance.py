@@ -1,12 +1,20 @@
-"""Chance thresholds (the paper's normal approximation) and exact binomial p-values."""
+"""Chance thresholds (the paper's A.2 rule, k rounded up), exact binomial p-values, marks."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from rich.console import Console
 
-from titjudge.metrics.significance import binomial_p_value, significance_thresholds
+from titjudge.data.records import HumanPair, RankRow, ScoreRow
+from titjudge.metrics.render import print_summary, threshold_line
+from titjudge.metrics.significance import (
+    binomial_p_value,
+    significance_mark,
+    significance_thresholds,
+)
+from titjudge.metrics.summary import evaluate
 
 
 def test_paper_thresholds_for_12832_pairs() -> None:
@@ -39,3 +47,69 @@ def test_binomial_edge_cases() -> None:
     assert binomial_p_value(0, 0) is None
     with pytest.raises(ValueError, match="n_correct"):
         binomial_p_value(11, 10)
+
+
+def test_paper_a2_thresholds_round_k_up() -> None:
+    t = significance_thresholds(12_832)
+    assert (t.k_95, t.k_999) == (6_510, 6_592)
+    assert t.acc_95 == 6_510 / 12_832 and t.acc_999 == 6_592 / 12_832
+    assert f"{100 * t.acc_95:.2f}% {100 * t.acc_999:.2f}%" == "50.73% 51.37%"
+    assert t.p_95 == binomial_p_value(6_510, 12_832) and t.p_999 == binomial_p_value(6_592, 12_832)
+    assert t.p_95 is not None and 0.04 < t.p_95 < 0.05
+    assert t.p_999 is not None and 0.0008 < t.p_999 < 0.001
+
+
+@pytest.mark.parametrize(("n", "k_95", "k_999"), [(12_832, 6_510, 6_592), (20, 14, 17)])
+def test_marks_flip_exactly_at_k(n: int, k_95: int, k_999: int) -> None:
+    # n = 20: 10 + 1.6449 * 2.2361 = 13.68 -> 14; 10 + 3.0902 * 2.2361 = 16.91 -> 17
+    thresholds = significance_thresholds(n).as_dict()
+    assert (thresholds["k_95"], thresholds["k_999"]) == (k_95, k_999)
+    assert significance_mark(k_95 - 1, thresholds) == ""
+    assert significance_mark(k_95, thresholds) == "*"
+    assert significance_mark(k_999 - 1, thresholds) == "*"
+    assert significance_mark(k_999, thresholds) == "**"
+
+
+def test_unreachable_threshold_with_few_pairs() -> None:
+    # n = 2: 1 + 3.0902 * 0.7071 = 3.19 -> 4 correct pairs needed out of 2
+    t = significance_thresholds(2)
+    assert (t.k_95, t.k_999, t.p_999) == (3, 4, None)
+    assert significance_mark(2, t.as_dict()) == ""
+    line = threshold_line(t.as_dict())
+    assert line is not None and "unreachable (3 of 2 pairs needed)" in line
+
+
+def test_threshold_line_prints_the_paper_numbers() -> None:
+    line = threshold_line(significance_thresholds(12_832).as_dict())
+    assert line is not None
+    assert "95%: 50.73% (6,510 / 12,832, exact p 0.049" in line
+    assert "99.9%: 51.37% (6,592 / 12,832, exact p 9." in line
+    assert "mean 6,416, sd 56.64" in line
+    assert threshold_line(significance_thresholds(0).as_dict()) is None
+
+
+def _summary_with(n_correct: int, n: int) -> dict:
+    """n one-pair prompts; the metric agrees with the human on the first n_correct."""
+    pairs = [HumanPair(f"p{i}", f"a{i}", f"b{i}", "a") for i in range(n)]
+    ranks = [
+        RankRow(f"p{i}", item, r) for i in range(n) for item, r in ((f"a{i}", 1), (f"b{i}", 2))
+    ]
+    scores = [
+        ScoreRow(item, "v", float(value), "ok")
+        for i in range(n)
+        for item, value in ((f"a{i}", i < n_correct), (f"b{i}", i >= n_correct))
+    ]
+    return evaluate(scores, pairs, ranks, bootstrap=0)
+
+
+@pytest.mark.parametrize(("n_correct", "stars"), [(13, ""), (14, "*"), (16, "*"), (17, "**")])
+def test_printed_table_marks_agree_with_printed_threshold(n_correct: int, stars: str) -> None:
+    summary = _summary_with(n_correct, 20)
+    assert summary["v"]["n_correct"] == n_correct
+    console = Console(markup=False, record=True, width=240)
+    print_summary(summary, console)
+    text = console.export_text()
+    assert "95%: 70.00% (14 / 20" in text and "99.9%: 85.00% (17 / 20" in text
+    row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("v "))
+    cells = [cell.strip() for cell in row.split("│")]
+    assert cells[3] == stars, row

@@ -107,7 +107,7 @@ def plot_accuracy_heatmap(
 def _caption(threshold: float | None, n_pairs: int | None) -> str:
     text = "Blue beats chance (50%, white), red falls below it. Bold: best in the row."
     if threshold is not None and n_pairs:
-        text += f" Above {threshold:.2f}% (dashed) beats chance at 95% on {n_pairs:,} pairs."
+        text += f" At least {threshold:.2f}% (dashed) beats chance at 95% on {n_pairs:,} pairs."
     return text
 
 

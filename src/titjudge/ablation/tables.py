@@ -103,8 +103,9 @@ def _chance_legend(result: AblationResult) -> str:
     if not thresholds or thresholds.get("acc_95") is None:
         return "50% is chance."
     return (
-        f"50% is chance; on {thresholds['n_pairs']:,} human pairs, above {100 * thresholds['acc_95']:.2f}% "
-        f"beats chance at 95% and above {100 * thresholds['acc_999']:.2f}% at 99.9% (one-sided)."
+        f"50% is chance; on {thresholds['n_pairs']:,} human pairs, at least "
+        f"{100 * thresholds['acc_95']:.2f}% beats chance at 95% and at least "
+        f"{100 * thresholds['acc_999']:.2f}% at 99.9% (one-sided)."
     )
 
 

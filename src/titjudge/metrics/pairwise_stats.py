@@ -119,7 +119,6 @@ def verdict_accuracy(
     correct = sum(v == j.human for j, v in evaluated)
     ties = sum(v == "tie" for _, v in evaluated)
     n = len(evaluated)
-    t = significance_thresholds(n)
     return {
         "pairwise_accuracy": correct / n if n else None,
         "n_pairs": n,
@@ -129,7 +128,7 @@ def verdict_accuracy(
         "n_metric_ties": ties,
         "n_human_ties": sum(j.human == "tie" for j in judgements),
         "p_value": binomial_p_value(correct, n),
-        "thresholds": {"n_pairs": n, "acc_95": t.acc_95, "acc_999": t.acc_999},
+        "thresholds": significance_thresholds(n).as_dict(),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from titjudge.metrics.significance import significance_mark
 from titjudge.metrics.summary import RESERVED_KEYS
 
 if TYPE_CHECKING:
@@ -35,11 +36,28 @@ def _p(value: float | None) -> str:
 
 
 def _stars(row: dict[str, Any]) -> str:
-    """'**' above the 99.9% chance threshold, '*' above the 95% one (one-sided)."""
-    acc, thresholds = row["pairwise_accuracy"], row["thresholds"]
-    if acc is None or thresholds["acc_95"] is None:
-        return ""
-    return "**" if acc > thresholds["acc_999"] else "*" if acc > thresholds["acc_95"] else ""
+    """'**' at or above the 99.9% chance threshold, '*' the 95% one (whole correct pairs)."""
+    return significance_mark(row["n_correct"], row["thresholds"])
+
+
+def _threshold(thresholds: dict[str, Any], level: str) -> str:
+    """'51.37% (6,592 / 12,832, exact p 9.8e-04)' for one level of the chance thresholds."""
+    k, n = thresholds[f"k_{level}"], thresholds["n_pairs"]
+    if k > n:
+        return f"unreachable ({k:,} of {n:,} pairs needed)"
+    return f"{_pct(thresholds[f'acc_{level}'])} ({k:,} / {n:,}, exact p {_p(thresholds[f'p_{level}'])})"
+
+
+def threshold_line(thresholds: dict[str, Any]) -> str | None:
+    """The chance thresholds as one line: at least k of n correct, with the exact p of k."""
+    if thresholds["k_95"] is None:
+        return None
+    return (
+        f"Chance thresholds for {thresholds['n_pairs']:,} pairs (one-sided; normal approx. "
+        f"mean {thresholds['mean']:,.0f}, sd {thresholds['sd']:.2f}; k rounded up): "
+        f"95%: {_threshold(thresholds, '95')} (*), 99.9%: {_threshold(thresholds, '999')} (**); "
+        "a mark needs at least k correct pairs"
+    )
 
 
 def variant_names(summary: dict[str, Any]) -> list[str]:
@@ -78,12 +96,9 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             f"{row['n_fallback']:,}",
         )
     console.print(table)
-    thresholds = summary["thresholds"]
-    if thresholds["acc_95"] is not None:
-        console.print(
-            f"Chance thresholds for {thresholds['n_pairs']:,} pairs (one-sided, normal approx.): "
-            f"95%: {_pct(thresholds['acc_95'])} (*), 99.9%: {_pct(thresholds['acc_999'])} (**)"
-        )
+    line = threshold_line(summary["thresholds"])
+    if line is not None:
+        console.print(line)
     if settings["bootstrap"]:
         console.print(
             f"[brackets]: {100 * settings['confidence']:g}% bootstrap CI over prompts "

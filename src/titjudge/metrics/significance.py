@@ -1,16 +1,20 @@
 """Is a pairwise accuracy better than coin flipping?
 
 Under random guessing each of n pairs is Bernoulli(0.5), so the number correct has
-mean n/2 and sd sqrt(n)/2. The TIT-Score paper states one-sided thresholds with that
-normal approximation (n = 12,832: mean 6,416, sd about 56.64); we report the same
-thresholds as accuracies and, beside them, the exact one-sided binomial p-value.
-A metric tie counts as wrong in both, which keeps the test conservative.
+mean n/2 and sd sqrt(n)/2 (n = 12,832: mean 6,416, sd about 56.64). The TIT-Score paper
+(appendix A.2) sets one-sided thresholds with that normal approximation and rounds the
+count up: k = ceil(n/2 + z * sqrt(n)/2) correct pairs, reported as the accuracy k/n
+(n = 12,832: 6,510 = 50.73% at 95%, 6,592 = 51.37% at 99.9%). We do the same, report
+beside each k the exact one-sided binomial P(X >= k), and mark a metric significant at a
+level exactly when its n_correct >= k, so the printed threshold and the mark never
+disagree. A metric tie counts as wrong, which keeps the test conservative.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from scipy.stats import binomtest, norm
 
@@ -20,34 +24,71 @@ PAPER_LEVELS: tuple[float, float] = (0.95, 0.999)
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Accuracy a metric must exceed on `n_pairs` pairs to beat chance at 95% / 99.9%."""
+    """Correct pairs (k) and accuracy (k/n) needed on `n_pairs` pairs to beat chance.
+
+    `mean` and `sd` are the normal approximation's; `p_95` / `p_999` are the exact
+    binomial P(X >= k), the real one-sided level of each threshold. Every k, accuracy and
+    p is None when there are no pairs; a k above n_pairs (very few pairs) cannot be
+    reached, and its p is None.
+    """
 
     n_pairs: int
     mean: float
     sd: float
+    k_95: int | None
     acc_95: float | None
+    p_95: float | None
+    k_999: int | None
     acc_999: float | None
+    p_999: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form, as stored under "thresholds" in a metrics summary."""
+        return asdict(self)
 
 
-def threshold_accuracy(n_pairs: int, confidence: float) -> float | None:
-    """One-sided normal-approximation threshold as an accuracy: (n/2 + z*sqrt(n)/2) / n."""
+def threshold_count(n_pairs: int, confidence: float) -> int | None:
+    """Smallest whole number of correct pairs at or above n/2 + z*sqrt(n)/2 (z one-sided)."""
     if n_pairs <= 0:
         return None
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     z = float(norm.ppf(confidence))
-    return (n_pairs / 2 + z * math.sqrt(n_pairs) / 2) / n_pairs
+    return math.ceil(n_pairs / 2 + z * math.sqrt(n_pairs) / 2)
 
 
 def significance_thresholds(n_pairs: int) -> Thresholds:
-    """The paper's two thresholds for `n_pairs` (None accuracies when there are no pairs)."""
+    """The paper's two thresholds for `n_pairs` (None counts when there are no pairs)."""
+    k_95, k_999 = (threshold_count(n_pairs, level) for level in PAPER_LEVELS)
     return Thresholds(
         n_pairs=n_pairs,
         mean=n_pairs / 2,
         sd=math.sqrt(n_pairs) / 2,
-        acc_95=threshold_accuracy(n_pairs, PAPER_LEVELS[0]),
-        acc_999=threshold_accuracy(n_pairs, PAPER_LEVELS[1]),
+        k_95=k_95,
+        acc_95=None if k_95 is None else k_95 / n_pairs,
+        p_95=_p_at(k_95, n_pairs),
+        k_999=k_999,
+        acc_999=None if k_999 is None else k_999 / n_pairs,
+        p_999=_p_at(k_999, n_pairs),
     )
+
+
+def _p_at(k: int | None, n_pairs: int) -> float | None:
+    return None if k is None or k > n_pairs else binomial_p_value(k, n_pairs)
+
+
+def significance_mark(n_correct: int, thresholds: dict[str, Any]) -> str:
+    """'**' when n_correct reaches the 99.9% count, '*' the 95% one, else ''.
+
+    `thresholds` is the JSON form (`Thresholds.as_dict`); the marks compare whole counts,
+    so they agree with the printed k/n thresholds by construction.
+    """
+    k_95, k_999 = thresholds.get("k_95"), thresholds.get("k_999")
+    if k_999 is not None and n_correct >= k_999:
+        return "**"
+    if k_95 is not None and n_correct >= k_95:
+        return "*"
+    return ""
 
 
 def binomial_p_value(n_correct: int, n_pairs: int) -> float | None:

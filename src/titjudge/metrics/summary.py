@@ -3,7 +3,8 @@
 Shape (undefined values are None, serialised as null, never 0)::
 
     {variant: {...per-variant fields below...},
-     "thresholds": {n_pairs, acc_95, acc_999},   # for the largest n_pairs of any variant
+     "thresholds": {n_pairs, mean, sd, k_95, acc_95, p_95, k_999, acc_999, p_999},
+                   # for the largest n_pairs of any variant (metrics/significance.py)
      "leaderboard": {models, human, variants} | None,   # None without items (manifest)
      "comparisons": [{variant_a, variant_b, n_pairs, both_correct, a_only, b_only,
                       both_wrong, p_value, accuracy_a, accuracy_b}],  # exact McNemar
@@ -53,11 +54,6 @@ from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 RESERVED_KEYS: tuple[str, ...] = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
 #: metrics that get a bootstrap confidence interval
 CI_METRICS: tuple[str, ...] = ("pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg")
-
-
-def _thresholds(n_pairs: int) -> dict[str, Any]:
-    t = significance_thresholds(n_pairs)
-    return {"n_pairs": n_pairs, "acc_95": t.acc_95, "acc_999": t.acc_999}
 
 
 def _intervals(
@@ -160,7 +156,7 @@ def evaluate(
             "n_metric_ties": pairwise.n_metric_ties,
             "n_human_ties": pairwise.n_human_ties,
             "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
-            "thresholds": _thresholds(pairwise.n_pairs),
+            "thresholds": significance_thresholds(pairwise.n_pairs).as_dict(),
             "srcc": srcc.mean,
             "krcc": krcc.mean,
             "n_prompts": srcc.n_prompts,
@@ -184,7 +180,7 @@ def evaluate(
         }
 
     largest = max((summary[name]["n_pairs"] for name in vectors), default=0)
-    summary["thresholds"] = _thresholds(largest)
+    summary["thresholds"] = significance_thresholds(largest).as_dict()
     notes: list[str] = []
     if items is None:
         summary["leaderboard"] = None
