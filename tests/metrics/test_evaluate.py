@@ -132,7 +132,17 @@ def test_bootstrap_is_seeded_and_can_be_switched_off() -> None:
 
 def test_empty_input_is_defined() -> None:
     out = evaluate([], [], [])
-    assert out["thresholds"] == {"n_pairs": 0, "acc_95": None, "acc_999": None}
+    assert out["thresholds"] == {
+        "n_pairs": 0,
+        "mean": 0.0,
+        "sd": 0.0,
+        "k_95": None,
+        "acc_95": None,
+        "p_95": None,
+        "k_999": None,
+        "acc_999": None,
+        "p_999": None,
+    }
     assert out["comparisons"] == [] and out["leaderboard"] is None
     json.loads(to_json(out))
     only_failed = evaluate([ScoreRow("a", "v", None, "failed")], PAIRS[:1], RANKS[:2], bootstrap=10)
