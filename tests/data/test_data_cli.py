@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,57 @@ def test_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "images/m2/p2.*" in captured.err
     assert main(["data", "import", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "folder not found" in capsys.readouterr().err
+
+
+def test_import_prompt_texts_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "ds"
+    (root / "prompts").mkdir(parents=True)
+    (root / "prompts" / "p1.txt").write_text("a red cat\n")
+    (root / "prompts" / "p2.txt").write_text("a blue dog\n")
+    for model, name in [("m1", "p1.png"), ("m1", "p2.jpeg"), ("m2", "p1.webp")]:
+        (root / "images" / model).mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (4, 4)).save(root / "images" / model / name)
+    out = tmp_path / "manifest.jsonl"
+    assert main(["data", "import", str(root), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [
+        (r["item_id"], r["prompt_id"], r["prompt"], r["image"], r["t2i_model"]) for r in rows
+    ] == [
+        ("p1__m1", "p1", "a red cat", "ds/images/m1/p1.png", "m1"),
+        ("p1__m2", "p1", "a red cat", "ds/images/m2/p1.webp", "m2"),
+        ("p2__m1", "p2", "a blue dog", "ds/images/m1/p2.jpeg", "m1"),
+    ]
+    captured = capsys.readouterr()
+    assert "prompt-texts layout" in captured.out and "missing images  1" in captured.out
+    assert "1 expected image(s) not found" in captured.err and "images/m2/p2.*" in captured.err
+
+
+def _help(*command: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "titjudge", *command, "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return done.stdout
+
+
+def test_rank_help_names_the_method() -> None:
+    text = _help("data", "rank")
+    assert "Copeland" in text and "wins minus losses" in text
+    assert "merge sort" in text and "c>a" in text and "incomplete pairs" in text
+
+
+def test_import_help_lists_every_layout() -> None:
+    text = _help("data", "import")
+    for layout in (
+        "DIR/prompts.jsonl | prompts.csv | prompts.json",
+        "DIR/<prompt_id>/prompt.txt",
+        "DIR/<prompt_id>/<model>.<ext>",
+        "DIR/prompts/<prompt_id>.txt",
+        "DIR/images/<model>/<prompt_id>.<ext>",
+        "--mapping FILE, a CSV or JSONL with prompt_id, prompt, image, t2i_model",
+        "png, jpg, jpeg, webp",
+    ):
+        assert layout in text, layout

@@ -1,4 +1,4 @@
-"""Folder import: both layouts, mapping files, ambiguity and missing images."""
+"""Folder import: the three layouts, mapping files, ambiguity and missing images."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from titjudge.data.importer import LAYOUT_A, LAYOUT_B, LAYOUT_MAPPING, import_folder
+from titjudge.data.importer import LAYOUT_A, LAYOUT_B, LAYOUT_C, LAYOUT_MAPPING, import_folder
 from titjudge.errors import DataError
 
 PROMPTS = {"p1": "a red cat on a mat", "p2": "two blue birds", "p3": "a lighthouse at dusk"}
@@ -79,6 +79,67 @@ def test_layout_b_prompt_folders(tmp_path: Path) -> None:
     assert result.models == ["flux", "sd3"]
     assert result.missing == ["p2/sd3.*"]
     assert result.items[0].prompt == "a red cat on a mat"
+
+
+def layout_c(root: Path) -> Path:
+    """prompts/<id>.txt + images/<model>/<id>.<ext>; m2 lacks p3, p2's m1 image is a .JPG."""
+    (root / "prompts").mkdir(parents=True)
+    for pid, text in PROMPTS.items():
+        (root / "prompts" / f"{pid}.txt").write_text(f"  {text}\n")
+    (root / "prompts" / "README.md").write_text("not a prompt")
+    for model in ("m1", "m2"):
+        for pid in PROMPTS:
+            if (model, pid) != ("m2", "p3"):
+                ext = (
+                    ".JPG" if (model, pid) == ("m1", "p2") else ".webp" if model == "m2" else ".png"
+                )
+                png(root / "images" / model / f"{pid}{ext}")
+    return root
+
+
+def test_layout_c_prompt_texts_and_image_folders(tmp_path: Path) -> None:
+    root = layout_c(tmp_path / "ds")
+    result = import_folder(root)
+    assert result.layout == LAYOUT_C
+    assert [(i.item_id, i.prompt_id, i.t2i_model) for i in result.items] == [
+        ("p1__m1", "p1", "m1"),
+        ("p1__m2", "p1", "m2"),
+        ("p2__m1", "p2", "m1"),
+        ("p2__m2", "p2", "m2"),
+        ("p3__m1", "p3", "m1"),
+    ]
+    assert [i.prompt for i in result.items[::2]] == list(PROMPTS.values())
+    assert result.items[2].image == root / "images" / "m1" / "p2.JPG"
+    assert result.items[1].image == root / "images" / "m2" / "p1.webp"
+    assert result.missing == ["images/m2/p3.*"]
+
+
+def test_layout_c_image_without_prompt_and_empty_prompt(tmp_path: Path) -> None:
+    root = layout_c(tmp_path / "ds")
+    stray = png(root / "images" / "m1" / "p4.png")
+    with pytest.raises(
+        DataError, match=re.escape(f"{stray}: image for unknown prompt 'p4' (not in prompts/)")
+    ):
+        import_folder(root)
+    stray.unlink()
+    (root / "prompts" / "p1.txt").write_text(" \n")
+    with pytest.raises(
+        DataError, match=re.escape(f"{root / 'prompts' / 'p1.txt'}: prompt is empty")
+    ):
+        import_folder(root)
+
+
+def test_layout_c_needs_images_and_is_exclusive(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    (root / "prompts").mkdir(parents=True)
+    (root / "prompts" / "p1.txt").write_text("a cat")
+    with pytest.raises(DataError, match="found prompts/ but no images/ folder"):
+        import_folder(root)
+    prompt_file(root, "jsonl")
+    with pytest.raises(
+        DataError, match=r"ambiguous layout: both prompts.jsonl \(layout A\) and prompts/ with"
+    ):
+        import_folder(root)
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl"])

@@ -88,3 +88,30 @@ def test_fractional_ranks_average_positions() -> None:
         "d": 3.0,
         "e": 5.0,
     }
+
+
+def test_cycle_ranks_do_not_depend_on_pair_order() -> None:
+    pairs = [
+        HumanPair("p", "a", "b", "a"),
+        HumanPair("p", "b", "c", "a"),
+        HumanPair("p", "c", "a", "a"),
+        HumanPair("p", "a", "d", "a"),
+    ]
+    first = ranks_of(pairs)
+    assert first == {"a": 1.0, "b": 2.5, "c": 2.5, "d": 4.0}  # a: +1 -1 +1; b, c: 0; d: -1
+    for order in ([3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]):
+        assert ranks_of([pairs[i] for i in order]) == first
+
+
+def test_unjudged_pair_counts_nothing_and_unpaired_item_is_not_ranked() -> None:
+    # c-d never judged: as if tied; "e" appears in no pair of p
+    pairs = [
+        HumanPair("p", "a", "c", "a"),
+        HumanPair("p", "a", "d", "a"),
+        HumanPair("p", "b", "c", "a"),
+        HumanPair("p", "b", "d", "a"),
+        HumanPair("p", "a", "b", "tie"),
+    ]
+    ranks = ranks_of(pairs)
+    assert ranks == ranks_of([*pairs, HumanPair("p", "c", "d", "tie")])
+    assert ranks == {"a": 1.5, "b": 1.5, "c": 3.5, "d": 3.5} and "e" not in ranks

@@ -23,6 +23,39 @@ if TYPE_CHECKING:
 #: at most this many missing images / unresolved rows are listed one per line
 LIST_LIMIT = 20
 
+RANK_EPILOG = """\
+method: Copeland scoring. Within each prompt an item scores wins minus losses over the
+pairs it appears in (a human tie counts 0 for both); items are ordered by score, best
+first, and equal scores share the average of their positions (1 = best; two items tied
+for 2nd and 3rd both get 2.5).
+
+The TIT-Score paper describes its ranking only as "inspired by merge sort"; this is not
+that. Copeland needs no transitivity: a cycle a>b, b>c, c>a gives a, b and c equal scores,
+so they share a rank instead of depending on the order of comparisons. Pairs absent from
+the file count nothing for either item (as a tie would), so with incomplete pairs items
+judged more often can reach larger scores; items in no pair are not ranked. With every
+pair judged and consistent outcomes the human order is reproduced exactly.
+"""
+
+IMPORT_EPILOG = """\
+accepted folder layouts (detected; two at once is an error):
+  (A) prompt file + image folders
+        DIR/prompts.jsonl | prompts.csv | prompts.json   (prompt_id, prompt)
+        DIR/images/<model>/<prompt_id>.<ext>
+  (B) one folder per prompt
+        DIR/<prompt_id>/prompt.txt
+        DIR/<prompt_id>/<model>.<ext>
+  (C) prompt texts + image folders
+        DIR/prompts/<prompt_id>.txt                     (one prompt per file)
+        DIR/images/<model>/<prompt_id>.<ext>
+  anything else: --mapping FILE, a CSV or JSONL with prompt_id, prompt, image, t2i_model
+        [, item_id]; image absolute or relative to DIR
+
+<ext>: png, jpg, jpeg, webp, bmp, gif, tif, tiff (any case). Item ids are
+<prompt_id>__<model>. A prompt without an image for some model is listed as missing (a
+warning, left out of the manifest); an image whose prompt id has no prompt is an error.
+"""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `data` and its four subcommands."""
@@ -68,8 +101,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
     p = command(
-        data_sub, "rank", rank, "per-prompt rankings (ties allowed) from human pair outcomes"
+        data_sub,
+        "rank",
+        rank,
+        "per-prompt rankings (ties allowed) from human pair outcomes, by Copeland scoring",
     )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = RANK_EPILOG
     p.add_argument("pairs", type=Path, help="pairs CSV: prompt_id,item_a,item_b,winner")
     p.add_argument("--out", type=Path, required=True, help="ranks CSV to write")
 
@@ -79,12 +117,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         import_dir,
         "turn a folder of prompts and generated images into a manifest",
     )
-    p.add_argument("dir", type=Path, help="folder holding prompts and images")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = IMPORT_EPILOG
+    p.add_argument("dir", metavar="DIR", type=Path, help="folder holding prompts and images")
     p.add_argument("--out", type=Path, required=True, help="manifest JSONL to write")
     p.add_argument(
         "--mapping",
         type=Path,
-        help="explicit mapping file (CSV/JSONL) when the layout is not detected",
+        help="explicit mapping file (CSV/JSONL) when the layout is not detected (see below)",
     )
 
 

@@ -1,10 +1,12 @@
 """Turn a folder of prompts and generated images into manifest items.
 
-Two layouts are detected; anything else needs an explicit mapping file:
+Three layouts are detected; anything else needs an explicit mapping file:
 
 - (A) prompt file: `prompts.jsonl` | `prompts.csv` | `prompts.json` (prompt_id + prompt)
   beside `images/<model>/<prompt_id>.<ext>`;
 - (B) prompt folders: `<prompt_id>/prompt.txt` beside `<prompt_id>/<model>.<ext>`;
+- (C) prompt texts: `prompts/<prompt_id>.txt` (one prompt per file, id from the file
+  name) beside `images/<model>/<prompt_id>.<ext>`;
 - mapping (`--mapping`, CSV or JSONL): prompt_id, prompt, image, t2i_model[, item_id],
   `image` absolute or relative to the imported folder.
 
@@ -12,7 +14,8 @@ Item ids default to `<prompt_id>__<model>`. A (prompt, model) combination withou
 image, or a mapped image that does not exist, is reported in `missing` and left out
 of `items`, so the manifest only names files that exist. Anything ambiguous (both
 layouts, two prompt files, duplicate prompt ids, two images for one slot, an image of
-an unknown prompt) is a DataError rather than a guess.
+an unknown prompt) is a DataError rather than a guess. Image extensions (any case):
+png, jpg, jpeg, webp, bmp, gif, tif, tiff; hidden files are ignored.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from titjudge.errors import DataError, did_you_mean, where
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})
 PROMPT_FILES = ("prompts.jsonl", "prompts.csv", "prompts.json")
 MAPPING_FIELDS = ("prompt_id", "prompt", "image", "t2i_model")
-LAYOUT_A, LAYOUT_B, LAYOUT_MAPPING = "prompt-file", "prompt-folders", "mapping"
+PROMPT_TEXTS_DIR = "prompts"
+LAYOUT_A, LAYOUT_B, LAYOUT_C = "prompt-file", "prompt-folders", "prompt-texts"
+LAYOUT_MAPPING = "mapping"
 
 
 @dataclass
@@ -164,19 +169,42 @@ def _grid(
             image = found.get((pid, model))
             if image is None:
                 missing.append(
-                    f"images/{model}/{pid}.*" if layout == LAYOUT_A else f"{pid}/{model}.*"
+                    f"{pid}/{model}.*" if layout == LAYOUT_B else f"images/{model}/{pid}.*"
                 )
             else:
                 items.append(Item(default_item_id(pid, model), pid, text, image, model))
     return _finish(ImportResult(items, layout, list(prompts), models, missing))
 
 
-def _import_prompt_file(root: Path, prompt_file: Path) -> ImportResult:
-    prompts = load_prompt_file(prompt_file)
+def load_prompt_texts(folder: Path) -> dict[str, str]:
+    """prompt_id -> prompt from `<prompt_id>.txt` files in `folder`, sorted by file name."""
+    prompts: dict[str, str] = {}
+    lines: dict[str, str] = {}
+    for path in text_files(folder):
+        text = read_text(path, "prompt file").strip()
+        if not text:
+            raise DataError(f"{path}: prompt is empty")
+        _add_prompt(prompts, lines, path.stem, text, str(path))
+    return prompts
+
+
+def text_files(folder: Path) -> list[Path]:
+    """The visible `.txt` files directly in `folder` (any case of the extension)."""
+    return [
+        p
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.suffix.lower() == ".txt" and not p.name.startswith(".")
+    ]
+
+
+def _import_image_folders(
+    root: Path, layout: str, prompts: dict[str, str], source: str
+) -> ImportResult:
+    """Layouts A and C: `images/<model>/<prompt_id>.<ext>` for prompts read from `source`."""
     images_dir = root / "images"
     if not images_dir.is_dir():
         raise DataError(
-            f"{root}: found {prompt_file.name} but no images/ folder (expected images/<model>/<prompt_id>.png)"
+            f"{root}: found {source} but no images/ folder (expected images/<model>/<prompt_id>.png)"
         )
     found: dict[tuple[str, str], Path] = {}
     models: list[str] = []
@@ -193,13 +221,13 @@ def _import_prompt_file(root: Path, prompt_file: Path) -> ImportResult:
                 continue
             if image.stem not in prompts:
                 raise DataError(
-                    f"{image}: image for unknown prompt {image.stem!r} (not in {prompt_file.name})"
+                    f"{image}: image for unknown prompt {image.stem!r} (not in {source})"
                     f"{did_you_mean(image.stem, prompts)}"
                 )
             _slot(found, (image.stem, entry.name), Path(os.path.abspath(image)))
     if not models:
         raise DataError(f"{images_dir}: no model folders (expected images/<model>/<prompt_id>.png)")
-    return _grid(LAYOUT_A, prompts, found, models)
+    return _grid(layout, prompts, found, models)
 
 
 def _import_prompt_folders(root: Path, folders: list[Path]) -> ImportResult:
@@ -272,21 +300,34 @@ def _finish(result: ImportResult, source: Path | None = None) -> ImportResult:
 
 
 def detect_layout(root: Path) -> tuple[str, Path | list[Path]]:
-    """Which layout `root` uses: (LAYOUT_A, prompt file) or (LAYOUT_B, prompt folders)."""
+    """Which layout `root` uses: (LAYOUT_A, prompt file), (LAYOUT_C, prompts folder) or
+    (LAYOUT_B, prompt folders); more than one of them is ambiguous."""
     prompt_files = [root / name for name in PROMPT_FILES if (root / name).is_file()]
+    texts_dir = root / PROMPT_TEXTS_DIR
+    has_texts = texts_dir.is_dir() and bool(text_files(texts_dir))
     folders = [d for d in sorted(root.iterdir()) if d.is_dir() and (d / "prompt.txt").is_file()]
     if len(prompt_files) > 1:
         names = ", ".join(p.name for p in prompt_files)
         raise DataError(
             f"{root}: ambiguous: several prompt files ({names}); keep one or pass --mapping"
         )
-    if prompt_files and folders:
+    found = [
+        *(f"{p.name} (layout A)" for p in prompt_files),
+        *([f"{PROMPT_TEXTS_DIR}/ with <prompt_id>.txt files (layout C)"] if has_texts else []),
+        *(
+            [f"prompt folders with prompt.txt such as {folders[0].name}/ (layout B)"]
+            if folders
+            else []
+        ),
+    ]
+    if len(found) > 1:
         raise DataError(
-            f"{root}: ambiguous layout: both {prompt_files[0].name} (layout A) and prompt folders with "
-            f"prompt.txt such as {folders[0].name}/ (layout B); keep one or pass --mapping"
+            f"{root}: ambiguous layout: both {found[0]} and {found[1]}; keep one or pass --mapping"
         )
     if prompt_files:
         return LAYOUT_A, prompt_files[0]
+    if has_texts:
+        return LAYOUT_C, texts_dir
     if folders:
         for stray in sorted(root.iterdir()):
             if is_image(stray):
@@ -303,8 +344,9 @@ def detect_layout(root: Path) -> tuple[str, Path | list[Path]]:
                 )
         return LAYOUT_B, folders
     raise DataError(
-        f"{root}: cannot detect the layout; expected (A) prompts.jsonl|csv|json + images/<model>/<prompt_id>.<ext> "
-        "or (B) <prompt_id>/prompt.txt + <prompt_id>/<model>.<ext>; otherwise pass --mapping FILE "
+        f"{root}: cannot detect the layout; expected (A) prompts.jsonl|csv|json + images/<model>/<prompt_id>.<ext>, "
+        "(B) <prompt_id>/prompt.txt + <prompt_id>/<model>.<ext> "
+        "or (C) prompts/<prompt_id>.txt + images/<model>/<prompt_id>.<ext>; otherwise pass --mapping FILE "
         "(CSV/JSONL with prompt_id, prompt, image, t2i_model)"
     )
 
@@ -317,8 +359,8 @@ def import_folder(root: Path, mapping: Path | None = None) -> ImportResult:
     if mapping is not None:
         return _import_mapping(root, Path(mapping))
     layout, source = detect_layout(root)
+    if isinstance(source, list):
+        return _import_prompt_folders(root, source)
     if layout == LAYOUT_A:
-        assert isinstance(source, Path)
-        return _import_prompt_file(root, source)
-    assert isinstance(source, list)
-    return _import_prompt_folders(root, source)
+        return _import_image_folders(root, layout, load_prompt_file(source), source.name)
+    return _import_image_folders(root, layout, load_prompt_texts(source), f"{source.name}/")

@@ -18,7 +18,14 @@ Why Copeland:
   discards most of the signal of 15-annotator data with a few surprising pairs.
 Limitation: scores count pairs, so with a sparse design (few pairs per item) items
 judged more often get larger magnitudes; LPG-Bench and the synthetic benchmark judge
-all pairs of a prompt, where this does not arise.
+all pairs of a prompt, where this does not arise. A pair missing from the input counts
+nothing for either item, as a tie would; an item in no pair gets no rank.
+
+Against the paper: TIT-Score describes its ranking only as "inspired by merge sort".
+A comparison sort assumes transitive outcomes and, given a cycle, returns an order that
+depends on which comparisons it happened to make; Copeland counts every pair given, needs
+no transitivity and gives the same ranks for any input order. On complete, consistent
+pairs it reproduces the human order exactly, as any correct sort would.
 """
 
 from __future__ import annotations
