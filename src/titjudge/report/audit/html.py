@@ -231,7 +231,11 @@ def embed_json(payload: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("titjudge.report.audit").joinpath("assets", name).read_text(encoding="utf-8")
+    return (
+        resources.files("titjudge.report.audit")
+        .joinpath("assets", name)
+        .read_text(encoding="utf-8")
+    )
 
 
 def _sha256(text: str) -> str:
