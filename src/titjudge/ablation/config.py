@@ -77,7 +77,7 @@ class ComparerColumn(JudgeOptions):
     @model_validator(mode="after")
     def _row_bound(self) -> ComparerColumn:
         _no_dots(self.name, "comparer")
-        if isinstance(self, ModelJudgeOptions) and self.describer_bound:
+        if kinds()[self.kind].describer_bound and isinstance(self, ModelJudgeOptions):
             if self.model is not None:
                 raise ValueError(
                     f"comparer {self.name!r} ({self.kind}) uses each row's own VLM; remove 'model'"
