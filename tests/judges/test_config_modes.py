@@ -5,8 +5,8 @@ import pytest
 from titjudge.cache.store import CallCache
 from titjudge.config import JudgeConfig, RunConfig, validate_config
 from titjudge.errors import ConfigError
-from titjudge.judges.factory import build_judge
 from titjudge.judges.llm import LLMJudge
+from titjudge.judges.registry import build_judge
 from titjudge.judges.repeats import RepeatedJudge
 from titjudge.models.hub import ModelHub
 
@@ -87,10 +87,10 @@ def test_factory_picks_templates_scales_and_wrappers(tmp_path):
     describer = RunConfig.model_validate(
         {"name": "r", "describer": {"model": "litellm:openai/vlm"}}
     ).describer
-    built = build_judge(judge(**{**LLM, "score_mode": "expected"}), describer, hub)
+    built = build_judge(judge(**{**LLM, "score_mode": "expected"}), describer.model, describer, hub)
     assert isinstance(built, LLMJudge) and built.template.name == "judge_expected"
     assert (built.scoring.lo, built.scoring.hi, built.scoring.request_logprobs) == (1, 9, 20)
-    plain = build_judge(judge(**LLM), describer, hub)
+    plain = build_judge(judge(**LLM), describer.model, describer, hub)
     assert plain.record() == {
         "name": "j",
         "kind": "llm",
@@ -98,17 +98,25 @@ def test_factory_picks_templates_scales_and_wrappers(tmp_path):
         "template": plain.template.record(),
     }  # what runs recorded before these modes
     assert plain.scoring.request_logprobs == 0
-    repeated = build_judge(judge(**LLM, temperature=0.7, repeats=3), describer, hub)
+    repeated = build_judge(
+        judge(**LLM, temperature=0.7, repeats=3), describer.model, describer, hub
+    )
     assert isinstance(repeated, RepeatedJudge) and repeated.record()["repeats"] == 3
     with pytest.raises(ConfigError, match="top_logprobs 50 exceeds the 20"):
-        build_judge(judge(**LLM, score_mode="expected", top_logprobs=50), describer, hub)
+        build_judge(
+            judge(**LLM, score_mode="expected", top_logprobs=50), describer.model, describer, hub
+        )
     with pytest.raises(ConfigError, match="whose role is 'judge'; it needs a 'pairwise' template"):
         build_judge(
-            judge(**{**LLM, "kind": "pairwise", "prompt": "judge_similarity"}), describer, hub
+            judge(**{**LLM, "kind": "pairwise", "prompt": "judge_similarity"}),
+            describer.model,
+            describer,
+            hub,
         )
     with pytest.raises(ConfigError, match="it needs a 'decompose' template"):
         build_judge(
             judge(**{**LLM, "kind": "checklist", "decompose_prompt": "checklist_judge"}),
+            describer.model,
             describer,
             hub,
         )
@@ -126,7 +134,7 @@ def test_api_providers_without_logprobs_are_refused_at_config_time(tmp_path, mon
         "score_mode": "expected",
     }
     with pytest.raises(ConfigError, match="does not support top_logprobs"):
-        build_judge(judge(**claude), describer, hub)
+        build_judge(judge(**claude), describer.model, describer, hub)
     build_judge(
-        judge(**{**claude, "score_mode": "sampled"}), describer, hub
+        judge(**{**claude, "score_mode": "sampled"}), describer.model, describer, hub
     )  # sampled scores need none

@@ -16,11 +16,12 @@ from doubles.tiny_models import build_tiny_qwen3, build_tiny_qwen25_vl
 from judge_helpers import manifest
 
 from titjudge.cache.store import CallCache
-from titjudge.config import DescriberConfig, JudgeConfig
+from titjudge.config import DescriberConfig
 from titjudge.data.records import Item
 from titjudge.judges.base import Described
-from titjudge.judges.factory import build_judge
-from titjudge.judges.lmm_yes import answer_side
+from titjudge.judges.llm import LLMJudgeConfig
+from titjudge.judges.lmm_yes import LMMYesJudgeConfig, answer_side
+from titjudge.judges.registry import build_judge
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.hf_generate import decode_images, render_prompt
 from titjudge.models.hub import ModelHub
@@ -81,7 +82,7 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
     path = build_tiny_qwen3(tmp_path / "judge")
     prompt_ids, head = train_to_answer(path)
     hub = ModelHub(CallCache(tmp_path / "cache"))
-    config = JudgeConfig(
+    config = LLMJudgeConfig(
         name="exp",
         kind="llm",
         model=f"hf:{path}",
@@ -89,7 +90,8 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
         max_tokens=32,
         device="cpu",
     )
-    judge = build_judge(config, DescriberConfig(model=f"hf:{path}"), hub)
+    describer = DescriberConfig(model=f"hf:{path}")
+    judge = build_judge(config, describer.model, describer, hub)
     item = Item("i1", "p1", PROMPT, tmp_path / "none.png", "m")
     outcome = asyncio.run(judge.judge(item, None, Described(text=DESCRIPTION)))
     assert outcome.status == "ok", outcome.error
@@ -115,10 +117,11 @@ def test_lmm_yes_matches_the_vlms_own_logits(tmp_path, synth_data):
     row = manifest(synth_data)[0]
     image = ImageInput.from_path(synth_data / row["image"])
     hub = ModelHub(CallCache(tmp_path / "cache"))
-    config = JudgeConfig(
+    config = LMMYesJudgeConfig(
         name="yes", kind="lmm_yes", model=f"hf:{path}", top_logprobs=5000, device="cpu"
     )
-    judge = build_judge(config, DescriberConfig(model=f"hf:{path}"), hub)
+    describer = DescriberConfig(model=f"hf:{path}")
+    judge = build_judge(config, describer.model, describer, hub)
     item = Item(
         row["item_id"], row["prompt_id"], row["prompt"], synth_data / row["image"], row["t2i_model"]
     )

@@ -8,8 +8,9 @@ vLLM takes Qwen3's switch as `chat_template_kwargs` in the body (vLLM reasoning-
 
 import pytest
 
-from titjudge.config import DescriberConfig, JudgeConfig
+from titjudge.config import DescriberConfig
 from titjudge.errors import ConfigError
+from titjudge.judges.llm import LLMJudgeConfig
 from titjudge.models.spec import parse_model_spec
 from titjudge.models.thinking import ThinkingError, ThinkingOptions, plan_thinking
 
@@ -103,6 +104,6 @@ def test_config_errors_name_the_key_and_the_fix():
     with pytest.raises(ConfigError, match=r"describer: .*only works in thinking mode"):
         validate_config(raw, RunConfig, "cfg.yaml")
     with pytest.raises(ValueError, match="thinking is off, so it takes no budget"):
-        JudgeConfig(name="j", kind="llm", model="hf:x", thinking={"enabled": False, "budget": 5})
+        LLMJudgeConfig(name="j", kind="llm", model="hf:x", thinking={"enabled": False, "budget": 5})
     ok = DescriberConfig(model="litellm:gemini/gemini-2.5-pro", thinking=256, max_tokens=512)
     assert ok.thinking == ThinkingOptions(budget=256) and ok.max_tokens == 512

@@ -1,7 +1,7 @@
 """Ablation configuration (the paper's Table 4): VLM rows x comparer columns, one YAML.
 
 Rows are describers (`DescriberConfig` plus a name and a label); columns are judges
-(`JudgeConfig` plus a label and an on/off switch). `lmm` and `self_eval` columns take no
+(a judge kind's config plus a label and an on/off switch). `lmm` and `self_eval` columns take no
 model: in each row they use that row's VLM, reached the row's way. Each row runs as an
 ordinary `RunConfig` (see `row_run_config`), so everything `titjudge run` does (cache,
 retries, run dir) holds per row.
@@ -10,13 +10,12 @@ retries, run dir) holds per row.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
 
 from titjudge.config.load import apply_overrides, load_yaml, validate_config
 from titjudge.config.schema import (
-    DESCRIBER_BOUND_KINDS,
     DataConfig,
     DescriberConfig,
     JudgeConfig,
@@ -24,6 +23,8 @@ from titjudge.config.schema import (
     RunSettings,
 )
 from titjudge.errors import did_you_mean
+from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
+from titjudge.judges.registry import kinds, tagged_union
 from titjudge.models.options import ModelOptions, StrictModel
 from titjudge.models.spec import parse_model_spec
 
@@ -32,15 +33,6 @@ NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 #: top-level keys of a metrics summary (metrics.summary.RESERVED_KEYS, not imported: it pulls
 #: in numpy and scipy); a column may not take one of these names
 RESERVED_NAMES = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
-#: the paper's column headings for the kinds whose heading does not depend on a model
-KIND_LABELS = {
-    "lmm": "LMM Score",
-    "self_eval": "Self-Eval",
-    "lexical": "Lexical",
-    "lmm_yes": "LMM P(yes)",
-}
-#: heading prefixes, followed by the model's short name, for kinds with their own model
-MODEL_LABELS = {"llm": "TIT-Score-", "pairwise": "Pairwise-", "checklist": "Checklist-"}
 
 
 def _no_dots(name: str, what: str) -> None:
@@ -72,8 +64,9 @@ class AblationDescriber(DescriberConfig):
         return self.label or self.name
 
 
-class AblationComparer(JudgeConfig):
-    """One table column: a comparer judged on every row's descriptions (or images, for lmm).
+class ComparerColumn(JudgeOptions):
+    """What a judge becomes as a table column: a heading and an on/off switch. Each judge kind's
+    config extended by this is one comparer kind (`AblationComparer`).
 
     Describer-bound kinds (lmm, self_eval, lmm_yes) take no model and no placement options:
     in each row they are that row's VLM, reached the row's way."""
@@ -82,20 +75,37 @@ class AblationComparer(JudgeConfig):
     enabled: bool = Field(True, description="false switches the column off")
 
     @model_validator(mode="after")
-    def _row_bound(self) -> AblationComparer:
+    def _row_bound(self) -> ComparerColumn:
         _no_dots(self.name, "comparer")
-        if self.kind in DESCRIBER_BOUND_KINDS:
+        if kinds()[self.kind].describer_bound and isinstance(self, ModelJudgeOptions):
             if self.model is not None:
                 raise ValueError(
                     f"comparer {self.name!r} ({self.kind}) uses each row's own VLM; remove 'model'"
                 )
-            placed = sorted(set(ModelOptions.model_fields) & self.model_fields_set)
+            # compared with the defaults, not with what was set, so a dumped config reloads
+            placed = [
+                key
+                for key, field in ModelOptions.model_fields.items()
+                if getattr(self, key) != field.get_default(call_default_factory=True)
+            ]
             if placed:
                 raise ValueError(
                     f"comparer {self.name!r} ({self.kind}) is reached the way each row's describer is; "
                     f"set {', '.join(placed)} on the describers, not here"
                 )
         return self
+
+
+if TYPE_CHECKING:
+    AblationComparer: TypeAlias = ComparerColumn
+else:
+    #: one table column: a judge of any registered kind, with a heading and a switch
+    AblationComparer = tagged_union(
+        [
+            create_model(f"Comparer{kind.config.__name__}", __base__=(kind.config, ComparerColumn))
+            for kind in kinds().values()
+        ]
+    )
 
 
 class AblationConfig(StrictModel):
@@ -172,24 +182,17 @@ def _unique(names: Any, what: str) -> None:
 
 
 def column_labels(comparers: list[AblationComparer]) -> dict[str, str]:
-    """Headings as the paper writes them: 'TIT-Score' (one embedding model) or
-    'TIT-Score (<model>)' (several), 'TIT-Score-<model>' for LLM judges, unless labelled."""
+    """Headings as the paper writes them, from each kind's registered heading: 'TIT-Score' (one
+    embedding model) or 'TIT-Score (<model>)' (several), 'TIT-Score-<model>' for LLM judges,
+    unless labelled."""
     enabled = [c for c in comparers if c.enabled]
-    n_embeddings = sum(c.kind == "embedding" for c in enabled)
+    registered = kinds()
     labels = {}
     for comparer in enabled:
-        if comparer.label:
-            labels[comparer.name] = comparer.label
-        elif comparer.kind in KIND_LABELS:
-            labels[comparer.name] = KIND_LABELS[comparer.kind]
-        else:
-            short = parse_model_spec(comparer.model or "").short_name
-            if comparer.kind == "embedding":
-                labels[comparer.name] = "TIT-Score" if n_embeddings == 1 else f"TIT-Score ({short})"
-            else:
-                labels[comparer.name] = (
-                    f"{MODEL_LABELS.get(comparer.kind, comparer.kind + '-')}{short}"
-                )
+        model = comparer.own_model
+        short = parse_model_spec(model).short_name if model else ""
+        several = sum(c.kind == comparer.kind for c in enabled) > 1
+        labels[comparer.name] = comparer.label or registered[comparer.kind].heading(short, several)
     return labels
 
 
@@ -199,9 +202,10 @@ def row_run_config(config: AblationConfig, row: AblationDescriber) -> RunConfig:
     describer = DescriberConfig.model_validate(
         row.model_dump(include=set(DescriberConfig.model_fields), exclude_unset=True)
     )
+    column_only = set(ComparerColumn.model_fields) - set(JudgeOptions.model_fields)
     judges = [
-        JudgeConfig.model_validate(
-            c.model_dump(include=set(JudgeConfig.model_fields), exclude_unset=True)
+        validate_config(
+            c.model_dump(exclude=column_only, exclude_unset=True), JudgeConfig, config.name
         )
         for c in config.columns
     ]

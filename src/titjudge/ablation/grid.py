@@ -155,9 +155,9 @@ async def run_ablation_async(
     load_run_data(row_run_config(config, rows[0]), limit)
     out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
     labels = config.labels()
-    columns = [ColumnInfo(c.name, labels[c.name], c.kind, c.model) for c in config.columns]
+    columns = [ColumnInfo(c.name, labels[c.name], c.kind, c.own_model) for c in config.columns]
     disabled = [
-        ColumnInfo(c.name, c.label or c.name, c.kind, c.model)
+        ColumnInfo(c.name, c.label or c.name, c.kind, c.own_model)
         for c in config.comparers
         if not c.enabled
     ]
@@ -166,7 +166,7 @@ async def run_ablation_async(
     # loads once, not once per row; each row's own VLM is released when its row ends.
     cache = CallCache(config.run.cache_dir)
     hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
-    shared_models = {c.model for c in config.columns if c.model}
+    shared_models = {c.own_model for c in config.columns if c.own_model}
     results = []
     try:
         for index, row in enumerate(rows):

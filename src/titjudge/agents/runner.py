@@ -21,8 +21,8 @@ from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
-from titjudge.judges.factory import build_judges
 from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
+from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData, evaluate_results, score_rows
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
@@ -102,7 +102,7 @@ async def run_async(
     try:
         describer = hub.text_client(config.describer.model, config.describer)
         template = load_template(config.describer.prompt)
-        judges = build_judges(config.judges, config.describer, hub)
+        judges = build_judges(config.judges, config.describer.model, config.describer, hub)
         progress = Progress(total=len(items))
         ctx = RunContext(
             describer=describer,

@@ -13,7 +13,7 @@ from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
 from titjudge.errors import DataError
 from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.judges.factory import build_judges
+from titjudge.judges.registry import build_judges
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
 
@@ -69,7 +69,7 @@ async def score_async(
     cache = CallCache(config.run.cache_dir)
     hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
     try:
-        judges = build_judges(config.judges, config.describer, hub)
+        judges = build_judges(config.judges, config.describer.model, config.describer, hub)
         ctx = RunContext(
             describer=hub.text_client(config.describer.model, config.describer),
             describe_template=load_template(config.describer.prompt),

@@ -4,14 +4,17 @@ line per problem (key path, what is wrong, did-you-mean)."""
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError, did_you_mean
+from titjudge.judges.options import JudgeOptions
 from titjudge.models.options import StrictModel
 
 
@@ -94,55 +97,132 @@ def _list_index(node: list[Any], part: str, here: str) -> int:
     )
 
 
-def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
-    """Names of the fields allowed at `loc` (the parent of an unknown key)."""
-    current: Any = model
-    for part in loc:
-        if isinstance(part, int) or current is None:
-            continue
-        fields = getattr(current, "model_fields", None) if isinstance(current, type) else None
-        field = fields.get(part) if fields else None
-        if field is None:
-            return []
-        current = _model_in(field.annotation)
-    return (
-        list(current.model_fields)
-        if isinstance(current, type) and issubclass(current, BaseModel)
-        else []
-    )
+def _tagged(annotation: Any) -> tuple[str, dict[str, type[BaseModel]]] | None:
+    """For a union of models told apart by a tag field: that field's name and tag -> model."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Annotated:
+        for meta in args[1:]:
+            field = getattr(meta, "discriminator", None)
+            if isinstance(field, str):
+                members: dict[str, type[BaseModel]] = {}
+                for member in get_args(args[0]):
+                    for tag in get_args(member.model_fields[field].annotation):
+                        members[tag] = member
+                return field, members
+        return _tagged(args[0])
+    for arg in args if get_origin(annotation) in (Union, UnionType) else ():
+        found = _tagged(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _child(annotation: Any, part: int | str) -> Any:
+    """The annotation at `part` (a list index or a field name) inside `annotation`."""
+    if isinstance(part, int):
+        if get_origin(annotation) is list:
+            return get_args(annotation)[0]
+        for arg in get_args(annotation):
+            found = _child(arg, part)
+            if found is not None:
+                return found
+        return None
+    model = _model_in(annotation)
+    field = model.model_fields.get(part) if model is not None else None
+    return field.annotation if field is not None else None
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
+    for arg in get_args(annotation):
         found = _model_in(arg)
         if found is not None:
             return found
     return None
 
 
-def format_validation_error(exc: ValidationError, model: type[BaseModel], source: str) -> str:
-    """One readable message per problem: key path, what is wrong, and a hint."""
+@dataclass
+class _Place:
+    """Where an error's location leads: the path to print (union tags left out), the
+    annotation reached, and the tag and members of the union it was reached through."""
+
+    path: list[str]
+    annotation: Any
+    tag: str | None = None
+    members: dict[str, type[BaseModel]] | None = None
+
+    def dotted(self, *more: str) -> str:
+        return ".".join([*self.path, *more]) or "(top level)"
+
+
+def _place(model: Any, loc: tuple[int | str, ...]) -> _Place:
+    place = _Place([], model)
+    for part in loc:
+        union = _tagged(place.annotation)
+        if union is not None and isinstance(part, str) and part in union[1]:
+            place.annotation, place.tag, place.members = union[1][part], part, union[1]
+            continue
+        place.path.append(str(part))
+        place.annotation, place.tag, place.members = _child(place.annotation, part), None, None
+    return place
+
+
+def _listing(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _unknown_key(place: _Place, key: str, value: Any) -> str:
+    """Why `key` is refused where `place` leads: a kind's own reason, a did-you-mean from the
+    fields there, or the kinds that do read it."""
+    model = _model_in(place.annotation)
+    fields = list(model.model_fields) if model is not None else []
+    refused = model.refused if model is not None and issubclass(model, JudgeOptions) else {}
+    if place.tag is not None and key in refused:
+        return f"{place.dotted(key)}: {refused[key]}"
+    hint = did_you_mean(key, fields)
+    owners = [tag for tag, m in (place.members or {}).items() if key in m.model_fields]
+    if hint or not owners or place.members is None:
+        return f"unknown key '{place.dotted(key)}'{hint}"
+    field = place.members[owners[0]].model_fields[key]
+    named = f"{key} {value!r}" if get_origin(field.annotation) is Literal else repr(key)
+    return f"{place.dotted(key)}: {named} applies to {_listing(owners)} judges, not {place.tag!r}"
+
+
+def format_validation_error(exc: ValidationError, model: Any, source: str) -> str:
+    """One readable message per problem: key path, what is wrong, and a hint. Inside a union
+    of kinds the path leaves the kind out (`judges.0.tempreature`), and the hint is drawn from
+    that kind's fields."""
     lines = []
     for err in exc.errors():
         loc = tuple(err["loc"])
-        path = ".".join(str(p) for p in loc) or "(top level)"
         if err["type"] == "extra_forbidden":
-            key = str(loc[-1])
-            hint = did_you_mean(key, _fields_at(model, loc[:-1]))
-            lines.append(f"{source}: unknown key '{path}'{hint}")
-        elif err["type"] == "missing":
-            lines.append(f"{source}: missing required key '{path}'")
+            lines.append(
+                f"{source}: {_unknown_key(_place(model, loc[:-1]), str(loc[-1]), err['input'])}"
+            )
+            continue
+        place = _place(model, loc)
+        if err["type"] == "missing":
+            lines.append(f"{source}: missing required key '{place.dotted()}'")
+        elif err["type"] == "union_tag_not_found":
+            field = str(err["ctx"]["discriminator"]).strip("'")
+            lines.append(f"{source}: missing required key '{place.dotted(field)}'")
+        elif err["type"] == "union_tag_invalid":
+            tag, union = str(err["ctx"]["tag"]), _tagged(place.annotation)
+            field, tags = union if union is not None else ("kind", {})
+            lines.append(
+                f"{source}: {place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
+            )
         else:
             msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{source}: {path}: {msg}")
+            lines.append(f"{source}: {place.dotted()}: {msg}")
     return "\n".join(lines)
 
 
-def validate_config(data: dict[str, Any], model: type[StrictModel], source: str) -> Any:
+def validate_config(data: dict[str, Any], model: Any, source: str) -> Any:
+    """`data` validated as `model` (a config model, or a union of them such as `JudgeConfig`)."""
     try:
-        return model.model_validate(data)
+        return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, model, source)) from None
 

@@ -13,19 +13,27 @@ the rationale and `details["elements"]` list every element with its verdict.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.building import checked_template, repeated
 from titjudge.judges.checklist_schema import (
+    ElementType,
     PromptChecklist,
     element_key,
     render_elements,
     score_checklist,
     verdicts_schema,
 )
+from titjudge.judges.options import SampledOptions, reply_budget
+from titjudge.judges.registry import judge_kind
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 from titjudge.models.results import CallResult
 from titjudge.prompts.loader import PromptTemplate
 
@@ -136,3 +144,80 @@ def _add_decomposition_usage(outcome: JudgeOutcome, split: CallResult[Any]) -> N
             outcome.cost = (outcome.cost or 0.0) + split.cost
         outcome.latency += split.latency
         outcome.cached = False
+
+
+#: checklist replies list every element with a reason, so they get more room by default
+CHECKLIST_MAX_TOKENS = 4096
+#: weight per element type; entities weigh double because attributes and relations hang off them
+DEFAULT_CHECKLIST_WEIGHTS: dict[str, float] = {
+    "entity": 2.0,
+    "attribute": 1.0,
+    "relation": 1.0,
+    "setting": 1.0,
+    "composition": 1.0,
+    "lighting": 1.0,
+    "style": 1.0,
+    "detail": 1.0,
+}
+
+
+class ChecklistJudgeConfig(SampledOptions):
+    """A judge model of its own decomposes each prompt, then checks every element."""
+
+    kind: Literal["checklist"]
+    max_tokens: int = reply_budget(CHECKLIST_MAX_TOKENS)
+    weights: dict[ElementType, float] | None = Field(
+        None, description="weight per element type (missing types keep their defaults)"
+    )
+    decompose_prompt: str | None = Field(
+        None,
+        description="template that splits a prompt into elements (default checklist_decompose)",
+    )
+
+    @field_validator("weights")
+    @classmethod
+    def _valid_weights(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        negative = sorted(k for k, w in value.items() if w < 0)
+        if negative:
+            raise ValueError(f"checklist weights must be >= 0; negative: {', '.join(negative)}")
+        if sum({**DEFAULT_CHECKLIST_WEIGHTS, **value}.values()) <= 0:
+            raise ValueError("checklist weights are all zero; at least one element type must count")
+        return value
+
+    @property
+    def checklist_weights(self) -> dict[str, float]:
+        return {
+            **DEFAULT_CHECKLIST_WEIGHTS,
+            **{str(kind): w for kind, w in (self.weights or {}).items()},
+        }
+
+
+@judge_kind("checklist", config=ChecklistJudgeConfig, label="Checklist-{model}")
+def build_checklist(
+    config: ChecklistJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    template = checked_template(
+        config,
+        config.prompt or "checklist_judge",
+        "judge",
+        frozenset({"prompt", "elements", "description"}),
+    )
+    client = hub.text_client(*config.reach(describer_model, describer))
+    decompose = checked_template(
+        config,
+        config.decompose_prompt or "checklist_decompose",
+        "decompose",
+        frozenset({"prompt"}),
+    )
+    judge = ChecklistJudge(
+        config.name,
+        client,
+        decompose,
+        template,
+        config.checklist_weights,
+        config.max_tokens,
+        config.temperature,
+    )
+    return repeated(judge, config.repeats)

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from titjudge.config.schema import ElementType
-
+ElementType = Literal[
+    "entity", "attribute", "relation", "setting", "composition", "lighting", "style", "detail"
+]
 Presence = Literal["present", "absent", "contradicted"]
 
 

@@ -9,12 +9,18 @@ which was used.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
+from titjudge.judges.registry import judge_kind
 from titjudge.models.base import ImageInput
 from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 
 
 def query_text(prompt: str, instruction: str | None) -> str:
@@ -70,3 +76,26 @@ class EmbeddingJudge(Judge):
         outcome.latency = query.latency + document.latency
         outcome.cached = query.cached and document.cached
         return outcome
+
+
+class EmbeddingJudgeConfig(ModelJudgeOptions):
+    """TIT-Score: an embedding model of its own; no template, no sampling."""
+
+    refused: ClassVar[dict[str, str]] = {"repeats": no_sampled_call("embedding")}
+    kind: Literal["embedding"]
+    instruction: str | None = Field(
+        None, description="instruction prefixed to the prompt side; None embeds raw text"
+    )
+
+
+@judge_kind(
+    "embedding",
+    config=EmbeddingJudgeConfig,
+    label="TIT-Score",
+    label_several="TIT-Score ({model})",
+)
+def build_embedding(
+    config: EmbeddingJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    client = hub.embedding_client(*config.reach(describer_model, describer))
+    return EmbeddingJudge(config.name, client, config.instruction)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.options import JudgeOptions, no_sampled_call
+from titjudge.judges.registry import judge_kind
 from titjudge.models.base import ImageInput
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 STOPWORDS = frozenset(
@@ -69,3 +73,20 @@ class LexicalJudge(Judge):
             score=round(score, 6),
             rationale=f"content-word cosine {score:.4f}; shared words: {', '.join(shared) or 'none'}",
         )
+
+
+class LexicalJudgeConfig(JudgeOptions):
+    """No model, so no model options: only a name and a fallback."""
+
+    refused: ClassVar[dict[str, str]] = {
+        "model": "this judge is lexical and uses no model; remove 'model'",
+        "repeats": no_sampled_call("lexical"),
+    }
+    kind: Literal["lexical"]
+
+
+@judge_kind("lexical", config=LexicalJudgeConfig, label="Lexical")
+def build_lexical(
+    config: LexicalJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    return LexicalJudge(config.name)

@@ -9,14 +9,19 @@ in `details`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.expected import ExpectedScoreError, expected_score
+from titjudge.judges.options import ScoredOptions
+from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 from titjudge.models.results import CallResult
 from titjudge.prompts.loader import PromptTemplate
 
@@ -164,3 +169,71 @@ def verdict_outcome(name: str, verdict: JudgeVerdict, call: CallResult[Any]) -> 
         outcome.details["reasked"] = True
     outcome.take_usage(call)
     return outcome
+
+
+#: the scale a shipped template asks for, where it is not the default 0-100
+TEMPLATE_SCALES = {"judge_expected": (1, 9), "lmm_expected": (1, 9)}
+
+
+class LLMJudgeConfig(ScoredOptions):
+    """TIT-Score-LLM: a text model of its own reads prompt and description."""
+
+    kind: Literal["llm"]
+
+
+class SelfEvalJudgeConfig(ScoredOptions):
+    """Self-Eval: the describer's own VLM, text-only, unless `model` names another."""
+
+    describer_bound: ClassVar[bool] = True
+    kind: Literal["self_eval"]
+
+
+def scoring_for(config: ScoredOptions, template: PromptTemplate) -> Scoring:
+    lo, hi = config.scale or TEMPLATE_SCALES.get(template.name, (0, 100))
+    return Scoring(mode=config.score_mode, lo=lo, hi=hi, top_logprobs=config.logprobs_k)
+
+
+def verdict_parts(
+    config: ScoredOptions,
+    templates: tuple[str, str],
+    role: str,
+    reach: tuple[str, ModelOptions],
+    hub: ModelHub,
+    image: bool = False,
+) -> tuple[PromptTemplate, ModelClient, Scoring]:
+    """Template (`templates` are the sampled and expected defaults), client and scoring of a
+    verdict judge, checked: vision for image judges, log-probabilities in expected mode."""
+    default = templates[1] if config.score_mode == "expected" else templates[0]
+    template = checked_template(config, config.prompt or default, role)
+    client = hub.text_client(*reach)
+    if image:
+        needs_vision(config, client)
+    if config.score_mode == "expected":
+        needs_logprobs(config, client, "score_mode 'expected'")
+    return template, client, scoring_for(config, template)
+
+
+def _build_text_verdict(
+    config: ScoredOptions, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    template, client, scoring = verdict_parts(
+        config,
+        ("judge_similarity", "judge_expected"),
+        "judge",
+        config.reach(describer_model, describer),
+        hub,
+    )
+    judge = LLMJudge(
+        config.name,
+        client,
+        template,
+        config.max_tokens,
+        config.temperature,
+        kind=config.kind,
+        scoring=scoring,
+    )
+    return repeated(judge, config.repeats)
+
+
+judge_kind("llm", config=LLMJudgeConfig, label="TIT-Score-{model}")(_build_text_verdict)
+judge_kind("self_eval", config=SelfEvalJudgeConfig, label="Self-Eval")(_build_text_verdict)

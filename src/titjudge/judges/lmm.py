@@ -6,11 +6,18 @@ The same verdict call as the LLM judge with the image attached and no descriptio
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 from titjudge.data.records import Item
-from titjudge.judges.base import Described
-from titjudge.judges.llm import LLMJudge, Scoring
+from titjudge.judges.base import Described, Judge
+from titjudge.judges.building import repeated
+from titjudge.judges.llm import LLMJudge, Scoring, verdict_parts
+from titjudge.judges.options import ScoredOptions
+from titjudge.judges.registry import judge_kind
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 
 
@@ -37,3 +44,26 @@ class LMMJudge(LLMJudge):
             return "image could not be read"
         system, user = self.template.render(prompt=item.prompt)
         return self._request(system, user, (image,), sample)
+
+
+class LMMJudgeConfig(ScoredOptions):
+    """LMM Score: the describer's own VLM sees image and prompt, unless `model` names another."""
+
+    describer_bound: ClassVar[bool] = True
+    kind: Literal["lmm"]
+
+
+@judge_kind("lmm", config=LMMJudgeConfig, label="LMM Score")
+def build_lmm(
+    config: LMMJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    template, client, scoring = verdict_parts(
+        config,
+        ("lmm_score", "lmm_expected"),
+        "lmm",
+        config.reach(describer_model, describer),
+        hub,
+        image=True,
+    )
+    judge = LMMJudge(config.name, client, template, config.max_tokens, config.temperature, scoring)
+    return repeated(judge, config.repeats)

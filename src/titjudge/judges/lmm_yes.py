@@ -20,12 +20,17 @@ are generated: nothing after the answer is read.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
+from titjudge.judges.options import LogprobOptions
+from titjudge.judges.registry import judge_kind
 from titjudge.models.base import GenerateRequest, ImageInput, TokenLogprobs
 from titjudge.models.call import ModelClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 
 #: tokens generated: enough to get past a leading space or newline to the answer
@@ -148,3 +153,23 @@ class LMMYesJudge(SamplingJudge):
         )
         outcome.take_usage(call)
         return outcome
+
+
+class LMMYesJudgeConfig(LogprobOptions):
+    """The describer's own VLM answers yes or no, unless `model` names another; only the first
+    answer token is generated, so there is no reply budget."""
+
+    describer_bound: ClassVar[bool] = True
+    kind: Literal["lmm_yes"]
+
+
+@judge_kind("lmm_yes", config=LMMYesJudgeConfig, label="LMM P(yes)")
+def build_lmm_yes(
+    config: LMMYesJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    template = checked_template(config, config.prompt or "lmm_yes", "lmm", frozenset({"prompt"}))
+    client = hub.text_client(*config.reach(describer_model, describer))
+    needs_vision(config, client)
+    needs_logprobs(config, client, "an lmm_yes judge")
+    judge = LMMYesJudge(config.name, client, template, config.temperature, config.logprobs_k)
+    return repeated(judge, config.repeats)

@@ -21,13 +21,20 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import model_validator
 
 from titjudge.data.records import HumanPair, Item, Winner
 from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.building import checked_template
+from titjudge.judges.options import SampledOptions, reply_budget
+from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairVerdict
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 
 Choice = Literal["first", "second", "tie"]
@@ -259,3 +266,36 @@ async def run_pairwise(
         for judged in judgements:
             judged.human = None
     return PairwiseRun(judge=judge.name, repeats=judge.repeats, judgements=judgements)
+
+
+class PairwiseJudgeConfig(SampledOptions):
+    """A judge model of its own compares the two descriptions of each pair, in both orders."""
+
+    scores_per_item: ClassVar[bool] = False
+    kind: Literal["pairwise"]
+    max_tokens: int = reply_budget()
+
+    @model_validator(mode="after")
+    def _no_fallback(self) -> PairwiseJudgeConfig:
+        if self.fallback is not None:
+            raise ValueError(
+                f"judge {self.name!r}: a pairwise judge scores win rates over pairs; it takes no "
+                "fallback"
+            )
+        return self
+
+
+@judge_kind("pairwise", config=PairwiseJudgeConfig, label="Pairwise-{model}")
+def build_pairwise(
+    config: PairwiseJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+) -> Judge:
+    template = checked_template(
+        config,
+        config.prompt or "pairwise",
+        "pairwise",
+        frozenset({"prompt", "first", "second"}),
+    )
+    client = hub.text_client(*config.reach(describer_model, describer))
+    return PairwiseJudge(
+        config.name, client, template, config.max_tokens, config.temperature, config.repeats
+    )

@@ -1,0 +1,83 @@
+"""What building a judge checks before any item is judged: the template's role and variables,
+vision for image judges, log-probabilities for the modes that read them. A mismatch is a
+ConfigError naming the judge."""
+
+from __future__ import annotations
+
+from titjudge.errors import ConfigError
+from titjudge.judges.base import SamplingJudge
+from titjudge.judges.options import JudgeOptions, LogprobOptions
+from titjudge.judges.repeats import RepeatedJudge
+from titjudge.models.call import ModelClient
+from titjudge.prompts.loader import PromptTemplate, load_template
+
+#: OpenAI-compatible servers return at most this many alternatives per token
+API_MAX_TOP_LOGPROBS = 20
+
+
+def checked_template(
+    config: JudgeOptions, name: str, role: str, variables: frozenset[str] | None = None
+) -> PromptTemplate:
+    """Load template `name`; its role must be `role` and, when `variables` is given, it must
+    take exactly those."""
+    template = load_template(name)
+    if template.role and template.role != role:
+        raise ConfigError(
+            f"judge {config.name!r} ({config.kind}) uses template {template.name!r}, whose role is "
+            f"{template.role!r}; it needs a {role!r} template"
+        )
+    if variables is not None and template.variables != variables:
+        raise ConfigError(
+            f"judge {config.name!r} ({config.kind}): template {template.name!r} takes "
+            f"{', '.join(sorted(template.variables)) or 'no variables'}; it must take "
+            f"{', '.join(sorted(variables))}"
+        )
+    return template
+
+
+def needs_vision(config: JudgeOptions, client: ModelClient) -> None:
+    if not client.backend.capabilities.vision:
+        raise ConfigError(
+            f"judge {config.name!r} ({config.kind}) needs a vision model; {client.model} is "
+            "text-only"
+        )
+
+
+def needs_logprobs(config: LogprobOptions, client: ModelClient, why: str) -> None:
+    """The judge's model must return `config.logprobs_k` alternatives per token."""
+    if not client.backend.capabilities.logprobs:
+        raise ConfigError(
+            f"judge {config.name!r}: {why} needs token log-probabilities, which "
+            f"{client.model} ({client.backend.spec.backend}:) cannot return; use a local hf: model "
+            "or an OpenAI-compatible server"
+        )
+    if provider_supports_logprobs(client) is False:
+        raise ConfigError(
+            f"judge {config.name!r}: {why} needs token log-probabilities, and litellm reports that "
+            f"{client.backend.spec.model_id!r} does not support top_logprobs; use an "
+            "OpenAI-compatible server or a local hf: model"
+        )
+    if client.backend.spec.backend == "litellm" and config.logprobs_k > API_MAX_TOP_LOGPROBS:
+        raise ConfigError(
+            f"judge {config.name!r}: top_logprobs {config.logprobs_k} exceeds the "
+            f"{API_MAX_TOP_LOGPROBS} an OpenAI-compatible server returns"
+        )
+
+
+def provider_supports_logprobs(client: ModelClient) -> bool | None:
+    """For litellm models: whether litellm's provider table lists `top_logprobs` (Anthropic and
+    Ollama do not, for example); None when it cannot tell or the backend is not litellm."""
+    if client.backend.spec.backend != "litellm":
+        return None
+    import litellm
+
+    try:
+        params = litellm.get_supported_openai_params(model=client.backend.spec.model_id)
+    except Exception:  # an unknown provider: litellm cannot tell, so the run finds out per call
+        return None
+    return None if params is None else "top_logprobs" in params
+
+
+def repeated(judge: SamplingJudge, repeats: int) -> SamplingJudge | RepeatedJudge:
+    """The judge itself, or run `repeats` times with the median as its score."""
+    return RepeatedJudge(judge, repeats) if repeats > 1 else judge
