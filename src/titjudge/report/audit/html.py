@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from titjudge.files import atomic_write
 from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,11 @@ def embed_json(payload: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("titjudge.report.audit").joinpath("assets", name).read_text(encoding="utf-8")
+    return (
+        resources.files("titjudge.report.audit")
+        .joinpath("assets", name)
+        .read_text(encoding="utf-8")
+    )
 
 
 def _sha256(text: str) -> str:
@@ -265,15 +270,9 @@ def render_page(payload: Mapping[str, Any], title: str) -> str:
 
 def write_audit_html(data: AuditData, out: Path, thumb_side: int = THUMB_SIDE) -> Path:
     """Build thumbnails and write the page to `out` (folders created)."""
-    from titjudge.report.run_dir import atomic_write
-
     used = {data.items[i].image for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
     thumbs = make_thumbnails(sorted(used), thumb_side)
     page = render_page(build_payload(data, thumbs), f"titjudge audit: {data.name}")
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, page)
-    umask = os.umask(0)
-    os.umask(umask)
-    out.chmod(0o666 & ~umask)  # a page to share, not a private temp file (mkstemp's 0600)
     return out
