@@ -10,6 +10,7 @@ from typing import Any
 
 from titjudge.config import RunConfig, dump_config, load_config, validate_config
 from titjudge.errors import install_hint
+from titjudge.models.results import Usage
 from titjudge.safety import terminal_safe
 
 
@@ -32,15 +33,8 @@ def _print_outcome(outcome: Any, console: Any) -> None:
         from titjudge.metrics.render import print_summary
 
         print_summary(outcome.metrics, console)
-    usage = outcome.summary["usage"]
-    for role, u in usage.items():
-        cut = ", ".join(f"{u[key]} {key}" for key in ("truncated", "blocked") if u.get(key))
-        console.print(
-            f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures"
-            f"{f' ({cut})' if cut else ''}, {u['tokens_in']}+{u['tokens_out']} tokens, "
-            f"${u['cost']:.4f}",
-            markup=False,
-        )
+    for role, record in outcome.summary["usage"].items():
+        console.print(f"{role}: {Usage.from_json(record).text()}", markup=False)
     console.print(f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:
         console.print(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.files import atomic_write
+from titjudge.models.results import total_cost
 from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,6 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         ]
         for p in data.pairs
     ]
-    describer_costs = [c for i in used if (c := data.items[i].describer_cost) is not None]
     variants = [
         {
             "name": s.name,
@@ -204,7 +204,7 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         "n_pairs": len(data.pairs),
         "n_outside": data.n_pairs_outside,
         "n_human_ties": sum(p.pair.winner == "tie" for p in data.pairs),
-        "describer_cost": sum(describer_costs) if describer_costs else None,
+        "describer_cost": total_cost(data.items[i].describer_cost for i in used),
         "n_missing_images": sum(1 for i in used if thumbs.get(data.items[i].image) is None),
     }
     return {

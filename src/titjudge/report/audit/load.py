@@ -18,6 +18,7 @@ from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, read_json_object
+from titjudge.models.results import total_cost
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
@@ -124,7 +125,6 @@ def summarise_variants(
         for audit_pair in pairs:
             counts[audit_pair.verdicts[name].outcome] += 1
         results = [i.results[name] for i in items.values() if name in i.results]
-        costs = [r.cost for r in results if r.cost is not None]
         m = _mapping(metrics.get(name))
         scored = counts["agree"] + counts["disagree"] + counts["metric_tie"]
         ci = (m.get("ci") or {}).get("pairwise_accuracy")
@@ -139,7 +139,7 @@ def summarise_variants(
             ),
             n_failed=sum(r.status == "failed" for r in results),
             n_fallback=sum(r.status == "fallback" for r in results),
-            cost=sum(costs) if costs else None,
+            cost=total_cost(r.cost for r in results),
             counts=counts,
             scale=score_scale(
                 r.score for r in results if r.score is not None and r.status != "failed"
