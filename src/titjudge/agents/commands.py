@@ -10,6 +10,7 @@ from typing import Any
 
 from titjudge.config import RunConfig, dump_config, load_config, validate_config
 from titjudge.errors import install_hint
+from titjudge.files import atomic_write
 from titjudge.models.results import Usage
 from titjudge.safety import terminal_safe
 
@@ -135,7 +136,7 @@ def demo(args: argparse.Namespace) -> int:
     raw = demo_config(data, out, model_dir)
     config: RunConfig = validate_config(raw, RunConfig, "demo config")
     config_path = out / "demo.yaml"
-    config_path.write_text(dump_config(config), encoding="utf-8")
+    atomic_write(config_path, dump_config(config))
     console.print(
         "describer: [bold]replay[/bold] of the generator's stored descriptions (no VLM is called)"
     )
