@@ -12,6 +12,7 @@ from typing import Any
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, JudgeOutcome
+from titjudge.models.results import Usage
 
 
 @dataclass
@@ -31,11 +32,10 @@ class Progress:
     total: int = 0
     done: int = 0
     failed_items: int = 0
-    cache_hits: int = 0
-    calls: int = 0
-    spend: float = 0.0
     pairs_total: int = 0
     pairs_done: int = 0
+    #: what the run's model calls took so far (the hub's ledgers since the run started)
+    spent: Callable[[], Usage] = Usage
     on_update: Callable[[Progress], None] | None = None
 
     def pairs_judged(self, count: int) -> None:
@@ -48,17 +48,19 @@ class Progress:
         self.failed_items += (
             any(o.status == "failed" for o in result.outcomes) or result.described.text is None
         )
-        calls = [result.described.call] if result.described.call else []
-        for call in calls:
-            self.calls += 1
-            self.cache_hits += call.cached
-            self.spend += 0.0 if call.cached else (call.cost or 0.0)
-        for outcome in result.outcomes:
-            self.calls += 1
-            self.cache_hits += outcome.cached
-            self.spend += 0.0 if outcome.cached else (outcome.cost or 0.0)
         if self.on_update is not None:
             self.on_update(self)
+
+    def info(self) -> str:
+        """The progress bar's text: failures, cache hits of calls, spend, pairs."""
+        usage = self.spent()
+        info = (
+            f"failed {self.failed_items} · cache hits {usage.cache_hits}/{usage.calls} · "
+            f"spend {usage.cost_text()}"
+        )
+        if self.pairs_total:
+            info += f" · pairs {self.pairs_done}/{self.pairs_total}"
+        return info
 
 
 @dataclass(frozen=True)

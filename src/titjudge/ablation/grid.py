@@ -23,6 +23,7 @@ from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CallCache
 from titjudge.config import dump_config
 from titjudge.errors import TitjudgeError
+from titjudge.files import atomic_write
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
 from titjudge.report import run_dir
@@ -161,7 +162,7 @@ async def run_ablation_async(
         for c in config.comparers
         if not c.enabled
     ]
-    run_dir.atomic_write(out_dir / "ablation.yaml", dump_config(config))
+    atomic_write(out_dir / "ablation.yaml", dump_config(config))
     # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
     # loads once, not once per row; each row's own VLM is released when its row ends.
     cache = CallCache(config.run.cache_dir)

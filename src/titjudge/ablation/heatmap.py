@@ -8,14 +8,13 @@ bare `Figure` (no pyplot global state), so it works headless and in threads.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from titjudge.ablation.tables import mark_best
+from titjudge.files import atomic_open
 
 if TYPE_CHECKING:
     from titjudge.records import AblationResult
@@ -120,14 +119,8 @@ def _hatched(column: int, row: int) -> Any:
 
 
 def _save(fig: Any, path: Path) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=150, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, binary=True) as handle:
+        fig.savefig(handle, dpi=150, format="png")
     return path
 
 

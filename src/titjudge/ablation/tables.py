@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from titjudge.report.run_dir import atomic_write
+from titjudge.files import atomic_write
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable

@@ -25,6 +25,7 @@ from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData, evaluate_results, score_rows
 from titjudge.models.hub import ModelHub, usage_since
+from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress
 from titjudge.report import run_dir
@@ -103,7 +104,10 @@ async def run_async(
         describer = hub.text_client(config.describer.model, config.describer)
         template = load_template(config.describer.prompt)
         judges = build_judges(config.judges, config.describer.model, config.describer, hub)
-        progress = Progress(total=len(items))
+        progress = Progress(
+            total=len(items),
+            spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
+        )
         ctx = RunContext(
             describer=describer,
             describe_template=template,
@@ -172,7 +176,7 @@ async def run_async(
         ),
         "variants": counts,
         "usage": {
-            role: vars(u) for role, u in sorted(usage_since(usage_before, hub.usage()).items())
+            role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
         },
         "cache": {
             name: getattr(cache.stats, name) - getattr(stats_before, name)
@@ -225,10 +229,7 @@ class _progress_bar:
         self.bar.start()
 
         def update(p: Progress) -> None:
-            info = f"failed {p.failed_items} · cache hits {p.cache_hits}/{p.calls} · spend ${p.spend:.4f}"
-            if p.pairs_total:
-                info += f" · pairs {p.pairs_done}/{p.pairs_total}"
-            self.bar.update(self.task, completed=p.done, info=info)
+            self.bar.update(self.task, completed=p.done, info=p.info())
 
         self.progress.on_update = update
         return self

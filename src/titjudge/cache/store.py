@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.errors import ConfigError
+from titjudge.files import atomic_write, read_json_object
 
 STATS_FILE = "last_run_stats.json"
 
@@ -152,13 +153,13 @@ class CallCache:
             "writes": self.stats.writes,
             "by_model": self.stats.by_model,
         }
-        (self.directory / STATS_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        atomic_write(self.directory / STATS_FILE, json.dumps(payload, indent=2))
 
     def last_run_stats(self) -> dict[str, Any] | None:
         path = self.directory / STATS_FILE if self.directory else None
         if path is None or not path.is_file():
             return None
-        return dict(json.loads(path.read_text(encoding="utf-8")))
+        return read_json_object(path, "cache stats file")
 
     def close(self) -> None:
         if self._store is not None:

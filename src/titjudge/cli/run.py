@@ -60,15 +60,10 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
         from titjudge.metrics.render import print_summary
 
         print_summary(outcome.metrics, console)
-    usage = outcome.summary["usage"]
-    for role, u in usage.items():
-        cut = ", ".join(f"{u[key]} {key}" for key in ("truncated", "blocked") if u.get(key))
-        console.print(
-            f"{role}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['failures']} failures"
-            f"{f' ({cut})' if cut else ''}, {u['tokens_in']}+{u['tokens_out']} tokens, "
-            f"${u['cost']:.4f}",
-            markup=False,
-        )
+    from titjudge.models.results import Usage
+
+    for role, record in outcome.summary["usage"].items():
+        console.print(f"{role}: {Usage.from_json(record).text()}", markup=False)
     console.print(f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:
         console.print(
@@ -178,7 +173,9 @@ def demo(args: argparse.Namespace) -> int:
     raw = demo_config(data, out, model_dir)
     config: RunConfig = validate_config(raw, RunConfig, "demo config")
     config_path = out / "demo.yaml"
-    config_path.write_text(dump_config(config), encoding="utf-8")
+    from titjudge.files import atomic_write
+
+    atomic_write(config_path, dump_config(config))
     console.print(
         "describer: [bold]replay[/bold] of the generator's stored descriptions (no VLM is called)"
     )

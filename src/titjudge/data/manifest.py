@@ -10,46 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from titjudge.data.records import Item
 from titjudge.errors import DataError, where
+from titjudge.files import atomic_write, iter_jsonl
 
 MANIFEST_FIELDS: tuple[str, ...] = ("item_id", "prompt_id", "prompt", "image", "t2i_model")
-
-
-def read_text(path: Path, what: str) -> str:
-    """Read a UTF-8 text file, turning OS errors into one-line DataErrors."""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: expected a {what}, found a folder") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
-
-
-def iter_jsonl(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; bad JSON names file:line."""
-    for number, line in enumerate(read_text(path, what).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"{where(path, number)}: invalid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(obj, dict):
-            raise DataError(
-                f"{where(path, number)}: expected a JSON object, got {type(obj).__name__}"
-            )
-        yield number, obj
 
 
 def require_str(obj: dict[str, Any], key: str, loc: str) -> str:
@@ -140,5 +109,4 @@ def write_manifest(items: Iterable[Item], path: Path) -> None:
             raise DataError(f"{path}: refusing to write duplicate item_id {item.item_id!r}")
         seen.add(item.item_id)
         lines.append(manifest_line(item, path.parent))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    atomic_write(path, "".join(line + "\n" for line in lines))

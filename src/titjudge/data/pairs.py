@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
-from titjudge.data.manifest import read_text
 from titjudge.data.records import HumanPair, Item, RankRow, Vote, Winner
 from titjudge.errors import DataError, did_you_mean, where
+from titjudge.files import atomic_open, read_text
 
 PAIR_FIELDS = ("prompt_id", "item_a", "item_b", "winner")
 RANK_FIELDS = ("prompt_id", "item_id", "rank")
@@ -77,10 +77,8 @@ def header_of(path: Path, what: str) -> list[str]:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    """Write a CSV with Unix newlines, creating the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    """Write a CSV with Unix newlines atomically, creating the folder."""
+    with atomic_open(path) as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(header)
         writer.writerows(rows)

@@ -17,6 +17,7 @@ from typing import cast, get_args
 from titjudge.data.pairs import iter_csv
 from titjudge.data.records import ScoreRow, ScoreStatus
 from titjudge.errors import DataError, where
+from titjudge.files import atomic_open
 
 SCORE_COLUMNS: tuple[str, ...] = ("item_id", "variant", "score", "status")
 _STATUSES: tuple[str, ...] = get_args(ScoreStatus)
@@ -75,10 +76,7 @@ def write_scores(rows: Iterable[ScoreRow], path: str | os.PathLike[str]) -> None
 
     Scores are written with `repr`, the shortest text that reads back to the same float.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
+    with atomic_open(path) as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(SCORE_COLUMNS)
         for row in rows:
@@ -87,7 +85,6 @@ def write_scores(rows: Iterable[ScoreRow], path: str | os.PathLike[str]) -> None
             writer.writerow(
                 (row.item_id, row.variant, "" if row.score is None else repr(row.score), row.status)
             )
-    os.replace(tmp, path)
 
 
 def scores_by_variant(

@@ -12,7 +12,6 @@ parallel workers produce byte-identical files.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -33,6 +32,8 @@ from titjudge.data.synth_scene import ModelProfile, make_models, render, sample_
 from titjudge.data.synth_text import describe_rendering, write_prompt
 from titjudge.data.votes import AggregationResult, aggregate_votes
 from titjudge.errors import DataError
+from titjudge.files import atomic_write, jsonl_text
+from titjudge.models.replay import DescriptionLine
 
 #: every judge sees latent quality plus a per-image "appeal" shared by all judges (sd),
 #: so human verdicts track but do not equal the truth
@@ -163,9 +164,9 @@ def _prepare(out: Path, models: list[ModelProfile]) -> None:
         shutil.rmtree(out / "images", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     # mark the folder first, so an interrupted run can be regenerated in place
-    (out / "SYNTHETIC.md").write_text(
+    atomic_write(
+        out / "SYNTHETIC.md",
         "# SYNTHETIC BENCHMARK - NOT REAL DATA (generation incomplete or interrupted)\n",
-        encoding="utf-8",
     )
     for model in models:
         (out / "images" / model.name).mkdir(parents=True, exist_ok=True)
@@ -237,9 +238,7 @@ def synthesize(
         time.perf_counter() - started,
         workers,
     )
-    (out / "SYNTHETIC.md").write_text(
-        _readme(result, seed, image_size, annotators), encoding="utf-8"
-    )
+    atomic_write(out / "SYNTHETIC.md", _readme(result, seed, image_size, annotators))
     return result
 
 
@@ -253,24 +252,27 @@ def _write_outputs(
     ranks: list[RankRow],
 ) -> None:
     write_manifest(items, out / "manifest.jsonl")
-    with (out / "descriptions.jsonl").open("w", encoding="utf-8") as handle:
-        for s in synth_items:
-            record = {
-                "item_id": s.item_id,
-                "image": s.image,
-                "image_sha256": s.image_sha256,
-                "description": s.description,
-            }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    with (out / "elements.jsonl").open("w", encoding="utf-8") as handle:
-        for s in synth_items:
-            elements = [
+    descriptions = (
+        DescriptionLine(
+            item_id=s.item_id,
+            image=s.image,
+            image_sha256=s.image_sha256,
+            description=s.description,
+        ).model_dump()
+        for s in synth_items
+    )
+    atomic_write(out / "descriptions.jsonl", jsonl_text(descriptions))
+    elements = (
+        {
+            "item_id": s.item_id,
+            "elements": [
                 {"category": c, "element": label, "status": status}
                 for c, label, status in s.elements
-            ]
-            handle.write(
-                json.dumps({"item_id": s.item_id, "elements": elements}, ensure_ascii=False) + "\n"
-            )
+            ],
+        }
+        for s in synth_items
+    )
+    atomic_write(out / "elements.jsonl", jsonl_text(elements))
     write_votes(votes, out / "votes.csv")
     write_pairs(aggregation.pairs, out / "pairs.csv")
     write_ranks(ranks, out / "ranks.csv")

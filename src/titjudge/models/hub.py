@@ -97,9 +97,7 @@ class ModelHub:
         totals: dict[str, Usage] = {}
         for client in self._clients():
             for role, usage in client.usage.items():
-                total = totals.setdefault(role, Usage())
-                for name in vars(total):
-                    setattr(total, name, getattr(total, name) + getattr(usage, name))
+                totals[role] = totals.get(role, Usage()) + usage
         return totals
 
     def describe(self) -> list[dict[str, Any]]:
@@ -121,10 +119,4 @@ def _thinking_of(options: Any) -> dict[str, Any] | None:
 
 def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Usage]:
     """Per-role usage added between two `ModelHub.usage()` snapshots (one run on a shared hub)."""
-    delta: dict[str, Usage] = {}
-    for role, total in after.items():
-        start = before.get(role, Usage())
-        delta[role] = Usage(
-            **{name: getattr(total, name) - getattr(start, name) for name in vars(total)}
-        )
-    return delta
+    return {role: total - before.get(role, Usage()) for role, total in after.items()}

@@ -9,11 +9,13 @@ Replays are free, so they are not cached.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from titjudge.errors import DataError
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from titjudge.errors import DataError, where
+from titjudge.files import iter_jsonl, parse_record
 from titjudge.models.base import (
     Capabilities,
     GenerateRequest,
@@ -56,30 +58,46 @@ class ReplayBackend(TextBackend):
         return Generation(text=text, tokens_in=0, tokens_out=0, cost=0.0, finish_reason="stop")
 
 
+class DescriptionLine(BaseModel):
+    """One line of a descriptions file: the image (its sha256, or a path relative to the
+    file) and its description. Written by the synthetic benchmark, read by the replay."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    item_id: str | None = None
+    image: str | None = None
+    image_sha256: str | None = None
+    description: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _needs_description_and_image(cls, obj: Any) -> Any:
+        description = obj.get("description") if isinstance(obj, dict) else None
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError("missing 'description'")
+        if not (obj.get("image_sha256") or obj.get("image")):
+            raise ValueError("needs 'image_sha256' or 'image'")
+        return obj
+
+    def digest(self, folder: Path, loc: str) -> str:
+        """The image's sha256: as written, or hashed from the image file next to the file."""
+        if self.image_sha256:
+            return self.image_sha256
+        image = folder / str(self.image)
+        if not image.is_file():
+            raise DataError(f"{loc}: image {self.image!r} not found")
+        return hashlib.sha256(image.read_bytes()).hexdigest()
+
+
 def load_descriptions(path: Path) -> dict[str, str]:
+    """Image sha256 -> description; every problem is a DataError naming `file:line`."""
     if not path.is_file():
         raise DataError(f"{path}: replay descriptions file not found")
     found: dict[str, str] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
-            description = row.get("description") if isinstance(row, dict) else None
-            if not isinstance(description, str) or not description.strip():
-                raise DataError(f"{path}:{number}: missing 'description'")
-            digest = row.get("image_sha256")
-            if not digest and row.get("image"):
-                image = path.parent / str(row["image"])
-                if not image.is_file():
-                    raise DataError(f"{path}:{number}: image {row['image']!r} not found")
-                digest = hashlib.sha256(image.read_bytes()).hexdigest()
-            if not digest:
-                raise DataError(f"{path}:{number}: needs 'image_sha256' or 'image'")
-            found[str(digest)] = description
+    for number, obj in iter_jsonl(path, "replay descriptions file"):
+        loc = where(path, number)
+        line = parse_record(DescriptionLine, obj, loc)
+        found[line.digest(path.parent, loc)] = line.description
     return found
 
 

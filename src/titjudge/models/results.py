@@ -7,6 +7,7 @@ Shared by the call layer, the embedding client and the judges; it imports nothin
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -73,7 +74,15 @@ def incomplete_reason(gen: Generation, answer_budget: int) -> str | None:
 
 @dataclass
 class Usage:
-    """Totals for one role (describer, judge, ...) over a run."""
+    """What calls took: counts, tokens, money and time, for one role or a whole run.
+
+    Tokens, cost and latency count only what was paid for in this run, so a cache hit adds
+    a call and a hit but nothing else (it costs 0). Cost is kept honestly: `priced_cost`
+    sums the prices the provider or litellm reported, and `unpriced_calls` counts the paid
+    calls that came back without a price (a model litellm has no price for, a local or
+    self-hosted model, an embedding call). `cost` is the total only when every paid call
+    was priced, else None: unknown, never a made-up 0.
+    """
 
     calls: int = 0
     cache_hits: int = 0
@@ -84,21 +93,94 @@ class Usage:
     blocked: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    cost: float = 0.0
+    #: of tokens_out, thinking/reasoning tokens (where the provider said)
+    thinking_tokens: int = 0
+    priced_cost: float = 0.0
+    unpriced_calls: int = 0
     latency: float = 0.0
 
+    @classmethod
+    def of(cls, result: CallResult[Any]) -> Usage:
+        """One call's share."""
+        paid = not result.cached
+        return cls(
+            calls=1,
+            cache_hits=int(result.cached),
+            failures=int(not result.ok),
+            truncated=int(not result.ok and result.finish_reason in TRUNCATED),
+            blocked=int(not result.ok and result.finish_reason in BLOCKED),
+            tokens_in=result.tokens_in if paid else 0,
+            tokens_out=result.tokens_out if paid else 0,
+            thinking_tokens=(result.thinking_tokens or 0) if paid else 0,
+            priced_cost=(result.cost or 0.0) if paid else 0.0,
+            unpriced_calls=int(paid and result.cost is None),
+            latency=result.latency if paid else 0.0,
+        )
+
     def add(self, result: CallResult[Any]) -> None:
-        """Tokens, cost and latency count only what was paid for in this run (not cache hits)."""
-        self.calls += 1
-        self.cache_hits += result.cached
-        self.failures += not result.ok
-        self.truncated += not result.ok and result.finish_reason in TRUNCATED
-        self.blocked += not result.ok and result.finish_reason in BLOCKED
-        if not result.cached:
-            self.tokens_in += result.tokens_in
-            self.tokens_out += result.tokens_out
-            self.cost += result.cost or 0.0
-            self.latency += result.latency
+        """Count one more call (in place: the ledger a client keeps per role)."""
+        self.__iadd__(Usage.of(result))
+
+    def __iadd__(self, other: Usage) -> Usage:
+        for f in _FIELDS:
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        return self
+
+    def __add__(self, other: Usage) -> Usage:
+        return dataclasses.replace(self).__iadd__(other)
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What was added since `other` (an earlier snapshot of the same ledger)."""
+        return Usage(*(getattr(self, f.name) - getattr(other, f.name) for f in _FIELDS))
+
+    @property
+    def cost(self) -> float | None:
+        """The total cost, or None when some paid call's price is unknown."""
+        return None if self.unpriced_calls else self.priced_cost
+
+    def cost_text(self) -> str:
+        """`$0.0123`; `$0.0123 + 2 unpriced calls` when some are unknown; `cost unknown`
+        when no paid call was priced. Never `$0.0000` for a cost nobody reported."""
+        if not self.unpriced_calls:
+            return f"${self.priced_cost:.4f}"
+        unpriced = f"{self.unpriced_calls} unpriced call{'s' if self.unpriced_calls > 1 else ''}"
+        if self.priced_cost:
+            return f"${self.priced_cost:.4f} + {unpriced}"
+        return f"cost unknown ({unpriced})"
+
+    def text(self) -> str:
+        """One line: calls, cache hits, failures (cut, blocked), tokens, cost."""
+        cut = ", ".join(
+            f"{count} {name}"
+            for name, count in (("truncated", self.truncated), ("blocked", self.blocked))
+            if count
+        )
+        return (
+            f"{self.calls} calls, {self.cache_hits} cache hits, {self.failures} failures"
+            f"{f' ({cut})' if cut else ''}, {self.tokens_in}+{self.tokens_out} tokens, "
+            f"{self.cost_text()}"
+        )
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Usage:
+        """Back from `to_json` (a run's summary.json); `cost` is derived, so not read."""
+        return cls(**{f.name: obj[f.name] for f in _FIELDS if f.name in obj})
+
+    def to_json(self) -> dict[str, Any]:
+        """Every counter, plus `cost`: a number when known, null when unknown."""
+        return {**{f.name: getattr(self, f.name) for f in _FIELDS}, "cost": self.cost}
+
+
+_FIELDS = dataclasses.fields(Usage)
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """The sum of costs, or None when there are none or any is unknown (None): a partial
+    sum is not a total, and an unknown price is not 0. The rule `Usage.cost` follows."""
+    known = list(costs)
+    if not known or any(cost is None for cost in known):
+        return None
+    return sum(cost for cost in known if cost is not None)
 
 
 def usage_of(result: CallResult[Any]) -> dict[str, Any]:
@@ -146,5 +228,6 @@ __all__ = [
     "Usage",
     "from_hit",
     "incomplete_reason",
+    "total_cost",
     "usage_of",
 ]

@@ -28,6 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from titjudge.files import atomic_write
+from titjudge.models.results import total_cost
 from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult
 
 log = logging.getLogger(__name__)
@@ -181,7 +183,6 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         ]
         for p in data.pairs
     ]
-    describer_costs = [c for i in used if (c := data.items[i].describer_cost) is not None]
     variants = [
         {
             "name": s.name,
@@ -203,7 +204,7 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         "n_pairs": len(data.pairs),
         "n_outside": data.n_pairs_outside,
         "n_human_ties": sum(p.pair.winner == "tie" for p in data.pairs),
-        "describer_cost": sum(describer_costs) if describer_costs else None,
+        "describer_cost": total_cost(data.items[i].describer_cost for i in used),
         "n_missing_images": sum(1 for i in used if thumbs.get(data.items[i].image) is None),
     }
     return {
@@ -269,15 +270,9 @@ def render_page(payload: Mapping[str, Any], title: str) -> str:
 
 def write_audit_html(data: AuditData, out: Path, thumb_side: int = THUMB_SIDE) -> Path:
     """Build thumbnails and write the page to `out` (folders created)."""
-    from titjudge.report.run_dir import atomic_write
-
     used = {data.items[i].image for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
     thumbs = make_thumbnails(sorted(used), thumb_side)
     page = render_page(build_payload(data, thumbs), f"titjudge audit: {data.name}")
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, page)
-    umask = os.umask(0)
-    os.umask(umask)
-    out.chmod(0o666 & ~umask)  # a page to share, not a private temp file (mkstemp's 0600)
     return out

@@ -9,17 +9,16 @@ and CI) and from our own pair counts otherwise.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from titjudge.config import load_yaml
-from titjudge.data.manifest import iter_jsonl, load_manifest
+from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
-from titjudge.data.records import ScoreStatus
 from titjudge.errors import ConfigError, DataError, where
+from titjudge.files import iter_jsonl, read_json_object
+from titjudge.models.results import total_cost
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
@@ -31,15 +30,7 @@ from titjudge.report.audit.data import (
     classify,
     score_scale,
 )
-
-_STATUSES: tuple[str, ...] = ("ok", "failed", "fallback")
-
-
-def _opt_str(obj: dict[str, Any], key: str, loc: str) -> str | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise DataError(f"{loc}: field '{key}' must be a string or null, got {type(value).__name__}")
+from titjudge.report.item_line import ItemLine
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -47,50 +38,21 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _opt_num(value: Any) -> float | None:
-    """A finite number or None (costs and scores are never NaN in the views)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def parse_item_line(obj: dict[str, Any], loc: str) -> tuple[str, str, str, str, str, VariantResult]:
-    """Validate one items.jsonl line: (item_id, prompt_id, t2i_model, image, variant, result)."""
-    ids = []
-    for key in ("item_id", "prompt_id", "t2i_model", "variant"):
-        value = obj.get(key)
-        if not isinstance(value, str) or not value:
-            raise DataError(f"{loc}: field '{key}' must be a non-empty string, got {value!r}")
-        ids.append(value)
-    status = obj.get("status")
-    if status not in _STATUSES:
-        raise DataError(f"{loc}: status must be one of {', '.join(_STATUSES)}; got {status!r}")
-    score = obj.get("score")
-    if status == "failed":
-        if score is not None:
-            raise DataError(f"{loc}: status 'failed' must have score null, got {score!r}")
-    elif _opt_num(score) is None:
-        raise DataError(f"{loc}: status {status!r} needs a finite number as score, got {score!r}")
-    details = obj.get("details") or {}
-    if not isinstance(details, dict):
-        raise DataError(f"{loc}: field 'details' must be an object, got {type(details).__name__}")
-    describer = _mapping(obj.get("describer"))
-    result = VariantResult(
-        status=cast(ScoreStatus, status),
-        score=None if score is None else float(score),
-        rationale=_opt_str(obj, "rationale", loc),
-        error=_opt_str(obj, "error", loc),
-        raw=_opt_str(obj, "raw", loc),
-        details=details,
-        description=_opt_str(obj, "description", loc),
-        describer_error=describer.get("error") if isinstance(describer.get("error"), str) else None,
-        cost=_opt_num(obj.get("cost")),
-        tokens_in=int(obj.get("tokens_in") or 0),
-        tokens_out=int(obj.get("tokens_out") or 0),
-        cached=bool(obj.get("cached")),
+def _result(line: ItemLine) -> VariantResult:
+    return VariantResult(
+        status=line.status,
+        score=line.score,
+        rationale=line.rationale,
+        error=line.error,
+        raw=line.raw,
+        details=line.details,
+        description=line.description,
+        describer_error=line.describer.error,
+        cost=line.cost,
+        tokens_in=line.tokens_in,
+        tokens_out=line.tokens_out,
+        cached=line.cached,
     )
-    image = obj.get("image")
-    return ids[0], ids[1], ids[2], image if isinstance(image, str) else "", ids[3], result
 
 
 def load_items(path: Path) -> tuple[dict[str, AuditItem], list[str]]:
@@ -99,25 +61,24 @@ def load_items(path: Path) -> tuple[dict[str, AuditItem], list[str]]:
     variants: list[str] = []
     for number, obj in iter_jsonl(path, "run items file"):
         loc = where(path, number)
-        item_id, prompt_id, t2i_model, image, variant, result = parse_item_line(obj, loc)
+        line = ItemLine.parse(obj, loc)
         entry = raw.setdefault(
-            item_id,
+            line.item_id,
             {
-                "prompt_id": prompt_id,
-                "t2i_model": t2i_model,
-                "image": image,
+                "prompt_id": line.prompt_id,
+                "t2i_model": line.t2i_model,
+                "image": line.image,
                 "results": {},
                 "describer_cost": None,
             },
         )
-        if variant in entry["results"]:
-            raise DataError(f"{loc}: item {item_id!r} has a second {variant!r} line")
-        entry["results"][variant] = result
-        describer = obj.get("describer")
-        if isinstance(describer, dict) and entry["describer_cost"] is None:
-            entry["describer_cost"] = _opt_num(describer.get("cost"))
-        if variant not in variants:
-            variants.append(variant)
+        if line.variant in entry["results"]:
+            raise DataError(f"{loc}: item {line.item_id!r} has a second {line.variant!r} line")
+        entry["results"][line.variant] = _result(line)
+        if entry["describer_cost"] is None:
+            entry["describer_cost"] = line.describer.cost
+        if line.variant not in variants:
+            variants.append(line.variant)
     if not raw:
         raise DataError(f"{path}: run items file has no lines")
     items = {
@@ -148,16 +109,8 @@ def _config_path(config: dict[str, Any], key: str, config_file: Path) -> Path | 
     return path
 
 
-def _json_or_empty(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(loaded, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    return loaded
+def _json_or_empty(path: Path, what: str) -> dict[str, Any]:
+    return read_json_object(path, what) if path.is_file() else {}
 
 
 def summarise_variants(
@@ -172,7 +125,6 @@ def summarise_variants(
         for audit_pair in pairs:
             counts[audit_pair.verdicts[name].outcome] += 1
         results = [i.results[name] for i in items.values() if name in i.results]
-        costs = [r.cost for r in results if r.cost is not None]
         m = _mapping(metrics.get(name))
         scored = counts["agree"] + counts["disagree"] + counts["metric_tie"]
         ci = (m.get("ci") or {}).get("pairwise_accuracy")
@@ -187,7 +139,7 @@ def summarise_variants(
             ),
             n_failed=sum(r.status == "failed" for r in results),
             n_fallback=sum(r.status == "fallback" for r in results),
-            cost=sum(costs) if costs else None,
+            cost=total_cost(r.cost for r in results),
             counts=counts,
             scale=score_scale(
                 r.score for r in results if r.score is not None and r.status != "failed"
@@ -213,7 +165,7 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(f"{config_path}: data.manifest is missing; it holds the prompts")
     items, variants = load_items(items_path)
     prompts = {item.prompt_id: item.prompt for item in load_manifest(manifest_path)}
-    metrics = _json_or_empty(run_dir / "metrics.json")
+    metrics = _json_or_empty(run_dir / "metrics.json", "metrics file")
     settings = _mapping(metrics.get("settings"))
     round_digits = (
         settings.get("round_digits") if isinstance(settings.get("round_digits"), int) else None
@@ -234,7 +186,7 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(
             f"{pairs_path}: none of its {outside} pairs has both images in the run {run_dir}"
         )
-    summary = _json_or_empty(run_dir / "summary.json")
+    summary = _json_or_empty(run_dir / "summary.json", "summary file")
     return AuditData(
         run_dir=run_dir,
         name=str(config.get("name") or run_dir.name),

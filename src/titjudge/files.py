@@ -1,0 +1,146 @@
+"""Reading and writing the project's files: one atomic writer, one JSONL reader.
+
+Writing is atomic: the bytes go to a temp file in the target's own folder, are flushed to
+disk and then renamed over the target, so a reader never sees half a file and a failed
+write leaves the old file as it was (and no temp file behind). The file comes out with the
+mode a plain `open()` would give it (0666 less the umask), not a temp file's private 0600.
+An OS error while writing (a full disk, a read-only folder) is one DataError line.
+
+Reading turns OS, encoding and JSON problems into one DataError naming `file` or
+`file:line`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from titjudge.errors import DataError, where
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new, empty file next to `path`; the kernel applies the umask to its 0666 mode."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike[str], binary: bool = False) -> Iterator[IO[Any]]:
+    """A handle whose contents replace `path` when the block ends without an error.
+
+    Text handles write UTF-8 with newlines as given. The folder is created when missing.
+    """
+    path = Path(path)
+    tmp: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _create_temp(path)
+        handle: IO[Any] = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        )
+        with handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Replace `path` with `data` (text as UTF-8) atomically; see the module docstring."""
+    with atomic_open(path, binary=isinstance(data, bytes)) as handle:
+        handle.write(data)
+
+
+def read_text(path: Path, what: str) -> str:
+    """Read a UTF-8 text file (a BOM is dropped), turning OS errors into one-line DataErrors."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: expected a {what}, found a folder") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
+
+
+def iter_jsonl(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; bad JSON names file:line."""
+    for number, line in enumerate(read_text(path, what).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"{where(path, number)}: invalid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(obj, dict):
+            raise DataError(
+                f"{where(path, number)}: expected a JSON object, got {type(obj).__name__}"
+            )
+        yield number, obj
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON file that holds one object; anything else is a DataError naming the file."""
+    try:
+        loaded = json.loads(read_text(path, what))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(loaded, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    return loaded
+
+
+def parse_record(record: type[R], obj: dict[str, Any], loc: str) -> R:
+    """Validate one file line as `record`; the first problem is one DataError at `loc`.
+
+    A validator's own message (`ValueError`) is quoted as written; pydantic's messages name
+    the field.
+    """
+    try:
+        return record.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        cause = (first.get("ctx") or {}).get("error")
+        if first["type"] == "value_error" and cause is not None:
+            raise DataError(f"{loc}: {cause}") from None
+        field = ".".join(str(part) for part in first["loc"])
+        raise DataError(f"{loc}: field '{field}': {first['msg']}") from None
+
+
+def jsonl_text(records: Iterable[dict[str, Any]]) -> str:
+    """One compact JSON object per line (non-ASCII kept), each line ending in a newline."""
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+__all__ = [
+    "atomic_open",
+    "atomic_write",
+    "iter_jsonl",
+    "jsonl_text",
+    "parse_record",
+    "read_json_object",
+    "read_text",
+]

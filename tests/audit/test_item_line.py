@@ -1,0 +1,124 @@
+"""items.jsonl and description-file lines: one record each, shared by writer and reader."""
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from titjudge.data.records import Item
+from titjudge.errors import DataError
+from titjudge.judges.base import Described, JudgeOutcome
+from titjudge.models.replay import load_descriptions
+from titjudge.models.results import CallResult
+from titjudge.records import ItemResult
+from titjudge.report.audit.load import load_items
+from titjudge.report.item_line import ItemLine
+from titjudge.report.run_dir import write_items
+
+
+def result(item_id: str, call: CallResult[str] | None, text: str | None) -> ItemResult:
+    item = Item(item_id, "p1", "a red cat", Path(f"/img/{item_id}.png"), "m1")
+    outcomes = [
+        JudgeOutcome("llm", "ok", score=7, rationale="fine", tokens_in=9, cost=0.002),
+        JudgeOutcome("lex", "failed", error="no description"),
+    ]
+    return ItemResult(item, Described(text, call=call, error=None if text else "cut"), outcomes)
+
+
+def test_written_lines_read_back_through_the_same_record(tmp_path):
+    cut = CallResult(
+        ok=True, value="d", tokens_in=5, tokens_out=7, cost=None, latency=0.123456,
+        attempts=2, finish_reason="length", thinking_tokens=3, truncated=True,
+    )  # fmt: skip
+    plain = CallResult(ok=True, value="d", cost=0.001, finish_reason="stop", cached=True)
+    assert write_items(tmp_path, [result("b", cut, "desc"), result("a", plain, None)]) == 4
+    raw = [json.loads(x) for x in (tmp_path / "items.jsonl").read_text().splitlines()]
+    assert [(r["item_id"], r["variant"]) for r in raw] == [
+        ("a", "llm"), ("a", "lex"), ("b", "llm"), ("b", "lex"),
+    ]  # fmt: skip
+    assert list(raw[0]) == [
+        "item_id", "prompt_id", "t2i_model", "image", "variant", "status", "score", "rationale",
+        "error", "details", "raw", "description", "describer", "tokens_in", "tokens_out", "cost",
+        "latency", "cached",
+    ]  # fmt: skip
+    # a describer's finish reason, thinking tokens and truncation appear only when they say something
+    assert raw[0]["describer"] == {
+        "status": "failed", "error": "cut", "tokens_in": 0, "tokens_out": 0, "cost": 0.001,
+        "latency": 0.0, "cached": True, "attempts": 0,
+    }  # fmt: skip
+    assert raw[2]["describer"] == {
+        "status": "ok", "error": None, "tokens_in": 5, "tokens_out": 7, "cost": None,
+        "latency": 0.1235, "cached": False, "attempts": 2, "finish_reason": "length",
+        "thinking_tokens": 3, "truncated": True,
+    }  # fmt: skip
+    assert raw[0]["score"] == 7 and raw[1]["score"] is None
+    items, variants = load_items(tmp_path / "items.jsonl")
+    assert variants == ["llm", "lex"]
+    assert items["a"].describer_cost == 0.001 and items["b"].describer_cost is None
+    llm = items["b"].results["llm"]
+    assert (llm.status, llm.score, llm.rationale, llm.cost, llm.tokens_in) == (
+        "ok", 7.0, "fine", 0.002, 9,
+    )  # fmt: skip
+    assert items["a"].results["llm"].description is None
+    assert items["b"].results["lex"].error == "no description"
+
+
+GOOD = {"item_id": "a", "prompt_id": "p", "t2i_model": "m", "variant": "v", "status": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"item_id": ""}, "field 'item_id' must be a non-empty string, got ''"),
+        ({"variant": 3}, "field 'variant' must be a non-empty string, got 3"),
+        ({"score": "high"}, "status 'ok' needs a finite number as score, got 'high'"),
+        ({"score": float("nan")}, "status 'ok' needs a finite number as score, got nan"),
+        ({"status": "failed", "score": 2}, "status 'failed' must have score null, got 2"),
+        ({"score": 1, "details": [1]}, "field 'details' must be an object, got list"),
+        ({"score": 1, "rationale": 5}, "field 'rationale' must be a string or null, got int"),
+        ({"score": 1, "tokens_in": "x"}, "field 'tokens_in': Input should be a valid integer"),
+    ],
+)
+def test_a_malformed_items_line_is_one_clear_error(change, message):
+    with pytest.raises(DataError, match="^" + re.escape(f"items.jsonl:4: {message}")):
+        ItemLine.parse({**GOOD, "score": 1.5, **change}, "items.jsonl:4")
+
+
+def test_display_only_fields_are_read_leniently():
+    line = ItemLine.parse(
+        {**GOOD, "score": 2, "cost": "n/a", "image": 5, "describer": "?", "cached": 1}, "f:1"
+    )
+    assert (line.cost, line.image, line.describer.cost, line.cached) == (None, "", None, True)
+
+
+def test_description_lines_match_by_hash_or_by_image_file(tmp_path):
+    (tmp_path / "img.png").write_bytes(b"png bytes")
+    path = tmp_path / "descriptions.jsonl"
+    rows = [
+        {"image_sha256": "ab" * 32, "description": "by hash"},
+        {"item_id": "i2", "image": "img.png", "description": "by file"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    assert load_descriptions(path) == {
+        "ab" * 32: "by hash",
+        hashlib.sha256(b"png bytes").hexdigest(): "by file",
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"image": "img.png"}, "missing 'description'"),
+        ({"image": "img.png", "description": "  "}, "missing 'description'"),
+        ({"description": "x"}, "needs 'image_sha256' or 'image'"),
+        ({"image": "gone.png", "description": "x"}, "image 'gone.png' not found"),
+    ],
+)
+def test_a_malformed_description_line_names_file_and_line(tmp_path, row, message):
+    path = tmp_path / "descriptions.jsonl"
+    good = json.dumps({"image_sha256": "cd" * 32, "description": "ok"})
+    path.write_text(good + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="^" + re.escape(f"{path}:2: {message}")):
+        load_descriptions(path)
