@@ -335,7 +335,7 @@ def time_command(
 
 def synthetic(work: Path, n_prompts: int, n_models: int, seed: int = 0) -> Path:
     """The synthetic benchmark of that size under `work` (written once per suite run)."""
-    from titjudge.data.synth import synthesize
+    from titjudge.data.synth.benchmark import synthesize
 
     out = work / f"synth-{n_prompts}x{n_models}-s{seed}"
     stamp = out / ".bench-complete"

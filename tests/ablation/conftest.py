@@ -28,7 +28,7 @@ from doubles.server import (
     Reply,
 )
 
-from titjudge.data.synth import synthesize
+from titjudge.data.synth.benchmark import synthesize
 from titjudge.prompts.loader import load_template
 
 DESCRIBE_INSTRUCTION = load_template("describe_paper").render()[1]

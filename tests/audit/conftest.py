@@ -198,7 +198,7 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from titjudge.agents.runner import run
     from titjudge.cli.run import demo_config
     from titjudge.config import RunConfig, validate_config
-    from titjudge.data.synth import synthesize
+    from titjudge.data.synth.benchmark import synthesize
 
     root = tmp_path_factory.mktemp("audit-pipeline")
     synthesize(root / "data", n_prompts=5, n_models=5, seed=3)

@@ -48,7 +48,7 @@ from provider_server import (
 )
 
 from titjudge.cli import main
-from titjudge.data.synth import synthesize
+from titjudge.data.synth.benchmark import synthesize
 from titjudge.models.provider_schema import openai_strict_violations
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,11 +17,11 @@ from scipy.stats import spearmanr
 
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs, load_ranks, load_votes
-from titjudge.data.synth import SynthResult, synthesize
-from titjudge.data.synth_draw import draw_rendering, png_bytes
-from titjudge.data.synth_scene import Rendering, Scene, Subject, sample_scene
-from titjudge.data.synth_text import describe_rendering
-from titjudge.data.synth_vocab import COLOURS, NEUTRAL_COMPOSITION
+from titjudge.data.synth.benchmark import SynthResult, synthesize
+from titjudge.data.synth.draw import draw_rendering, png_bytes
+from titjudge.data.synth.scene import Rendering, Scene, Subject, sample_scene
+from titjudge.data.synth.text import describe_rendering
+from titjudge.data.synth.vocab import COLOURS, NEUTRAL_COMPOSITION
 from titjudge.errors import DataError
 
 N_PROMPTS, N_MODELS = 6, 5

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.synth import synthesize
+from titjudge.data.synth.benchmark import synthesize
 
 
 @pytest.fixture(scope="session")

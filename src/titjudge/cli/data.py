@@ -145,7 +145,7 @@ def _warn_list(header: str, lines: Sequence[str]) -> None:
 
 def synth(args: argparse.Namespace) -> int:
     """`data synth`: write the synthetic benchmark."""
-    from titjudge.data.synth import synthesize
+    from titjudge.data.synth.benchmark import synthesize
 
     result = synthesize(
         Path(args.out),

@@ -158,7 +158,7 @@ def demo(args: argparse.Namespace) -> int:
     """Synthesise a small benchmark, run replay + lexical (+ MiniLM when installed) on it."""
     from titjudge.agents.runner import run as run_pipeline
     from titjudge.config import RunConfig, dump_config, validate_config
-    from titjudge.data.synth import synthesize
+    from titjudge.data.synth.benchmark import synthesize
     from titjudge.errors import install_hint
 
     console = wide_console()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from titjudge.data.synth_scene import Relation, Rendering, Scene, Subject, relation_holds
+from titjudge.data.synth.scene import Relation, Rendering, Scene, Subject, relation_holds
 
 PROMPT_WORDS = (200, 280)
 DESCRIPTION_WORDS = (150, 300)

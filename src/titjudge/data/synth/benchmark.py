@@ -27,9 +27,9 @@ from titjudge.data.manifest import write_manifest
 from titjudge.data.pairs import write_csv, write_pairs, write_ranks, write_votes
 from titjudge.data.ranking import rank_items
 from titjudge.data.records import Item, RankRow, Vote, Winner
-from titjudge.data.synth_draw import draw_rendering, png_bytes
-from titjudge.data.synth_scene import ModelProfile, make_models, render, sample_scene
-from titjudge.data.synth_text import describe_rendering, write_prompt
+from titjudge.data.synth.draw import draw_rendering, png_bytes
+from titjudge.data.synth.scene import ModelProfile, make_models, render, sample_scene
+from titjudge.data.synth.text import describe_rendering, write_prompt
 from titjudge.data.votes import AggregationResult, aggregate_votes
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, jsonl_text

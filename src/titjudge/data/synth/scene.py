@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
-from titjudge.data.synth_vocab import (
+from titjudge.data.synth.vocab import (
     COLOURS,
     COMPOSITIONS,
     DETAILS,

@@ -17,8 +17,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageOps
 
-from titjudge.data.synth_scene import Rendering, Subject
-from titjudge.data.synth_vocab import RGB, Composition, Lighting, Setting, Style
+from titjudge.data.synth.scene import Rendering, Subject
+from titjudge.data.synth.vocab import RGB, Composition, Lighting, Setting, Style
 
 PLAIN_BACKDROP: RGB = (206, 204, 198)
 
