@@ -83,7 +83,8 @@ def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) ->
 
 
 def item_lines(results: Iterable[ItemResult]) -> Iterable[dict[str, Any]]:
-    for result in sorted(results, key=lambda r: r.item.item_id):
+    """One line per (item, variant), in the order given (a run's evaluator orders items by id)."""
+    for result in results:
         item, described = result.item, result.described
         call = described.call
         describer = {
