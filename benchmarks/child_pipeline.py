@@ -60,11 +60,12 @@ async def _titjudge(
         "status": outcome.status_counts,
     }
     if time_eval:  # the evaluator's share of the wall time, measured again on the same results
-        from titjudge.metrics.evaluate import evaluate_results
+        from titjudge.metrics.evaluate import evaluate_run
 
         _, human = load_run_data(config, limit)
         eval_started = time.perf_counter()
-        evaluate_results(outcome.results, human, seed=config.run.seed)
+        order = [judge.name for judge in config.judges]
+        evaluate_run(outcome.results, {}, human, order, seed=config.run.seed)
         extra["evaluate_seconds"] = time.perf_counter() - eval_started
     report = {"wall": wall, "cpu": cpu, "peak_rss_mib": peak_rss_mib(), **extra}
     print(json.dumps(report), flush=True)

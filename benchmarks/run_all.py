@@ -29,7 +29,7 @@ import api_throughput  # noqa: E402
 import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import embedding_judge  # noqa: E402
-import graph_fanout  # noqa: E402
+import graph_overhead  # noqa: E402
 import rate_limit  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
@@ -54,7 +54,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "overhead": (("overhead",), call_overhead.run),
     "embedding": (("embedding",), embedding_judge.run),
     "startup": (("startup",), cli_startup.run),
-    "graph": (("graph",), graph_fanout.run),
+    "graph": (("graph",), graph_overhead.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.data.records import Item
+from titjudge.data.records import Item, ScoreRow
 from titjudge.judges.base import Described, JudgeOutcome
+from titjudge.judges.pairwise import PairwiseRun
 from titjudge.models.results import Usage
 
 
@@ -23,6 +24,27 @@ class ItemResult:
     described: Described
     outcomes: list[JudgeOutcome]
     image_error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The one definition of a failed item: its description failed (a skipped one, which
+        no judge reads, is not a failure) or any of its judges failed. The progress bar, the
+        run's summary and exit code, and `titjudge score` all count this."""
+        return self.described.failed or any(o.status == "failed" for o in self.outcomes)
+
+
+@dataclass
+class RunEvaluation:
+    """What the evaluator hands the run writer: items in item-id order with the pairwise
+    judges' per-item outcomes attached, their score rows, the metrics ({} without human
+    data), the pairwise runs, per-variant status counts and the failed-item count."""
+
+    results: list[ItemResult]
+    rows: list[ScoreRow]
+    metrics: dict[str, Any]
+    pairwise: dict[str, PairwiseRun]
+    status_counts: dict[str, dict[str, int]]
+    n_failed_items: int
 
 
 @dataclass
@@ -45,9 +67,7 @@ class Progress:
 
     def item_done(self, result: ItemResult) -> None:
         self.done += 1
-        self.failed_items += (
-            any(o.status == "failed" for o in result.outcomes) or result.described.text is None
-        )
+        self.failed_items += result.failed
         if self.on_update is not None:
             self.on_update(self)
 

@@ -9,14 +9,22 @@ at once, and API rows keep their own rate limits.
 
 A row that fails entirely (describer misconfigured or unreachable) is recorded and the
 grid carries on; a column without any score is omitted with a note, never filled in.
+
+The grid is a LangGraph graph of two nodes: `rows` runs the rows one after another and
+`evaluate` turns their outcomes into what Tables 2-4 are made from (a cell per row and
+column, the rows' metrics, the notes). What both need comes from the run context.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
@@ -57,38 +65,106 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
     return cells
 
 
-async def run_row(
-    config: AblationConfig,
-    row: AblationDescriber,
-    columns: list[ColumnInfo],
-    out: Path,
-    *,
-    limit: int | None = None,
-    show_progress: bool = False,
-    hub: ModelHub | None = None,
-) -> RowResult:
+@dataclass
+class RowRun:
+    """One row as it ran: its run's outcome, or why it could not run at all."""
+
+    row: AblationDescriber
+    run_dir: Path
+    outcome: RunOutcome | None = None
+    error: str | None = None
+
+
+@dataclass
+class GridContext:
+    """The grid's fixed inputs, handed to both nodes as LangGraph's run context."""
+
+    config: AblationConfig
+    columns: list[ColumnInfo]
+    disabled: list[ColumnInfo]
+    out_dir: Path
+    hub: ModelHub
+    limit: int | None = None
+    show_progress: bool = False
+    on_row: Callable[[int, int, AblationDescriber], None] | None = None
+
+
+class GridState(TypedDict, total=False):
+    runs: list[RowRun]
+    result: AblationResult
+
+
+async def run_row(ctx: GridContext, row: AblationDescriber) -> RowRun:
     """Run one VLM row; a row that cannot run at all is returned with its error, not raised."""
-    result = RowResult(name=row.name, label=row.heading, model=row.model, run_dir=out)
+    found = RowRun(row=row, run_dir=ctx.out_dir / "rows" / row.name)
     try:
-        outcome = await run_async(
-            row_run_config(config, row),
-            limit=limit,
-            out=out,
-            show_progress=show_progress,
-            bootstrap=config.bootstrap,
-            hub=hub,
+        found.outcome = await run_async(
+            row_run_config(ctx.config, row),
+            limit=ctx.limit,
+            out=found.run_dir,
+            show_progress=ctx.show_progress,
+            bootstrap=ctx.config.bootstrap,
+            hub=ctx.hub,
         )
     except TitjudgeError as exc:
-        result.error = str(exc)
-        return result
+        found.error = str(exc)
     except Exception as exc:  # one broken backend must not lose the other rows of a long grid
         log.exception("ablation row %s crashed", row.name)
-        result.error = f"internal error: {type(exc).__name__}: {exc}"
-        return result
-    result.n_items, result.n_failed_items = outcome.n_items, outcome.n_failed_items
-    result.cells = _cells(outcome, columns)
-    result.metrics = outcome.metrics
+        found.error = f"internal error: {type(exc).__name__}: {exc}"
+    return found
+
+
+async def rows_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str, Any]:
+    """Every enabled row, one after another; a row's own VLM is released when it ends."""
+    ctx = runtime.context
+    rows = ctx.config.rows
+    shared_models = {c.own_model for c in ctx.config.columns if c.own_model}
+    runs = []
+    for index, row in enumerate(rows):
+        if ctx.on_row is not None:
+            ctx.on_row(index, len(rows), row)
+        runs.append(await run_row(ctx, row))
+        if row.model not in shared_models:
+            await ctx.hub.release(row.model)
+    return {"runs": runs}
+
+
+def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
+    """A row's cells (one per column) and metrics, from its run's outcome."""
+    row = found.row
+    result = RowResult(
+        name=row.name, label=row.heading, model=row.model, run_dir=found.run_dir, error=found.error
+    )
+    if found.outcome is not None:
+        outcome = found.outcome
+        result.n_items, result.n_failed_items = outcome.n_items, outcome.n_failed_items
+        result.cells = _cells(outcome, columns)
+        result.metrics = outcome.metrics
     return result
+
+
+async def evaluate_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    result = AblationResult(
+        name=ctx.config.name,
+        out_dir=ctx.out_dir,
+        columns=ctx.columns,
+        disabled=ctx.disabled,
+        rows=[row_result(found, ctx.columns) for found in state["runs"]],
+    )
+    result.notes = grid_notes(result)
+    return {"result": result}
+
+
+def build_grid_graph() -> Any:
+    """Compile the grid graph: rows -> evaluate."""
+    graph = StateGraph(GridState, context_schema=GridContext)
+    graph.add_node("rows", rows_node)
+    graph.add_node("evaluate", evaluate_node)
+    graph.add_edge(START, "rows")
+    graph.add_edge("rows", "evaluate")
+    graph.add_edge("evaluate", END)
+    return graph.compile()
 
 
 def grid_notes(result: AblationResult) -> list[str]:
@@ -151,49 +227,36 @@ async def run_ablation_async(
     on_row: Callable[[int, int, AblationDescriber], None] | None = None,
 ) -> AblationResult:
     """Run every enabled row, then write tables, heatmap and ablation.json into the out dir."""
-    rows = config.rows
     # a data problem is the user's and would fail every row alike: stop before anything (exit 2)
-    load_run_data(row_run_config(config, rows[0]), limit)
+    load_run_data(row_run_config(config, config.rows[0]), limit)
     out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
     labels = config.labels()
-    columns = [ColumnInfo(c.name, labels[c.name], c.kind, c.own_model) for c in config.columns]
-    disabled = [
-        ColumnInfo(c.name, c.label or c.name, c.kind, c.own_model)
-        for c in config.comparers
-        if not c.enabled
-    ]
     atomic_write(out_dir / "ablation.yaml", dump_config(config))
     # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
     # loads once, not once per row; each row's own VLM is released when its row ends.
     cache = CallCache(config.run.cache_dir)
     hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
-    shared_models = {c.own_model for c in config.columns if c.own_model}
-    results = []
+    ctx = GridContext(
+        config=config,
+        columns=[ColumnInfo(c.name, labels[c.name], c.kind, c.own_model) for c in config.columns],
+        disabled=[
+            ColumnInfo(c.name, c.label or c.name, c.kind, c.own_model)
+            for c in config.comparers
+            if not c.enabled
+        ],
+        out_dir=out_dir,
+        hub=hub,
+        limit=limit,
+        show_progress=show_progress,
+        on_row=on_row,
+    )
     try:
-        for index, row in enumerate(rows):
-            if on_row is not None:
-                on_row(index, len(rows), row)
-            results.append(
-                await run_row(
-                    config,
-                    row,
-                    columns,
-                    out_dir / "rows" / row.name,
-                    limit=limit,
-                    show_progress=show_progress,
-                    hub=hub,
-                )
-            )
-            if row.model not in shared_models:
-                await hub.release(row.model)
+        state = await build_grid_graph().ainvoke({}, context=ctx)
     finally:
         cache.save_run_stats(config.name)
         await hub.aclose()
         cache.close()
-    result = AblationResult(
-        name=config.name, out_dir=out_dir, columns=columns, disabled=disabled, rows=results
-    )
-    result.notes = grid_notes(result)
+    result: AblationResult = state["result"]
     write_outputs(result)
     return result
 

@@ -1,98 +1,83 @@
-"""The LangGraph graph: items -> chunks -> (describe -> judge) per chunk -> pairwise -> evaluate.
+"""The run graph: items -> (per-item graph, see nodes.py) -> pairwise -> evaluator.
 
-Shape chosen by measurement (benchmarks/graph_shape.py): one Send per item grows
-superlinearly (10k no-op items: 10 s; 20k: 45 s) while 64-item chunks stay near zero
-(20k: 0.08 s). Each chunk runs a small describe -> judge subgraph; its items run
-concurrently inside the nodes, bounded by each model's limiter, so many chunks can be
-in flight without exceeding any model's concurrency or rate limit.
+Fan-out shape, chosen by measurement (benchmarks/graph_overhead.py, RESULTS.md section 7):
+`items_in_flight` workers are started with one `Send` each; every worker takes the next
+item from the run's shared feed, runs it through the per-item graph and takes the next
+one as soon as that item is done. So no item waits for another (an item goes to its
+judges the moment its own description returns, and a slow item holds up only itself),
+at most `items_in_flight` images are in memory at once, and the graph's own cost per
+item stays flat as runs grow. One `Send` per item instead grows quadratically: LangGraph
+rebuilds the step's list of pending writes each time a task finishes, and waits on every
+task of the step each time one completes, so 20,000 one-item tasks in one step cost tens
+of seconds before any model is called.
 
 Pairwise judges need both images of a pair described, so they run in their own node
-once every chunk is done, over the run's pairs, `PAIR_CHUNK` pairs at a time; their
-per-item win rates join the item results before the evaluator sees them.
+once every item is done. The evaluator node returns everything the run writes
+(`RunEvaluation`); the runner writes it and recomputes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import operator
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from titjudge.agents.nodes import RunContext, attach_pairwise, describe_one, judge_one
+from titjudge.agents.nodes import RunContext, build_item_graph, item_result
 from titjudge.data.records import Item
 from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
-from titjudge.records import ItemResult
-
-CHUNK_SIZE = 64
+from titjudge.metrics.evaluate import evaluate_run
+from titjudge.records import ItemResult, RunEvaluation
 
 
 class RunState(TypedDict, total=False):
     items: list[Item]
+    #: one list per worker, in completion order; the evaluator orders them
     results: Annotated[list[ItemResult], operator.add]
     pairwise: dict[str, PairwiseRun]
-    evaluation: dict[str, Any]
+    evaluation: RunEvaluation
 
 
-class ChunkState(TypedDict, total=False):
-    chunk: list[Item]
-    described: list[Any]
-    results: list[ItemResult]
+class WorkerState(TypedDict):
+    feed: Iterator[Item]
 
 
-Evaluate = Callable[[list[ItemResult], dict[str, PairwiseRun]], dict[str, Any]]
+def items_in_flight(concurrency: int) -> int:
+    """Workers (items held at once): twice the model concurrency, so that while some items
+    wait on their judges others are being described and no model slot sits idle."""
+    return max(2, 2 * concurrency)
 
 
-def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZE) -> Any:
-    """Compile the run graph. `evaluate` turns all item results (pairwise win rates attached)
-    and the pairwise runs into metrics (may be trivial)."""
+def build_graph() -> Any:
+    """Compile the run graph; its nodes read the run's `RunContext` from `context=`."""
+    item_graph = build_item_graph()
 
-    async def describer(state: ChunkState) -> dict[str, Any]:
-        described = await asyncio.gather(*(describe_one(ctx, item) for item in state["chunk"]))
-        return {"described": list(described)}
+    async def worker(state: WorkerState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        done = []
+        for item in state["feed"]:
+            result = item_result(await item_graph.ainvoke({"item": item}, context=runtime.context))
+            runtime.context.progress.item_done(result)
+            done.append(result)
+        return {"results": done}
 
-    async def judge(state: ChunkState) -> dict[str, Any]:
-        async def one(item: Item, found: Any) -> ItemResult:
-            image, described, image_error = found
-            outcomes = await judge_one(ctx, item, image, described)
-            result = ItemResult(
-                item=item, described=described, outcomes=outcomes, image_error=image_error
-            )
-            ctx.progress.item_done(result)
-            return result
-
-        results = await asyncio.gather(
-            *(one(i, d) for i, d in zip(state["chunk"], state["described"], strict=True))
-        )
-        return {"results": list(results), "described": []}  # drop image bytes once judged
-
-    chunk_graph = StateGraph(ChunkState)
-    chunk_graph.add_node("describer", describer)
-    chunk_graph.add_node("judge", judge)
-    chunk_graph.add_edge(START, "describer")
-    chunk_graph.add_edge("describer", "judge")
-    chunk_graph.add_edge("judge", END)
-    chunk_app = chunk_graph.compile()
-
-    async def run_chunk(state: ChunkState) -> dict[str, Any]:
-        out = await chunk_app.ainvoke({"chunk": state["chunk"]})
-        return {"results": out["results"]}
-
-    def fan_out(state: RunState) -> list[Send] | str:
+    async def fan_out(state: RunState, config: RunnableConfig) -> list[Send] | str:
         items = state["items"]
         if not items:
             return "pairwise"
-        return [
-            Send("chunk", {"chunk": items[i : i + chunk_size]})
-            for i in range(0, len(items), chunk_size)
-        ]
+        feed = iter(items)
+        workers = min(len(items), config.get("max_concurrency") or len(items))
+        return [Send("items", {"feed": feed}) for _ in range(workers)]
 
-    async def pairwise(state: RunState) -> dict[str, Any]:
+    async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
         if not ctx.pairwise:
             return {"pairwise": {}}
-        results = sorted(state.get("results", []), key=lambda r: r.item.item_id)
+        results = state.get("results", [])
         items = [r.item for r in results]
         descriptions = {r.item.item_id: r.described for r in results}
         ctx.progress.pairs_total = len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise)
@@ -104,24 +89,31 @@ def build_graph(ctx: RunContext, evaluate: Evaluate, chunk_size: int = CHUNK_SIZ
         )
         return {"pairwise": {run.judge: run for run in runs}}
 
-    async def evaluator(state: RunState) -> dict[str, Any]:
-        runs = state.get("pairwise") or {}
-        ordered = sorted(state.get("results", []), key=lambda r: r.item.item_id)
-        ordered = attach_pairwise(ordered, runs, ctx.variant_order)
-        return {"evaluation": await asyncio.to_thread(evaluate, ordered, runs)}
+    async def evaluator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
+        evaluation = await asyncio.to_thread(
+            evaluate_run,
+            state.get("results", []),
+            state.get("pairwise") or {},
+            ctx.human,
+            ctx.variant_order,
+            bootstrap=ctx.bootstrap,
+            seed=ctx.seed,
+        )
+        return {"evaluation": evaluation}
 
-    graph = StateGraph(RunState)
-    graph.add_node("chunk", run_chunk)
+    graph = StateGraph(RunState, context_schema=RunContext)
+    graph.add_node("items", worker)
     graph.add_node("pairwise", pairwise)
     graph.add_node("evaluator", evaluator)
-    graph.add_conditional_edges(START, fan_out, ["chunk", "pairwise"])
-    graph.add_edge("chunk", "pairwise")
+    graph.add_conditional_edges(START, fan_out, ["items", "pairwise"])
+    graph.add_edge("items", "pairwise")
     graph.add_edge("pairwise", "evaluator")
     graph.add_edge("evaluator", END)
     return graph.compile()
 
 
-def run_config(concurrency: int, chunk_size: int = CHUNK_SIZE) -> dict[str, Any]:
-    """LangGraph run config: `max_concurrency` must sit at the top level (not in configurable)."""
-    chunks_in_flight = max(2, -(-2 * concurrency // chunk_size))
-    return {"max_concurrency": chunks_in_flight, "recursion_limit": 50}
+def run_config(concurrency: int) -> dict[str, Any]:
+    """LangGraph run config: `max_concurrency` (the workers, so the items in flight) must sit
+    at the top level, not in `configurable`."""
+    return {"max_concurrency": items_in_flight(concurrency), "recursion_limit": 50}

@@ -1,21 +1,27 @@
-"""The describer and judge steps for one chunk of items.
+"""The per-item graph: describe -> judge -> (fallback, only when needed) for one item.
 
-Every per-item error is caught here and becomes a failure record: one bad image or
-one failed call never cancels the LangGraph step (which would cancel its siblings).
+Every per-item error is caught inside these nodes and becomes a failure record: one bad
+image or one failed call never cancels a LangGraph step (which would cancel its siblings).
+What the nodes need comes from the run context (`Runtime[RunContext]`), never from the
+graph's state, which holds only this item's own data.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from titjudge.data.images import load_image
 from titjudge.data.records import HumanPair, Item
 from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
-from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
+from titjudge.judges.pairwise import PairwiseJudge
+from titjudge.metrics.evaluate import HumanData
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
@@ -26,10 +32,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RunContext:
-    """What the nodes need; closed over by the graph, not stored in its state.
+    """The run's fixed inputs, handed to every node as LangGraph's run context.
 
     `judges` score one item at a time; `pairwise` judges run after every item is
     described, over `pairs` (the run's human pairs; None: every pair within a prompt).
+    `human`, `bootstrap` and `seed` are the evaluator's.
     """
 
     describer: ModelClient
@@ -45,19 +52,30 @@ class RunContext:
     variant_order: list[str] = field(default_factory=list)
     #: keep descriptions cut at max_tokens (marked truncated) instead of failing them
     describe_keep_truncated: bool = False
+    human: HumanData | None = None
+    bootstrap: int = 1000
+    seed: int = 0
 
 
-async def describe_one(
-    ctx: RunContext, item: Item
-) -> tuple[ImageInput | None, Described, str | None]:
-    """Load the image and describe it; never raises for item-level problems."""
+class ItemState(TypedDict, total=False):
+    item: Item
+    image: ImageInput | None
+    image_error: str | None
+    described: Described
+    outcomes: list[JudgeOutcome]
+
+
+async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Load the image and describe it; a description no judge reads is skipped."""
+    ctx, item = runtime.context, state["item"]
     try:
         image = await asyncio.to_thread(load_image, item.image)
     except DataError as exc:
-        return None, Described(text=None, error=f"image: {exc}"), str(exc)
+        failed = Described(text=None, error=f"image: {exc}")
+        return {"image": None, "described": failed, "image_error": str(exc)}
     every = [*ctx.judges, *ctx.pairwise]
-    if not any(judge.needs_description for judge in every) and every:
-        return image, Described(text=None, error="not needed: no judge reads descriptions"), None
+    if every and not any(judge.needs_description for judge in every):
+        return {"image": image, "described": Described.skipped(), "image_error": None}
     system, user = ctx.describe_template.render()
     request = GenerateRequest(
         prompt=user,
@@ -73,17 +91,19 @@ async def describe_one(
         accept_truncated=ctx.describe_keep_truncated,
     )
     if not call.ok:
-        return image, Described(text=None, call=call, error=call.error), None
-    return image, Described(text=call.value, call=call), None
+        described = Described(text=None, call=call, error=call.error)
+    else:
+        described = Described(text=call.value, call=call)
+    return {"image": image, "described": described, "image_error": None}
 
 
-async def judge_one(
-    ctx: RunContext, item: Item, image: ImageInput | None, described: Described
-) -> list[JudgeOutcome]:
-    outcomes = list(
-        await asyncio.gather(*(_safe_judge(j, item, image, described) for j in ctx.judges))
+async def judge(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Every per-item judge on this item, concurrently."""
+    item, image, described = state["item"], state.get("image"), state["described"]
+    outcomes = await asyncio.gather(
+        *(_safe_judge(j, item, image, described) for j in runtime.context.judges)
     )
-    return apply_fallbacks(outcomes, ctx.fallbacks)
+    return {"outcomes": list(outcomes)}
 
 
 async def _safe_judge(
@@ -91,9 +111,20 @@ async def _safe_judge(
 ) -> JudgeOutcome:
     try:
         return await judge.judge(item, image, described)
-    except Exception as exc:  # a judge bug for one item must not cancel the chunk
+    except Exception as exc:  # a judge bug for one item must not cancel its siblings
         log.exception("judge %s crashed on item %s", judge.name, item.item_id)
         return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")
+
+
+async def route_fallback(state: ItemState, runtime: Runtime[RunContext]) -> str:
+    """To `fallback` only when a judge that has a configured fallback failed."""
+    fallbacks = runtime.context.fallbacks
+    needed = any(o.status == "failed" and o.variant in fallbacks for o in state["outcomes"])
+    return "fallback" if needed else END
+
+
+async def fallback(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    return {"outcomes": apply_fallbacks(state["outcomes"], runtime.context.fallbacks)}
 
 
 def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> list[JudgeOutcome]:
@@ -110,21 +141,24 @@ def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> 
     return outcomes
 
 
-def attach_pairwise(
-    results: list[ItemResult], runs: dict[str, PairwiseRun], order: list[str]
-) -> list[ItemResult]:
-    """Item results with each pairwise judge's per-item outcome (win rate) added, outcomes in
-    config order. Without pairwise runs the results are returned as they are."""
-    if not runs:
-        return results
-    from titjudge.metrics.pairwise_stats import item_outcomes
+def build_item_graph() -> Any:
+    """Compile the per-item graph (describe -> judge -> fallback when needed -> END)."""
+    graph = StateGraph(ItemState, context_schema=RunContext)
+    graph.add_node("describe", describe)
+    graph.add_node("judge", judge)
+    graph.add_node("fallback", fallback)
+    graph.add_edge(START, "describe")
+    graph.add_edge("describe", "judge")
+    graph.add_conditional_edges("judge", route_fallback, ["fallback", END])
+    graph.add_edge("fallback", END)
+    return graph.compile()
 
-    ids = [r.item.item_id for r in results]
-    per_judge = {name: item_outcomes(run, ids) for name, run in runs.items()}
-    rank = {name: i for i, name in enumerate(order)}
-    merged = []
-    for result in results:
-        outcomes = [*result.outcomes, *(found[result.item.item_id] for found in per_judge.values())]
-        outcomes.sort(key=lambda o: rank.get(o.variant, len(rank)))
-        merged.append(dataclasses.replace(result, outcomes=outcomes))
-    return merged
+
+def item_result(state: dict[str, Any]) -> ItemResult:
+    """The per-item graph's final state as the run's record (image bytes left behind)."""
+    return ItemResult(
+        item=state["item"],
+        described=state["described"],
+        outcomes=state.get("outcomes", []),
+        image_error=state.get("image_error"),
+    )

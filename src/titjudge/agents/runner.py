@@ -16,18 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.agents.graph import build_graph, run_config
-from titjudge.agents.nodes import RunContext, attach_pairwise
+from titjudge.agents.nodes import RunContext
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
-from titjudge.judges.pairwise import PairwiseJudge, PairwiseRun
+from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
-from titjudge.metrics.evaluate import HumanData, evaluate_results, score_rows
+from titjudge.metrics.evaluate import HumanData
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
-from titjudge.records import ItemResult, Progress
+from titjudge.records import ItemResult, Progress, RunEvaluation
 from titjudge.report import run_dir
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,9 @@ async def run_async(
             pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
             pairs=human.pairs if human is not None else None,
             variant_order=[j.name for j in config.judges],
+            human=human,
+            bootstrap=bootstrap,
+            seed=config.run.seed,
         )
         resolved = {
             "describer": {**describer.backend.describe(), "template": template.record()},
@@ -129,52 +132,31 @@ async def run_async(
             "limit": limit,
         }
         run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
-
-        def evaluate(results: list[ItemResult], pairwise: dict[str, PairwiseRun]) -> dict[str, Any]:
-            return evaluate_results(
-                results, human, bootstrap=bootstrap, seed=config.run.seed, pairwise=pairwise
-            )
-
-        app = build_graph(ctx, evaluate)
         with _progress_bar(progress, show_progress):
-            state = await app.ainvoke(
-                {"items": items, "results": []}, run_config(config.run.concurrency)
+            state = await build_graph().ainvoke(
+                {"items": items, "results": []}, run_config(config.run.concurrency), context=ctx
             )
-        runs: dict[str, PairwiseRun] = state.get("pairwise") or {}
-        results = attach_pairwise(
-            sorted(state["results"], key=lambda r: r.item.item_id), runs, ctx.variant_order
-        )
-        metrics: dict[str, Any] = state.get("evaluation") or {}
+        evaluation: RunEvaluation = state["evaluation"]
     finally:
         if owned:
             cache.save_run_stats(config.name)
             await hub.aclose()
-    rows = score_rows(results)
-    run_dir.write_score_rows(out_dir, rows)
+    results, runs, metrics = evaluation.results, evaluation.pairwise, evaluation.metrics
+    run_dir.write_score_rows(out_dir, evaluation.rows)
     run_dir.write_items(out_dir, results)
     for run in runs.values():
         run_dir.write_pairs(out_dir, run)
     if metrics:
         run_dir.write_json(out_dir, "metrics.json", metrics)
-    counts: dict[str, dict[str, int]] = {}
-    for row in rows:
-        per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
-        per[row.status] += 1
-    n_failed = sum(
-        1
-        for r in results
-        if any(o.status == "failed" for o in r.outcomes)
-        or (not r.outcomes and r.described.text is None)
-    )
     summary = {
         "name": config.name,
         "items": len(results),
-        "failed_items": n_failed,
+        "failed_items": evaluation.n_failed_items,
         "image_errors": sum(1 for r in results if r.image_error),
         "describer_failures": sum(
             1 for r in results if r.described.text is None and r.described.call is not None
         ),
-        "variants": counts,
+        "variants": evaluation.status_counts,
         "usage": {
             role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
         },
@@ -195,8 +177,8 @@ async def run_async(
     return RunOutcome(
         out_dir=out_dir,
         n_items=len(results),
-        n_failed_items=n_failed,
-        status_counts=counts,
+        n_failed_items=evaluation.n_failed_items,
+        status_counts=evaluation.status_counts,
         metrics=metrics,
         summary=summary,
         results=results,

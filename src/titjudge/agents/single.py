@@ -1,5 +1,5 @@
-"""Score one image against one prompt with a config's describer and judges (no graph,
-no human data): the `titjudge score` command and `titjudge.score()`."""
+"""Score one image against one prompt with a config's describer and judges (the per-item
+graph alone, no human data): the `titjudge score` command and `titjudge.score()`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.nodes import RunContext, describe_one, judge_one
+from titjudge.agents.nodes import RunContext, build_item_graph, item_result
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
@@ -16,6 +16,7 @@ from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.judges.registry import build_judges
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
+from titjudge.records import ItemResult
 
 #: used when `score` gets no config: the paper's best TIT-Score-LLM setting
 DEFAULT_SCORE_CONFIG = {
@@ -42,8 +43,20 @@ DEFAULT_SCORE_CONFIG = {
 class SingleScore:
     image: Path
     prompt: str
-    described: Described
-    outcomes: list[JudgeOutcome]
+    result: ItemResult
+
+    @property
+    def described(self) -> Described:
+        return self.result.described
+
+    @property
+    def outcomes(self) -> list[JudgeOutcome]:
+        return self.result.outcomes
+
+    @property
+    def failed(self) -> bool:
+        """Failed as a run counts a failed item (`ItemResult.failed`)."""
+        return self.result.failed
 
 
 def default_score_config() -> RunConfig:
@@ -79,14 +92,13 @@ async def score_async(
             judges=judges,
             fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
         )
-        loaded, described, image_error = await describe_one(ctx, item)
-        if image_error:
-            raise DataError(image_error)
-        outcomes = await judge_one(ctx, item, loaded, described)
+        result = item_result(await build_item_graph().ainvoke({"item": item}, context=ctx))
     finally:
         await hub.aclose()
         cache.close()
-    return SingleScore(image=image, prompt=prompt, described=described, outcomes=outcomes)
+    if result.image_error:
+        raise DataError(result.image_error)
+    return SingleScore(image=image, prompt=prompt, result=result)
 
 
 def score(image: str | Path, prompt: str, config: RunConfig | None = None) -> SingleScore:

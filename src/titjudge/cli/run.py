@@ -101,11 +101,12 @@ def score(args: argparse.Namespace) -> int:
     # model text and provider errors are untrusted: no markup, no terminal control
     if described.text is not None:
         console.print(terminal_safe(described.text), markup=False, highlight=False)
+    elif described.status == "skipped":
+        console.print("skipped: no judge reads descriptions", highlight=False)
     else:
         console.print(
             f"failed: {terminal_safe(described.error)}", markup=False, style="red", highlight=False
         )
-    failed = 0
     for outcome in result.outcomes:
         console.rule(escape(terminal_safe(f"{outcome.variant} [{outcome.status}]")), style="cyan")
         if outcome.score is not None:
@@ -116,8 +117,7 @@ def score(args: argparse.Namespace) -> int:
             console.print(
                 f"error: {terminal_safe(outcome.error)}", markup=False, style="red", highlight=False
             )
-        failed += outcome.status == "failed"
-    return 1 if failed or described.text is None else 0
+    return 1 if result.failed else 0
 
 
 # ----------------------------------------------------------------------------- demo

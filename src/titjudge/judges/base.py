@@ -11,15 +11,32 @@ from titjudge.models.base import ImageInput
 from titjudge.models.results import CallResult
 
 Status = Literal["ok", "failed", "fallback"]
+#: ok: a description; failed: none, `error` says why; skipped: none asked for, because no
+#: judge of the run reads descriptions
+DescribedStatus = Literal["ok", "failed", "skipped"]
 
 
 @dataclass
 class Described:
-    """The describer's output for one item (or why there is none)."""
+    """The describer's output for one item (or why there is none). Without an explicit
+    `status`, a text means ok and no text means failed."""
 
     text: str | None
     call: CallResult[str] | None = None
     error: str | None = None
+    status: DescribedStatus | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            self.status = "ok" if self.text is not None else "failed"
+
+    @classmethod
+    def skipped(cls) -> Described:
+        return cls(text=None, error="not needed: no judge reads descriptions", status="skipped")
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
 
 
 @dataclass

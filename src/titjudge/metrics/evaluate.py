@@ -1,5 +1,9 @@
 """The evaluator step: item results -> score rows -> metrics against human data.
 
+`evaluate_run` is the whole step: it orders the items by id (the one place a run sorts
+them), attaches the pairwise judges' per-item outcomes, makes the score rows, computes the
+metrics and counts statuses and failed items; the run writes what it returns as it is.
+
 A variant that fell back for some items holds scores from two judges. Pairs that
 compare a judged score with a fallback score are left out of that variant's pairwise
 metrics and counted (`n_pairs_mixed_source`), so two scales are never compared.
@@ -17,6 +21,7 @@ the N repeats (the TIFA k-subset view of scorer randomness).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +30,7 @@ from typing import Any
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.judges.pairwise import PairwiseRun
 from titjudge.judges.repeats import repeat_count, repeat_score_rows
-from titjudge.records import ItemResult
+from titjudge.records import ItemResult, RunEvaluation
 
 #: metrics whose spread across repeats is reported
 REPEAT_METRICS = (
@@ -55,25 +60,73 @@ class HumanData:
     items: list[Item]
 
 
+def evaluate_run(
+    results: Sequence[ItemResult],
+    pairwise: Mapping[str, PairwiseRun],
+    human: HumanData | None,
+    variant_order: Sequence[str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> RunEvaluation:
+    """Everything the run writes, from the item results in any order and the pairwise runs."""
+    ordered = attach_pairwise(
+        sorted(results, key=lambda r: r.item.item_id), pairwise, variant_order
+    )
+    rows = score_rows(ordered)
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
+        per[row.status] += 1
+    return RunEvaluation(
+        results=ordered,
+        rows=rows,
+        metrics=_metrics(ordered, rows, human, bootstrap, seed, pairwise),
+        pairwise=dict(pairwise),
+        status_counts=counts,
+        n_failed_items=sum(1 for r in ordered if r.failed),
+    )
+
+
+def attach_pairwise(
+    results: list[ItemResult], runs: Mapping[str, PairwiseRun], order: Sequence[str]
+) -> list[ItemResult]:
+    """Item results with each pairwise judge's per-item outcome (win rate) added, outcomes in
+    config order. Without pairwise runs the results are returned as they are."""
+    if not runs:
+        return results
+    from titjudge.metrics.pairwise_stats import item_outcomes
+
+    ids = [r.item.item_id for r in results]
+    per_judge = {name: item_outcomes(run, ids) for name, run in runs.items()}
+    rank = {name: i for i, name in enumerate(order)}
+    merged = []
+    for result in results:
+        outcomes = [*result.outcomes, *(found[result.item.item_id] for found in per_judge.values())]
+        outcomes.sort(key=lambda o: rank.get(o.variant, len(rank)))
+        merged.append(dataclasses.replace(result, outcomes=outcomes))
+    return merged
+
+
 def score_rows(results: Sequence[ItemResult]) -> list[ScoreRow]:
+    """One row per (item, variant), in the order of `results`; a failed outcome has no score."""
     rows = []
-    for result in sorted(results, key=lambda r: r.item.item_id):
+    for result in results:
         for outcome in result.outcomes:
             score = outcome.score if outcome.status != "failed" else None
             rows.append(ScoreRow(result.item.item_id, outcome.variant, score, outcome.status))
     return rows
 
 
-def evaluate_results(
+def _metrics(
     results: Sequence[ItemResult],
+    rows: list[ScoreRow],
     human: HumanData | None,
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    pairwise: Mapping[str, PairwiseRun] | None = None,
+    bootstrap: int,
+    seed: int,
+    pairwise: Mapping[str, PairwiseRun],
 ) -> dict[str, Any]:
     """Metrics per variant; `{}` without human data (the run then only writes scores)."""
-    rows = score_rows(results)
     if human is None or not human.pairs or not rows:
         return {}
     from titjudge.metrics.summary import evaluate
@@ -87,10 +140,10 @@ def evaluate_results(
         entry = dict(redone[variant])
         entry["n_pairs_mixed_source"] = len(human.pairs) - len(clean)
         summary[variant] = entry
-    for name, run in (pairwise or {}).items():
+    for name, run in pairwise.items():
         if name in summary:
             summary[name] = _with_verdicts(summary[name], run, human, bootstrap, seed)
-    for variant, spread in _repeat_spreads(results, human, pairwise or {}).items():
+    for variant, spread in _repeat_spreads(results, human, pairwise).items():
         if variant in summary:
             summary[variant] = {**summary[variant], "repeats": spread}
     return summary
@@ -123,10 +176,9 @@ def _repeat_spreads(
     from titjudge.metrics.pairwise_stats import verdict_accuracy
     from titjudge.metrics.summary import evaluate
 
-    ordered = sorted(results, key=lambda r: r.item.item_id)
-    ids = [r.item.item_id for r in ordered]
+    ids = [r.item.item_id for r in results]
     by_variant: dict[str, list[Any]] = {}
-    for result in ordered:
+    for result in results:
         for outcome in result.outcomes:
             by_variant.setdefault(outcome.variant, []).append(outcome)
     spreads = {}

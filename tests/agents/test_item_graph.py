@@ -1,0 +1,197 @@
+"""The per-item graph's routing and the run graph's fan-out, with in-process stand-ins for
+the describer and the judges (no server, no model)."""
+
+import asyncio
+import json
+
+from PIL import Image
+
+import titjudge.agents.graph as graph_module
+from titjudge.agents.graph import build_graph
+from titjudge.agents.nodes import RunContext, build_item_graph
+from titjudge.agents.runner import run_async
+from titjudge.config import RunConfig, validate_config
+from titjudge.data.records import Item
+from titjudge.judges.base import Judge, JudgeOutcome
+from titjudge.models.results import CallResult
+from titjudge.prompts.loader import load_template
+from titjudge.records import RunEvaluation
+
+
+class FixedJudge(Judge):
+    """Scores every item `score`, or fails every item when `score` is None."""
+
+    def __init__(self, name, score, needs_description=False):
+        self.name, self.score, self.needs_description = name, score, needs_description
+
+    async def judge(self, item, image, described):
+        if self.score is None:
+            return JudgeOutcome.failed(self.name, "refused")
+        return JudgeOutcome(self.name, "ok", score=self.score, rationale="fine")
+
+
+class GatedDescriber:
+    """Describes every image at once, except the image of `slow_id`: that one waits until
+    `release` is set."""
+
+    def __init__(self, slow_id):
+        self.slow_id, self.release, self.order = slow_id, asyncio.Event(), []
+
+    async def text(self, request, **_):
+        item_id = request.images[0].path.stem
+        if item_id == self.slow_id:
+            await self.release.wait()
+        return CallResult(ok=True, value=f"a description of {item_id}")
+
+
+class RecordingJudge(Judge):
+    """Reads descriptions; records the order it judged items in and calls `on_judged`."""
+
+    name = "reader"
+
+    def __init__(self, on_judged):
+        self.on_judged, self.order = on_judged, []
+
+    async def judge(self, item, image, described):
+        self.order.append(item.item_id)
+        self.on_judged(item.item_id)
+        return JudgeOutcome(self.name, "ok", score=float(len(described.text)))
+
+
+def _items(tmp_path, ids):
+    items = []
+    for item_id in ids:
+        path = tmp_path / f"{item_id}.png"
+        Image.new("RGB", (4, 4), (10, 20, 30)).save(path)
+        items.append(Item(item_id, "p1", "a red cube", path, "m"))
+    return items
+
+
+def _ctx(judges, fallbacks=None, describer=None, **extra):
+    return RunContext(
+        describer=describer,
+        describe_template=load_template("describe_paper"),
+        describe_max_tokens=64,
+        describe_temperature=0.0,
+        judges=judges,
+        fallbacks=fallbacks or {},
+        variant_order=[j.name for j in judges],
+        **extra,
+    )
+
+
+async def _visited(ctx, item):
+    app, nodes, final = build_item_graph(), [], {}
+    async for update in app.astream({"item": item}, stream_mode="updates", context=ctx):
+        for node, values in update.items():
+            nodes.append(node)
+            final.update(values)
+    return nodes, final
+
+
+def test_fallback_node_runs_only_when_a_judge_with_a_fallback_failed(tmp_path):
+    item = _items(tmp_path, ["a"])[0]
+    failing, backup, other = FixedJudge("main", None), FixedJudge("backup", 0.4), FixedJudge("x", 1)
+
+    nodes, final = asyncio.run(_visited(_ctx([failing, backup], {"main": "backup"}), item))
+    assert nodes == ["describe", "judge", "fallback"]
+    main = final["outcomes"][0]
+    assert (main.status, main.score, main.error) == ("fallback", 0.4, "refused")
+    assert main.rationale == "[fallback to backup] fine"
+    assert main.details["fallback_from"] == "backup"
+
+    nodes, final = asyncio.run(
+        _visited(_ctx([FixedJudge("main", 0.9), backup], {"main": "backup"}), item)
+    )
+    assert nodes == ["describe", "judge"] and final["outcomes"][0].status == "ok"
+
+    # a failed judge without a fallback of its own does not take the edge
+    nodes, final = asyncio.run(_visited(_ctx([failing, other], {"x": "main"}), item))
+    assert nodes == ["describe", "judge"] and final["outcomes"][0].status == "failed"
+
+
+def test_no_describer_call_when_no_judge_reads_descriptions(tmp_path):
+    item = _items(tmp_path, ["a"])[0]
+    _, final = asyncio.run(_visited(_ctx([FixedJudge("img", 0.5)], describer=None), item))
+    assert final["described"].status == "skipped"
+
+
+def test_an_item_is_judged_as_soon_as_its_own_description_returns(tmp_path):
+    ids = [f"i{n:02d}" for n in range(12)]
+    items = _items(tmp_path, ids)
+    describer = GatedDescriber(slow_id="i00")
+
+    def on_judged(item_id):
+        if len(judge.order) == len(ids) - 1:  # every other item is judged: let i00 go
+            describer.release.set()
+
+    judge = RecordingJudge(on_judged)
+    ctx = _ctx([judge], describer=describer)
+    app = build_graph()
+    state = asyncio.run(
+        asyncio.wait_for(
+            app.ainvoke({"items": items, "results": []}, {"max_concurrency": 4}, context=ctx),
+            timeout=30,
+        )
+    )
+    assert judge.order[-1] == "i00" and sorted(judge.order) == ids
+    evaluation = state["evaluation"]
+    assert [r.item.item_id for r in evaluation.results] == ids  # ordered by id once, at the end
+    assert evaluation.n_failed_items == 0 and evaluation.status_counts == {
+        "reader": {"ok": 12, "fallback": 0, "failed": 0}
+    }
+    assert ctx.progress.done == 12
+
+
+def _replay_config(synth_data, tmp_path):
+    raw = {
+        "name": "replayed",
+        "data": {
+            "manifest": str(synth_data / "manifest.jsonl"),
+            "human_pairs": str(synth_data / "pairs.csv"),
+        },
+        "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
+        "judges": [{"name": "lexical", "kind": "lexical"}],
+        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+    }
+    return validate_config(raw, RunConfig, "test config")
+
+
+def test_results_come_out_in_item_order_whatever_order_items_finish(synth_data, tmp_path):
+    config = _replay_config(synth_data, tmp_path)
+    outcome = asyncio.run(run_async(config))
+    ids = [r.item.item_id for r in outcome.results]
+    assert ids == sorted(ids) and len(ids) == 16
+    lines = (outcome.out_dir / "items.jsonl").read_text().splitlines()
+    assert [json.loads(line)["item_id"] for line in lines] == ids
+
+
+def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, monkeypatch):
+    config = _replay_config(synth_data, tmp_path)
+    seen = {}
+
+    def marked(results, pairwise, human, order, **kwargs):
+        seen["n"] = len(results)
+        kept = sorted(results, key=lambda r: r.item.item_id)[:2]
+        return RunEvaluation(
+            results=kept,
+            rows=[],
+            metrics={"marker": {"pairwise_accuracy": 0.123}},
+            pairwise={},
+            status_counts={"marker": {"ok": 7, "fallback": 0, "failed": 5}},
+            n_failed_items=5,
+        )
+
+    monkeypatch.setattr(graph_module, "evaluate_run", marked)
+    outcome = asyncio.run(run_async(config))
+    out = outcome.out_dir
+    assert seen["n"] == 16
+    assert json.loads((out / "metrics.json").read_text()) == {
+        "marker": {"pairwise_accuracy": 0.123}
+    }
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["failed_items"] == 5 and summary["items"] == 2
+    assert summary["variants"] == {"marker": {"ok": 7, "fallback": 0, "failed": 5}}
+    assert (out / "scores.csv").read_text().strip() == "item_id,variant,score,status"
+    assert len((out / "items.jsonl").read_text().splitlines()) == 2
+    assert outcome.exit_code == 1 and outcome.n_failed_items == 5
