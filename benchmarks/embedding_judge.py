@@ -23,7 +23,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,9 +67,10 @@ def load_pairs(data: Path) -> list[tuple[str, str]]:
 
 def build_backend(path: Path, device: str, dtype: str | None, batch_size: int | None) -> Any:
     from titjudge.models.embed import LocalEmbeddingBackend
+    from titjudge.models.options import ModelOptions
     from titjudge.models.spec import parse_model_spec
 
-    options = SimpleNamespace(device=device, dtype=dtype, batch_size=batch_size, params={})
+    options = ModelOptions(device=device, dtype=dtype, batch_size=batch_size)
     return LocalEmbeddingBackend(parse_model_spec(f"embed:{path}"), options)
 
 

@@ -47,6 +47,7 @@ from titjudge.models.local_common import (
     weights_fingerprint,
     with_torch_threads,
 )
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ _LEGACY_POOLING_FLAGS = {
 DEFAULT_MAX_LENGTH = 8192
 
 
-def build(spec: ModelSpec, options: Any) -> LocalEmbeddingBackend:
+def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
     """Registry entry point (`embed:`)."""
     return LocalEmbeddingBackend(spec, options)
 
@@ -199,20 +200,18 @@ def pool(hidden: torch.Tensor, mask: torch.Tensor, modes: tuple[str, ...]) -> to
 class LocalEmbeddingBackend(EmbeddingBackend):
     """A local embedding model behind the EmbeddingBackend interface; see the module docstring."""
 
-    def __init__(self, spec: ModelSpec, options: Any):
+    def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
         from transformers import AutoModel, AutoTokenizer
 
-        params = check_params(spec, getattr(options, "params", None) or {}, PARAMS)
+        params = check_params(spec, options.params, PARAMS)
         self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
         trust = bool(params.get("trust_remote_code", False))
         self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
         self.plan = read_pooling_plan(spec, self.checkpoint)
-        self.device = resolve_device(spec, getattr(options, "device", None))
-        self.dtype = resolve_dtype(spec, getattr(options, "dtype", None), self.device)
-        self.batch_size = int(
-            getattr(options, "batch_size", None) or (16 if self.device.type == "cpu" else 32)
-        )
+        self.device = resolve_device(spec, options.device)
+        self.dtype = resolve_dtype(spec, options.dtype, self.device)
+        self.batch_size = options.batch_size or (16 if self.device.type == "cpu" else 32)
         common: dict[str, Any] = {"trust_remote_code": trust, **self.checkpoint.load_kwargs()}
         if self.plan.transformer_path:
             common["subfolder"] = self.plan.transformer_path

@@ -29,6 +29,7 @@ from titjudge.models.base import (
     TokenLogprobs,
     TransientError,
 )
+from titjudge.models.options import ModelOptions
 from titjudge.models.provider_schema import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.spec import ModelSpec
 from titjudge.models.thinking import ThinkingError, model_family, plan_thinking
@@ -63,16 +64,16 @@ class LiteLLMBackend(TextBackend):
     #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
     default_concurrency = 1024
 
-    def __init__(self, spec: ModelSpec, options: Any):
+    def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
-        self.api_base: str | None = getattr(options, "api_base", None)
-        self.api_key_env: str | None = getattr(options, "api_key_env", None)
-        self.timeout: float = float(getattr(options, "timeout", 120.0))
-        self.params: dict[str, Any] = copy.deepcopy(dict(getattr(options, "params", {}) or {}))
+        self.api_base = options.api_base
+        self.api_key_env = options.api_key_env
+        self.timeout = options.timeout
+        self.params: dict[str, Any] = copy.deepcopy(options.params)
         self.json_mode: bool = bool(self.params.pop("json_schema_mode", True))
         self.family = model_family(spec, self.api_base)
         try:
-            self.thinking = plan_thinking(spec, getattr(options, "thinking", None), self.api_base)
+            self.thinking = plan_thinking(spec, options.thinking, self.api_base)
         except ThinkingError as exc:
             raise ConfigError(str(exc)) from None
         self._api_key = self._read_key()
@@ -408,5 +409,5 @@ def _litellm_version() -> str:
     return version("litellm")
 
 
-def build(spec: ModelSpec, options: Any) -> LiteLLMBackend:
+def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:
     return LiteLLMBackend(spec, options)
