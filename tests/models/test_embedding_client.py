@@ -177,3 +177,23 @@ def test_a_text_claimed_by_another_run_is_waited_for_not_recomputed(tmp_path):
     assert mine.ok and mine.value == [4.0, 1.0] and not mine.cached
     assert shared.cached and shared.value == [7.0, 1.0]
     assert backend.requests == 1
+
+
+def test_a_cached_text_is_not_held_back_by_a_computed_one_beside_it(tmp_path):
+    backend = ScriptedBackend(delay=0.3)
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), fast())
+    asyncio.run(client.embed(["the prompt"], role="j"))
+    finished = []
+
+    async def judge(texts, name):
+        await client.embed(texts, role="j")
+        finished.append(name)
+
+    async def both():
+        await asyncio.gather(
+            judge(["the prompt", "a new description"], "slow"), judge(["the prompt"], "cached")
+        )
+
+    asyncio.run(both())
+    assert finished == ["cached", "slow"]
+    assert client.cache.stats.hits == 2 and backend.requests == 2

@@ -81,6 +81,7 @@ class CallPipeline(Generic[B]):
         results: list[CallResult[Any] | None] = [None] * len(keys)
         waiting: dict[int, asyncio.Future[CallResult[Any]]] = {}
         owned: dict[str, list[int]] = {}
+        futures: dict[str, asyncio.Future[CallResult[Any]]] = {}
         for i, (_, shared) in enumerate(keys):
             if shared in owned:
                 owned[shared].append(i)
@@ -88,26 +89,35 @@ class CallPipeline(Generic[B]):
                 waiting[i] = self._inflight[shared]
             else:
                 owned[shared] = [i]
-                self._inflight[shared] = asyncio.get_running_loop().create_future()
+                futures[shared] = asyncio.get_running_loop().create_future()
+                self._inflight[shared] = futures[shared]
+
+        def settle(i: int) -> None:
+            """Position `i` is answered: its waiters in this process get it now, not once the
+            whole call is done (a cache hit next to a computed text is a hit for them too)."""
+            shared = keys[i][1]
+            if self._inflight.get(shared) is futures[shared]:
+                del self._inflight[shared]
+            futures[shared].set_result(_present(results[i]))
+
         try:
             firsts = [positions[0] for positions in owned.values()]
             if firsts:
-                await self._answer(keys, firsts, accept, compute, results)
-            for shared, positions in owned.items():
+                await self._answer(keys, firsts, accept, compute, results, settle)
+            for positions in owned.values():
                 first = _present(results[positions[0]])
-                self._inflight[shared].set_result(first)
                 for i in positions[1:]:
                     results[i] = dataclasses.replace(first, cached=True)
         except BaseException as exc:
-            for shared in owned:
-                future = self._inflight[shared]
+            for future in futures.values():
                 if not future.done():
                     future.set_exception(exc)
                     future.exception()  # mark retrieved: waiters re-raise it themselves
             raise
         finally:
-            for shared in owned:
-                del self._inflight[shared]
+            for shared, future in futures.items():
+                if self._inflight.get(shared) is future:
+                    del self._inflight[shared]
         for i, future in waiting.items():
             results[i] = dataclasses.replace(await asyncio.shield(future), cached=True)
         final = [_present(result) for result in results]
@@ -123,8 +133,9 @@ class CallPipeline(Generic[B]):
         accept: Accept,
         compute: Compute,
         results: list[CallResult[Any] | None],
+        settle: Callable[[int], None],
     ) -> None:
-        """Fill `results` at `positions` from the cache, from another run, or by computing.
+        """Fill (and `settle`) `results` at `positions` from the cache, from another run, or by computing.
 
         Claims are taken without waiting; the answers claimed are computed and stored before
         any claim held by another run is waited on, so a run never waits while holding a
@@ -137,11 +148,12 @@ class CallPipeline(Generic[B]):
                 pending.append(i)
             else:
                 results[i] = found
+                settle(i)
         while pending:
             mine = [i for i in pending if self._claim(keys[i][0])]
             theirs = [i for i in pending if i not in mine]
             if mine:
-                await self._compute_claimed(keys, mine, accept, compute, results)
+                await self._compute_claimed(keys, mine, accept, compute, results, settle)
             pending = []
             for i in theirs:
                 found = await self._wait_for_other_run(keys[i][0], accept)
@@ -149,6 +161,7 @@ class CallPipeline(Generic[B]):
                     pending.append(i)
                 else:
                     results[i] = found
+                    settle(i)
 
     async def _compute_claimed(
         self,
@@ -157,6 +170,7 @@ class CallPipeline(Generic[B]):
         accept: Accept,
         compute: Compute,
         results: list[CallResult[Any] | None],
+        settle: Callable[[int], None],
     ) -> None:
         try:
             todo = []
@@ -166,8 +180,10 @@ class CallPipeline(Generic[B]):
                     todo.append(i)
                 else:
                     results[i] = found
+                    settle(i)
             if todo:
-                for i, (result, entry) in zip(todo, await compute(todo), strict=True):
+                computed = await compute(todo)
+                for i, (result, entry) in zip(todo, computed, strict=True):
                     if result.ok and entry is not None and self._cached():
                         self.cache.set(keys[i][0], entry, self.model)
                     results[i] = result
@@ -175,6 +191,8 @@ class CallPipeline(Generic[B]):
             if self._cached():  # after the answers are stored, so waiters find them
                 for i in claimed:
                     self.cache.release(keys[i][0])
+        for i in todo:
+            settle(i)
 
     def _cached(self) -> bool:
         return self.backend.cacheable
