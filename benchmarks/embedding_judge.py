@@ -1,7 +1,7 @@
 """Benchmark 4: the local embedding judge (TIT-Score), pairs per second.
 
 Pairs are (prompt, stored description) of the synthetic benchmark, embedded through the
-`embed:` backend (`LocalEmbeddingBackend`) with its cosine taken as the score. Variants:
+`embed:` backend (last-token pooling) with its cosine taken as the score. Variants:
 - batched + length-sorted: every text handed to `backend.embed` at once, as concurrent
   judge calls do; the backend's micro-batcher sorts each window by token length;
 - batched, input order: the same batch size in manifest order, no sorting (the backend's
@@ -23,7 +23,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,11 +66,11 @@ def load_pairs(data: Path) -> list[tuple[str, str]]:
 
 
 def build_backend(path: Path, device: str, dtype: str | None, batch_size: int | None) -> Any:
-    from titjudge.models.embed import LocalEmbeddingBackend
-    from titjudge.models.spec import parse_model_spec
+    from titjudge.models.options import ModelOptions
+    from titjudge.models.registry import build_embedding_backend
 
-    options = SimpleNamespace(device=device, dtype=dtype, batch_size=batch_size, params={})
-    return LocalEmbeddingBackend(parse_model_spec(f"embed:{path}"), options)
+    options = ModelOptions(device=device, dtype=dtype, batch_size=batch_size)
+    return build_embedding_backend(f"embed:{path}", options)
 
 
 def swap_in_random_model(backend: Any, shape: dict[str, Any]) -> None:
@@ -124,7 +123,7 @@ def batched_sorted(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
 def batched_in_order(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
     import torch
 
-    from titjudge.models.embed import pool
+    from titjudge.models.embed import last_token
 
     texts = [text for pair in pairs for text in pair]
     vectors: list[list[float]] = []
@@ -139,7 +138,7 @@ def batched_in_order(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
                 return_tensors="pt",
             ).to(backend.device)
             hidden = backend.model(**batch).last_hidden_state
-            pooled = pool(hidden, batch["attention_mask"], backend.plan.modes)
+            pooled = last_token(hidden, batch["attention_mask"])
             vectors.extend(torch.nn.functional.normalize(pooled, p=2, dim=-1).cpu().tolist())
     _sync(backend)
     return Variant(

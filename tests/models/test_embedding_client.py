@@ -1,8 +1,17 @@
 import asyncio
+import math
+import os
+import socket
+import time
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import EmbeddingBackend
+from titjudge.models import hub as hub_module
+from titjudge.models.base import EmbeddingBackend, TransientError
 from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.hub import ModelHub
+from titjudge.models.keys import embedding_key
+from titjudge.models.limits import Limiter
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import parse_model_spec
 
 
@@ -22,7 +31,7 @@ class CountingBackend(EmbeddingBackend):
 
 def test_concurrent_calls_share_one_embedding_per_text(tmp_path):
     backend = CountingBackend()
-    client = EmbeddingClient(backend, CallCache(tmp_path))
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(16), ModelOptions())
 
     async def judge_all():
         return await asyncio.gather(
@@ -40,7 +49,7 @@ def test_concurrent_calls_share_one_embedding_per_text(tmp_path):
 
 def test_a_failed_batch_fails_its_texts_and_their_waiters_without_caching(tmp_path):
     backend = CountingBackend(fail_on="bad")
-    client = EmbeddingClient(backend, CallCache(tmp_path))
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(16), ModelOptions())
 
     async def both():
         return await asyncio.gather(
@@ -51,3 +60,140 @@ def test_a_failed_batch_fails_its_texts_and_their_waiters_without_caching(tmp_pa
     assert [r.ok for r in first] == [False, False] and not second[0].ok
     assert "device lost" in second[0].error and second[0].value is None
     assert asyncio.run(client.embed(["x"], role="j"))[0].ok  # nothing was cached for the failure
+
+
+class ScriptedBackend(EmbeddingBackend):
+    """Fails the first `transient` requests with a retryable error; sleeps `delay` per request."""
+
+    def __init__(self, transient: int = 0, delay: float = 0.0, reply=None):
+        super().__init__(parse_model_spec("embed:scripted"))
+        self.transient = transient
+        self.delay = delay
+        self.reply = reply
+        self.requests = 0
+        self.in_flight = 0
+        self.peak = 0
+
+    async def embed(self, texts):
+        self.requests += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            if self.requests <= self.transient:
+                raise TransientError("503 busy")
+            return self.reply(texts) if self.reply else [[float(len(t)), 1.0] for t in texts]
+        finally:
+            self.in_flight -= 1
+
+
+def fast(**options):
+    return ModelOptions(backoff_initial=0.0, backoff_max=0.0, **options)
+
+
+def test_a_transient_error_is_retried_and_the_answer_cached(tmp_path):
+    backend = ScriptedBackend(transient=2)
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), fast(max_attempts=3))
+    (result,) = asyncio.run(client.embed(["a cat"], role="j"))
+    assert result.ok and result.value == [5.0, 1.0] and result.attempts == 3
+    (again,) = asyncio.run(client.embed(["a cat"], role="j"))
+    assert again.cached and again.value == [5.0, 1.0] and backend.requests == 3
+    assert client.usage["j"].calls == 2 and client.usage["j"].cache_hits == 1
+
+
+def test_giving_up_is_a_failure_record_and_nothing_is_cached(tmp_path):
+    backend = ScriptedBackend(transient=2)
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), fast(max_attempts=2))
+    first, second = asyncio.run(client.embed(["a", "b"], role="j"))
+    assert not first.ok and first.value is None and first.attempts == 2
+    assert first.error == "gave up after 2 attempts: 503 busy" == second.error
+    assert client.usage["j"].failures == 2
+    assert client.cache.entries() == 0
+    assert asyncio.run(client.embed(["a"], role="j"))[0].ok  # asked again: the backend recovered
+
+
+def test_each_attempt_times_out_per_timeout(tmp_path):
+    backend = ScriptedBackend(delay=1.0)
+    client = EmbeddingClient(
+        backend, CallCache(tmp_path), Limiter(4), fast(timeout=0.05, max_attempts=2)
+    )
+    started = time.perf_counter()
+    (result,) = asyncio.run(client.embed(["slow"], role="j"))
+    assert time.perf_counter() - started < 0.8
+    assert not result.ok and result.error == "gave up after 2 attempts: no reply within 0.05 s"
+    assert backend.requests == 2 and client.cache.entries() == 0
+
+
+def test_concurrency_bounds_requests_in_flight(tmp_path):
+    backend = ScriptedBackend(delay=0.02)
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(2), fast())
+
+    async def many():
+        return await asyncio.gather(*(client.embed([f"text {i}"], role="j") for i in range(10)))
+
+    results = asyncio.run(many())
+    assert all(r[0].ok for r in results) and backend.requests == 10
+    assert backend.peak == 2 and client.limiter.peak_in_flight == 2
+
+
+def test_the_hub_limits_embeddings_by_the_model_options(tmp_path, monkeypatch):
+    backend = ScriptedBackend()
+    monkeypatch.setattr(hub_module, "build_embedding_backend", lambda spec, options: backend)
+    hub = ModelHub(CallCache(tmp_path))
+    client = hub.embedding_client("embed:scripted", ModelOptions(concurrency=3, rpm=600))
+    assert (client.limiter.concurrency, client.limiter.rpm) == (3, 600)
+    assert client.backend is backend and client.options.concurrency == 3
+
+
+def test_wrong_vector_count_or_non_finite_values_are_failures(tmp_path):
+    short = ScriptedBackend(reply=lambda texts: [[1.0]])
+    client = EmbeddingClient(short, CallCache(tmp_path / "a"), Limiter(4), fast())
+    results = asyncio.run(client.embed(["x", "y"], role="j"))
+    assert [r.ok for r in results] == [False, False]
+    assert results[0].error == "InvalidEmbeddingError: backend returned 1 vectors for 2 texts"
+    nan = ScriptedBackend(reply=lambda texts: [[math.nan, 1.0] for _ in texts])
+    client = EmbeddingClient(nan, CallCache(tmp_path / "b"), Limiter(4), fast())
+    (result,) = asyncio.run(client.embed(["x"], role="j"))
+    assert not result.ok and "non-finite" in result.error and client.cache.entries() == 0
+
+
+def test_a_text_claimed_by_another_run_is_waited_for_not_recomputed(tmp_path):
+    backend = ScriptedBackend()
+    cache = CallCache(tmp_path)
+    client = EmbeddingClient(backend, cache, Limiter(4), fast())
+    key = embedding_key(backend.spec, "shared", params={})
+    other_run = [socket.gethostname(), os.getppid()]  # alive, and not this process
+    cache._store.set(f"claim:{key}", other_run, expire=60)
+
+    async def both():
+        task = asyncio.ensure_future(client.embed(["mine", "shared"], role="j"))
+        await asyncio.sleep(0.2)
+        assert not task.done()  # "mine" was computed meanwhile; "shared" is awaited
+        cache.set(key, [7.0, 1.0], "embed:scripted")
+        cache.release(key)
+        return await task
+
+    mine, shared = asyncio.run(both())
+    assert mine.ok and mine.value == [4.0, 1.0] and not mine.cached
+    assert shared.cached and shared.value == [7.0, 1.0]
+    assert backend.requests == 1
+
+
+def test_a_cached_text_is_not_held_back_by_a_computed_one_beside_it(tmp_path):
+    backend = ScriptedBackend(delay=0.3)
+    client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), fast())
+    asyncio.run(client.embed(["the prompt"], role="j"))
+    finished = []
+
+    async def judge(texts, name):
+        await client.embed(texts, role="j")
+        finished.append(name)
+
+    async def both():
+        await asyncio.gather(
+            judge(["the prompt", "a new description"], "slow"), judge(["the prompt"], "cached")
+        )
+
+    asyncio.run(both())
+    assert finished == ["cached", "slow"]
+    assert client.cache.stats.hits == 2 and backend.requests == 2

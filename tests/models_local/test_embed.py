@@ -19,7 +19,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from titjudge.errors import ConfigError, ModelSpecError
 from titjudge.models.base import EmbeddingBackend
-from titjudge.models.embed import pool, read_pooling_plan
+from titjudge.models.embed import last_token, read_layout
 from titjudge.models.local_common import resolve_checkpoint
 from titjudge.models.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend
@@ -43,7 +43,7 @@ def embed(backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
 @pytest.mark.parametrize("which", ["qwen3_embedder", "st_embedder"])
 def test_batched_equals_one_by_one_in_order(which: str, request: pytest.FixtureRequest) -> None:
     backend = request.getfixturevalue(which)
-    dim = backend.model.config.hidden_size
+    dim = backend.dimension
     batched = embed(backend, TEXTS)
     assert batched.shape == (len(TEXTS), dim)
     np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
@@ -107,27 +107,14 @@ def test_max_length_truncates(qwen3_embedding_path: Path) -> None:
     assert short.describe()["max_length"] == 4
 
 
-def test_pooling_by_hand() -> None:
+def test_last_token_by_hand() -> None:
     hidden = torch.tensor(
         [[[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0], [9.0, 9.0]]]
     )
     left = torch.tensor([[0, 1, 1], [1, 1, 1]])  # row 0 padded on the left
     right = torch.tensor([[1, 1, 0], [1, 1, 1]])  # row 0 padded on the right
-    assert pool(hidden, left, ("lasttoken",)).tolist() == [[3.0, 4.0], [9.0, 9.0]]
-    assert pool(hidden, right, ("lasttoken",)).tolist() == [[1.0, 2.0], [9.0, 9.0]]
-    assert pool(hidden, left, ("cls",)).tolist() == [[1.0, 2.0], [5.0, 6.0]]
-    assert pool(hidden, left, ("mean",)).flatten().tolist() == pytest.approx(
-        [2.0, 3.0, 7.0, 23 / 3]
-    )
-    assert pool(hidden, left, ("max",)).tolist() == [[3.0, 4.0], [9.0, 9.0]]
-    sqrt = pool(hidden, left, ("mean_sqrt_len_tokens",))[0].tolist()
-    assert sqrt == pytest.approx([4 / 2**0.5, 6 / 2**0.5])
-    # weights 1, 2 on the real tokens of row 0 whichever side the padding is on
-    assert pool(hidden, left, ("weightedmean",))[0].tolist() == pytest.approx([7 / 3, 10 / 3])
-    assert pool(hidden, torch.tensor([[1, 1, 0]]), ("weightedmean",))[0].tolist() == pytest.approx(
-        [2 / 3, 4 / 3]
-    )
-    assert pool(hidden, left, ("cls", "mean")).shape == (2, 4)
+    assert last_token(hidden, left).tolist() == [[3.0, 4.0], [9.0, 9.0]]
+    assert last_token(hidden, right).tolist() == [[1.0, 2.0], [9.0, 9.0]]
 
 
 def _st_copy(
@@ -147,25 +134,43 @@ def _st_copy(
     return copy
 
 
-def test_pooling_plan_from_checkpoint_files(
+def test_layout_and_pooling_come_from_checkpoint_files(
     st_path: Path, qwen3_embedding_path: Path, tmp_path: Path
 ) -> None:
-    plan = read_pooling_plan(
-        parse_model_spec(f"embed:{st_path}"),
-        resolve_checkpoint(parse_model_spec(f"embed:{st_path}")),
-    )
-    assert (plan.layout, plan.modes, plan.max_seq_length) == (
+    spec = parse_model_spec(f"embed:{st_path}")
+    assert read_layout(spec, resolve_checkpoint(spec)) == "sentence-transformers"
+    facts = build_embedding_backend(spec, ModelOptions()).describe()
+    assert (facts["layout"], facts["pooling"], facts["max_length"]) == (
         "sentence-transformers",
-        ("mean",),
+        "mean",
         128,
     )
     spec = parse_model_spec(f"embed:{qwen3_embedding_path}")
-    assert read_pooling_plan(spec, resolve_checkpoint(spec)).modes == ("lasttoken",)
+    assert read_layout(spec, resolve_checkpoint(spec)) == "last-token"
     newer = _st_copy(
         st_path, tmp_path, pooling={"embedding_dimension": 32, "pooling_mode": ["cls", "max"]}
     )
-    spec = parse_model_spec(f"embed:{newer}")
-    assert read_pooling_plan(spec, resolve_checkpoint(spec)).modes == ("cls", "max")
+    newer_backend = build_embedding_backend(f"embed:{newer}", ModelOptions())
+    assert newer_backend.describe()["pooling"] == "cls+max"
+    assert embed(newer_backend, TEXTS[:2]).shape == (2, 64)  # the two modes concatenated
+
+
+def test_sentence_transformers_layout_equals_masked_mean_pooling_by_hand(
+    st_path: Path, st_embedder: Any
+) -> None:
+    """The tiny checkpoint's modules (mean pooling, Normalize) recomputed from the bare model."""
+    tokenizer = AutoTokenizer.from_pretrained(st_path)
+    model = AutoModel.from_pretrained(st_path).eval()
+    batch = tokenizer(TEXTS, padding=True, truncation=True, max_length=128, return_tensors="pt")
+    with torch.inference_mode():
+        hidden = model(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    mean = (hidden * mask).sum(dim=1) / mask.sum(dim=1)
+    reference = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
+    vectors = embed(st_embedder, TEXTS)
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() > 0.99999
+    np.testing.assert_allclose(vectors, reference, atol=1e-5)
 
 
 def test_unsupported_module_is_refused(st_path: Path, tmp_path: Path) -> None:

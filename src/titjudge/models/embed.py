@@ -1,20 +1,19 @@
-"""The `embed:` backend: a local text-embedding model, batched and length-sorted.
+"""The `embed:` backend: a local text-embedding model, batched.
 
 Two checkpoint layouts, told apart by the files (never by the model name):
-- sentence-transformers (`modules.json` present): a Transformer module, then a Pooling
-  module whose `config.json` names the pooling (cls / mean / max / mean_sqrt_len_tokens /
-  weightedmean / lasttoken, legacy `pooling_mode_*` flags or the newer `pooling_mode`),
-  then usually Normalize. `sentence_bert_config.json` gives max_seq_length / lowercasing.
-  Modules that change the vector further (Dense, ...) are refused, not skipped.
-- otherwise Qwen3-Embedding style: the hidden state of the last real token (the tokenizer
-  appends <|endoftext|> and pads on the left), as the TIT-Score public example does.
+- sentence-transformers (`modules.json` present): loaded by sentence-transformers itself
+  (`models.embed_st`), which runs the checkpoint's own modules. Only Transformer, Pooling and
+  Normalize modules are accepted: `modules.json` may name any importable class, and a module
+  that changes the vector further (Dense, ...) is refused, not run unrecorded.
+- otherwise Qwen3-Embedding style (here): the hidden state of the last real token (the
+  tokenizer appends <|endoftext|> and pads on the left), as Qwen's public example does.
 Rows are always L2-normalised (the EmbeddingBackend contract; cosine is then a dot).
 
-`embed(texts)` calls from many coroutines are coalesced by a micro-batcher; each window
-of texts is tokenised, sorted by token length (padding then wastes little) and run in
-batches of `batch_size` (default 16 on CPU) in a worker thread; results come back in the
-caller's order. `params`: max_length (default: the checkpoint's max_seq_length, else
-8192, capped at the model's position limit), revision, trust_remote_code, max_wait_ms.
+`embed(texts)` calls from many coroutines are coalesced by a micro-batcher; each window of
+texts is run in batches of `batch_size` (default 16 on CPU, 32 on an accelerator) in a worker
+thread, sorted by token length so padding wastes little; results come back in the caller's
+order. `params`: max_length (default: the checkpoint's max_seq_length, else 8192, capped at
+the model's position limit), revision, trust_remote_code, max_wait_ms.
 """
 
 from __future__ import annotations
@@ -22,15 +21,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import logging
+from abc import abstractmethod
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 import transformers
 
-from titjudge.errors import ModelSpecError
+from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.base import EmbeddingBackend, PermanentError
 from titjudge.models.local_common import (
     Checkpoint,
@@ -47,9 +45,8 @@ from titjudge.models.local_common import (
     weights_fingerprint,
     with_torch_threads,
 )
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
-
-log = logging.getLogger(__name__)
 
 PARAMS: dict[str, type | tuple[type, ...]] = {
     "max_length": int,
@@ -57,35 +54,33 @@ PARAMS: dict[str, type | tuple[type, ...]] = {
     "trust_remote_code": bool,
     "max_wait_ms": (int, float),
 }
-POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
-_LEGACY_POOLING_FLAGS = {
-    "pooling_mode_cls_token": "cls",
-    "pooling_mode_max_tokens": "max",
-    "pooling_mode_mean_tokens": "mean",
-    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
-    "pooling_mode_weightedmean_tokens": "weightedmean",
-    "pooling_mode_lasttoken": "lasttoken",
-}
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+LAST_TOKEN = "last-token"
+#: sentence-transformers module types the embed: backend loads
+SUPPORTED_MODULES = ("Transformer", "Pooling", "Normalize")
 DEFAULT_MAX_LENGTH = 8192
 
 
-def build(spec: ModelSpec, options: Any) -> LocalEmbeddingBackend:
-    """Registry entry point (`embed:`)."""
-    return LocalEmbeddingBackend(spec, options)
+def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
+    """Registry entry point (`embed:`): the backend for the checkpoint's layout."""
+    params = check_params(spec, options.params, PARAMS)
+    checkpoint = resolve_checkpoint(spec, params.get("revision"))
+    config, checkpoint = load_config(spec, checkpoint, bool(params.get("trust_remote_code")))
+    if read_layout(spec, checkpoint) == LAST_TOKEN:
+        return LastTokenEmbeddingBackend(spec, options, checkpoint, config, params)
+    try:
+        from titjudge.models.embed_st import SentenceTransformerBackend
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "sentence_transformers":
+            raise
+        raise MissingDependencyError(
+            f"{spec}: a sentence-transformers checkpoint needs 'sentence_transformers', which "
+            f"is not installed; install it with: {install_hint('local')}"
+        ) from None
+    return SentenceTransformerBackend(spec, options, checkpoint, config, params)
 
 
 # --------------------------------------------------------------------------- checkpoint layout
-
-
-@dataclass(frozen=True)
-class PoolingPlan:
-    """How token states become one vector, as read from the checkpoint."""
-
-    layout: str  # "sentence-transformers" | "last-token"
-    modes: tuple[str, ...]
-    transformer_path: str = ""
-    max_seq_length: int | None = None
-    lowercase: bool = False
 
 
 def _read_json(spec: ModelSpec, checkpoint: Checkpoint, name: str) -> Any | None:
@@ -108,127 +103,60 @@ def _read_json(spec: ModelSpec, checkpoint: Checkpoint, name: str) -> Any | None
         raise ModelSpecError(f"{spec}: cannot read {name} of {checkpoint.source}: {exc}") from None
 
 
-def read_pooling_plan(spec: ModelSpec, checkpoint: Checkpoint) -> PoolingPlan:
-    """sentence-transformers layout when modules.json exists, else last-token pooling."""
+def read_layout(spec: ModelSpec, checkpoint: Checkpoint) -> str:
+    """sentence-transformers when modules.json exists (its modules checked), else last-token."""
     modules = _read_json(spec, checkpoint, "modules.json")
     if modules is None:
-        return PoolingPlan(layout="last-token", modes=("lasttoken",))
-    transformer_path, pooling_path = None, None
+        return LAST_TOKEN
+    kinds = set()
     for module in modules:
         kind = str(module.get("type", "")).rsplit(".", 1)[-1]
-        if kind == "Transformer":
-            transformer_path = str(module.get("path", ""))
-        elif kind == "Pooling":
-            pooling_path = str(module.get("path", ""))
-        elif kind != "Normalize":
+        if kind not in SUPPORTED_MODULES:
             raise ModelSpecError(
-                f"{spec}: modules.json lists a {module.get('type')!r} module, which the embed: backend "
-                "does not implement (supported: Transformer, Pooling, Normalize)"
+                f"{spec}: modules.json lists a {module.get('type')!r} module, which the embed: "
+                f"backend does not implement (supported: {', '.join(SUPPORTED_MODULES)})"
             )
-    if transformer_path is None or pooling_path is None:
+        kinds.add(kind)
+    if not {"Transformer", "Pooling"} <= kinds:
         raise ModelSpecError(f"{spec}: modules.json needs a Transformer and a Pooling module")
-    pooling = _read_json(spec, checkpoint, f"{pooling_path}/config.json".lstrip("/"))
-    if pooling is None:
-        raise ModelSpecError(
-            f"{spec}: modules.json names pooling folder {pooling_path!r} but it has no config.json"
-        )
-    bert_config = (
-        _read_json(spec, checkpoint, f"{transformer_path}/sentence_bert_config.json".lstrip("/"))
-        or {}
-    )
-    return PoolingPlan(
-        layout="sentence-transformers",
-        modes=_pooling_modes(spec, pooling),
-        transformer_path=transformer_path,
-        max_seq_length=bert_config.get("max_seq_length"),
-        lowercase=bool(bert_config.get("do_lower_case", False)),
-    )
+    return SENTENCE_TRANSFORMERS
 
 
-def _pooling_modes(spec: ModelSpec, pooling: dict[str, Any]) -> tuple[str, ...]:
-    """Modes in the order sentence-transformers concatenates them."""
-    if "pooling_mode" in pooling:
-        raw = pooling["pooling_mode"]
-        modes = (raw,) if isinstance(raw, str) else tuple(raw)
-    else:
-        modes = tuple(mode for flag, mode in _LEGACY_POOLING_FLAGS.items() if pooling.get(flag))
-    unknown = [m for m in modes if m not in POOLING_MODES]
-    if unknown:
-        raise ModelSpecError(
-            f"{spec}: unknown pooling mode(s) {unknown}; known: {', '.join(POOLING_MODES)}"
-        )
-    return modes or ("mean",)
+def capped_length(config: Any, requested: int | None, checkpoint_default: int | None) -> int:
+    """The token limit per text: asked for, else the checkpoint's, else 8192; never past the
+    model's position limit."""
+    length = int(requested or checkpoint_default or DEFAULT_MAX_LENGTH)
+    limit = getattr(config, "max_position_embeddings", None)
+    return min(length, int(limit)) if limit else length
 
 
-# --------------------------------------------------------------------------- pooling
-
-
-def pool(hidden: torch.Tensor, mask: torch.Tensor, modes: tuple[str, ...]) -> torch.Tensor:
-    """Pool token states (batch, seq, dim) over real tokens, for any padding side; fp32 out."""
-    hidden = hidden.float()
-    weights = mask.unsqueeze(-1).float()
-    seq_len = mask.shape[1]
-    positions = torch.arange(seq_len, device=mask.device).expand_as(mask)
-    first = torch.where(mask.bool(), positions, seq_len).min(dim=1).values.clamp(max=seq_len - 1)
-    last = torch.where(mask.bool(), positions, -1).max(dim=1).values.clamp(min=0)
-    rows = torch.arange(hidden.shape[0], device=hidden.device)
-    counts = weights.sum(dim=1).clamp(min=1e-9)
-    pooled = []
-    for mode in modes:
-        if mode == "cls":
-            pooled.append(hidden[rows, first])
-        elif mode == "lasttoken":
-            pooled.append(hidden[rows, last])
-        elif mode == "max":
-            pooled.append(hidden.masked_fill(weights == 0, float("-inf")).max(dim=1).values)
-        elif mode == "mean":
-            pooled.append((hidden * weights).sum(dim=1) / counts)
-        elif mode == "mean_sqrt_len_tokens":
-            pooled.append((hidden * weights).sum(dim=1) / counts.sqrt())
-        elif mode == "weightedmean":  # weight = 1-based position among the real tokens
-            rank = (positions - first.unsqueeze(1) + 1).clamp(min=0).unsqueeze(-1).float() * weights
-            pooled.append((hidden * rank).sum(dim=1) / rank.sum(dim=1).clamp(min=1e-9))
-        else:
-            raise ValueError(f"unknown pooling mode {mode!r}")
-    return torch.cat(pooled, dim=-1)
-
-
-# --------------------------------------------------------------------------- backend
+# --------------------------------------------------------------------------- backends
 
 
 class LocalEmbeddingBackend(EmbeddingBackend):
-    """A local embedding model behind the EmbeddingBackend interface; see the module docstring."""
+    """What both layouts share: device, dtype, batch size, the micro-batcher, the run record."""
 
-    def __init__(self, spec: ModelSpec, options: Any):
+    layout: str
+    model: Any
+    #: length of every vector this backend returns
+    dimension: int
+    max_length: int
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        options: ModelOptions,
+        checkpoint: Checkpoint,
+        config: Any,
+        params: dict[str, Any],
+    ):
         super().__init__(spec)
-        from transformers import AutoModel, AutoTokenizer
-
-        params = check_params(spec, getattr(options, "params", None) or {}, PARAMS)
-        self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
-        trust = bool(params.get("trust_remote_code", False))
-        self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
-        self.plan = read_pooling_plan(spec, self.checkpoint)
-        self.device = resolve_device(spec, getattr(options, "device", None))
-        self.dtype = resolve_dtype(spec, getattr(options, "dtype", None), self.device)
-        self.batch_size = int(
-            getattr(options, "batch_size", None) or (16 if self.device.type == "cpu" else 32)
-        )
-        common: dict[str, Any] = {"trust_remote_code": trust, **self.checkpoint.load_kwargs()}
-        if self.plan.transformer_path:
-            common["subfolder"] = self.plan.transformer_path
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.checkpoint.source, **common)
-            self.model = AutoModel.from_pretrained(
-                self.checkpoint.source, dtype=self.dtype, device_map=str(self.device), **common
-            ).eval()
-        except (OSError, ValueError) as exc:
-            raise ModelSpecError(
-                f"{spec}: cannot load the embedding model from {self.checkpoint.source}: "
-                f"{first_line(exc)}{cache_hint(self.checkpoint)}"
-            ) from None
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.max_length = self._max_length(params.get("max_length"))
+        self.checkpoint = checkpoint
+        self.config = config
+        self.trust_remote_code = bool(params.get("trust_remote_code", False))
+        self.device = resolve_device(spec, options.device)
+        self.dtype = resolve_dtype(spec, options.dtype, self.device)
+        self.batch_size = options.batch_size or (16 if self.device.type == "cpu" else 32)
         self.default_concurrency = 4 * self.batch_size
         wait = float(params.get("max_wait_ms", 5.0)) / 1000.0
         # a window of many batches per flush, so length sorting has something to sort
@@ -236,10 +164,11 @@ class LocalEmbeddingBackend(EmbeddingBackend):
             with_torch_threads(self._embed_window), max_items=16 * self.batch_size, max_wait=wait
         )
 
-    def _max_length(self, requested: int | None) -> int:
-        length = int(requested or self.plan.max_seq_length or DEFAULT_MAX_LENGTH)
-        limit = getattr(self.config, "max_position_embeddings", None)
-        return min(length, int(limit)) if limit else length
+    def _load_error(self, exc: BaseException) -> ModelSpecError:
+        return ModelSpecError(
+            f"{self.spec}: cannot load the embedding model from {self.checkpoint.source}: "
+            f"{first_line(exc)}{cache_hint(self.checkpoint)}"
+        )
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -254,22 +183,26 @@ class LocalEmbeddingBackend(EmbeddingBackend):
     def describe(self) -> dict[str, Any]:
         facts = super().describe()
         facts.update(
-            layout=self.plan.layout,
-            pooling="+".join(self.plan.modes),
+            layout=self.layout,
             normalize=True,
             max_length=self.max_length,
+            dimension=self.dimension,
             model_type=getattr(self.config, "model_type", None),
             path=self.checkpoint.source if self.checkpoint.local else None,
             revision=self.checkpoint.commit or self.checkpoint.revision,
             fingerprint=weights_fingerprint(self.checkpoint),
-            padding_side=self.tokenizer.padding_side,
             dtype=str(self.dtype).removeprefix("torch."),
             device=str(self.device),
             batch_size=self.batch_size,
             transformers=transformers.__version__,
             torch=torch.__version__,
+            **self.layout_facts(),
         )
         return facts
+
+    @abstractmethod
+    def layout_facts(self) -> dict[str, Any]:
+        """What the run records about how token states became a vector."""
 
     def classify_error(self, exc: BaseException) -> BaseException:
         if is_out_of_memory(exc):
@@ -281,12 +214,48 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         gc.collect()
         free_accelerator_memory()
 
-    # ------------------------------------------------------------------ worker thread
+    @abstractmethod
+    def _embed_window(self, _key: Hashable, texts: list[str]) -> list[list[float] | BaseException]:
+        """Worker thread: one vector (or the error of that text alone) per text, in order."""
+
+
+class LastTokenEmbeddingBackend(LocalEmbeddingBackend):
+    """Qwen3-Embedding style: last real token's hidden state, L2-normalised."""
+
+    layout = LAST_TOKEN
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        options: ModelOptions,
+        checkpoint: Checkpoint,
+        config: Any,
+        params: dict[str, Any],
+    ):
+        super().__init__(spec, options, checkpoint, config, params)
+        from transformers import AutoModel, AutoTokenizer
+
+        common: dict[str, Any] = {
+            "trust_remote_code": self.trust_remote_code,
+            **checkpoint.load_kwargs(),
+        }
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(checkpoint.source, **common)
+            self.model = AutoModel.from_pretrained(
+                checkpoint.source, dtype=self.dtype, device_map=str(self.device), **common
+            ).eval()
+        except (OSError, ValueError) as exc:
+            raise self._load_error(exc) from None
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.max_length = capped_length(config, params.get("max_length"), None)
+        self.dimension = int(config.hidden_size)
+
+    def layout_facts(self) -> dict[str, Any]:
+        return {"pooling": "lasttoken", "padding_side": self.tokenizer.padding_side}
 
     def _embed_window(self, _key: Hashable, texts: list[str]) -> list[list[float] | BaseException]:
         """Tokenise, sort by length, run in batches, return vectors in input order."""
-        if self.plan.lowercase:
-            texts = [text.lower() for text in texts]
         encoded = self.tokenizer(texts, truncation=True, max_length=self.max_length)
         names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in encoded]
         lengths = [len(ids) for ids in encoded["input_ids"]]
@@ -330,6 +299,14 @@ class LocalEmbeddingBackend(EmbeddingBackend):
     def _forward(self, features: list[dict[str, Any]]) -> list[list[float]]:
         batch = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
         hidden = self.model(**batch).last_hidden_state
-        vectors = pool(hidden, batch["attention_mask"], self.plan.modes)
+        vectors = last_token(hidden, batch["attention_mask"])
         vectors = torch.nn.functional.normalize(vectors, p=2, dim=-1)
         return vectors.cpu().tolist()
+
+
+def last_token(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Each row's state (batch, seq, dim) at its last real token, for either padding side; fp32."""
+    positions = torch.arange(mask.shape[1], device=mask.device).expand_as(mask)
+    last = torch.where(mask.bool(), positions, -1).max(dim=1).values.clamp(min=0)
+    rows = torch.arange(hidden.shape[0], device=hidden.device)
+    return hidden[rows, last].float()

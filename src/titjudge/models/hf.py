@@ -59,6 +59,7 @@ from titjudge.models.local_common import (
     weights_fingerprint,
     with_torch_threads,
 )
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
 from titjudge.models.thinking import ThinkingError, plan_thinking
 
@@ -80,7 +81,7 @@ PARAMS: dict[str, type | tuple[type, ...]] = {
 _GENERATING_HEADS = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "ForImageTextToText")
 
 
-def build(spec: ModelSpec, options: Any) -> HFTextBackend:
+def build(spec: ModelSpec, options: ModelOptions) -> HFTextBackend:
     """Registry entry point (`hf:`)."""
     return HFTextBackend(spec, options)
 
@@ -116,18 +117,16 @@ def model_kind(spec: ModelSpec, config: Any) -> str:
 class HFTextBackend(TextBackend):
     """A local model behind the TextBackend interface; see the module docstring."""
 
-    def __init__(self, spec: ModelSpec, options: Any):
+    def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
-        params = check_params(spec, getattr(options, "params", None) or {}, PARAMS)
+        params = check_params(spec, options.params, PARAMS)
         self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
         trust = bool(params.get("trust_remote_code", False))
         self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
         self.kind = model_kind(spec, self.config)
-        self.device = resolve_device(spec, getattr(options, "device", None))
-        self.dtype = resolve_dtype(spec, getattr(options, "dtype", None), self.device)
-        self.batch_size = int(
-            getattr(options, "batch_size", None) or (8 if self.device.type == "cpu" else 16)
-        )
+        self.device = resolve_device(spec, options.device)
+        self.dtype = resolve_dtype(spec, options.dtype, self.device)
+        self.batch_size = options.batch_size or (8 if self.device.type == "cpu" else 16)
         tokenizer, processor = _load_text_side(spec, self.checkpoint, self.kind, self.config, trust)
         model = _load_model(
             spec, self.checkpoint, self.kind, self.device, self.dtype, trust, params, options
@@ -163,9 +162,11 @@ class HFTextBackend(TextBackend):
             max_wait=wait,
         )
 
-    def _enable_thinking(self, spec: ModelSpec, options: Any, params: dict[str, Any]) -> bool:
+    def _enable_thinking(
+        self, spec: ModelSpec, options: ModelOptions, params: dict[str, Any]
+    ) -> bool:
         """`thinking` (the documented option) or the older `params.enable_thinking`; default off."""
-        thinking = getattr(options, "thinking", None)
+        thinking = options.thinking
         self.thinking_reserve = 0
         self.thinking_facts = None if thinking is None else thinking.model_dump(exclude_none=True)
         if thinking is None:
@@ -244,13 +245,13 @@ def _load_model(
     dtype: torch.dtype,
     trust: bool,
     params: dict[str, Any],
-    options: Any,
+    options: ModelOptions,
 ) -> Any:
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
 
     auto = AutoModelForImageTextToText if kind == "vlm" else AutoModelForCausalLM
     several_gpus = device.type == "cuda" and torch.cuda.device_count() > 1
-    spread = several_gpus and (getattr(options, "device", None) or "auto") == "auto"
+    spread = several_gpus and (options.device or "auto") == "auto"
     kwargs: dict[str, Any] = {
         "dtype": dtype,
         "trust_remote_code": trust,

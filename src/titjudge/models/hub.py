@@ -10,15 +10,13 @@ import json
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.call import ModelClient, RetryPolicy
+from titjudge.models.call import ModelClient
 from titjudge.models.embedding_client import EmbeddingClient
 from titjudge.models.limits import Limiter
+from titjudge.models.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 from titjudge.models.results import Usage
 from titjudge.models.spec import parse_model_spec
-
-#: options that change where or how fast a model is reached, not what it says
-_PLACEMENT = ("api_base", "api_key_env", "device", "dtype")
 
 
 class ModelHub:
@@ -32,55 +30,40 @@ class ModelHub:
         self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
 
     @staticmethod
-    def _identity(model: str, options: Any) -> tuple[Any, ...]:
-        """Clients are shared by model and every option that changes its requests; `params`
-        may nest dicts and lists (vLLM's `extra_body`), so it is compared as canonical JSON."""
+    def _identity(model: str, options: ModelOptions) -> tuple[Any, ...]:
+        """Clients are shared by model and every option that changes where, how fast or what it
+        is asked; `params` may nest dicts and lists (vLLM's `extra_body`), so it is compared as
+        canonical JSON."""
+        thinking = options.thinking
         return (
             model,
-            *(getattr(options, name, None) for name in _PLACEMENT),
-            _canonical(getattr(options, "params", None) or {}),
-            _canonical(_thinking_of(options)),
-            getattr(options, "max_image_pixels", None),
+            options.api_base,
+            options.api_key_env,
+            options.device,
+            options.dtype,
+            _canonical(options.params),
+            _canonical(None if thinking is None else thinking.model_dump(exclude_none=True)),
+            options.max_image_pixels,
         )
 
-    def _limiter(self, options: Any, backend_default: int) -> Limiter:
-        concurrency = getattr(options, "concurrency", None) or min(
-            self.default_concurrency, backend_default
-        )
-        rpm = getattr(options, "rpm", None) or self.default_rpm
-        return Limiter(concurrency, rpm)
+    def _limiter(self, options: ModelOptions, backend_default: int) -> Limiter:
+        concurrency = options.concurrency or min(self.default_concurrency, backend_default)
+        return Limiter(concurrency, options.rpm or self.default_rpm)
 
-    @staticmethod
-    def _policy(options: Any) -> RetryPolicy:
-        return RetryPolicy(
-            max_attempts=getattr(options, "max_attempts", 6),
-            backoff_initial=getattr(options, "backoff_initial", 1.0),
-            backoff_max=getattr(options, "backoff_max", 60.0),
-            timeout=getattr(options, "timeout", 120.0),
-        )
-
-    def text_client(self, model: str, options: Any) -> ModelClient:
+    def text_client(self, model: str, options: ModelOptions) -> ModelClient:
         key = self._identity(model, options)
         if key not in self._text:
             backend = build_text_backend(parse_model_spec(model), options)
-            self._text[key] = ModelClient(
-                backend,
-                self.cache,
-                self._limiter(options, backend.default_concurrency),
-                self._policy(options),
-                params=getattr(options, "params", None),
-                max_image_pixels=getattr(options, "max_image_pixels", None),
-                key_options=backend.cache_facts(),
-            )
+            limiter = self._limiter(options, backend.default_concurrency)
+            self._text[key] = ModelClient(backend, self.cache, limiter, options)
         return self._text[key]
 
-    def embedding_client(self, model: str, options: Any) -> EmbeddingClient:
+    def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
         key = self._identity(model, options)
         if key not in self._embed:
             backend = build_embedding_backend(parse_model_spec(model), options)
-            self._embed[key] = EmbeddingClient(
-                backend, self.cache, params=getattr(options, "params", None)
-            )
+            limiter = self._limiter(options, backend.default_concurrency)
+            self._embed[key] = EmbeddingClient(backend, self.cache, limiter, options)
         return self._embed[key]
 
     async def release(self, model: str) -> None:
@@ -110,11 +93,6 @@ class ModelHub:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _thinking_of(options: Any) -> dict[str, Any] | None:
-    thinking = getattr(options, "thinking", None)
-    return None if thinking is None else thinking.model_dump(exclude_none=True)
 
 
 def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Usage]:

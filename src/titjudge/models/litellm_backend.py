@@ -26,9 +26,10 @@ from titjudge.models.base import (
     PermanentError,
     QuotaExhaustedError,
     TextBackend,
-    TokenLogprobs,
     TransientError,
 )
+from titjudge.models.litellm_reply import generation_from
+from titjudge.models.options import ModelOptions
 from titjudge.models.provider_schema import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.spec import ModelSpec
 from titjudge.models.thinking import ThinkingError, model_family, plan_thinking
@@ -63,16 +64,16 @@ class LiteLLMBackend(TextBackend):
     #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
     default_concurrency = 1024
 
-    def __init__(self, spec: ModelSpec, options: Any):
+    def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
-        self.api_base: str | None = getattr(options, "api_base", None)
-        self.api_key_env: str | None = getattr(options, "api_key_env", None)
-        self.timeout: float = float(getattr(options, "timeout", 120.0))
-        self.params: dict[str, Any] = copy.deepcopy(dict(getattr(options, "params", {}) or {}))
+        self.api_base = options.api_base
+        self.api_key_env = options.api_key_env
+        self.timeout = options.timeout
+        self.params: dict[str, Any] = copy.deepcopy(options.params)
         self.json_mode: bool = bool(self.params.pop("json_schema_mode", True))
         self.family = model_family(spec, self.api_base)
         try:
-            self.thinking = plan_thinking(spec, getattr(options, "thinking", None), self.api_base)
+            self.thinking = plan_thinking(spec, options.thinking, self.api_base)
         except ThinkingError as exc:
             raise ConfigError(str(exc)) from None
         self._api_key = self._read_key()
@@ -183,7 +184,7 @@ class LiteLLMBackend(TextBackend):
     async def generate(self, request: GenerateRequest) -> Generation:
         kwargs = self.request_kwargs(request)
         response = await litellm.acompletion(**kwargs)
-        generation = _generation_from(response)
+        generation = generation_from(response)
         generation.max_tokens_sent = kwargs["max_tokens"]
         return generation
 
@@ -254,64 +255,6 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
-
-
-_THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
-
-
-def _generation_from(response: Any) -> Generation:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        raise PermanentError("the provider's reply has no choices (an empty 'choices' list)")
-    choice = choices[0]
-    usage = getattr(response, "usage", None)
-    # litellm prices every reply it can while building the response; asking again costs
-    # ~1 ms of CPU per call (and an exception for unpriced models): read its answer instead.
-    hidden = getattr(response, "_hidden_params", None) or {}
-    raw_cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    cost = float(raw_cost) if raw_cost is not None else None
-    details = getattr(usage, "completion_tokens_details", None)
-    thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None) or ""
-    # a server without a reasoning parser returns Qwen3's thinking inline: it is not the answer
-    text = _THINK_BLOCK.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
-    return Generation(
-        text=text,
-        tokens_in=getattr(usage, "prompt_tokens", None),
-        tokens_out=getattr(usage, "completion_tokens", None),
-        cost=cost,
-        finish_reason=getattr(choice, "finish_reason", None),
-        logprobs=_logprobs(getattr(choice, "logprobs", None)),
-        thinking_tokens=int(thinking) if thinking else None,
-    )
-
-
-def _logprobs(raw: Any) -> list[TokenLogprobs] | None:
-    content = (
-        getattr(raw, "content", None)
-        if raw is not None and not isinstance(raw, dict)
-        else (raw or {}).get("content")
-    )
-    if not content:
-        return None
-    out = []
-    for entry in content:
-        top = {
-            str(_field(alt, "token")): float(_field(alt, "logprob"))
-            for alt in _field(entry, "top_logprobs") or []
-        }
-        out.append(
-            TokenLogprobs(
-                token=str(_field(entry, "token")), logprob=float(_field(entry, "logprob")), top=top
-            )
-        )
-    return out
-
-
-def _field(obj: Any, name: str) -> Any:
-    """litellm returns logprob entries as dicts or as objects, depending on the provider."""
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 def _message(exc: BaseException) -> str:
@@ -408,5 +351,5 @@ def _litellm_version() -> str:
     return version("litellm")
 
 
-def build(spec: ModelSpec, options: Any) -> LiteLLMBackend:
+def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:
     return LiteLLMBackend(spec, options)

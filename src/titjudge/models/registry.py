@@ -12,6 +12,7 @@ from typing import Any
 
 from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.base import EmbeddingBackend, TextBackend
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
 #: backend -> (module:function building a TextBackend, module:function building an EmbeddingBackend)
@@ -43,8 +44,8 @@ def _load(target: str, spec: ModelSpec) -> Callable[..., Any]:
     return getattr(module, func)
 
 
-def build_text_backend(spec: ModelSpec | str, options: Any) -> TextBackend:
-    """Build the backend that generates text for `spec` (options: a config.ModelOptions)."""
+def build_text_backend(spec: ModelSpec | str, options: ModelOptions) -> TextBackend:
+    """Build the backend that generates text for `spec`."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _TEXT_FACTORIES.get(spec.backend)
     if target is None:
@@ -55,7 +56,7 @@ def build_text_backend(spec: ModelSpec | str, options: Any) -> TextBackend:
     return _load(target, spec)(spec, options)
 
 
-def build_embedding_backend(spec: ModelSpec | str, options: Any) -> EmbeddingBackend:
+def build_embedding_backend(spec: ModelSpec | str, options: ModelOptions) -> EmbeddingBackend:
     """Build the backend that embeds texts for `spec`."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _EMBED_FACTORIES.get(spec.backend)

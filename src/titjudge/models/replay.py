@@ -23,6 +23,7 @@ from titjudge.models.base import (
     PermanentError,
     TextBackend,
 )
+from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
 
 
@@ -101,5 +102,5 @@ def load_descriptions(path: Path) -> dict[str, str]:
     return found
 
 
-def build(spec: ModelSpec, options: Any) -> ReplayBackend:
+def build(spec: ModelSpec, options: ModelOptions) -> ReplayBackend:
     return ReplayBackend(spec, Path(spec.model_id))
