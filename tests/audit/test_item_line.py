@@ -33,7 +33,7 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
         attempts=2, finish_reason="length", thinking_tokens=3, truncated=True,
     )  # fmt: skip
     plain = CallResult(ok=True, value="d", cost=0.001, finish_reason="stop", cached=True)
-    assert write_items(tmp_path, [result("b", cut, "desc"), result("a", plain, None)]) == 4
+    assert write_items(tmp_path, [result("a", plain, None), result("b", cut, "desc")]) == 4
     raw = [json.loads(x) for x in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [(r["item_id"], r["variant"]) for r in raw] == [
         ("a", "llm"), ("a", "lex"), ("b", "llm"), ("b", "lex"),
@@ -122,3 +122,17 @@ def test_a_malformed_description_line_names_file_and_line(tmp_path, row, message
     path.write_text(good + "\n" + json.dumps(row) + "\n", encoding="utf-8")
     with pytest.raises(DataError, match="^" + re.escape(f"{path}:2: {message}")):
         load_descriptions(path)
+
+
+def test_a_skipped_description_is_written_as_skipped_not_failed(tmp_path):
+    """No judge reads descriptions (an lmm-only config): the describer line says skipped, with
+    the reason, and the audit does not show it as a describer failure."""
+    item = Item("a", "p1", "a red cat", Path("/img/a.png"), "m1")
+    outcome = JudgeOutcome("lmm", "ok", score=80, rationale="matches")
+    write_items(tmp_path, [ItemResult(item, Described.skipped(), [outcome])])
+    line = json.loads((tmp_path / "items.jsonl").read_text())
+    assert line["describer"]["status"] == "skipped"
+    assert line["describer"]["error"] == "not needed: no judge reads descriptions"
+    assert line["status"] == "ok" and line["description"] is None
+    items, _ = load_items(tmp_path / "items.jsonl")
+    assert items["a"].results["lmm"].describer_error is None

@@ -84,3 +84,27 @@ def test_progress_text_shows_cost_unknown_for_an_unpriced_run():
     priced = Progress(total=4, pairs_total=6, pairs_done=2, spent=lambda: ledger(call(0.012)))
     assert priced.info() == "failed 0 · cache hits 0/1 · spend $0.0120 · pairs 2/6"
     assert Progress().info() == "failed 0 · cache hits 0/0 · spend $0.0000"
+
+
+def test_per_item_costs_stay_unknown_when_any_call_is_unpriced():
+    """An item's cost over several calls (two calls, a re-ask, repeats, a pairwise item's
+    share) is unknown when one price is; a partial sum would read as the whole."""
+    from titjudge.judges.base import JudgeOutcome
+    from titjudge.models.results import sum_costs
+
+    assert sum_costs([0.001, 0.002]) == pytest.approx(0.003)
+    assert sum_costs([0.001, None]) is None and sum_costs([None, 0.001]) is None
+    assert sum_costs([]) is None and sum_costs([0.0]) == 0.0
+    priced = JudgeOutcome("v", "ok", score=1.0)
+    priced.take_usage(call(0.001))
+    priced.take_usage(call(0.002))
+    assert priced.cost == pytest.approx(0.003) and priced.calls == 2
+    mixed = JudgeOutcome("v", "ok", score=1.0)
+    mixed.take_usage(call(0.001))
+    mixed.take_usage(call(None))
+    mixed.take_usage(call(0.004))
+    assert mixed.cost is None  # was 0.005 before: the unpriced call vanished
+    first_unpriced = JudgeOutcome("v", "ok", score=1.0)
+    first_unpriced.take_usage(call(None))
+    first_unpriced.take_usage(call(0.004))
+    assert first_unpriced.cost is None  # was 0.004

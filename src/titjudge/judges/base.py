@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from titjudge.data.records import Item
 from titjudge.models.base import ImageInput
-from titjudge.models.results import CallResult
+from titjudge.models.results import CallResult, sum_costs
 
 Status = Literal["ok", "failed", "fallback"]
 #: ok: a description; failed: none, `error` says why; skipped: none asked for, because no
@@ -55,6 +55,8 @@ class JudgeOutcome:
     cost: float | None = None
     latency: float = 0.0
     cached: bool = False
+    #: model calls whose usage this record holds (its cost is unknown if any one's price is)
+    calls: int = 0
 
     @classmethod
     def failed(cls, variant: str, error: str, call: CallResult[Any] | None = None) -> JudgeOutcome:
@@ -67,9 +69,14 @@ class JudgeOutcome:
     def take_usage(self, call: CallResult[Any]) -> None:
         self.tokens_in += call.tokens_in
         self.tokens_out += call.tokens_out
-        self.cost = call.cost if self.cost is None else self.cost + (call.cost or 0.0)
+        self.add_cost(call.cost)
         self.latency += call.latency
         self.cached = call.cached
+
+    def add_cost(self, cost: float | None) -> None:
+        """Add one call's cost; one unpriced call makes the total unknown (see `sum_costs`)."""
+        self.cost = cost if self.calls == 0 else sum_costs((self.cost, cost))
+        self.calls += 1
 
 
 class Judge(ABC):

@@ -140,8 +140,7 @@ def _add_decomposition_usage(outcome: JudgeOutcome, split: CallResult[Any]) -> N
     if not split.cached:
         outcome.tokens_in += split.tokens_in
         outcome.tokens_out += split.tokens_out
-        if split.cost is not None:
-            outcome.cost = (outcome.cost or 0.0) + split.cost
+        outcome.add_cost(split.cost)
         outcome.latency += split.latency
         outcome.cached = False
 

@@ -35,6 +35,7 @@ from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.call import ModelClient
 from titjudge.models.hub import ModelHub
 from titjudge.models.options import ModelOptions
+from titjudge.models.results import sum_costs
 from titjudge.prompts.loader import PromptTemplate
 
 Choice = Literal["first", "second", "tie"]
@@ -181,9 +182,9 @@ class PairwiseJudge(Judge):
             order.samples.append(choice)
             order.tokens_in += call.tokens_in
             order.tokens_out += call.tokens_out
-            order.cost = call.cost if order.cost is None else order.cost + (call.cost or 0.0)
             order.latency += call.latency
             order.cached = order.cached and call.cached
+        order.cost = sum_costs(call.cost for _, call in found)
         codes = [_CODE[c] for c in order.samples if c is not None]
         if not codes:
             order.error = next((call.error for _, call in found if call.error), "no verdict")

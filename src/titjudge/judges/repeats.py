@@ -25,6 +25,7 @@ import numpy as np
 from titjudge.data.records import Item, ScoreRow
 from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
 from titjudge.models.base import ImageInput
+from titjudge.models.results import sum_costs
 
 
 def spread(values: Sequence[float]) -> dict[str, float | None]:
@@ -109,8 +110,7 @@ def combine_samples(name: str, samples: list[JudgeOutcome]) -> JudgeOutcome:
     outcome.details = {"repeats": record, "samples": kept}
     outcome.tokens_in = sum(s.tokens_in for s in samples)
     outcome.tokens_out = sum(s.tokens_out for s in samples)
-    costs = [s.cost for s in samples if s.cost is not None]
-    outcome.cost = sum(costs) if costs else None
+    outcome.cost = sum_costs(s.cost for s in samples)
     outcome.latency = sum(s.latency for s in samples)
     outcome.cached = all(s.cached for s in samples)
     return outcome

@@ -26,6 +26,7 @@ from titjudge.data.records import HumanPair, RankRow
 from titjudge.judges.base import JudgeOutcome
 from titjudge.judges.pairwise import PairJudgement, PairwiseRun
 from titjudge.judges.repeats import spread
+from titjudge.models.results import sum_costs
 
 
 def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:
@@ -92,7 +93,7 @@ def item_outcomes(run: PairwiseRun, item_ids: Sequence[str]) -> dict[str, JudgeO
 
 def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJudgement]) -> None:
     """Half of each pair's calls is charged to each of its two images (totals stay exact)."""
-    cached = True
+    cached, halves = True, []
     for judged in judgements:
         if item_id not in (judged.item_a, judged.item_b):
             continue
@@ -100,10 +101,10 @@ def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJud
         for order in (judged.forward, judged.backward):
             outcome.tokens_in += (order.tokens_in + first) // 2
             outcome.tokens_out += (order.tokens_out + first) // 2
-            if order.cost is not None:
-                outcome.cost = (outcome.cost or 0.0) + order.cost / 2
+            halves.append(None if order.cost is None else order.cost / 2)
             outcome.latency += order.latency / 2
             cached = cached and order.cached
+    outcome.cost = sum_costs(halves)
     outcome.cached = cached
 
 

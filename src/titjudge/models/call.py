@@ -20,7 +20,14 @@ from titjudge.models.keys import generation_key
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.pipeline import Attempted, CallPipeline, Computed
-from titjudge.models.results import TRUNCATED, CallResult, from_hit, incomplete_reason, usage_of
+from titjudge.models.results import (
+    TRUNCATED,
+    CallResult,
+    from_hit,
+    incomplete_reason,
+    sum_costs,
+    usage_of,
+)
 from titjudge.models.structured import StructuredOutputError, parse_structured, response_schema
 
 S = TypeVar("S", bound=BaseModel)
@@ -240,9 +247,7 @@ def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
     result.attempts += again.attempts
     result.tokens_in += gen.tokens_in or 0
     result.tokens_out += gen.tokens_out or 0
-    result.cost = (
-        None if result.cost is None and gen.cost is None else (result.cost or 0) + (gen.cost or 0)
-    )
+    result.cost = sum_costs((result.cost, gen.cost))
     result.latency += again.latency
     result.logprobs = gen.logprobs
     result.finish_reason = gen.finish_reason

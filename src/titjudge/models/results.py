@@ -72,6 +72,17 @@ def incomplete_reason(gen: Generation, answer_budget: int) -> str | None:
     return None
 
 
+def sum_costs(costs: Iterable[float | None]) -> float | None:
+    """What several calls cost together: unknown (None) when any one's price is unknown, or
+    when there were no calls; never a partial sum that reads as the whole."""
+    total, n = 0.0, 0
+    for cost in costs:
+        if cost is None:
+            return None
+        total, n = total + cost, n + 1
+    return total if n else None
+
+
 @dataclass
 class Usage:
     """What calls took: counts, tokens, money and time, for one role or a whole run.

@@ -35,11 +35,12 @@ def finite_or_none(value: Any) -> float | None:
 
 
 class DescriberLine(BaseModel):
-    """The describer's call for the item: status, error and usage."""
+    """The describer's call for the item: status (ok, failed, or skipped when no judge reads
+    descriptions), the reason when not ok, and usage."""
 
     model_config = ConfigDict(extra="ignore")
 
-    status: Literal["ok", "failed"] = "ok"
+    status: Literal["ok", "failed", "skipped"] = "ok"
     error: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
@@ -168,7 +169,6 @@ class ItemLine(BaseModel):
 def describer_line(result: ItemResult) -> DescriberLine:
     """The describer's part of an item's lines (our own values: built, not re-validated)."""
     described, call = result.described, result.described.call
-    failed = described.text is None
     usage: dict[str, Any] = {}
     if call is not None:
         usage = {
@@ -182,14 +182,16 @@ def describer_line(result: ItemResult) -> DescriberLine:
             "thinking_tokens": call.thinking_tokens,
             "truncated": call.truncated,
         }
+    status = described.status or "failed"
     return DescriberLine.model_construct(
-        status="failed" if failed else "ok", error=described.error if failed else None, **usage
+        status=status, error=described.error if status != "ok" else None, **usage
     )
 
 
 def item_lines(results: Iterable[ItemResult]) -> Iterator[ItemLine]:
-    """The lines of items.jsonl, by item id, then in each item's variant order."""
-    for result in sorted(results, key=lambda r: r.item.item_id):
+    """The lines of items.jsonl: items in the order given (a run's evaluator has ordered them
+    by item id), each item's variants in its outcome order."""
+    for result in results:
         item, describer = result.item, describer_line(result)
         for outcome in result.outcomes:
             yield ItemLine.model_construct(

@@ -47,7 +47,7 @@ def _result(line: ItemLine) -> VariantResult:
         raw=line.raw,
         details=line.details,
         description=line.description,
-        describer_error=line.describer.error,
+        describer_error=line.describer.error if line.describer.status == "failed" else None,
         cost=line.cost,
         tokens_in=line.tokens_in,
         tokens_out=line.tokens_out,
