@@ -195,3 +195,41 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
     assert (out / "scores.csv").read_text().strip() == "item_id,variant,score,status"
     assert len((out / "items.jsonl").read_text().splitlines()) == 2
     assert outcome.exit_code == 1 and outcome.n_failed_items == 5
+
+
+class FailsOn(Judge):
+    """Fails the item `bad_id`, scores every other item 0.7."""
+
+    def __init__(self, name, bad_id):
+        self.name, self.bad_id, self.needs_description = name, bad_id, False
+
+    async def judge(self, item, image, described):
+        if item.item_id == self.bad_id:
+            return JudgeOutcome.failed(self.name, "refused")
+        return JudgeOutcome(self.name, "ok", score=0.7, rationale="fine")
+
+
+def test_one_worker_run_takes_the_feed_item_by_item_with_fallback_only_where_needed(tmp_path):
+    first, *rest = _items(tmp_path, ["a", "b", "c"])
+    ctx = _ctx([FailsOn("main", "b"), FixedJudge("backup", 0.4)], {"main": "backup"})
+    seen = []
+    ctx.progress.on_update = lambda progress: seen.append(progress.done)
+
+    async def run():
+        app, nodes, final = build_item_graph(), [], None
+        stream = app.astream(
+            {"item": first, "feed": iter(rest)}, stream_mode=["updates", "values"], context=ctx
+        )
+        async for mode, chunk in stream:
+            if mode == "updates":
+                nodes.extend(chunk)
+            else:
+                final = chunk
+        return nodes, final
+
+    nodes, final = asyncio.run(run())
+    assert nodes == ["describe", "judge", "describe", "judge", "fallback", "describe", "judge"]
+    assert [r.item.item_id for r in final["results"]] == ["a", "b", "c"]
+    assert [r.outcomes[0].status for r in final["results"]] == ["ok", "fallback", "ok"]
+    assert seen == [1, 2, 3]  # each item reported as it finishes
+    assert final["image"] is None  # the last item's image is not kept

@@ -1,15 +1,17 @@
-"""The run graph: items -> (per-item graph, see nodes.py) -> pairwise -> evaluator.
+"""The run graph: items -> (item workers, each one run of the item graph in nodes.py) ->
+pairwise -> evaluator.
 
 Fan-out shape, chosen by measurement (benchmarks/graph_overhead.py, RESULTS.md section 7):
-`items_in_flight` workers are started with one `Send` each; every worker takes the next
-item from the run's shared feed, runs it through the per-item graph and takes the next
-one as soon as that item is done. So no item waits for another (an item goes to its
-judges the moment its own description returns, and a slow item holds up only itself),
-at most `items_in_flight` images are in memory at once, and the graph's own cost per
-item stays flat as runs grow. One `Send` per item instead grows quadratically: LangGraph
-rebuilds the step's list of pending writes each time a task finishes, and waits on every
-task of the step each time one completes, so 20,000 one-item tasks in one step cost tens
-of seconds before any model is called.
+`items_in_flight` workers are started with one `Send` each; every worker is ONE run of the
+looping item graph: it takes the next item from the run's shared feed, routes it through
+describe -> judge (-> fallback) and takes the next item in the node that finishes the
+current one, until the feed is empty. So no item waits for another (an item goes to its
+judges the moment its own description returns, and a slow item holds up only its own
+worker), at most `items_in_flight` images are in memory at once, and the graph's cost per
+item is two LangGraph steps, with no run set-up per item. One `Send` per item instead grows
+quadratically: LangGraph rebuilds the step's list of pending writes each time a task
+finishes, and waits on every task of the step each time one completes, so 20,000 one-item
+tasks in one step cost tens of seconds before any model is called.
 
 Pairwise judges need both images of a pair described, so they run in their own node
 once every item is done. The evaluator node returns everything the run writes
@@ -28,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from titjudge.agents.nodes import RunContext, build_item_graph, item_result
+from titjudge.agents.nodes import STEPS_PER_ITEM, RunContext, build_item_graph
 from titjudge.data.records import Item
 from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
 from titjudge.metrics.evaluate import evaluate_run
@@ -45,6 +47,8 @@ class RunState(TypedDict, total=False):
 
 class WorkerState(TypedDict):
     feed: Iterator[Item]
+    #: the worker's recursion limit: enough steps to run every item of the run
+    steps: int
 
 
 def items_in_flight(concurrency: int) -> int:
@@ -58,12 +62,15 @@ def build_graph() -> Any:
     item_graph = build_item_graph()
 
     async def worker(state: WorkerState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        done = []
-        for item in state["feed"]:
-            result = item_result(await item_graph.ainvoke({"item": item}, context=runtime.context))
-            runtime.context.progress.item_done(result)
-            done.append(result)
-        return {"results": done}
+        first = next(state["feed"], None)
+        if first is None:
+            return {"results": []}
+        final = await item_graph.ainvoke(
+            {"feed": state["feed"], "item": first},
+            {"recursion_limit": state["steps"]},
+            context=runtime.context,
+        )
+        return {"results": final["results"]}
 
     async def fan_out(state: RunState, config: RunnableConfig) -> list[Send] | str:
         items = state["items"]
@@ -71,7 +78,8 @@ def build_graph() -> Any:
             return "pairwise"
         feed = iter(items)
         workers = min(len(items), config.get("max_concurrency") or len(items))
-        return [Send("items", {"feed": feed}) for _ in range(workers)]
+        steps = STEPS_PER_ITEM * len(items) + 1
+        return [Send("items", {"feed": feed, "steps": steps}) for _ in range(workers)]
 
     async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context

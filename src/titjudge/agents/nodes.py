@@ -1,4 +1,11 @@
-"""The per-item graph: describe -> judge -> (fallback, only when needed) for one item.
+"""The item graph: describe -> judge -> (fallback, only when needed) for each item, in a loop.
+
+One run of this graph is one worker: it takes an item, routes it through describe, judge
+and (only when a judge with a fallback failed) fallback, and the node that finishes the
+item records its result and takes the worker's next item from the shared feed, routing
+back to describe, or to END when the feed is empty. Routing from judge and fallback is a
+`Command` with declared destinations, so an item costs two LangGraph steps (three with a
+fallback) and no state copy for a routing function. A run with no feed scores one item.
 
 Every per-item error is caught inside these nodes and becomes a failure record: one bad
 image or one failed call never cancels a LangGraph step (which would cancel its siblings).
@@ -10,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from titjudge.data.images import load_image
 from titjudge.data.records import HumanPair, Item
@@ -28,6 +38,10 @@ from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import ItemResult, Progress
 
 log = logging.getLogger(__name__)
+
+#: LangGraph steps one item takes at most (describe, judge, fallback): a worker's recursion
+#: limit is this times the items it may run
+STEPS_PER_ITEM = 3
 
 
 @dataclass
@@ -58,11 +72,15 @@ class RunContext:
 
 
 class ItemState(TypedDict, total=False):
+    #: the worker's items still to run (shared with the other workers); absent: one item
+    feed: Iterator[Item]
     item: Item
     image: ImageInput | None
     image_error: str | None
     described: Described
     outcomes: list[JudgeOutcome]
+    #: this worker's finished items, in completion order
+    results: Annotated[list[ItemResult], operator.add]
 
 
 async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -97,13 +115,19 @@ async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, 
     return {"image": image, "described": described, "image_error": None}
 
 
-async def judge(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Every per-item judge on this item, concurrently."""
+async def judge(state: ItemState, runtime: Runtime[RunContext]) -> Command[str]:
+    """Every per-item judge on this item, concurrently; then to `fallback` only when a judge
+    that has a configured fallback failed, else the item is done."""
     item, image, described = state["item"], state.get("image"), state["described"]
-    outcomes = await asyncio.gather(
-        *(_safe_judge(j, item, image, described) for j in runtime.context.judges)
+    outcomes = list(
+        await asyncio.gather(
+            *(_safe_judge(j, item, image, described) for j in runtime.context.judges)
+        )
     )
-    return {"outcomes": list(outcomes)}
+    fallbacks = runtime.context.fallbacks
+    if any(o.status == "failed" and o.variant in fallbacks for o in outcomes):
+        return Command(goto="fallback", update={"outcomes": outcomes})
+    return _finish(state, outcomes, runtime.context)
 
 
 async def _safe_judge(
@@ -116,15 +140,27 @@ async def _safe_judge(
         return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")
 
 
-async def route_fallback(state: ItemState, runtime: Runtime[RunContext]) -> str:
-    """To `fallback` only when a judge that has a configured fallback failed."""
-    fallbacks = runtime.context.fallbacks
-    needed = any(o.status == "failed" and o.variant in fallbacks for o in state["outcomes"])
-    return "fallback" if needed else END
+async def fallback(state: ItemState, runtime: Runtime[RunContext]) -> Command[str]:
+    outcomes = apply_fallbacks(state["outcomes"], runtime.context.fallbacks)
+    return _finish(state, outcomes, runtime.context)
 
 
-async def fallback(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    return {"outcomes": apply_fallbacks(state["outcomes"], runtime.context.fallbacks)}
+def _finish(state: ItemState, outcomes: list[JudgeOutcome], ctx: RunContext) -> Command[str]:
+    """The item is done: report it, drop its image, and route to describe with the worker's
+    next item, or to END when the feed is empty."""
+    result = ItemResult(
+        item=state["item"],
+        described=state["described"],
+        outcomes=outcomes,
+        image_error=state.get("image_error"),
+    )
+    ctx.progress.item_done(result)
+    feed = state.get("feed")
+    following = next(feed, None) if feed is not None else None
+    update: dict[str, Any] = {"outcomes": outcomes, "results": [result], "image": None}
+    if following is None:
+        return Command(goto=END, update=update)
+    return Command(goto="describe", update={**update, "item": following})
 
 
 def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> list[JudgeOutcome]:
@@ -142,23 +178,11 @@ def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> 
 
 
 def build_item_graph() -> Any:
-    """Compile the per-item graph (describe -> judge -> fallback when needed -> END)."""
+    """Compile the item graph (describe -> judge -> fallback when needed -> next item or END)."""
     graph = StateGraph(ItemState, context_schema=RunContext)
     graph.add_node("describe", describe)
-    graph.add_node("judge", judge)
-    graph.add_node("fallback", fallback)
+    graph.add_node("judge", judge, destinations=("fallback", "describe", END))
+    graph.add_node("fallback", fallback, destinations=("describe", END))
     graph.add_edge(START, "describe")
     graph.add_edge("describe", "judge")
-    graph.add_conditional_edges("judge", route_fallback, ["fallback", END])
-    graph.add_edge("fallback", END)
     return graph.compile()
-
-
-def item_result(state: dict[str, Any]) -> ItemResult:
-    """The per-item graph's final state as the run's record (image bytes left behind)."""
-    return ItemResult(
-        item=state["item"],
-        described=state["described"],
-        outcomes=state.get("outcomes", []),
-        image_error=state.get("image_error"),
-    )

@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.nodes import RunContext, build_item_graph, item_result
+from titjudge.agents.nodes import RunContext, build_item_graph
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
@@ -92,7 +92,8 @@ async def score_async(
             judges=judges,
             fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
         )
-        result = item_result(await build_item_graph().ainvoke({"item": item}, context=ctx))
+        final = await build_item_graph().ainvoke({"item": item}, context=ctx)
+        result = final["results"][0]
     finally:
         await hub.aclose()
         cache.close()
