@@ -1,0 +1,38 @@
+"""A fallback judge's scores (another scale) never enter the main judge's rank metrics."""
+
+from pathlib import Path
+
+import pytest
+
+from titjudge.data.records import HumanPair, Item, RankRow
+from titjudge.judges.base import Described, JudgeOutcome
+from titjudge.metrics.evaluate import HumanData, evaluate_run
+from titjudge.records import ItemResult
+
+
+def test_a_fallback_cosine_does_not_reorder_an_llm_judges_ranking():
+    """Humans: a > c > b > d. The LLM judge scores a 90, b 50, d 10; c's call failed and fell
+    back to a cosine of 0.95. Ranking 0.95 among 0-100 scores puts c last (SRCC 0.4); ranking
+    only the judged scores gives 1.0, with c counted as unranked."""
+    human_order = ["a", "c", "b", "d"]
+    items = [Item(i, "p", "a long prompt", Path(f"/img/{i}.png"), f"m{i}") for i in "abcd"]
+    pairs = [
+        HumanPair("p", x, y, "a") for n, x in enumerate(human_order) for y in human_order[n + 1 :]
+    ]
+    ranks = [RankRow("p", item_id, n + 1) for n, item_id in enumerate(human_order)]
+    llm = {"a": 90.0, "b": 50.0, "d": 10.0}
+    results = []
+    for item in items:
+        if item.item_id in llm:
+            outcome = JudgeOutcome("tit_llm", "ok", score=llm[item.item_id])
+        else:
+            outcome = JudgeOutcome("tit_llm", "fallback", score=0.95, error="timeout")
+        results.append(ItemResult(item, Described("a description"), [outcome]))
+    human = HumanData(pairs=pairs, ranks=ranks, items=items)
+    metrics = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics["tit_llm"]
+    assert metrics["srcc"] == pytest.approx(1.0)  # 0.4 when the cosine is ranked in
+    assert metrics["krcc"] == pytest.approx(1.0)
+    assert metrics["n_fallback_unranked"] == 1
+    # pairs that compare c's cosine with a judged score are left out of the accuracy
+    assert metrics["n_pairs_mixed_source"] == 3
+    assert metrics["pairwise_accuracy"] == pytest.approx(1.0) and metrics["n_pairs"] == 3
