@@ -36,3 +36,62 @@ def test_a_fallback_cosine_does_not_reorder_an_llm_judges_ranking():
     # pairs that compare c's cosine with a judged score are left out of the accuracy
     assert metrics["n_pairs_mixed_source"] == 3
     assert metrics["pairwise_accuracy"] == pytest.approx(1.0) and metrics["n_pairs"] == 3
+
+
+def test_metrics_command_applies_the_same_fallback_rule_as_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same example as a scores CSV through `titjudge metrics`: SRCC 1.0, not 0.4, and
+    every number equal to the run path's."""
+    import json
+
+    from titjudge.cli import main
+
+    human_order = ["a", "c", "b", "d"]
+    items = [Item(i, "p", "a long prompt", Path(f"/img/{i}.png"), f"m{i}") for i in "abcd"]
+    pairs = [
+        HumanPair("p", x, y, "a") for n, x in enumerate(human_order) for y in human_order[n + 1 :]
+    ]
+    ranks = [RankRow("p", item_id, n + 1) for n, item_id in enumerate(human_order)]
+    llm = {"a": 90.0, "b": 50.0, "d": 10.0}
+    outcomes = {
+        i: JudgeOutcome("tit_llm", "ok", score=llm[i])
+        if i in llm
+        else JudgeOutcome("tit_llm", "fallback", score=0.95, error="timeout")
+        for i in "abcd"
+    }
+    results = [ItemResult(item, Described("d"), [outcomes[item.item_id]]) for item in items]
+    human = HumanData(pairs=pairs, ranks=ranks, items=items)
+    run = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics
+
+    (tmp_path / "scores.csv").write_text(
+        "item_id,variant,score,status\n"
+        + "".join(f"{i},tit_llm,{o.score},{o.status}\n" for i, o in outcomes.items())
+    )
+    (tmp_path / "pairs.csv").write_text(
+        "prompt_id,item_a,item_b,winner\n" + "".join(f"p,{p.item_a},{p.item_b},a\n" for p in pairs)
+    )
+    (tmp_path / "manifest.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "item_id": i.item_id,
+                    "prompt_id": "p",
+                    "prompt": i.prompt,
+                    "image": str(i.image),
+                    "t2i_model": i.t2i_model,
+                }
+            )
+            + "\n"
+            for i in items
+        )
+    )
+    argv = ["metrics", str(tmp_path / "scores.csv"), "--pairs", str(tmp_path / "pairs.csv")]
+    argv += ["--manifest", str(tmp_path / "manifest.jsonl"), "--bootstrap", "0", "--json"]
+    assert main(argv) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["tit_llm"]["srcc"] == pytest.approx(1.0)
+    assert cli["tit_llm"]["n_fallback_unranked"] == 1
+    assert cli["tit_llm"]["n_pairs_mixed_source"] == 3
+    assert cli["tit_llm"] == run["tit_llm"]
+    assert cli["leaderboard"] == run["leaderboard"]

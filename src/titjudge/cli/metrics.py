@@ -63,6 +63,7 @@ def metrics(args: argparse.Namespace) -> int:
     from titjudge.data.ranking import rank_items
     from titjudge.data.scores import load_scores
     from titjudge.errors import DataError
+    from titjudge.metrics.fallback import apply_fallback_rule
     from titjudge.metrics.summary import evaluate, to_json
 
     items = None
@@ -75,16 +76,16 @@ def metrics(args: argparse.Namespace) -> int:
         raise DataError(f"{args.scores}: scores file has no rows")
     pairs = load_pairs(args.pairs, {item.item_id: item for item in items} if items else None)
     ranks = load_ranks(args.ranks) if args.ranks is not None else rank_items(pairs)
-    summary = evaluate(
-        scores,
-        pairs,
-        ranks,
-        items,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        gain=args.gain,
-        top_k=args.top_k,
-        round_digits=args.round_digits,
+    options = {
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "gain": args.gain,
+        "top_k": args.top_k,
+        "round_digits": args.round_digits,
+    }
+    # fallback rows (another judge's scale) are kept out of rank metrics, as in a run
+    summary = apply_fallback_rule(
+        evaluate(scores, pairs, ranks, items, **options), scores, pairs, ranks, items, **options
     )
     if args.json:
         sys.stdout.write(to_json(summary) + "\n")

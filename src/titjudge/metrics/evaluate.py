@@ -9,7 +9,8 @@ compare a judged score with a fallback score are left out of that variant's pair
 metrics and counted (`n_pairs_mixed_source`), so two scales are never compared. Its rank
 metrics (SRCC, KRCC, nDCG, its leaderboard standing) rank only the judged scores: fallback
 items are left out of each prompt's ranking like failed ones and counted
-(`n_fallback_unranked`).
+(`n_fallback_unranked`). `metrics.fallback.apply_fallback_rule` does this, for the run
+and for `titjudge metrics` alike.
 
 Pairwise judges: their per-item scores are win rates, which give SRCC, KRCC, nDCG and
 the leaderboard as for any variant; their pairwise accuracy, tie rate, p-value and
@@ -42,18 +43,6 @@ REPEAT_METRICS = (
     "srcc",
     "krcc",
     "ndcg",
-    "leaderboard_srcc",
-)
-#: metrics that rank a prompt's items by score: a fallback's scores (another judge's scale)
-#: never enter them; those items are left out of the ranking like failed ones
-RANK_METRICS = (
-    "srcc",
-    "krcc",
-    "n_prompts",
-    "n_prompts_skipped",
-    "ndcg",
-    "n_prompts_ndcg",
-    "n_prompts_skipped_ndcg",
     "leaderboard_srcc",
 )
 #: score-based fields a pairwise variant keeps under a `win_rate_` prefix
@@ -146,33 +135,12 @@ def _metrics(
         return {}
     from titjudge.metrics.summary import evaluate
 
+    from titjudge.metrics.fallback import apply_fallback_rule
+
     summary = evaluate(rows, human.pairs, human.ranks, human.items, bootstrap=bootstrap, seed=seed)
-    for variant in sorted({r.variant for r in rows if r.status == "fallback"}):
-        own = [r for r in rows if r.variant == variant]
-        source = {r.item_id: r.status for r in own}
-        clean = [p for p in human.pairs if not _mixed(p, source)]
-        redone = evaluate(own, clean, human.ranks, human.items, bootstrap=bootstrap, seed=seed)
-        entry = dict(redone[variant])
-        entry["n_pairs_mixed_source"] = len(human.pairs) - len(clean)
-        # rank metrics order a prompt's items by score: the fallback's scores (another scale)
-        # stay out of them, as failed items do, so judged scores are ranked among themselves
-        judged = [
-            r if r.status != "fallback" else ScoreRow(r.item_id, r.variant, None, "failed")
-            for r in own
-        ]
-        ranked = evaluate(judged, clean, human.ranks, human.items, bootstrap=bootstrap, seed=seed)
-        for key in RANK_METRICS:
-            if key in ranked[variant]:
-                entry[key] = ranked[variant][key]
-        entry["ci"] = {
-            **(entry.get("ci") or {}),
-            **{k: v for k, v in (ranked[variant].get("ci") or {}).items() if k in RANK_METRICS},
-        }
-        entry["n_fallback_unranked"] = sum(r.status == "fallback" for r in own)
-        board = summary.get("leaderboard")
-        if board and ranked.get("leaderboard"):
-            board["variants"][variant] = ranked["leaderboard"]["variants"][variant]
-        summary[variant] = entry
+    apply_fallback_rule(
+        summary, rows, human.pairs, human.ranks, human.items, bootstrap=bootstrap, seed=seed
+    )
     for name, run in pairwise.items():
         if name in summary:
             summary[name] = _with_verdicts(summary[name], run, human, bootstrap, seed)
@@ -180,11 +148,6 @@ def _metrics(
         if variant in summary:
             summary[variant] = {**summary[variant], "repeats": spread}
     return summary
-
-
-def _mixed(pair: HumanPair, source: Mapping[str, str]) -> bool:
-    a, b = source.get(pair.item_a), source.get(pair.item_b)
-    return a is not None and b is not None and "failed" not in (a, b) and a != b
 
 
 def _with_verdicts(
