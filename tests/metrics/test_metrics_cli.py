@@ -93,9 +93,11 @@ def test_json_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str])
         "notes",
     }
     good, flat = out["good"], out["flat"]
-    assert (good["pairwise_accuracy"], good["n_pairs"], good["n_fallback"]) == (1.0, 5, 1)
-    # ranks derived from the pairs equal RANKS, so the hand values of test_evaluate hold
-    assert good["srcc"] == pytest.approx((1 + 1.5 / math.sqrt(3)) / 2)
+    # the fallback rule, as in a run: d's fallback score stays out of the pair d-e (the pair
+    # d-f is a human tie) and out of p2's ranking, where e > f is then ranked correctly
+    assert (good["pairwise_accuracy"], good["n_pairs"], good["n_fallback"]) == (1.0, 4, 1)
+    assert (good["n_pairs_mixed_source"], good["n_fallback_unranked"]) == (2, 1)
+    assert good["srcc"] == pytest.approx(1.0)
     assert (flat["srcc"], flat["n_pairs_skipped"], flat["n_failed"]) == (None, 2, 1)
     assert flat["metric_tie_rate"] == 1.0
     assert out["thresholds"]["n_pairs"] == 5
