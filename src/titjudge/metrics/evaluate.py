@@ -133,9 +133,8 @@ def _metrics(
     """Metrics per variant; `{}` without human data (the run then only writes scores)."""
     if human is None or not human.pairs or not rows:
         return {}
-    from titjudge.metrics.summary import evaluate
-
     from titjudge.metrics.fallback import apply_fallback_rule
+    from titjudge.metrics.summary import evaluate
 
     summary = evaluate(rows, human.pairs, human.ranks, human.items, bootstrap=bootstrap, seed=seed)
     apply_fallback_rule(
