@@ -167,6 +167,11 @@ async def run_async(
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }
+    if not metrics:  # no human pairs to compare with: the models' mean scores instead
+        from titjudge.metrics.model_means import model_means
+
+        models = {r.item.item_id: r.item.t2i_model for r in results}
+        summary["model_means"] = model_means(evaluation.rows, models)
     if runs:
         from titjudge.metrics.pairwise_stats import run_summary
 

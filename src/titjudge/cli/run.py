@@ -47,29 +47,58 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_outcome(outcome: RunOutcome, console: Console) -> None:
-    """Status counts per variant, the metrics, model usage per role and the run dir."""
-    from rich.table import Table
+    """Status counts per variant, the metrics (or, without human pairs, each T2I model's mean
+    score per variant), model usage per role and the run dir; names and paths as plain text."""
+    from titjudge.metrics.render import add_plain_row, plain_table, print_summary, say
 
-    table = Table(title=f"{outcome.n_items} items", title_justify="left")
-    for column in ("variant", "ok", "fallback", "failed"):
-        table.add_column(column, justify="left" if column == "variant" else "right")
+    table = plain_table(f"{outcome.n_items} items", ("variant", "ok", "fallback", "failed"))
     for variant, counts in outcome.status_counts.items():
-        table.add_row(variant, str(counts["ok"]), str(counts["fallback"]), str(counts["failed"]))
+        add_plain_row(
+            table, variant, str(counts["ok"]), str(counts["fallback"]), str(counts["failed"])
+        )
     console.print(table)
     if outcome.metrics:
-        from titjudge.metrics.render import print_summary
-
         print_summary(outcome.metrics, console)
+    elif "model_means" in outcome.summary:
+        print_model_means(outcome.summary["model_means"], console)
     from titjudge.models.results import Usage
 
     for role, record in outcome.summary["usage"].items():
-        console.print(f"{role}: {Usage.from_json(record).text()}", markup=False)
-    console.print(f"run dir: {outcome.out_dir}")
+        say(console, f"{role}: {Usage.from_json(record).text()}")
+    say(console, f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:
         console.print(
-            f"[yellow]{outcome.n_failed_items} items have failed variants; reasons in "
-            f"{outcome.out_dir / 'items.jsonl'} (status 'failed', field 'error')[/yellow]"
+            f"{outcome.n_failed_items} items have failed variants; reasons in "
+            f"{outcome.out_dir / 'items.jsonl'} (status 'failed', field 'error')",
+            style="yellow",
+            markup=False,
+            highlight=False,
         )
+
+
+def print_model_means(means: dict[str, Any], console: Console) -> None:
+    """Per variant, the T2I models ranked by their mean score (ok rows only)."""
+    from titjudge.metrics.render import add_plain_row, plain_table, say
+
+    say(console, "No human pairs: T2I models ranked by mean score per variant (ok items only).")
+    for variant, entry in means.items():
+        table = plain_table(f"{variant}: models by mean score", ("rank", "model", "mean", "n"), 2)
+        for row in entry["ranking"]:
+            add_plain_row(
+                table, str(row["rank"]), row["model"], f"{row['mean']:.4g}", str(row["n"])
+            )
+        console.print(table)
+        if entry["n_failed_left_out"] or entry["n_fallback_left_out"]:
+            say(
+                console,
+                f"{variant}: left out {entry['n_failed_left_out']} failed and "
+                f"{entry['n_fallback_left_out']} fallback items (another judge's scale)",
+            )
+
+
+def print_command(console: Console, command: str) -> None:
+    """A command to copy: its own line, never wrapped or styled, whatever the width."""
+    console.print(command, markup=False, highlight=False, soft_wrap=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,6 +151,12 @@ def score(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- demo
 
+#: said before and after the demo's numbers
+SYNTHETIC_NOTE = (
+    "Synthetic data: these numbers test the plumbing only; they predict nothing about "
+    "the paper's models or their ranking."
+)
+
 
 def minilm_dir() -> Path | None:
     """The all-MiniLM-L6-v2 weights shipped by the `demo` extra, if torch can load them."""
@@ -162,12 +197,15 @@ def demo(args: argparse.Namespace) -> int:
     from titjudge.errors import install_hint
 
     console = wide_console()
-    out: Path = args.out
+    out: Path = args.out.resolve()
     data = out / "synthetic-data"
     console.print(
-        f"[bold]titjudge demo[/bold]: a SYNTHETIC benchmark ({args.prompts} prompts x {args.models} "
-        f"simulated T2I models) in {data}"
+        f"titjudge demo: a SYNTHETIC benchmark ({args.prompts} prompts x {args.models} "
+        f"simulated T2I models) in {data}",
+        markup=False,
+        highlight=False,
     )
+    console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     synthesize(data, n_prompts=args.prompts, n_models=args.models, seed=args.seed)
     model_dir = minilm_dir()
     raw = demo_config(data, out, model_dir)
@@ -176,24 +214,30 @@ def demo(args: argparse.Namespace) -> int:
     from titjudge.files import atomic_write
 
     atomic_write(config_path, dump_config(config))
-    console.print(
-        "describer: [bold]replay[/bold] of the generator's stored descriptions (no VLM is called)"
-    )
+    console.print("describer: replay of the generator's stored descriptions (no VLM is called)")
     if model_dir is None:
         console.print(
-            "all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; "
-            f"`{install_hint('local,demo')}` adds it",
+            "all-MiniLM-L6-v2 is not installed, so the embedding column is skipped; add it with:",
             style="yellow",
             markup=False,
         )
+        print_command(console, f"  {install_hint('local,demo')}")
     outcome = run_pipeline(config, show_progress=sys.stderr.isatty())
     _print_outcome(outcome, console)
-    console.print(f"\nconfig used: {config_path} (re-run with `titjudge run {config_path}`)")
+    console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
+    console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)
+    print_command(console, f"  titjudge run {config_path}")
     console.print(
-        "\n[bold]Next: the real TIT-Score-LLM.[/bold] Put a Gemini key in the environment and run the shipped config "
-        "on this data (or your own manifest):\n"
-        "  export GEMINI_API_KEY=...\n"
+        "\nNext: the real TIT-Score-LLM. Put a Gemini key in the environment and run the "
+        "shipped config on this data (or your own manifest):",
+        style="bold",
+        markup=False,
+        highlight=False,
+    )
+    print_command(console, "  export GEMINI_API_KEY=...")
+    print_command(
+        console,
         f"  titjudge run configs/tit-llm-gemini.yaml --set data.manifest={data / 'manifest.jsonl'} "
-        f"--set data.human_pairs={data / 'pairs.csv'}"
+        f"--set data.human_pairs={data / 'pairs.csv'}",
     )
     return outcome.exit_code

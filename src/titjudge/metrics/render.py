@@ -1,4 +1,9 @@
-"""Plain-text rendering of an `evaluate` summary as aligned tables (rich)."""
+"""Plain-text rendering of an `evaluate` summary as aligned tables (rich).
+
+Everything is printed as plain text, whatever the console's markup setting: variant names,
+model names and the CI legend "[lo, hi]" are data, never rich markup. Columns fold long
+cells onto more lines instead of cutting them, so a variant name is always shown whole.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,10 @@ from titjudge.metrics.summary import RESERVED_KEYS
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
+
+#: header of the significance column: '*' / '**' beat the 95% / 99.9% chance threshold
+SIGNIFICANCE_HEADER = "sig."
 
 
 def _pct(value: float | None, digits: int = 2) -> str:
@@ -23,8 +32,8 @@ def _num(value: float | None, digits: int = 4) -> str:
 def _interval(ci: Sequence[float] | None, percent: bool) -> str:
     if ci is None:
         return ""
-    low, high = ci
-    return f" [{100 * low:.2f}, {100 * high:.2f}]" if percent else f" [{low:.3f}, {high:.3f}]"
+    low, high = ci  # on its own line in the cell, so a narrow column breaks between the two
+    return f"\n[{100 * low:.2f}, {100 * high:.2f}]" if percent else f"\n[{low:.3f}, {high:.3f}]"
 
 
 def _p(value: float | None) -> str:
@@ -64,24 +73,58 @@ def variant_names(summary: dict[str, Any]) -> list[str]:
     return [name for name in summary if name not in RESERVED_KEYS]
 
 
-def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """Variant table, chance thresholds, leaderboard and pairwise comparisons.
-
-    Pass a `Console(markup=False)`: cells such as "[0.88, 0.91]" are data, not markup.
-    """
+def plain_table(title: str, headers: Sequence[str], left: int = 1) -> Table:
+    """A rich table whose title, headers and cells are plain text and whose columns fold
+    (wrap inside a cell) rather than truncate; the first `left` columns are left-aligned."""
     from rich.table import Table
+    from rich.text import Text
 
+    table = Table(title=Text(title), title_justify="left")
+    for index, header in enumerate(headers):
+        table.add_column(Text(header), justify="left" if index < left else "right", overflow="fold")
+    return table
+
+
+def add_plain_row(table: Table, *cells: str) -> None:
+    """Add a row whose cells are plain text (brackets in a name stay brackets)."""
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
+
+
+def say(console: Console, line: str) -> None:
+    """Print one line as plain text: no markup, no highlighting."""
+    console.print(line, markup=False, highlight=False)
+
+
+def print_summary(summary: dict[str, Any], console: Console) -> None:
+    """Variant tables (pairs; rankings), chance thresholds, leaderboard and pairwise comparisons, as plain text
+    on any console (cells such as "[0.88, 0.91]" are data, not markup)."""
     names = variant_names(summary)
     settings = summary["settings"]
-    table = Table(title="Agreement with human judgments", title_justify="left")
-    for header in ("variant", "pairwise acc", "", "metric ties", "pairs", "skipped"):
-        table.add_column(header, justify="left" if header == "variant" else "right")
-    for header in ("p-value", "SRCC", "KRCC", f"nDCG ({settings['gain']})", "failed", "fallback"):
-        table.add_column(header, justify="right")
+    pairwise = plain_table(
+        "Agreement with human judgments: pairs",
+        (
+            "variant",
+            "pairwise acc",
+            SIGNIFICANCE_HEADER,
+            "metric ties",
+            "pairs",
+            "skipped",
+            "p-value",
+            "failed",
+            "fallback",
+        ),
+    )
+    ranking = plain_table(
+        "Agreement with human judgments: rankings per prompt (mean over prompts)",
+        ("variant", "SRCC", "KRCC", f"nDCG ({settings['gain']})"),
+    )
     for name in names:
         row = summary[name]
         ci = row["ci"]
-        table.add_row(
+        add_plain_row(
+            pairwise,
             name,
             _pct(row["pairwise_accuracy"]) + _interval(ci["pairwise_accuracy"], True),
             _stars(row),
@@ -89,47 +132,47 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             f"{row['n_pairs']:,}",
             f"{row['n_pairs_skipped']:,}",
             _p(row["p_value"]),
-            _num(row["srcc"]) + _interval(ci["srcc"], False),
-            _num(row["krcc"]) + _interval(ci["krcc"], False),
-            _num(row["ndcg"]) + _interval(ci["ndcg"], False),
             f"{row['n_failed']:,}",
             f"{row['n_fallback']:,}",
         )
-    console.print(table)
+        add_plain_row(
+            ranking,
+            name,
+            *(_num(row[key]) + _interval(ci[key], False) for key in ("srcc", "krcc", "ndcg")),
+        )
+    console.print(pairwise)
+    console.print(ranking)
     line = threshold_line(summary["thresholds"])
     if line is not None:
-        console.print(line)
+        say(console, line)
     if settings["bootstrap"]:
-        console.print(
+        say(
+            console,
             f"[brackets]: {100 * settings['confidence']:g}% bootstrap CI over prompts "
-            f"({settings['bootstrap']:,} resamples, seed {settings['seed']})"
+            f"({settings['bootstrap']:,} resamples, seed {settings['seed']})",
         )
     skipped = [
         f"{n}: {summary[n]['n_prompts_skipped']}" for n in names if summary[n]["n_prompts_skipped"]
     ]
     if skipped:
-        console.print(
+        say(
+            console,
             "Prompts skipped by SRCC/KRCC (too few images or constant scores/ranks): "
-            + ", ".join(skipped)
+            + ", ".join(skipped),
         )
     if summary["leaderboard"] is not None:
         _print_leaderboard(summary["leaderboard"], console)
     if summary["comparisons"]:
         _print_comparisons(summary["comparisons"], console)
     for note in summary["notes"]:
-        console.print(f"note: {note}")
+        say(console, f"note: {note}")
 
 
 def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
-    from rich.table import Table
-
-    table = Table(
-        title="T2I model leaderboard: average rank over prompts (model rank)", title_justify="left"
+    table = plain_table(
+        "T2I model leaderboard: average rank over prompts (model rank)",
+        ("model", "human", *board["variants"]),
     )
-    table.add_column("model")
-    table.add_column("human", justify="right")
-    for name in board["variants"]:
-        table.add_column(name, justify="right")
 
     def cell(standing: dict[str, Any]) -> str:
         if standing["average_rank"] is None:
@@ -137,26 +180,28 @@ def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
         return f"{standing['average_rank']:.2f} ({standing['rank']:g})"
 
     for model in board["models"]:
-        table.add_row(
+        add_plain_row(
+            table,
             model,
             cell(board["human"][model]),
             *(cell(v["models"][model]) for v in board["variants"].values()),
         )
     table.add_section()
-    table.add_row("SRCC vs human", "", *(_num(v["srcc"]) for v in board["variants"].values()))
+    add_plain_row(
+        table, "SRCC vs human", "", *(_num(v["srcc"]) for v in board["variants"].values())
+    )
     console.print(table)
 
 
 def _print_comparisons(comparisons: list[dict[str, Any]], console: Console) -> None:
-    from rich.table import Table
-
-    table = Table(title="Paired comparisons (exact McNemar, shared pairs)", title_justify="left")
-    for header in ("A", "B"):
-        table.add_column(header)
-    for header in ("pairs", "acc A", "acc B", "only A right", "only B right", "p-value"):
-        table.add_column(header, justify="right")
+    table = plain_table(
+        "Paired comparisons (exact McNemar, shared pairs)",
+        ("A", "B", "pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
+        left=2,
+    )
     for c in comparisons:
-        table.add_row(
+        add_plain_row(
+            table,
             c["variant_a"],
             c["variant_b"],
             f"{c['n_pairs']:,}",

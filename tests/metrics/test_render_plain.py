@@ -1,0 +1,68 @@
+"""The metrics tables print names and legends whole and literally, at any terminal width."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rich.console import Console
+
+from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
+from titjudge.metrics.render import SIGNIFICANCE_HEADER, print_summary
+from titjudge.metrics.summary import evaluate
+
+LONG = "pairwise_gemini_2_5_pro_with_fallback"
+ODD = "x[bold]"
+
+
+def _summary(bootstrap: int = 20) -> dict:
+    order = ["a", "b", "c", "d"]
+    items = [Item(i, "p", "prompt", Path(f"/{i}.png"), f"model_{i}") for i in order]
+    pairs = [HumanPair("p", x, y, "a") for n, x in enumerate(order) for y in order[n + 1 :]]
+    ranks = [RankRow("p", i, n + 1) for n, i in enumerate(order)]
+    rows = [
+        ScoreRow(i, name, float(4 - n) * scale, "ok")
+        for name, scale in ((LONG, 1.0), (ODD, 0.5))
+        for n, i in enumerate(order)
+    ]
+    return evaluate(rows, pairs, ranks, items, bootstrap=bootstrap, seed=0)
+
+
+def _render(width: int) -> str:
+    # markup on (the default), as on the console `titjudge run` prints to
+    console = Console(width=width, record=True, color_system=None)
+    print_summary(_summary(), console)
+    return console.export_text()
+
+
+def _first_column(table: str) -> str:
+    """The first column of the first table, its folded pieces joined."""
+    pieces = []
+    for line in table.splitlines():
+        cells = re.split("[│┃]", line)
+        if len(cells) > 2:
+            pieces.append(cells[1].strip())
+        elif pieces and line.startswith("└"):
+            break
+    return "".join(pieces)
+
+
+def test_names_are_whole_and_literal_at_width_60() -> None:
+    text = _render(60)
+    column = _first_column(text)
+    assert LONG in column  # folded across lines, never cut to "pairw…"
+    assert ODD in column  # "[bold]" is data, not a style tag
+    assert "…" not in text
+
+
+def test_ci_legend_keeps_its_bracketed_prefix() -> None:
+    text = _render(200)
+    assert "[brackets]: 95% bootstrap CI over prompts (20 resamples, seed 0)" in text
+
+
+def test_every_column_has_a_header() -> None:
+    text = _render(250)
+    header = next(line for line in text.splitlines() if "variant" in line)
+    cells = [c.strip() for c in re.split("[┃│]", header)[1:-1]]
+    assert SIGNIFICANCE_HEADER in cells
+    assert all(cells), cells
