@@ -38,7 +38,7 @@ def model_means(rows: Sequence[ScoreRow], models: Mapping[str, str]) -> dict[str
             ((statistics.fmean(values), model, len(values)) for model, values in per_model.items()),
             key=lambda entry: (-entry[0], entry[1]),
         )
-        ranking = []
+        ranking: list[dict[str, Any]] = []
         for position, (mean, model, n) in enumerate(means, start=1):
             rank = ranking[-1]["rank"] if ranking and ranking[-1]["mean"] == mean else position
             ranking.append({"model": model, "mean": mean, "n": n, "rank": rank})
