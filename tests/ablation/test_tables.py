@@ -169,3 +169,27 @@ def test_heatmap_png_and_colour_scale(tmp_path):
     empty = AblationResult("empty", tmp_path, result.columns, [], [result.rows[3]])
     assert write_heatmap(empty, tmp_path / "table4.png") is None
     assert not (tmp_path / "table4.png").exists()  # no stale picture of an older grid
+
+
+def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):
+    """Rich must neither cut a long label to 'pairw…' nor read '[bold]' in one as a style."""
+    from rich.console import Console
+
+    from titjudge.ablation.tables import to_rich
+
+    result = hand_made(tmp_path)
+    result.columns[0] = ColumnInfo("lmm", "pairwise_gemini_2_5_pro_with_fallback", "lmm", None)
+    result.rows[0].label = "Gemini[bold] 2.5 Pro"
+    console = Console(width=60, record=True, color_system=None)
+    console.print(to_rich(table4(result)))
+    text = console.export_text()
+    assert "…" not in text
+    squeezed = "".join(ch for ch in text if ch.isalnum() or ch in "_[]")
+    assert "Gemini[bold]" in squeezed
+    header = "".join(
+        part.strip()
+        for line in text.splitlines()
+        if line.startswith("┃")
+        for part in line.split("┃")[2:3]
+    )
+    assert "pairwise_gemini_2_5_pro_with_fallback" in header

@@ -344,13 +344,18 @@ def to_latex(table: Table) -> str:
 
 
 def to_rich(table: Table) -> RichTable:
-    """The table for the terminal: bold best, underlined second; cell text is never markup."""
+    """The table for the terminal: bold best, underlined second; title, headings and cells are
+    never markup, and long labels fold onto more lines instead of being cut."""
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    shown = RichTable(title=table.title, title_justify="left")
+    shown = RichTable(title=Text(table.title), title_justify="left")
     for index, heading in enumerate(table.header):
-        shown.add_column(heading, justify="left" if index < table.label_columns else "right")
+        shown.add_column(
+            Text(heading),
+            justify="left" if index < table.label_columns else "right",
+            overflow="fold",
+        )
     styles = {"best": "bold", "second": "underline"}
     for row in table.rows:
         cells = []
