@@ -206,6 +206,23 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run(config, out=root / "run").out_dir
 
 
+@pytest.fixture(scope="session")
+def nopairs_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run without human pairs: SYNTHETIC 3 prompts x 4 models, replay describer,
+    lexical judge, the config's data.human_pairs and data.ranks removed."""
+    from titjudge.agents.runner import run
+    from titjudge.cli.run import demo_config
+    from titjudge.config import RunConfig, validate_config
+    from titjudge.data.synth.benchmark import synthesize
+
+    root = tmp_path_factory.mktemp("audit-nopairs")
+    synthesize(root / "data", n_prompts=3, n_models=4, seed=5)
+    raw = demo_config(root / "data", root, None)
+    del raw["data"]["human_pairs"], raw["data"]["ranks"]
+    config = validate_config(raw, RunConfig, "audit test config")
+    return run(config, out=root / "run").out_dir
+
+
 def pytest_terminal_summary(terminalreporter):
     """Name the screenshot the browser test leaves, so the CI log points at it."""
     shot = Path(__file__).resolve().parents[2] / "ci-artifacts" / "audit.png"

@@ -49,11 +49,13 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory, pipeline_run: Path) -> Iterator[Any]:
+def browser(
+    tmp_path_factory: pytest.TempPathFactory, pipeline_run: Path, nopairs_run: Path
+) -> Iterator[Any]:
     """One headless Chromium with a fresh profile for the module.
 
-    Sync Playwright keeps an event loop running on this thread, so the pipeline run
-    (which uses asyncio.run) is built first.
+    Sync Playwright keeps an event loop running on this thread, so the pipeline runs
+    (which use asyncio.run) are built first.
     """
     from playwright.sync_api import sync_playwright
 
@@ -304,3 +306,36 @@ def test_lpg_sized_page_is_usable_fast(browser: Any, tmp_path: Path, handmade_ru
     assert ready_ms < 10_000 and update_ms < 2_000
     assert errors == []
     page.close()
+
+
+def test_page_of_a_run_without_human_pairs_browses_items(
+    browser: Any, nopairs_run: Path, tmp_path: Path
+) -> None:
+    """No human pairs: the page opens, one entry per image with its description and each
+    variant's rationale; the model filter and the sort by score work."""
+    import json
+
+    html = tmp_path / "items.html"
+    assert main(["audit", str(nopairs_run), "--html", str(html)]) == 0
+    lines = [json.loads(x) for x in (nopairs_run / "items.jsonl").read_text().splitlines()]
+    page, errors, _ = open_page(browser, html)
+    try:
+        assert count(page) == (12, 12)
+        shown_items = page.eval_on_selector_all(
+            "article.entry", "els => els.map(e => e.dataset.item)"
+        )
+        assert shown_items == [line["item_id"] for line in lines]
+        body = page.evaluate("() => document.body.textContent")
+        for line in lines:
+            assert line["description"] in body and line["rationale"] in body
+        assert "no human pairs" in page.text_content("#run-facts")
+        choose(page, model="synth-model-02")
+        assert count(page) == (3, 12)
+        choose(page, model="all", sort="highest score first")
+        scores = page.eval_on_selector_all(
+            "article.entry", "els => els.map(e => Number(e.dataset.score))"
+        )
+        assert scores == sorted((line["score"] for line in lines), reverse=True)
+        assert errors == []
+    finally:
+        page.close()

@@ -1,4 +1,5 @@
-"""`titjudge audit RUN_DIR [--html FILE] [--pair ID] [--disagreements [--variant V] [--limit N]]`."""
+"""`titjudge audit RUN_DIR [--html FILE] [--pair ID | --item ID] [--disagreements [--variant V]
+[--limit N]]`; a run without human pairs lists its items (`--limit N` of them)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"
     )
     p.add_argument("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'")
+    p.add_argument("--item", metavar="ITEM_ID", help="print one item: description, rationales")
     p.add_argument(
         "--disagreements",
         action="store_true",
@@ -36,7 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--variant", metavar="V", help="only this variant (with --disagreements or --pair)"
     )
     p.add_argument(
-        "--limit", type=int, metavar="N", help="with --disagreements: show N pairs (default 20)"
+        "--limit",
+        type=int,
+        metavar="N",
+        help="with --disagreements: show N pairs; for a run without human pairs: list N items "
+        "(default 20)",
     )
 
 
@@ -44,23 +50,45 @@ def audit(args: argparse.Namespace) -> int:
     """Summary of a run dir, or its HTML page, one pair, or the pairs judged against humans."""
     from rich.text import Text
 
-    from titjudge.errors import ConfigError
+    from titjudge.errors import ConfigError, DataError
     from titjudge.report.audit.data import check_variant, disagreements, find_pair
     from titjudge.report.audit.load import load_audit
-    from titjudge.report.audit.terminal import print_disagreements, print_pair, print_summary
+    from titjudge.report.audit.terminal import (
+        print_disagreements,
+        print_item,
+        print_items_summary,
+        print_pair,
+        print_summary,
+    )
 
-    if args.limit is not None and not args.disagreements:
-        raise ConfigError("--limit goes with --disagreements")
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}")
     data = load_audit(args.run_dir)
+    if not data.pairs and (args.pair is not None or args.disagreements):
+        raise DataError(
+            f"{args.run_dir}: the run has no human pairs (no data.human_pairs); "
+            "browse its items with --item ITEM_ID or --html FILE"
+        )
+    overview = args.html is None and args.pair is None and args.item is None
+    if args.limit is not None and not args.disagreements and (data.pairs or not overview):
+        raise ConfigError("--limit goes with --disagreements (or lists a run's items)")
     if args.variant is not None:
         check_variant(data, args.variant)
     console = wide_console(highlight=False)
-    if args.html is None and args.pair is None and not args.disagreements:
+    if overview and not args.disagreements:
+        if not data.pairs:
+            print_items_summary(data, console, args.limit or DEFAULT_LIMIT)
+            console.print(
+                "next: --html FILE (the audit page: items, descriptions, rationales), "
+                "--item ITEM_ID",
+                markup=False,
+            )
+            return 0
         print_summary(data, console)
         console.print(
-            "next: --html FILE (the audit page), --pair 'A|B', --disagreements [--variant V]"
+            "next: --html FILE (the audit page), --pair 'A|B', --item ID, "
+            "--disagreements [--variant V]",
+            markup=False,
         )
         return 0
     if args.html is not None:
@@ -70,15 +98,25 @@ def audit(args: argparse.Namespace) -> int:
         out = write_audit_html(data, Path(args.html))
         size = out.stat().st_size / 1e6
         plural = "" if len(data.variants) == 1 else "s"
+        shown = f"{len(data.pairs)} pairs" if data.pairs else f"{len(data.items)} items, no pairs"
         console.print(
             Text(
-                f"wrote {out} ({size:.1f} MB, {len(data.pairs)} pairs, {len(data.variants)} "
+                f"wrote {out} ({size:.1f} MB, {shown}, {len(data.variants)} "
                 f"variant{plural}) in {time.perf_counter() - started:.1f} s"
             )
         )
     if args.pair is not None:
         variants = [args.variant] if args.variant else None
         print_pair(data, find_pair(data, args.pair), console, variants=variants, full=True)
+    if args.item is not None:
+        if args.item not in data.items:
+            from titjudge.errors import did_you_mean
+
+            raise DataError(
+                f"{args.run_dir}: no item {args.item!r} in this run"
+                f"{did_you_mean(args.item, data.items)}"
+            )
+        print_item(data, data.items[args.item], console)
     if args.disagreements:
         every = disagreements(data, args.variant)
         limit = args.limit or DEFAULT_LIMIT

@@ -218,6 +218,16 @@ def filter_options(data: AuditData) -> dict[str, list[str]]:
     }
 
 
+def ok_scores(data: AuditData, variant: str) -> list[float]:
+    """The variant's scores on items where it judged (status ok): a run's mean score per
+    variant, without fallback scores (another judge's scale) or failures."""
+    return [
+        r.score
+        for item in data.items.values()
+        if (r := item.results.get(variant)) is not None and r.status == "ok" and r.score is not None
+    ]
+
+
 def check_variant(data: AuditData, variant: str) -> None:
     if variant not in data.variants:
         raise DataError(

@@ -30,7 +30,7 @@ from typing import Any
 
 from titjudge.files import atomic_write
 from titjudge.models.results import total_cost
-from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult
+from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult, ok_scores
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +144,25 @@ def _short(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.6g}")
 
 
+def _shown_items(data: AuditData) -> list[str]:
+    """The items the page shows: those in a human pair, or every item of a run without pairs."""
+    if not data.pairs:
+        return list(data.items)
+    return list(dict.fromkeys(i for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)))
+
+
+def _ok_scores(data: AuditData, variant: str) -> dict[str, Any]:
+    """How many of the variant's results are ok, and their mean score (None when none)."""
+    scores = ok_scores(data, variant)
+    return {"n_ok": len(scores), "mean": sum(scores) / len(scores) if scores else None}
+
+
 def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str, Any]:
     """The page's JSON: string table, thumbnails, items, pairs (see audit.js for the layout)."""
     intern = _Strings()
     thumb_list: list[str] = []
     thumb_index: dict[str, int] = {}
-    used = list(dict.fromkeys(i for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)))
+    used = _shown_items(data)
     models = sorted({data.items[i].t2i_model for i in used})
     prompt_ids = sorted({data.items[i].prompt_id for i in used})
     model_code = {m: n for n, m in enumerate(models)}
@@ -194,6 +207,7 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
             "cost": s.cost,
             "counts": dict(s.counts),
             "scale": s.scale,
+            **_ok_scores(data, s.name),
         }
         for s in (data.summaries[v] for v in data.variants)
     ]
@@ -201,6 +215,8 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         "name": data.name,
         "run_dir": str(data.run_dir.resolve()),
         "n_items": len(data.items),
+        # "items": no human pairs, the page lists the run's items instead of pairs
+        "mode": "pairs" if data.pairs else "items",
         "n_pairs": len(data.pairs),
         "n_outside": data.n_pairs_outside,
         "n_human_ties": sum(p.pair.winner == "tie" for p in data.pairs),
@@ -270,7 +286,7 @@ def render_page(payload: Mapping[str, Any], title: str) -> str:
 
 def write_audit_html(data: AuditData, out: Path, thumb_side: int = THUMB_SIDE) -> Path:
     """Build thumbnails and write the page to `out` (folders created)."""
-    used = {data.items[i].image for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
+    used = {data.items[i].image for i in _shown_items(data)}
     thumbs = make_thumbnails(sorted(used), thumb_side)
     page = render_page(build_payload(data, thumbs), f"titjudge audit: {data.name}")
     out = Path(out)

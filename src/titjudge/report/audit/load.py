@@ -1,5 +1,6 @@
 """Read a run dir into `AuditData`: `config.yaml`, `items.jsonl`, `metrics.json`,
-`summary.json`, plus the manifest (prompts) and human pairs the config names.
+`summary.json`, plus the manifest (prompts) and human pairs the config names. A run
+without `data.human_pairs` loads with no pairs: its items are what the audit shows.
 
 Every problem with a file is one DataError naming `file:line`; optional files
 (metrics.json, summary.json) may be absent. Headline numbers come from metrics.json
@@ -156,10 +157,6 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")
     config = load_yaml(config_path)
     pairs_path = _config_path(config, "human_pairs", config_path)
-    if pairs_path is None:
-        raise DataError(
-            f"{config_path}: the run has no data.human_pairs; the audit compares with humans"
-        )
     manifest_path = _config_path(config, "manifest", config_path)
     if manifest_path is None:
         raise DataError(f"{config_path}: data.manifest is missing; it holds the prompts")
@@ -172,7 +169,8 @@ def load_audit(run_dir: Path) -> AuditData:
     )
     pairs: list[AuditPair] = []
     outside = 0
-    for pair in load_pairs(pairs_path):
+    # without human pairs there is nothing to agree with: the audit browses the items
+    for pair in load_pairs(pairs_path) if pairs_path is not None else []:
         item_a, item_b = items.get(pair.item_a), items.get(pair.item_b)
         if item_a is None or item_b is None:
             outside += 1  # e.g. a `--limit` run: the pair's images were not judged
@@ -182,7 +180,7 @@ def load_audit(run_dir: Path) -> AuditData:
             for v in variants
         }
         pairs.append(AuditPair(len(pairs), pair, verdicts))
-    if not pairs:
+    if pairs_path is not None and not pairs:
         raise DataError(
             f"{pairs_path}: none of its {outside} pairs has both images in the run {run_dir}"
         )

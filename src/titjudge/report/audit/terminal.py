@@ -1,5 +1,6 @@
-"""Terminal views of the audit: one pair (`--pair`) and the most confident mistakes
-(`--disagreements`), the same facts as the HTML page, laid out for 100 columns.
+"""Terminal views of the audit: one pair (`--pair`), the most confident mistakes
+(`--disagreements`), one item (`--item`) and, for a run without human pairs, its items,
+the same facts as the HTML page, laid out for 100 columns.
 
 Model text is untrusted: it is printed as `rich.text.Text` (never parsed as markup) and
 control characters (terminal escape sequences, bidi overrides) are shown as `\\x1b`-style
@@ -12,7 +13,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from titjudge.report.audit.data import AuditData, AuditPair, Outcome, VariantResult
+from titjudge.report.audit.data import (
+    AuditData,
+    AuditItem,
+    AuditPair,
+    Outcome,
+    VariantResult,
+    ok_scores,
+)
 from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {
@@ -244,3 +252,70 @@ def print_disagreements(
         console.print(
             Text("full texts and raw outputs: titjudge audit RUN_DIR --pair 'ID'", style="dim")
         )
+
+
+# --------------------------------------------------------------------------- items (no pairs)
+
+
+def print_items_summary(data: AuditData, console: Console, limit: int) -> None:
+    """A run without human pairs: per variant its statuses and mean score, then the first
+    `limit` items with each variant's score; `--item ID` shows one item whole."""
+    table = Table(
+        title=f"audit of run {data.name}: {len(data.items)} items, no human pairs",
+        title_justify="left",
+    )
+    for column in ("variant", "ok", "fallback", "failed", "mean score (ok)", "cost"):
+        table.add_column(column, justify="left" if column == "variant" else "right")
+    for name in data.variants:
+        s = data.summaries[name]
+        scores = ok_scores(data, name)
+        table.add_row(
+            safe(name),
+            str(len(scores)),
+            str(s.n_fallback),
+            str(s.n_failed),
+            fmt_score(sum(scores) / len(scores) if scores else None),
+            "—" if s.cost is None else f"${s.cost:.4f}",
+        )
+    console.print(table)
+    items = Table(title=f"items (first {min(limit, len(data.items))})", title_justify="left")
+    for column in ("item", "T2I model", "prompt", *data.variants):
+        items.add_column(safe(column), overflow="fold")
+    for item in list(data.items.values())[:limit]:
+        cells = []
+        for name in data.variants:
+            result = item.results.get(name)
+            score = fmt_score(result.score) if result is not None else "absent"
+            status = result.status if result is not None and result.status != "ok" else ""
+            cells.append(f"{score} {status}".strip())
+        items.add_row(safe(item.item_id), safe(item.t2i_model), safe(item.prompt_id), *cells)
+    console.print(items)
+
+
+def print_item(data: AuditData, item: AuditItem, console: Console) -> None:
+    """One image whole: its model, prompt, description and every variant's score and rationale."""
+    console.rule(safe(f"item {item.item_id}"), style="cyan")
+    line = Text("model: ", style="bold")
+    line.append_text(safe(f"{item.t2i_model}   prompt {item.prompt_id}"))
+    console.print(line)
+    path = Text("image: ", style="dim")
+    path.append_text(safe(item.image or "(none)"))
+    console.print(path)
+    prompt = data.prompts.get(item.prompt_id)
+    _labelled(console, f"prompt ({len(prompt.split()) if prompt else 0} words)", prompt, None)
+    descriptions = {r.description for r in item.results.values()}
+    for name in data.variants if len(descriptions) > 1 else data.variants[:1]:
+        result = item.results.get(name)
+        label = "description" + (f" ({name})" if len(descriptions) > 1 else "")
+        if result is not None and result.description is None and result.describer_error:
+            _labelled(console, label, f"describer failed: {result.describer_error}", None, "red")
+        else:
+            _labelled(console, label, result.description if result else None, None)
+    for name in data.variants:
+        result = item.results.get(name)
+        head = Text("── ", style="dim")
+        head.append_text(safe(name))
+        if result is not None and result.score is not None and result.status != "failed":
+            head.append(f": score {fmt_score(result.score)}")
+        console.print(head)
+        _result_lines(console, "", result, True)

@@ -11,7 +11,10 @@
   var WINNER = ["A better", "B better", "tie"];
   var PAGE_SIZE = 25;
   var NV = D.variants.length;
-  var state = {variant: NV === 1 ? 0 : -1, outcome: -1, model: -1, prompt: -1, sort: "mistakes", page: 0};
+  // a run without human pairs: one entry per image (description, scores, rationales)
+  var ITEMS = D.run.mode === "items";
+  var state = {variant: NV === 1 ? 0 : -1, outcome: -1, model: -1, prompt: -1,
+               sort: ITEMS ? "order" : "mistakes", page: 0};
   var view = [];
 
   function $(id) { return document.getElementById(id); }
@@ -37,9 +40,32 @@
   function clip(s, n) { return s.length > n ? s.slice(0, n).trimEnd() + "\u2026" : s; }
 
   // ---------------------------------------------------------------- summary
+  function renderItemsSummary() {
+    var run = D.run;
+    $("run-facts").textContent = plural(run.n_items, "image") + ", no human pairs, " +
+      plural(NV, "variant") + ". Describer cost " + money(run.describer_cost) +
+      (run.n_missing_images ? ". " + plural(run.n_missing_images, "image") + " could not be read" : "") +
+      ". Run dir: " + run.run_dir;
+    var table = $("summary");
+    var head = add(table, el("tr"));
+    ["variant", "ok items", "mean score (ok items)", "failed items", "fallback items", "judge cost"].forEach(function (h) {
+      add(head, el("th", "", h));
+    });
+    D.variants.forEach(function (v) {
+      var row = add(table, el("tr"));
+      [v.name, int(v.n_ok), num(v.mean), int(v.n_failed), int(v.n_fallback), money(v.cost)].forEach(function (c) {
+        add(row, el("td", "", c));
+      });
+    });
+    $("notes").textContent = "This run has no human pairs, so there is nothing to agree with: each entry " +
+      "is one image with its description and every variant's score and rationale. Mean scores count ok " +
+      "items only (a fallback score is another judge's scale).";
+  }
+
   function renderSummary() {
     var run = D.run;
     $("title").textContent = "titjudge audit \u2014 " + run.name;
+    if (ITEMS) { renderItemsSummary(); return; }
     $("run-facts").textContent = plural(run.n_items, "image") + ", " + plural(run.n_pairs, "human pair") +
       " (" + plural(run.n_human_ties, "human tie") +
       (run.n_outside ? ", " + plural(run.n_outside, "pair") + " outside this run" : "") +
@@ -72,14 +98,25 @@
     if (NV > 1) { option(fv, -1, "any variant"); }
     D.variants.forEach(function (v, i) { option(fv, i, v.name); });
     option(fo, -1, "all");
-    OUTCOMES.forEach(function (o, i) { option(fo, i, LABEL[o]); });
+    if (ITEMS) {
+      fo.parentNode.firstChild.textContent = "Status ";
+      STATUS.forEach(function (o, i) { option(fo, i, o); });
+    } else {
+      OUTCOMES.forEach(function (o, i) { option(fo, i, LABEL[o]); });
+    }
     option(fm, -1, "all");
     D.models.forEach(function (m, i) { option(fm, i, m); });
     option(fp, -1, "all");
     D.prompts.forEach(function (p, i) { option(fp, i, p[0] + " \u2014 " + clip(text(p[1]) || "", 48)); });
-    option(fs, "mistakes", "most confident mistakes first");
-    option(fs, "agreements", "most confident agreements first");
-    option(fs, "order", "pair order");
+    if (ITEMS) {
+      option(fs, "order", "item order");
+      option(fs, "high", "highest score first");
+      option(fs, "low", "lowest score first");
+    } else {
+      option(fs, "mistakes", "most confident mistakes first");
+      option(fs, "agreements", "most confident agreements first");
+      option(fs, "order", "pair order");
+    }
     fv.value = String(state.variant);
     [["f-variant", "variant"], ["f-outcome", "outcome"], ["f-model", "model"], ["f-prompt", "prompt"],
      ["f-sort", "sort"]].forEach(function (pair) {
@@ -127,8 +164,44 @@
     return best;
   }
 
+  function itemMatches(item) {
+    if (state.prompt >= 0 && item[1] !== state.prompt) { return false; }
+    if (state.model >= 0 && item[2] !== state.model) { return false; }
+    if (state.outcome < 0) { return true; }
+    for (var v = 0; v < NV; v++) {
+      if (state.variant >= 0 && v !== state.variant) { continue; }
+      if (item[5][v] && item[5][v][0] === state.outcome) { return true; }
+    }
+    return false;
+  }
+
+  // the score a sort by score uses: the chosen variant's (the first variant's when none is)
+  function itemScore(item) {
+    var r = item[5][state.variant >= 0 ? state.variant : 0];
+    return r && r[0] !== 1 && r[1] !== null ? r[1] : null;
+  }
+
+  function updateItems() {
+    view = [];
+    for (var i = 0; i < D.items.length; i++) { if (itemMatches(D.items[i])) { view.push(i); } }
+    if (state.sort !== "order") {
+      var direction = state.sort === "high" ? -1 : 1;
+      view.sort(function (x, y) {
+        var sx = itemScore(D.items[x]), sy = itemScore(D.items[y]);
+        if (sx === null || sy === null) { return (sx === null) - (sy === null) || x - y; }
+        return direction * (sx - sy) || x - y;
+      });
+    }
+  }
+
   function update() {
     var started = performance.now();
+    if (ITEMS) {
+      updateItems();
+      render();
+      window.__auditLastUpdateMs = performance.now() - started;
+      return;
+    }
     view = [];
     for (var i = 0; i < D.pairs.length; i++) { if (matches(D.pairs[i])) { view.push(i); } }
     if (state.sort !== "order") {
@@ -261,19 +334,56 @@
     return card;
   }
 
+  function itemEntry(rank, index) {
+    var item = D.items[index];
+    var focus = state.variant >= 0 ? state.variant : 0;
+    var card = el("article", "entry");
+    card.dataset.item = item[0];
+    var score = itemScore(item);
+    card.dataset.score = score === null ? "" : String(score);
+    var head = add(card, el("header"));
+    add(head, el("span", "rank", "#" + rank));
+    add(head, el("span", "pid", item[0] + " \u00b7 " + D.models[item[2]]));
+    var prompt = D.prompts[item[1]], promptText = text(prompt[1]) || "(prompt not in the manifest)";
+    var promptBox = longText(card, "prompt", "Prompt " + prompt[0] + " (" + words(promptText) + " words)",
+                             promptText, false);
+    promptBox.firstChild.appendChild(el("span", "preview", ": " + clip(promptText, 140)));
+    var sides = add(card, el("div", "sides"));
+    side(sides, item, "Image", false);
+    var table = add(card, el("table", "scores"));
+    var hr = add(table, el("tr"));
+    ["variant", "score", "status"].forEach(function (h) { add(hr, el("th", "", h)); });
+    for (var v = 0; v < NV; v++) {
+      var r = item[5][v], row = add(table, el("tr", v === state.variant ? "focus" : ""));
+      add(row, el("td", "", D.variants[v].name));
+      add(row, el("td", "", r && r[0] !== 1 ? num(r[1]) : "\u2014"));
+      add(row, el("td", "", r ? STATUS[r[0]] : "absent"));
+    }
+    for (v = 0; v < NV; v++) {
+      var box = add(card, el("details", "vr"));
+      if (v === focus) { box.open = true; }
+      add(box, el("summary", "", D.variants[v].name + ": rationale"));
+      variantSide(add(box, el("div", "two")), item, v, D.variants[v].name);
+    }
+    return card;
+  }
+
   function render() {
     var main = $("entries");
+    var what = ITEMS ? "item" : "pair", total = ITEMS ? D.items.length : D.pairs.length;
     var pages = Math.max(1, Math.ceil(view.length / PAGE_SIZE));
     var start = state.page * PAGE_SIZE, stop = Math.min(view.length, start + PAGE_SIZE);
     var fragment = document.createDocumentFragment();
-    for (var i = start; i < stop; i++) { fragment.appendChild(entry(i + 1, view[i])); }
-    if (!view.length) { fragment.appendChild(el("p", "empty", "No pair matches these filters.")); }
+    for (var i = start; i < stop; i++) {
+      fragment.appendChild(ITEMS ? itemEntry(i + 1, view[i]) : entry(i + 1, view[i]));
+    }
+    if (!view.length) { fragment.appendChild(el("p", "empty", "No " + what + " matches these filters.")); }
     main.replaceChildren(fragment);
     var count = $("count");
     count.dataset.matched = String(view.length);
-    count.dataset.total = String(D.pairs.length);
+    count.dataset.total = String(total);
     count.textContent = (view.length ? "Showing " + int(start + 1) + "\u2013" + int(stop) + " of " : "") +
-      plural(view.length, "matching pair") + " (" + int(D.pairs.length) + " in run)";
+      plural(view.length, "matching " + what) + " (" + int(total) + " in run)";
     $("page").textContent = "page " + int(state.page + 1) + " of " + int(pages);
     $("prev").disabled = $("prev2").disabled = state.page === 0;
     $("next").disabled = $("next2").disabled = state.page >= pages - 1;
