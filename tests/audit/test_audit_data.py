@@ -190,7 +190,7 @@ def test_loading_errors_are_one_clear_line(handmade_run: Path, tmp_path: Path) -
     with pytest.raises(DataError, match=r"items.jsonl:1: status 'failed' must have score null"):
         load_audit(run)
     (run / "config.yaml").write_text("name: x\ndata: {manifest: m.jsonl}\n")
-    with pytest.raises(DataError, match="no data.human_pairs"):
+    with pytest.raises(DataError, match="config.yaml: data.manifest 'm.jsonl' not found"):
         load_audit(run)
     (run / "config.yaml").write_text("name: x\ndata: {manifest: m.jsonl, human_pairs: p.csv}\n")
     with pytest.raises(
