@@ -10,9 +10,11 @@ JPEG, 16-bit PNG, TIFF, palette images...) becomes an 8-bit RGB(A) or greyscale 
 every backend receives something it can decode. A missing, truncated or corrupt file, or an
 image over MAX_PIXELS, is a DataError naming the file; the run records it as a failed item.
 
-Pillow's decompression-bomb guard is set to MAX_PIXELS here, and its warning (which Pillow
-gives between that and twice it) is turned into the error it warns of, so the loader refuses
-an oversized image with one line and no warning ever reaches the user.
+Pillow's decompression-bomb guard is set to MAX_PIXELS here (for every Pillow user in the
+process), and its warning (which Pillow gives between that and twice it) is turned into the
+error it warns of before each image is opened: warning filters are process-wide and a caller
+or a test harness may reset them. So the loader refuses an oversized image with one line and
+no warning reaches the user.
 
 A run loads through one `ImageLoader`, shared by all its workers: at most `concurrency`
 images are decoded at once, and the pixels being decoded stay within a budget.
@@ -41,7 +43,8 @@ MAX_PIXELS = 40_000 * 40_000
 PIXEL_BUDGET = 150_000_000
 
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
-warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
+#: the warnings filter that makes Pillow's bomb warning an error, as `warnings` stores it
+_BOMB_AS_ERROR = ("error", None, Image.DecompressionBombWarning, None, 0)
 
 _PASSTHROUGH = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 _MODES = {"RGB", "RGBA", "L"}
@@ -49,9 +52,16 @@ _BOMB = (Image.DecompressionBombError, Image.DecompressionBombWarning)
 _TOO_LARGE = f"image over the {MAX_PIXELS // 10**6} megapixel limit (40000x40000); downscale it"
 
 
+def _refuse_bombs() -> None:
+    """Put the filter that turns Pillow's bomb warning into an error first, unless it is."""
+    if warnings.filters[:1] != [_BOMB_AS_ERROR]:
+        warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
+
+
 def load_image(path: str | Path) -> ImageInput:
     """Read, decode and normalise one image (blocking; a run goes through `ImageLoader`)."""
     path = Path(path)
+    _refuse_bombs()
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -74,6 +84,7 @@ def load_image(path: str | Path) -> ImageInput:
 def decode_pixels(path: str | Path) -> int:
     """Pixels decoding `path` will hold at once (a JPEG's after its reduced-scale draft),
     read from the header alone; 0 when it does not open, so that `load_image` says why."""
+    _refuse_bombs()
     try:
         with Image.open(path) as image:
             width, height = image.size
