@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator
@@ -38,11 +39,18 @@ from titjudge.models.images import MAX_SIDE, downscale, draft, encode, side_boun
 
 #: the largest image the loader reads, 40000x40000; larger ones are refused undecoded
 MAX_PIXELS = 40_000 * 40_000
-#: decoded pixels a run holds at once (4 bytes each in RGB(A): about 600 MB); an image
-#: larger than this is decoded alone
+#: pixels a run's loads hold at once (`decode_pixels`; 4 bytes each in RGB(A): about
+#: 600 MB); an image that needs more is loaded alone
 PIXEL_BUDGET = 150_000_000
 
+#: Pillow's allocation block (16 MiB by default): blocks this large are above glibc's
+#: mmap threshold, so a freed decode goes back to the OS at once instead of staying in the
+#: malloc arena of the thread that decoded it (Pillow's "Block allocator" settings)
+BLOCK_SIZE = 64 * 2**20
+
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+if "PILLOW_BLOCK_SIZE" not in os.environ:
+    Image.core.set_block_size(BLOCK_SIZE)
 #: the warnings filter that makes Pillow's bomb warning an error, as `warnings` stores it
 _BOMB_AS_ERROR = ("error", None, Image.DecompressionBombWarning, None, 0)
 
@@ -82,8 +90,10 @@ def load_image(path: str | Path) -> ImageInput:
 
 
 def decode_pixels(path: str | Path) -> int:
-    """Pixels decoding `path` will hold at once (a JPEG's after its reduced-scale draft),
-    read from the header alone; 0 when it does not open, so that `load_image` says why."""
+    """Pixels loading `path` holds at once, read from the header alone: the decoded image (a
+    JPEG's at its reduced draft scale) and, when it is downscaled, Pillow's intermediate of
+    the resize (target width x decoded height) and the result. 0 when the file does not
+    open, so that `load_image` says why."""
     _refuse_bombs()
     try:
         with Image.open(path) as image:
@@ -91,9 +101,10 @@ def decode_pixels(path: str | Path) -> int:
             if width * height > MAX_PIXELS:
                 return 0
             target = side_bounded_size(width, height, MAX_SIDE)
-            if target != (width, height):
-                width, height = draft(image, target).size
-            return width * height
+            if target == (width, height):
+                return width * height
+            width, height = draft(image, target).size
+            return width * height + target[0] * height + target[0] * target[1]
     except (*_BOMB, UnidentifiedImageError, OSError, SyntaxError, ValueError):
         return 0
 
