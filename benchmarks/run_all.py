@@ -30,6 +30,7 @@ import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import embedding_judge  # noqa: E402
 import graph_overhead  # noqa: E402
+import image_memory  # noqa: E402
 import rate_limit  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
@@ -45,6 +46,7 @@ ORDER = (
     "startup",
     "memory",
     "graph",
+    "images",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -55,6 +57,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "embedding": (("embedding",), embedding_judge.run),
     "startup": (("startup",), cli_startup.run),
     "graph": (("graph",), graph_overhead.run),
+    "images": (("images",), image_memory.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -26,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from titjudge.data.images import load_image
+from titjudge.data.images import ImageLoader
 from titjudge.data.records import HumanPair, Item
 from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
@@ -50,7 +50,8 @@ class RunContext:
 
     `judges` score one item at a time; `pairwise` judges run after every item is
     described, over `pairs` (the run's human pairs; None: every pair within a prompt).
-    `human`, `bootstrap` and `seed` are the evaluator's.
+    `human`, `bootstrap` and `seed` are the evaluator's. `images` loads every worker's
+    images, bounding the decodes in flight (the runner's holds `run.concurrency`).
     """
 
     describer: ModelClient
@@ -69,6 +70,7 @@ class RunContext:
     human: HumanData | None = None
     bootstrap: int = 1000
     seed: int = 0
+    images: ImageLoader = field(default_factory=lambda: ImageLoader(concurrency=1))
 
 
 class ItemState(TypedDict, total=False):
@@ -87,7 +89,7 @@ async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, 
     """Load the image and describe it; a description no judge reads is skipped."""
     ctx, item = runtime.context, state["item"]
     try:
-        image = await asyncio.to_thread(load_image, item.image)
+        image = await ctx.images.load(item.image)
     except DataError as exc:
         failed = Described(text=None, error=f"image: {exc}")
         return {"image": None, "described": failed, "image_error": str(exc)}

@@ -19,6 +19,7 @@ from titjudge.agents.graph import build_graph, run_config
 from titjudge.agents.nodes import RunContext
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
+from titjudge.data.images import ImageLoader
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
 from titjudge.judges.pairwise import PairwiseJudge
@@ -123,6 +124,7 @@ async def run_async(
             human=human,
             bootstrap=bootstrap,
             seed=config.run.seed,
+            images=ImageLoader(config.run.concurrency),
         )
         resolved = {
             "describer": {**describer.backend.describe(), "template": template.record()},
