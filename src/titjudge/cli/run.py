@@ -73,11 +73,14 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Describe and judge every manifest item of the config; exit 1 when items failed."""
+    """Describe and judge every manifest item of the config; exit 1 when items failed. The
+    preflight runs first: a model that cannot run stops it before anything is written."""
+    from titjudge.agents.preflight import preflight_run
     from titjudge.agents.runner import run as run_pipeline
     from titjudge.config import load_config
 
     config = load_config(args.config, args.set)
+    preflight_run(config, str(args.config))
     outcome = run_pipeline(
         config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty()
     )
@@ -89,11 +92,14 @@ def score(args: argparse.Namespace) -> int:
     """Describe one image, judge it with every configured judge and print each outcome."""
     from rich.markup import escape
 
+    from titjudge.agents.preflight import preflight_run
+    from titjudge.agents.single import default_score_config
     from titjudge.agents.single import score as score_one
     from titjudge.config import load_config
     from titjudge.safety import terminal_safe
 
-    config = load_config(args.config, args.set) if args.config else None
+    config = load_config(args.config, args.set) if args.config else default_score_config()
+    preflight_run(config, str(args.config or "the built-in score config"))
     result = score_one(args.image, args.prompt, config)
     console = wide_console()
     described = result.described
