@@ -180,7 +180,7 @@ def test_config_mistakes_name_the_key(tmp_path, change, message):
     )
 
 
-def test_bad_configs_exit_2_with_one_line(tmp_path, capsys):
+def test_bad_configs_exit_2_with_one_line(tmp_path, capsys, monkeypatch):
     bad_key = write(tmp_path, SMALL.replace("comparers:", "comparer:"))
     assert main(["ablation", str(bad_key)]) == 2
     err = capsys.readouterr().err
@@ -200,7 +200,14 @@ def test_bad_configs_exit_2_with_one_line(tmp_path, capsys):
     missing_data = write(
         tmp_path, SMALL
     )  # the manifest does not exist: a data problem, before any row runs
-    assert main(["ablation", str(missing_data), "--out", str(tmp_path / "out")]) == 2
+    # the preflight comes first: only models it passes here (a key, no uncached checkpoints)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reachable = [
+        *("--set", "describers.qwen-7b.enabled=false"),
+        *("--set", "comparers.tit_score.enabled=false"),
+        *("--set", "comparers.tit_llm_q8b.enabled=false"),
+    ]
+    assert main(["ablation", str(missing_data), "--out", str(tmp_path / "out"), *reachable]) == 2
     assert "data/m.jsonl" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
