@@ -1,8 +1,8 @@
 """The models a run config uses, for the preflight that `titjudge run` and `titjudge score`
-do before building any of them (`models.preflight`).
+(and `titjudge.score()`) do before building any of them (`models.preflight`).
 
-The library's `titjudge.evaluate()` and `titjudge.score()` skip it: there, building each
-backend still refuses missing credentials and unknown providers, one model at a time.
+The library's `titjudge.evaluate()` skips it: there, building each backend still refuses
+missing credentials and unknown providers, one model at a time, before the first item.
 """
 
 from __future__ import annotations

@@ -92,14 +92,11 @@ def score(args: argparse.Namespace) -> int:
     """Describe one image, judge it with every configured judge and print each outcome."""
     from rich.markup import escape
 
-    from titjudge.agents.preflight import preflight_run
-    from titjudge.agents.single import default_score_config
     from titjudge.agents.single import score as score_one
     from titjudge.config import load_config
     from titjudge.safety import terminal_safe
 
-    config = load_config(args.config, args.set) if args.config else default_score_config()
-    preflight_run(config, str(args.config or "the built-in score config"))
+    config = load_config(args.config, args.set) if args.config else None
     result = score_one(args.image, args.prompt, config)
     console = wide_console()
     described = result.described
