@@ -180,7 +180,7 @@ def test_config_mistakes_name_the_key(tmp_path, change, message):
     )
 
 
-def test_bad_configs_exit_2_with_one_line(tmp_path, capsys):
+def test_bad_configs_exit_2_with_one_line(tmp_path, capsys, monkeypatch):
     bad_key = write(tmp_path, SMALL.replace("comparers:", "comparer:"))
     assert main(["ablation", str(bad_key)]) == 2
     err = capsys.readouterr().err
@@ -200,6 +200,53 @@ def test_bad_configs_exit_2_with_one_line(tmp_path, capsys):
     missing_data = write(
         tmp_path, SMALL
     )  # the manifest does not exist: a data problem, before any row runs
-    assert main(["ablation", str(missing_data), "--out", str(tmp_path / "out")]) == 2
+    # the preflight comes first: only models it passes here (a key, no uncached checkpoints)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reachable = [
+        *("--set", "describers.qwen-7b.enabled=false"),
+        *("--set", "comparers.tit_score.enabled=false"),
+        *("--set", "comparers.tit_llm_q8b.enabled=false"),
+    ]
+    assert main(["ablation", str(missing_data), "--out", str(tmp_path / "out"), *reachable]) == 2
     assert "data/m.jsonl" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_command_keys_are_the_keys_only_one_schema_has():
+    from titjudge.ablation.config import AblationConfig
+    from titjudge.config import RunConfig
+    from titjudge.config.load import COMMAND_KEYS
+
+    run, ablation = set(RunConfig.model_fields), set(AblationConfig.model_fields)
+    assert set(COMMAND_KEYS["run"]) == run - ablation
+    assert set(COMMAND_KEYS["ablation"]) == ablation - run
+
+
+def test_run_config_handed_to_ablation_says_so_even_with_row_overrides(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text((REPO / "configs" / "vllm-qwen.yaml").read_text())
+    with pytest.raises(ConfigError) as err:
+        load_ablation_config(path, ["describers.qwen.enabled=false"])
+    assert str(err.value) == (
+        f"{path} is a run config (it has describer, judges); use titjudge run {path}"
+    )
+
+
+def test_a_mixed_config_gets_the_schema_errors_not_a_command_hint(tmp_path):
+    text = SMALL + 'describer: {model: "litellm:openai/gpt-4o"}\n'
+    with pytest.raises(ConfigError, match="unknown key 'describer'"):
+        load_ablation_config(write(tmp_path, text))
+
+
+def test_ablation_preflight_lists_rows_and_columns_models(tmp_path, monkeypatch):
+    """Every enabled row's VLM and every enabled column's own model; describer-bound columns
+    (lmm, self_eval) ride on their row, switched-off columns are left out."""
+    from titjudge.ablation.config import ablation_model_uses
+
+    config = load_ablation_config(write(tmp_path, SMALL), ["describers.qwen-7b.enabled=false"])
+    assert [(u.model, u.user) for u in ablation_model_uses(config)] == [
+        ("litellm:openai/gpt-4o", "row gpt-4o"),
+        ("embed:Qwen/Qwen3-Embedding-8B", "comparer tit_score"),
+        ("hf:Qwen/Qwen3-8B", "comparer tit_llm_q8b"),
+    ]
+    assert ablation_model_uses(config)[0].options.rpm == 60  # reached as the row says

@@ -134,3 +134,32 @@ def test_spec_errors(spec, message):
 def test_spec_parses_paths_with_colons():
     spec = parse_model_spec("hf:/models/qwen:v2")
     assert (spec.backend, spec.model_id, spec.short_name) == ("hf", "/models/qwen:v2", "qwen:v2")
+
+
+def test_ablation_config_handed_to_run_says_which_command(tmp_path):
+    grid = Path(__file__).resolve().parents[2] / "configs" / "paper-grid.yaml"
+    with pytest.raises(ConfigError) as err:
+        load_config(grid, ["describer.model=litellm:openai/gpt-4o"])
+    assert str(err.value) == (
+        f"{grid} is an ablation config (it has describers, comparers, bootstrap); "
+        f"use titjudge ablation {grid}"
+    )
+
+
+def test_run_preflight_lists_every_model_as_its_judge_reaches_it(tmp_path):
+    """The describer, then each judge's model; a describer-bound judge naming none reaches the
+    describer's model with the describer's options, a lexical judge uses none."""
+    from titjudge.agents.preflight import run_model_uses
+
+    text = BASE.replace("judges:\n", "judges:\n  - {name: self_eval, kind: self_eval}\n").replace(
+        "run: {", "  - {name: lexical, kind: lexical}\nrun: {"
+    )
+    config = load_config(write(tmp_path, text))
+    uses = run_model_uses(config)
+    assert [(u.model, u.user) for u in uses] == [
+        ("litellm:gemini/gemini-2.5-pro", "describer"),
+        ("litellm:gemini/gemini-2.5-pro", "judge self_eval"),
+        ("embed:Qwen/Qwen3-Embedding-8B", "judge tit_score"),
+        ("litellm:gemini/gemini-2.5-pro", "judge tit_llm_g"),
+    ]
+    assert uses[1].options is config.describer

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from titjudge.config.load import apply_overrides, load_yaml, validate_config
+from titjudge.config.load import (
+    apply_overrides,
+    load_yaml,
+    refuse_other_command,
+    validate_config,
+)
 from titjudge.config.schema import (
     DataConfig,
     DescriberConfig,
@@ -26,6 +31,7 @@ from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
 from titjudge.models.options import ModelOptions, StrictModel
+from titjudge.models.preflight import ModelUse, check_models
 from titjudge.models.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
@@ -218,7 +224,25 @@ def row_run_config(config: AblationConfig, row: AblationDescriber) -> RunConfig:
     )
 
 
+def ablation_model_uses(config: AblationConfig) -> list[ModelUse]:
+    """Every enabled row's VLM (its lmm and self_eval columns use it too), then every enabled
+    column's own model."""
+    uses = [ModelUse(row.model, row, f"row {row.name}") for row in config.rows]
+    for column in config.columns:
+        if isinstance(column, ModelJudgeOptions) and column.model is not None:
+            uses.append(ModelUse(column.model, column, f"comparer {column.name}"))
+    return uses
+
+
+def preflight_ablation(config: AblationConfig, source: str) -> None:
+    """Raise one `ConfigError` naming everything the grid's models are missing, before any row
+    runs (the library's `run_ablation_async` skips this and records a row that cannot run)."""
+    check_models(ablation_model_uses(config), source)
+
+
 def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:
     """Load, override (`describers.gpt-4o.enabled=false`) and validate an ablation config."""
-    data = apply_overrides(load_yaml(path), overrides or [])
+    raw = load_yaml(path)
+    refuse_other_command(raw, path, "ablation")
+    data = apply_overrides(raw, overrides or [])
     return validate_config(data, AblationConfig, str(path))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from titjudge.agents.nodes import RunContext, build_item_graph
+from titjudge.agents.preflight import preflight_run
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
@@ -72,6 +73,7 @@ async def score_async(
         raise DataError("the prompt is empty")
     if not image.is_file():
         raise DataError(f"{image}: image file not found")
+    preflight_run(config, f"config {config.name!r}")
     item = Item(
         item_id=image.stem,
         prompt_id="single",
@@ -103,5 +105,6 @@ async def score_async(
 
 
 def score(image: str | Path, prompt: str, config: RunConfig | None = None) -> SingleScore:
-    """Describe one image and run every configured judge on it."""
+    """Describe one image and run every configured judge on it, after the preflight of every
+    model the config uses."""
     return asyncio.run(score_async(image, prompt, config))

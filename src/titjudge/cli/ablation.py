@@ -62,12 +62,13 @@ def print_result(result: AblationResult, console: Console) -> None:
 
 
 def ablation(args: argparse.Namespace) -> int:
-    """Run every describer row and comparer column of the config, then print Table 4."""
+    """Run every describer row and comparer column of the config, then print Table 4; the
+    preflight runs first, so a grid missing a key or a checkpoint stops before its first row."""
     import asyncio
 
     from rich.text import Text
 
-    from titjudge.ablation.config import load_ablation_config
+    from titjudge.ablation.config import load_ablation_config, preflight_ablation
     from titjudge.ablation.grid import run_ablation_async
 
     overrides = [
@@ -75,6 +76,7 @@ def ablation(args: argparse.Namespace) -> int:
         *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else []),
     ]
     config = load_ablation_config(args.config, overrides)
+    preflight_ablation(config, str(args.config))
     console = wide_console(highlight=False)
 
     def announce(index: int, total: int, row: AblationDescriber) -> None:

@@ -227,9 +227,34 @@ def validate_config(data: dict[str, Any], model: Any, source: str) -> Any:
         raise ConfigError(format_validation_error(exc, model, source)) from None
 
 
+#: top-level keys of one command's config that the other command's lacks (both have name,
+#: data and run): `titjudge run` reads RunConfig, `titjudge ablation` AblationConfig
+COMMAND_KEYS = {
+    "run": ("describer", "judges"),
+    "ablation": ("describers", "comparers", "bootstrap"),
+}
+
+
+def refuse_other_command(data: dict[str, Any], path: str | Path, command: str) -> None:
+    """A config written for the other command (it has that command's keys and none of this
+    one's) is refused with one line saying which command it is for."""
+    if any(key in data for key in COMMAND_KEYS[command]):
+        return
+    for other, keys in COMMAND_KEYS.items():
+        found = [key for key in keys if key in data]
+        if other != command and found:
+            article = "an" if other[0] in "aeiou" else "a"
+            raise ConfigError(
+                f"{path} is {article} {other} config (it has {', '.join(found)}); "
+                f"use titjudge {other} {path}"
+            )
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Load, override and validate a run config."""
-    data = apply_overrides(load_yaml(path), overrides or [])
+    raw = load_yaml(path)
+    refuse_other_command(raw, path, "run")
+    data = apply_overrides(raw, overrides or [])
     return validate_config(data, RunConfig, str(path))
 
 

@@ -18,7 +18,7 @@ import re
 import time
 from typing import Any
 
-from titjudge.errors import ConfigError
+from titjudge.errors import ConfigError, did_you_mean
 from titjudge.models.base import (
     Capabilities,
     GenerateRequest,
@@ -82,32 +82,13 @@ class LiteLLMBackend(TextBackend):
         self._schemas: dict[str, tuple[dict[str, Any], bool]] = {}
 
     def _read_key(self) -> str | None:
-        if self.api_key_env is None:
-            self._check_environment()
-            return None  # litellm reads the provider's usual variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"{self.spec}: api_key_env names {self.api_key_env!r}, but that environment variable is not set"
-            )
-        return key
-
-    def _check_environment(self) -> None:
-        """Fail before the run, not on every item, when the provider's credentials are absent."""
-        try:
-            found = litellm.validate_environment(model=self.spec.model_id, api_base=self.api_base)
-        except Exception:  # unknown provider: litellm itself will say what is wrong at call time
-            return
-        missing = [
-            k
-            for k in found.get("missing_keys", [])
-            if not (self.api_base and k.endswith("API_BASE"))
-        ]
-        if missing and not found.get("keys_in_environment"):
-            raise ConfigError(
-                f"{self.spec}: no credentials in the environment (litellm looks for {' or '.join(missing)}); "
-                "set one, or name the variable holding the key with api_key_env"
-            )
+        """The key named by `api_key_env`, or None when litellm reads the provider's usual
+        variable (OPENAI_API_KEY, GEMINI_API_KEY, ...); refuses to build, before the run, when
+        the provider is unknown or its credentials are absent."""
+        problems = setup_problems(self.spec, self.api_base, self.api_key_env, self.params)
+        if problems:
+            raise ConfigError(f"{self.spec}: {'; '.join(problems)}")
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -220,6 +201,47 @@ class LiteLLMBackend(TextBackend):
                 f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
             )
         return exc
+
+
+def setup_problems(
+    spec: ModelSpec,
+    api_base: str | None,
+    api_key_env: str | None,
+    params: dict[str, Any] | None = None,
+) -> list[str]:
+    """What stops `spec` from being called as configured, found without calling it: a provider
+    litellm does not know, or credentials absent from the environment (a variable named by
+    `api_key_env`, else any of the provider's usual ones; an `api_base` stands in for the
+    provider's base-URL variables, and providers that need no key, such as hosted_vllm, need
+    none). Only variable names appear, never a value."""
+    custom = (params or {}).get("custom_llm_provider")
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=spec.model_id, custom_llm_provider=custom, api_base=api_base
+        )
+    except Exception:  # litellm raises BadRequestError: "LLM Provider NOT provided"
+        return [_unknown_provider(spec.model_id)]
+    if api_key_env is not None:
+        return [] if os.environ.get(api_key_env) else [f"{api_key_env} not set"]
+    model = f"{provider}/{spec.model_id}" if custom else spec.model_id
+    found = litellm.validate_environment(model=model, api_base=api_base)
+    missing = [
+        k for k in found.get("missing_keys", []) if not (api_base and k.endswith("API_BASE"))
+    ]
+    if missing and not found.get("keys_in_environment"):
+        return [f"{' or '.join(missing)} not set"]
+    return []
+
+
+def _unknown_provider(model_id: str) -> str:
+    known = [getattr(p, "value", str(p)) for p in litellm.provider_list]
+    provider, slash, _ = model_id.partition("/")
+    if not slash:
+        return (
+            f"litellm cannot tell which provider serves {model_id!r}; write it as "
+            "'provider/model', e.g. 'openai/gpt-4o'"
+        )
+    return f"unknown litellm provider {provider!r}{did_you_mean(provider, known)}"
 
 
 def build_messages(request: GenerateRequest) -> list[dict[str, Any]]:
