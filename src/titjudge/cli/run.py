@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from titjudge.config import load_config
 
     config = load_config(args.config, args.set)
-    outcome = run_pipeline(
-        config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty()
-    )
+    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True)
     _print_outcome(outcome, wide_console())
     return outcome.exit_code
 
@@ -186,7 +183,7 @@ def demo(args: argparse.Namespace) -> int:
             style="yellow",
             markup=False,
         )
-    outcome = run_pipeline(config, show_progress=sys.stderr.isatty())
+    outcome = run_pipeline(config, show_progress=True)
     _print_outcome(outcome, console)
     console.print(f"\nconfig used: {config_path} (re-run with `titjudge run {config_path}`)")
     console.print(
