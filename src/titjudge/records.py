@@ -5,6 +5,7 @@ records (data items, judge outcomes), so every package can depend on them withou
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +50,25 @@ class RunEvaluation:
 
 @dataclass
 class Progress:
-    """Counters the progress bar reads; updated from the event loop only."""
+    """What a run has done so far, phase by phase; updated from the event loop only.
+
+    Three phases are counted apart: `described` (an item's description returned, or was
+    skipped or failed), `judged` (the item is done: every judge and fallback ran) and, after
+    every item, `pairs_done` of `pairs_total` pairwise judgements. Each item worker describes
+    an item and then judges it before taking the next, so `described` runs ahead of `judged`.
+
+    Cache hits have one definition everywhere a run reports them (this display, the printed
+    usage, summary.json and `titjudge cache stats`): a call is one model call the describer
+    or a judge made (an embedding counts one call per text); a cache hit is a call answered
+    without asking the model in this run: found in the cache, answered by another run sharing
+    the cache dir, or shared with an identical call of this run (two judges asking the same
+    thing, one prompt embedded for all its images). Both come from `spent()`: `calls` and
+    `cache_hits` of the run's model-call ledgers.
+    """
 
     total: int = 0
+    described: int = 0
+    #: items done (every judge and fallback ran)
     done: int = 0
     failed_items: int = 0
     pairs_total: int = 0
@@ -59,28 +76,82 @@ class Progress:
     #: what the run's model calls took so far (the hub's ledgers since the run started)
     spent: Callable[[], Usage] = Usage
     on_update: Callable[[Progress], None] | None = None
+    #: called once when a phase ends, with the phase's name (described, judged, pairs)
+    on_phase_end: Callable[[Progress, str], None] | None = None
+    clock: Callable[[], float] = time.monotonic
+    #: when the item phase started (the run's start) and when the pairwise phase started
+    started: float | None = None
+    pairs_started: float | None = None
 
-    def pairs_judged(self, count: int) -> None:
-        self.pairs_done += count
-        if self.on_update is not None:
-            self.on_update(self)
+    def start(self) -> None:
+        self.started = self.clock()
+
+    def item_described(self) -> None:
+        self.described += 1
+        self._updated("described" if self.described == self.total else None)
 
     def item_done(self, result: ItemResult) -> None:
         self.done += 1
         self.failed_items += result.failed
+        self._updated("judged" if self.done == self.total else None)
+
+    def pairs_begin(self, total: int) -> None:
+        self.pairs_total, self.pairs_started = total, self.clock()
+        self._updated(None)
+
+    def pairs_judged(self, count: int) -> None:
+        self.pairs_done += count
+        self._updated("pairs" if self.pairs_done == self.pairs_total else None)
+
+    def _updated(self, ended: str | None) -> None:
         if self.on_update is not None:
             self.on_update(self)
+        if ended is not None and self.on_phase_end is not None:
+            self.on_phase_end(self, ended)
 
-    def info(self) -> str:
-        """The progress bar's text: failures, cache hits of calls, spend, pairs."""
-        usage = self.spent()
-        info = (
-            f"failed {self.failed_items} · cache hits {usage.cache_hits}/{usage.calls} · "
-            f"spend {usage.cost_text()}"
-        )
-        if self.pairs_total:
-            info += f" · pairs {self.pairs_done}/{self.pairs_total}"
-        return info
+    def eta(self) -> float | None:
+        """Seconds left in the current phase at its rate so far; None until there is a rate.
+
+        While items run, a unit of work is one description or one judged item (an item is
+        two units), so a rate exists from the first description on. Once every item is done,
+        the phase is the pairwise one: pairs left at the pairs' rate. 0 when all is done."""
+        now = self.clock()
+        if self.done < self.total:
+            units_done, units_left = self.described + self.done, 2 * self.total
+            units_left -= units_done
+            since = self.started
+        elif self.pairs_done < self.pairs_total:
+            units_done, units_left = self.pairs_done, self.pairs_total - self.pairs_done
+            since = self.pairs_started
+        else:
+            return 0.0
+        if since is None or units_done == 0 or now <= since:
+            return None
+        return units_left * (now - since) / units_done
+
+
+def cache_counts(usage: dict[str, Usage], writes: dict[str, int]) -> dict[str, Any]:
+    """A run's cache counts as summary.json and `titjudge cache stats` keep them, in all and
+    per model spec, from the per-model call ledgers (`usage`) and answers stored (`writes`).
+
+    `calls` and `hits` follow the one definition in `Progress` (the display shows the same
+    two numbers); `misses` are the calls the model was asked for (calls - hits, failures
+    included); `writes` the answers this run stored in the cache."""
+
+    def counts(used: Usage, wrote: int) -> dict[str, int]:
+        return {
+            "calls": used.calls,
+            "hits": used.cache_hits,
+            "misses": used.calls - used.cache_hits,
+            "writes": wrote,
+        }
+
+    models = sorted(set(usage) | set(writes))
+    by_model = {m: counts(usage.get(m, Usage()), writes.get(m, 0)) for m in models}
+    return {
+        **counts(sum(usage.values(), Usage()), sum(writes.values())),
+        "by_model": by_model,
+    }
 
 
 @dataclass(frozen=True)

@@ -123,14 +123,23 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     assert len(responder.log) == server.stats.total == 4 * 2 * N_ITEMS
     assert result.exit_code == 0 and result.notes == []
     # each prompt is embedded once for the whole grid (the second row finds all of them in
-    # the cache the first row filled); every description is embedded once
+    # the cache the first row filled); every description is embedded once. A hit is a call
+    # answered without asking the model: each row embeds a prompt and a description per item
     stats = json.loads((tmp_path / "cache" / "last_run_stats.json").read_text())
     assert stats["run"] == "grid"
     assert stats["by_model"][embedder] == {
-        "hits": N_ITEMS,
+        "calls": 4 * N_ITEMS,
+        "hits": 4 * N_ITEMS - (N_PROMPTS + 2 * N_ITEMS),
         "misses": N_PROMPTS + 2 * N_ITEMS,
         "writes": N_PROMPTS + 2 * N_ITEMS,
     }
+    # the grid's counts are its rows' counts added up (each row's summary.json)
+    row_caches = [
+        json.loads((out / "rows" / name / "summary.json").read_text())["cache"]
+        for name in ("sharp", "blurry")
+    ]
+    for count in ("calls", "hits", "misses", "writes"):
+        assert stats[count] == sum(cache[count] for cache in row_caches)
 
     saved = json.loads((out / "ablation.json").read_text())
     assert [r["status"] for r in saved["rows"]] == ["ok", "ok"]
@@ -156,8 +165,15 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     assert main(["ablation", str(config_path), "--out", str(out)]) == 0
     assert server.stats.total == 0
     assert (out / "table4.csv").read_bytes() == first_csv
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "Table 4" in printed and "Sharp VLM" in printed and "Blurry VLM" in printed
+    # stderr is not a terminal: each row's progress as plain records naming the row
+    records = [line for line in captured.err.splitlines() if line.startswith("progress: ")]
+    for title in ("row 1/2 sharp", "row 2/2 blurry"):
+        done = f"progress: {title} · described {N_ITEMS}/{N_ITEMS} · judged {N_ITEMS}/{N_ITEMS}"
+        assert any(line.startswith(done) for line in records), records
+    assert "\x1b" not in captured.err
     assert f"{best:.2f}" in printed
 
 

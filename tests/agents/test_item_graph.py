@@ -213,7 +213,7 @@ def test_one_worker_run_takes_the_feed_item_by_item_with_fallback_only_where_nee
     first, *rest = _items(tmp_path, ["a", "b", "c"])
     ctx = _ctx([FailsOn("main", "b"), FixedJudge("backup", 0.4)], {"main": "backup"})
     seen = []
-    ctx.progress.on_update = lambda progress: seen.append(progress.done)
+    ctx.progress.on_update = lambda progress: seen.append((progress.described, progress.done))
 
     async def run():
         app, nodes, final = build_item_graph(), [], None
@@ -231,5 +231,6 @@ def test_one_worker_run_takes_the_feed_item_by_item_with_fallback_only_where_nee
     assert nodes == ["describe", "judge", "describe", "judge", "fallback", "describe", "judge"]
     assert [r.item.item_id for r in final["results"]] == ["a", "b", "c"]
     assert [r.outcomes[0].status for r in final["results"]] == ["ok", "fallback", "ok"]
-    assert seen == [1, 2, 3]  # each item reported as it finishes
+    # each item reported as described, then as it finishes, before the next is described
+    assert seen == [(1, 0), (1, 1), (2, 1), (2, 2), (3, 2), (3, 3)]
     assert final["image"] is None  # the last item's image is not kept

@@ -89,3 +89,42 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     again = titjudge.evaluate(config, limit=8)  # all served from the cache except the failures
     assert again.summary["cache"]["hits"] >= len(described) * 2
     assert [r.described.text for r in again.results] == [r.described.text for r in outcome.results]
+
+
+def test_loading_local_models_prints_no_third_party_bar(synth_data, tiny, tmp_path, capfd):
+    """transformers' "Loading weights" bar (tqdm) and huggingface_hub's bars stay off: the
+    run's own progress is the only one. They are switched on first, as in a fresh process."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.enable_progress_bar()
+    config = {
+        "name": "bars",
+        "data": {"manifest": str(synth_data / "manifest.jsonl")},
+        "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
+        "judges": [
+            {
+                "name": "emb",
+                "kind": "embedding",
+                "model": f"embed:{tiny['embed']}",
+                "device": "cpu",
+            },
+            {
+                "name": "llm",
+                "kind": "llm",
+                "model": f"hf:{tiny['lm']}",
+                "max_tokens": 4,
+                "device": "cpu",
+                "max_attempts": 1,
+            },
+        ],
+        "run": {
+            "cache_dir": str(tmp_path / "cache"),
+            "out": str(tmp_path / "runs"),
+            "concurrency": 4,
+        },
+    }
+    capfd.readouterr()
+    outcome = titjudge.evaluate(config, limit=2)
+    err = capfd.readouterr().err
+    assert outcome.status_counts["emb"]["ok"] == 2
+    assert "it/s" not in err and "%|" not in err and "Loading weights" not in err, err

@@ -196,4 +196,4 @@ def test_a_cached_text_is_not_held_back_by_a_computed_one_beside_it(tmp_path):
 
     asyncio.run(both())
     assert finished == ["cached", "slow"]
-    assert client.cache.stats.hits == 2 and backend.requests == 2
+    assert client.usage["j"].cache_hits == 2 and backend.requests == 2

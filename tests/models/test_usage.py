@@ -5,6 +5,7 @@ import pytest
 from titjudge.models.hub import usage_since
 from titjudge.models.results import CallResult, Usage, total_cost
 from titjudge.records import Progress
+from titjudge.report.progress import progress_line, stats_text
 
 
 def call(cost: float | None, *, cached: bool = False, ok: bool = True, **kw) -> CallResult[str]:
@@ -80,10 +81,15 @@ def test_total_cost_is_none_when_any_part_is_unknown():
 def test_progress_text_shows_cost_unknown_for_an_unpriced_run():
     spent = ledger(call(None), call(None, cached=True))
     progress = Progress(total=4, done=1, spent=lambda: spent)
-    assert progress.info() == "failed 0 · cache hits 1/2 · spend cost unknown (1 unpriced call)"
+    assert stats_text(progress) == (
+        "failed 0 · cache hits 1/2 · spend cost unknown (1 unpriced call) · ETA --"
+    )
     priced = Progress(total=4, pairs_total=6, pairs_done=2, spent=lambda: ledger(call(0.012)))
-    assert priced.info() == "failed 0 · cache hits 0/1 · spend $0.0120 · pairs 2/6"
-    assert Progress().info() == "failed 0 · cache hits 0/0 · spend $0.0000"
+    assert progress_line(priced) == (
+        "described 0/4 · judged 0/4 · pairs 2/6 · failed 0 · cache hits 0/1 · spend $0.0120 · "
+        "ETA --"
+    )
+    assert stats_text(Progress()) == "failed 0 · cache hits 0/0 · spend $0.0000 · ETA 0:00:00"
 
 
 def test_per_item_costs_stay_unknown_when_any_call_is_unpriced():

@@ -33,7 +33,7 @@ from titjudge.config import dump_config
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.models.hub import ModelHub
-from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
+from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.report import run_dir
 
 log = logging.getLogger(__name__)
@@ -94,8 +94,9 @@ class GridState(TypedDict, total=False):
     result: AblationResult
 
 
-async def run_row(ctx: GridContext, row: AblationDescriber) -> RowRun:
-    """Run one VLM row; a row that cannot run at all is returned with its error, not raised."""
+async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> RowRun:
+    """Run one VLM row; a row that cannot run at all is returned with its error, not raised.
+    `title` names the row in its progress display (`row 2/3 sharp`)."""
     found = RowRun(row=row, run_dir=ctx.out_dir / "rows" / row.name)
     try:
         found.outcome = await run_async(
@@ -105,6 +106,7 @@ async def run_row(ctx: GridContext, row: AblationDescriber) -> RowRun:
             show_progress=ctx.show_progress,
             bootstrap=ctx.config.bootstrap,
             hub=ctx.hub,
+            progress_title=title,
         )
     except TitjudgeError as exc:
         found.error = str(exc)
@@ -123,7 +125,7 @@ async def rows_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str
     for index, row in enumerate(rows):
         if ctx.on_row is not None:
             ctx.on_row(index, len(rows), row)
-        runs.append(await run_row(ctx, row))
+        runs.append(await run_row(ctx, row, f"row {index + 1}/{len(rows)} {row.name}"))
         if row.model not in shared_models:
             await ctx.hub.release(row.model)
     return {"runs": runs}
@@ -253,7 +255,7 @@ async def run_ablation_async(
     try:
         state = await build_grid_graph().ainvoke({}, context=ctx)
     finally:
-        cache.save_run_stats(config.name)
+        cache.save_run_stats(config.name, cache_counts(hub.usage_by_model(), cache.stats.writes))
         await hub.aclose()
         cache.close()
     result: AblationResult = state["result"]

@@ -88,7 +88,7 @@ def build_graph() -> Any:
         results = state.get("results", [])
         items = [r.item for r in results]
         descriptions = {r.item.item_id: r.described for r in results}
-        ctx.progress.pairs_total = len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise)
+        ctx.progress.pairs_begin(len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise))
         runs = await asyncio.gather(
             *(
                 run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged)

@@ -86,8 +86,14 @@ class ItemState(TypedDict, total=False):
 
 
 async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Load the image and describe it; a description no judge reads is skipped."""
-    ctx, item = runtime.context, state["item"]
+    """Load the image and describe it; a description no judge reads is skipped. The item
+    counts as described once this returns, whatever the outcome."""
+    update = await _describe(state["item"], runtime.context)
+    runtime.context.progress.item_described()
+    return update
+
+
+async def _describe(item: Item, ctx: RunContext) -> dict[str, Any]:
     try:
         image = await ctx.images.load(item.image)
     except DataError as exc:

@@ -8,7 +8,6 @@ metrics.json an uninterrupted run would have written.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -28,8 +27,9 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
-from titjudge.records import ItemResult, Progress, RunEvaluation
+from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir
+from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,15 @@ async def run_async(
     show_progress: bool = False,
     bootstrap: int = 1000,
     hub: ModelHub | None = None,
+    progress_title: str = "",
+    progress_interval: float = RECORD_INTERVAL,
 ) -> RunOutcome:
     """Run one config. With `hub`, models already loaded there are reused and left open
-    (the ablation shares one hub across rows); otherwise the run owns and closes its own."""
+    (the ablation shares one hub across rows); otherwise the run owns and closes its own.
+
+    `show_progress` shows each phase's progress on stderr (`report.progress`): a bar on a
+    terminal, else a plain record every `progress_interval` seconds and at each phase's end;
+    `progress_title` names the run there (an ablation's row)."""
     started = time.perf_counter()
     items, human = load_run_data(config, limit)
     out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
@@ -100,7 +106,14 @@ async def run_async(
             default_rpm=config.run.rpm,
         )
     cache = hub.cache
-    usage_before, stats_before = hub.usage(), dataclasses.replace(cache.stats)
+    usage_before, by_model_before = hub.usage(), hub.usage_by_model()
+    writes_before = dict(cache.stats.writes)
+
+    def run_cache_counts() -> dict[str, Any]:
+        """This run's calls, cache hits, misses and writes (`records.cache_counts`)."""
+        writes = {m: n - writes_before.get(m, 0) for m, n in cache.stats.writes.items()}
+        return cache_counts(usage_since(by_model_before, hub.usage_by_model()), writes)
+
     try:
         describer = hub.text_client(config.describer.model, config.describer)
         template = load_template(config.describer.prompt)
@@ -134,14 +147,18 @@ async def run_async(
             "limit": limit,
         }
         run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
-        with _progress_bar(progress, show_progress):
+        progress.start()
+        display = ProgressDisplay(
+            progress, show=show_progress, title=progress_title, interval=progress_interval
+        )
+        async with display:
             state = await build_graph().ainvoke(
                 {"items": items, "results": []}, run_config(config.run.concurrency), context=ctx
             )
         evaluation: RunEvaluation = state["evaluation"]
     finally:
         if owned:
-            cache.save_run_stats(config.name)
+            cache.save_run_stats(config.name, run_cache_counts())
             await hub.aclose()
     results, runs, metrics = evaluation.results, evaluation.pairwise, evaluation.metrics
     run_dir.write_score_rows(out_dir, evaluation.rows)
@@ -162,10 +179,7 @@ async def run_async(
         "usage": {
             role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
         },
-        "cache": {
-            name: getattr(cache.stats, name) - getattr(stats_before, name)
-            for name in ("hits", "misses", "writes")
-        },
+        "cache": run_cache_counts(),
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }
@@ -190,42 +204,6 @@ async def run_async(
         summary=summary,
         results=results,
     )
-
-
-class _progress_bar:
-    """A rich progress bar fed by Progress.on_update; a no-op when not shown."""
-
-    def __init__(self, progress: Progress, show: bool):
-        self.progress, self.show = progress, show
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> _progress_bar:
-        if not self.show:
-            return self
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as Bar
-
-        self.bar = Bar(
-            TextColumn("judging"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[info]}"),
-            transient=False,
-        )
-        self.task = self.bar.add_task("run", total=self.progress.total, info="")
-        self.bar.start()
-
-        def update(p: Progress) -> None:
-            self.bar.update(self.task, completed=p.done, info=p.info())
-
-        self.progress.on_update = update
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def run(config: RunConfig, **kwargs: Any) -> RunOutcome:

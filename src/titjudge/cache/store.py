@@ -1,8 +1,9 @@
 """The on-disk call cache (diskcache: SQLite, safe for several processes on one dir).
 
 Only validated results are stored. Entries are tagged with the model spec so
-`titjudge cache clear --model SPEC` can drop one model's answers. Hit/miss counts of
-the latest run are written next to the cache for `titjudge cache stats`.
+`titjudge cache clear --model SPEC` can drop one model's answers. The latest run's cache
+counts (its calls, hits, misses and writes, counted by the run) are written next to the
+cache for `titjudge cache stats`.
 """
 
 from __future__ import annotations
@@ -24,15 +25,13 @@ STATS_FILE = "last_run_stats.json"
 
 @dataclass
 class CacheStats:
-    hits: int = 0
-    misses: int = 0
-    writes: int = 0
-    by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Answers stored by this process, per model spec. Hits are not counted here: a run
+    counts them per model call in its call ledgers (see `titjudge.records.Progress`)."""
 
-    def count(self, model: str, outcome: str) -> None:
-        setattr(self, outcome, getattr(self, outcome) + 1)
-        per = self.by_model.setdefault(model, {"hits": 0, "misses": 0, "writes": 0})
-        per[outcome] += 1
+    writes: dict[str, int] = field(default_factory=dict)
+
+    def wrote(self, model: str) -> None:
+        self.writes[model] = self.writes.get(model, 0) + 1
 
 
 class CallCache:
@@ -62,18 +61,15 @@ class CallCache:
     def enabled(self) -> bool:
         return self._store is not None
 
-    def get(self, key: str, model: str) -> Any | None:
-        value = self._store.get(key) if self._store is not None else None
-        with self._lock:
-            self.stats.count(model, "hits" if value is not None else "misses")
-        return value
+    def get(self, key: str) -> Any | None:
+        return self._store.get(key) if self._store is not None else None
 
     def set(self, key: str, value: Any, model: str) -> None:
         if self._store is None:
             return
         self._store.set(key, value, tag=model)
         with self._lock:
-            self.stats.count(model, "writes")
+            self.stats.wrote(model)
 
     # ------------------------------------------------------------------ claims
     # Two runs sharing one cache dir would otherwise both pay for every call they reach at
@@ -142,17 +138,11 @@ class CallCache:
             counts[str(tag)] = int(n)
         return counts
 
-    def save_run_stats(self, run_name: str) -> None:
+    def save_run_stats(self, run_name: str, counts: dict[str, Any]) -> None:
+        """Keep a run's cache counts (calls, hits, misses, writes, by_model) for `cache stats`."""
         if self.directory is None:
             return
-        payload = {
-            "run": run_name,
-            "finished": time.time(),
-            "hits": self.stats.hits,
-            "misses": self.stats.misses,
-            "writes": self.stats.writes,
-            "by_model": self.stats.by_model,
-        }
+        payload = {"run": run_name, "finished": time.time(), **counts}
         atomic_write(self.directory / STATS_FILE, json.dumps(payload, indent=2))
 
     def last_run_stats(self) -> dict[str, Any] | None:

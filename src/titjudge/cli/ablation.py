@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,7 +86,7 @@ def ablation(args: argparse.Namespace) -> int:
             config,
             out=args.out,
             limit=args.limit,
-            show_progress=sys.stderr.isatty(),
+            show_progress=True,
             on_row=announce,
         )
     )

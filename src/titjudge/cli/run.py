@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,9 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, args.set)
     preflight_run(config, str(args.config))
-    outcome = run_pipeline(
-        config, limit=args.limit, out=args.out, show_progress=sys.stderr.isatty()
-    )
+    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True)
     _print_outcome(outcome, wide_console())
     return outcome.exit_code
 
@@ -225,7 +222,7 @@ def demo(args: argparse.Namespace) -> int:
             markup=False,
         )
         print_command(console, f"  {install_hint('local,demo')}")
-    outcome = run_pipeline(config, show_progress=sys.stderr.isatty())
+    outcome = run_pipeline(config, show_progress=True)
     _print_outcome(outcome, console)
     console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)

@@ -39,6 +39,7 @@ from titjudge.models.local_common import (
     free_accelerator_memory,
     is_out_of_memory,
     load_config,
+    quiet_third_party_bars,
     resolve_checkpoint,
     resolve_device,
     resolve_dtype,
@@ -65,6 +66,7 @@ def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
     """Registry entry point (`embed:`): the backend for the checkpoint's layout."""
     params = check_params(spec, options.params, PARAMS)
     checkpoint = resolve_checkpoint(spec, params.get("revision"))
+    quiet_third_party_bars()
     config, checkpoint = load_config(spec, checkpoint, bool(params.get("trust_remote_code")))
     if read_layout(spec, checkpoint) == LAST_TOKEN:
         return LastTokenEmbeddingBackend(spec, options, checkpoint, config, params)

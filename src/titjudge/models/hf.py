@@ -53,6 +53,7 @@ from titjudge.models.local_common import (
     first_line,
     is_out_of_memory,
     load_config,
+    quiet_third_party_bars,
     resolve_checkpoint,
     resolve_device,
     resolve_dtype,
@@ -122,6 +123,7 @@ class HFTextBackend(TextBackend):
         params = check_params(spec, options.params, PARAMS)
         self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
         trust = bool(params.get("trust_remote_code", False))
+        quiet_third_party_bars()
         self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
         self.kind = model_kind(spec, self.config)
         self.device = resolve_device(spec, options.device)

@@ -7,6 +7,7 @@ one backend, one limiter and one usage ledger, so limits hold across roles.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from titjudge.cache.store import CallCache
@@ -28,6 +29,9 @@ class ModelHub:
         self.default_rpm = default_rpm
         self._text: dict[tuple[Any, ...], ModelClient] = {}
         self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
+        #: the ledgers of released clients, per (model, role): usage is counted for the
+        #: hub's whole life, so a snapshot taken before a release stays comparable
+        self._released: dict[tuple[str, str], Usage] = {}
 
     @staticmethod
     def _identity(model: str, options: ModelOptions) -> tuple[Any, ...]:
@@ -70,18 +74,29 @@ class ModelHub:
         """Close and forget every client of `model` (frees a local model's memory)."""
         for clients in (self._text, self._embed):
             for key in [k for k in clients if k[0] == model]:
-                await clients.pop(key).backend.aclose()
+                client = clients.pop(key)
+                for role, usage in client.usage.items():
+                    kept = self._released.get((client.model, role), Usage())
+                    self._released[client.model, role] = kept + usage
+                await client.backend.aclose()
 
     def _clients(self) -> list[ModelClient | EmbeddingClient]:
         return [*self._text.values(), *self._embed.values()]
 
+    def _ledgers(self) -> list[tuple[str, str, Usage]]:
+        """(model spec, role, usage) of every client, released ones included."""
+        found = [(model, role, usage) for (model, role), usage in self._released.items()]
+        for client in self._clients():
+            found.extend((client.model, role, usage) for role, usage in client.usage.items())
+        return found
+
     def usage(self) -> dict[str, Usage]:
         """Totals per role over every client."""
-        totals: dict[str, Usage] = {}
-        for client in self._clients():
-            for role, usage in client.usage.items():
-                totals[role] = totals.get(role, Usage()) + usage
-        return totals
+        return _totals((role, usage) for _, role, usage in self._ledgers())
+
+    def usage_by_model(self) -> dict[str, Usage]:
+        """Totals per model spec over every role."""
+        return _totals((model, usage) for model, _, usage in self._ledgers())
 
     def describe(self) -> list[dict[str, Any]]:
         return [c.backend.describe() for c in self._clients()]
@@ -91,10 +106,18 @@ class ModelHub:
             await client.backend.aclose()
 
 
+def _totals(ledgers: Iterable[tuple[str, Usage]]) -> dict[str, Usage]:
+    totals: dict[str, Usage] = {}
+    for key, usage in ledgers:
+        totals[key] = totals.get(key, Usage()) + usage
+    return totals
+
+
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Usage]:
-    """Per-role usage added between two `ModelHub.usage()` snapshots (one run on a shared hub)."""
+    """Usage added between two `ModelHub.usage()` (or `usage_by_model()`) snapshots: one run
+    on a shared hub."""
     return {role: total - before.get(role, Usage()) for role, total in after.items()}

@@ -37,6 +37,15 @@ _DTYPES = {
 }
 
 
+def quiet_third_party_bars() -> None:
+    """Switch off the tqdm bars transformers and huggingface_hub print while loading weights
+    ("Loading weights", "Loading checkpoint shards", downloads): the run shows its own
+    progress. transformers' switch turns off huggingface_hub's bars as well."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 

@@ -143,7 +143,7 @@ class CallPipeline(Generic[B]):
         """
         pending = []
         for i in positions:
-            found = accept(self.cache.get(keys[i][0], self.model)) if self._cached() else None
+            found = accept(self.cache.get(keys[i][0])) if self._cached() else None
             if found is None:
                 pending.append(i)
             else:
