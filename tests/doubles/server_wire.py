@@ -288,6 +288,33 @@ def context_length_error(
     )
 
 
+def no_choices_body(completion_id: str, created: int, model: str) -> dict[str, Any]:
+    """HTTP 200 with an empty `choices` list, as Azure OpenAI answers a prompt its content
+    filter stopped: `{"choices": [], ..., "prompt_filter_results": [...]}` (the reply quoted in
+    github.com/InternLM/MindSearch/issues/310; github.com/keephq/keep/issues/6706 reports the
+    same 200 with `"choices": []` from OpenAI-compatible backends)."""
+    categories = ("hate", "self_harm", "sexual", "violence")
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [],
+        "prompt_filter_results": [
+            {
+                "prompt_index": 0,
+                "content_filter_results": {
+                    name: {
+                        "filtered": name == "violence",
+                        "severity": "high" if name == "violence" else "safe",
+                    }
+                    for name in categories
+                },
+            }
+        ],
+    }
+
+
 #: HTTP 200 whose body is cut off mid-JSON
 MALFORMED_BODY = '{"id": "chatcmpl-malformed", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assist'
 
