@@ -44,7 +44,6 @@ from doubles.server_wire import (
     error_response,
     fault_error,
     json_response,
-    no_choices_body,
     prompt_token_count,
     reset_connection,
     retry_headers,
@@ -250,10 +249,6 @@ class FakeOpenAIApp:
             return reset_connection(http)
         if fault.kind == "malformed":
             return web.Response(status=200, text=MALFORMED_BODY, content_type="application/json")
-        if fault.kind == "no_choices":
-            return json_response(
-                200, no_choices_body("chatcmpl-nochoices", int(time.time()), "fake")
-            )
         window = self.context_window or 8192
         retry = fault.retry_after if fault.retry_after is not None else self.retry_after
         status, body, headers = fault_error(

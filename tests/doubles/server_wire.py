@@ -241,7 +241,10 @@ def retry_headers(seconds: float) -> dict[str, str]:
 def fault_error(
     kind: str, message: str | None, retry_after: float, prompt_tokens: int, context_window: int
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """(status, body, headers) for an HTTP-level fault, worded like OpenAI's own errors."""
+    """(status, body, headers) for an HTTP-level fault, worded like OpenAI's own errors
+    (`no_choices`: a 200 whose `choices` list is empty)."""
+    if kind == "no_choices":
+        return 200, no_choices_body(), {}
     if kind == "429":
         text = message or "Rate limit reached for requests. Please try again later."
         return (
@@ -288,17 +291,17 @@ def context_length_error(
     )
 
 
-def no_choices_body(completion_id: str, created: int, model: str) -> dict[str, Any]:
+def no_choices_body() -> dict[str, Any]:
     """HTTP 200 with an empty `choices` list, as Azure OpenAI answers a prompt its content
     filter stopped: `{"choices": [], ..., "prompt_filter_results": [...]}` (the reply quoted in
     github.com/InternLM/MindSearch/issues/310; github.com/keephq/keep/issues/6706 reports the
     same 200 with `"choices": []` from OpenAI-compatible backends)."""
     categories = ("hate", "self_harm", "sexual", "violence")
     return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
+        "id": "",
+        "object": "",
+        "created": 0,
+        "model": "",
         "choices": [],
         "prompt_filter_results": [
             {
