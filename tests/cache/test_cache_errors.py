@@ -178,3 +178,15 @@ def test_stats_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
         cache.set("j", 2, "m")
     cache.save_run_stats("third")  # after a failed write the run's error already says it all
     assert (tmp_path / "cache" / STATS_FILE).read_text() == before
+
+
+def test_a_clear_that_cannot_write_says_so(tmp_path, capsys):
+    cache = CallCache(tmp_path / "cache")
+    cache.set("k", 1, "m")
+
+    def full(*_args, **_kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    cache._store.clear = full
+    with pytest.raises(CacheError, match=r"cache dir .*cache: cannot clear \(database or disk"):
+        cache.clear()

@@ -214,8 +214,12 @@ class CallCache:
         """Drop every entry, or only those of one model spec; returns how many."""
         if self._store is None:
             return 0
-        store = self._store
-        return int(self._write(lambda: store.evict(model) if model is not None else store.clear()))
+        try:
+            return int(self._store.evict(model) if model is not None else self._store.clear())
+        except (OSError, sqlite3.DatabaseError) as exc:
+            if _is_corrupt(exc):
+                raise _unusable(self.directory, exc) from None
+            raise CacheError(f"cache dir {self.directory}: cannot clear ({_reason(exc)})") from None
 
     def entries(self) -> int:
         """Cached answers, not counting claims in progress."""
