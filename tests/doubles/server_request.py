@@ -21,7 +21,18 @@ from typing import Any, TypeAlias
 from doubles.server_text import score_field, score_range
 from titjudge.errors import ConfigError, did_you_mean
 
-HTTP_FAULTS = ("429", "500", "503", "400", "401", "context_length", "timeout", "reset", "malformed")
+HTTP_FAULTS = (
+    "429",
+    "500",
+    "503",
+    "400",
+    "401",
+    "context_length",
+    "timeout",
+    "reset",
+    "malformed",
+    "no_choices",
+)
 CONTENT_FAULTS = ("fenced", "invalid_schema", "prose")
 FAULT_KINDS = HTTP_FAULTS + CONTENT_FAULTS
 INVALID_SCHEMA_VARIANTS = ("missing_field", "out_of_range")

@@ -241,7 +241,10 @@ def retry_headers(seconds: float) -> dict[str, str]:
 def fault_error(
     kind: str, message: str | None, retry_after: float, prompt_tokens: int, context_window: int
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """(status, body, headers) for an HTTP-level fault, worded like OpenAI's own errors."""
+    """(status, body, headers) for an HTTP-level fault, worded like OpenAI's own errors
+    (`no_choices`: a 200 whose `choices` list is empty)."""
+    if kind == "no_choices":
+        return 200, no_choices_body(), {}
     if kind == "429":
         text = message or "Rate limit reached for requests. Please try again later."
         return (
@@ -286,6 +289,33 @@ def context_length_error(
         "context_length_exceeded",
         "messages",
     )
+
+
+def no_choices_body() -> dict[str, Any]:
+    """HTTP 200 with an empty `choices` list, as Azure OpenAI answers a prompt its content
+    filter stopped: `{"choices": [], ..., "prompt_filter_results": [...]}` (the reply quoted in
+    github.com/InternLM/MindSearch/issues/310; github.com/keephq/keep/issues/6706 reports the
+    same 200 with `"choices": []` from OpenAI-compatible backends)."""
+    categories = ("hate", "self_harm", "sexual", "violence")
+    return {
+        "id": "",
+        "object": "",
+        "created": 0,
+        "model": "",
+        "choices": [],
+        "prompt_filter_results": [
+            {
+                "prompt_index": 0,
+                "content_filter_results": {
+                    name: {
+                        "filtered": name == "violence",
+                        "severity": "high" if name == "violence" else "safe",
+                    }
+                    for name in categories
+                },
+            }
+        ],
+    }
 
 
 #: HTTP 200 whose body is cut off mid-JSON

@@ -243,3 +243,22 @@ def test_empty_prompt_for_score(fault_data, tmp_path, capsys):
     image = next((fault_data / "images").rglob("*.png"))
     code, _, err = run_cli(["score", str(image), "  "], capsys)
     assert code == 2 and "prompt is empty" in err
+
+
+@pytest.mark.parametrize("broken", ["corrupt cache.db", "cache dir is a file"])
+def test_an_unusable_cache_stops_the_run_before_any_call(
+    broken, fault_data, server, tmp_path, capsys
+):
+    cache_dir = tmp_path / "cache"
+    if broken == "corrupt cache.db":
+        cache_dir.mkdir()
+        (cache_dir / "cache.db").write_bytes(b"garbage, not SQLite " * 500)
+        said = f"cache dir {cache_dir}: not a titjudge cache or a corrupt SQLite database"
+    else:
+        cache_dir.write_text("a file")
+        said = f"cache dir {cache_dir} is a file, not a folder"
+    code, _, err = run_cli(
+        ["run", str(write_config(tmp_path, config(fault_data, server.url, tmp_path)))], capsys
+    )
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1
+    assert server.stats.total == 0

@@ -164,7 +164,7 @@ def test_tables(
             "scores.csv:2: score 'x' is not a number",
         ),
         ({"scores.csv": "item_id,variant,score,status\n"}, "scores file has no rows"),
-        ({"scores.csv": "item_id,variant,score,status\na,notes,1,ok\n"}, "'notes' is reserved"),
+        ({"scores.csv": SCORES + "a,notes,1,ok\n"}, "'notes' is reserved"),
         ({"pairs.csv": "prompt_id,item_a,item_b,winner\np1,a,b,left\n"}, "pairs.csv:2:"),
     ],
 )

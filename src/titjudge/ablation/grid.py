@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
-from titjudge.cache.store import CallCache
+from titjudge.cache.store import CacheError, CallCache
 from titjudge.config import dump_config
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
@@ -108,6 +108,8 @@ async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> 
             hub=ctx.hub,
             progress_title=title,
         )
+    except CacheError:  # the shared cache cannot be used: no later row could store its answers
+        raise
     except TitjudgeError as exc:
         found.error = str(exc)
     except Exception as exc:  # one broken backend must not lose the other rows of a long grid

@@ -26,6 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from titjudge.cache.store import CacheError
 from titjudge.data.images import ImageLoader
 from titjudge.data.records import HumanPair, Item
 from titjudge.errors import DataError
@@ -143,6 +144,8 @@ async def _safe_judge(
 ) -> JudgeOutcome:
     try:
         return await judge.judge(item, image, described)
+    except CacheError:  # the cache cannot be written or read: the whole run stops, not one item
+        raise
     except Exception as exc:  # a judge bug for one item must not cancel its siblings
         log.exception("judge %s crashed on item %s", judge.name, item.item_id)
         return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,8 +208,17 @@ async def run_async(
 
 
 def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
-    """Synchronous wrapper (CLI and notebooks without a running loop)."""
-    return asyncio.run(run_async(config, **kwargs))
+    """Synchronous wrapper (CLI and notebooks without a running loop).
+
+    A run that stops early (a full disk, Ctrl-C) cancels the model calls in flight; litellm
+    then drops request coroutines it had made but not started, and Python would print a
+    "never awaited" warning for each. Those calls were never sent: the warnings are muted.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="coroutine '.*' was never awaited", category=RuntimeWarning
+        )
+        return asyncio.run(run_async(config, **kwargs))
 
 
 __all__ = ["RunOutcome", "dump_config", "run", "run_async"]

@@ -4,23 +4,64 @@ Only validated results are stored. Entries are tagged with the model spec so
 `titjudge cache clear --model SPEC` can drop one model's answers. The latest run's cache
 counts (its calls, hits, misses and writes, counted by the run) are written next to the
 cache for `titjudge cache stats`.
+
+A cache that cannot be used is a `CacheError` naming the dir and what is wrong, never a
+SQLite traceback: a file that is not a cache (or a corrupt one) when it is opened or read,
+and a write that fails (`CacheWriteError`, a full disk above all). A failed write is not an
+item's problem: every later write fails too, so the run stops at once; each answer stored
+before it stays readable, and a re-run after freeing space resumes from them.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
 import socket
+import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from titjudge.errors import ConfigError
+from titjudge.errors import DataError
 from titjudge.files import atomic_write, read_json_object
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 STATS_FILE = "last_run_stats.json"
+DB_FILE = "cache.db"
+#: what the OS says when a write finds no room (EFBIG: past the process's file-size limit)
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_CORRUPT = ("not a database", "malformed", "corrupt")
+#: SQLite reports a write past the file-size limit, or a failing disk, as "disk I/O error"
+_IO_HINT = "; is the disk full or failing?"
+
+
+class CacheError(DataError):
+    """The cache dir cannot be used: missing, not a titjudge cache, corrupt or unreadable."""
+
+
+class CacheWriteError(CacheError):
+    """An answer could not be stored (a full disk above all). It ends the run, not one item."""
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
+
+
+def _is_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "is full" in str(exc)
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and any(w in str(exc) for w in _CORRUPT)
 
 
 @dataclass
@@ -37,37 +78,83 @@ class CacheStats:
 class CallCache:
     """A key -> JSON-able value store. `directory=None` keeps nothing (no-cache runs)."""
 
-    def __init__(self, directory: str | Path | None):
+    def __init__(self, directory: str | Path | None, *, create: bool = True):
+        """Open (with `create`, make) the cache at `directory`. Without `create` a dir that
+        holds no cache is a CacheError ("no cache at DIR"), and nothing is made."""
         self.directory = Path(directory) if directory is not None else None
         self.stats = CacheStats()
         self._lock = threading.Lock()
         self._store: Any = None
+        #: set by the first failed write: every later write fails at once with it
+        self._broken: CacheWriteError | None = None
         if self.directory is not None:
-            import diskcache
+            self._store = self._open(self.directory, create)
 
-            try:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                # Paid answers are never evicted (eviction "none", no culling on writes, which
-                # also saves several SQLite statements per stored call).
-                self._store = diskcache.Cache(
-                    str(self.directory), tag_index=True, eviction_policy="none", cull_limit=0
-                )
-            except OSError as exc:
-                raise ConfigError(
-                    f"cache dir {self.directory}: cannot open ({exc.strerror or exc})"
+    @staticmethod
+    def _open(directory: Path, create: bool) -> Any:
+        import diskcache
+
+        if directory.exists() and not directory.is_dir():
+            raise CacheError(f"cache dir {directory} is a file, not a folder")
+        if not create and not (directory / DB_FILE).is_file():
+            raise CacheError(f"no cache at {directory} (no {DB_FILE} there)")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            # Paid answers are never evicted (eviction "none", no culling on writes, which
+            # also saves several SQLite statements per stored call).
+            return diskcache.Cache(
+                str(directory), tag_index=True, eviction_policy="none", cull_limit=0
+            )
+        except (OSError, sqlite3.DatabaseError) as exc:
+            if _is_full(exc):
+                raise CacheWriteError(
+                    f"disk full: cannot open the cache at {directory} ({_reason(exc)})"
                 ) from None
+            raise _unusable(directory, exc) from None
 
     @property
     def enabled(self) -> bool:
         return self._store is not None
 
+    def _read(self, read: Callable[[], T]) -> T:
+        """Run a read of the store; SQLite's complaint becomes one CacheError naming the dir."""
+        try:
+            return read()
+        except sqlite3.DatabaseError as exc:
+            raise _unusable(self.directory, exc) from None
+
+    def _write(self, write: Callable[[], T]) -> T:
+        """Run a write of the store; the first failure is kept and raised for every later one."""
+        if self._broken is not None:
+            raise self._broken
+        try:
+            return write()
+        except (OSError, sqlite3.DatabaseError) as exc:
+            if _is_corrupt(exc):
+                raise _unusable(self.directory, exc) from None
+            self._broken = self._write_failed(exc)
+            raise self._broken from None
+
+    def _write_failed(self, exc: BaseException) -> CacheWriteError:
+        stored = sum(self.stats.writes.values())
+        resume = f"{stored} answer{'' if stored == 1 else 's'} stored in this run; a re-run"
+        if _is_full(exc):
+            return CacheWriteError(
+                f"disk full: cannot store answers in the cache at {self.directory} "
+                f"({_reason(exc)}); {resume} after freeing space resumes from them"
+            )
+        return CacheWriteError(
+            f"cannot store answers in the cache at {self.directory} ({_reason(exc)}{_IO_HINT}); "
+            f"{resume} resumes from them once it can write there"
+        )
+
     def get(self, key: str) -> Any | None:
-        return self._store.get(key) if self._store is not None else None
+        return self._read(lambda: self._store.get(key)) if self._store is not None else None
 
     def set(self, key: str, value: Any, model: str) -> None:
         if self._store is None:
             return
-        self._store.set(key, value, tag=model)
+        self._write(lambda: self._store.set(key, value, tag=model))
         with self._lock:
             self.stats.wrote(model)
 
@@ -82,20 +169,26 @@ class CallCache:
         if self._store is None:
             return True
         me = [socket.gethostname(), os.getpid()]
-        if self._store.add(f"claim:{key}", me, expire=ttl):
+        if self._write(lambda: self._store.add(f"claim:{key}", me, expire=ttl)):
             return True
-        owner = self._store.get(f"claim:{key}")
+        owner = self._read(lambda: self._store.get(f"claim:{key}"))
         if owner is None or not _alive(owner):
-            self._store.set(f"claim:{key}", me, expire=ttl)
+            self._write(lambda: self._store.set(f"claim:{key}", me, expire=ttl))
             return True
         return list(owner) == me
 
     def release(self, key: str) -> None:
-        if self._store is not None:
-            self._store.delete(f"claim:{key}")
+        """Drop this run's claim. After a failed write nothing is tried: a claim left behind
+        names this process, so another run takes it over once this one has ended."""
+        if self._store is None or self._broken is not None:
+            return
+        try:
+            self._write(lambda: self._store.delete(f"claim:{key}"))
+        except CacheWriteError:  # already kept in _broken: the run's next write raises it
+            log.debug("claim on %s not released: %s", key, self._broken)
 
     def claimed_elsewhere(self, key: str) -> bool:
-        owner = self._store.get(f"claim:{key}") if self._store is not None else None
+        owner = self.peek(f"claim:{key}")
         return (
             owner is not None
             and _alive(owner)
@@ -104,56 +197,84 @@ class CallCache:
 
     def peek(self, key: str) -> Any | None:
         """Read without counting a hit or miss (used while waiting on another run's claim)."""
-        return self._store.get(key) if self._store is not None else None
+        return self._read(lambda: self._store.get(key)) if self._store is not None else None
 
     def __len__(self) -> int:
-        return len(self._store) if self._store is not None else 0
+        return self._read(lambda: len(self._store)) if self._store is not None else 0
 
     def volume(self) -> int:
         """Bytes on disk."""
-        return int(self._store.volume()) if self._store is not None else 0
+        return int(self._read(self._store.volume)) if self._store is not None else 0
 
     def clear(self, model: str | None = None) -> int:
         """Drop every entry, or only those of one model spec; returns how many."""
         if self._store is None:
             return 0
-        return int(self._store.evict(model) if model is not None else self._store.clear())
+        try:
+            return int(self._store.evict(model) if model is not None else self._store.clear())
+        except (OSError, sqlite3.DatabaseError) as exc:
+            if _is_corrupt(exc):
+                raise _unusable(self.directory, exc) from None
+            raise CacheError(f"cache dir {self.directory}: cannot clear ({_reason(exc)})") from None
 
     def entries(self) -> int:
         """Cached answers, not counting claims in progress."""
         if self._store is None:
             return 0
-        row = self._store._sql("SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'claim:%'").fetchone()
-        return int(row[0])
+        query = "SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'claim:%'"
+        return int(self._read(lambda: self._store._sql(query).fetchone()[0]))
 
     def models(self) -> dict[str, int]:
         """Entries per model spec (reads every tag; fine for a stats command)."""
-        counts: dict[str, int] = {}
         if self._store is None:
-            return counts
-        rows = self._store._sql(
-            "SELECT tag, COUNT(*) FROM Cache WHERE tag IS NOT NULL GROUP BY tag"
-        ).fetchall()
-        for tag, n in rows:
-            counts[str(tag)] = int(n)
-        return counts
+            return {}
+        query = "SELECT tag, COUNT(*) FROM Cache WHERE tag IS NOT NULL GROUP BY tag"
+        rows = self._read(lambda: self._store._sql(query).fetchall())
+        return {str(tag): int(n) for tag, n in rows}
 
     def save_run_stats(self, run_name: str, counts: dict[str, Any]) -> None:
-        """Keep a run's cache counts (calls, hits, misses, writes, by_model) for `cache stats`."""
+        """Keep a run's cache counts (calls, hits, misses, writes, by_model) for `cache stats`,
+        written atomically (an old file stays whole). After a failed cache write the run's error
+        already names the disk; a stats file that cannot be written then is only logged, so that
+        error is the one the user sees."""
         if self.directory is None:
             return
         payload = {"run": run_name, "finished": time.time(), **counts}
-        atomic_write(self.directory / STATS_FILE, json.dumps(payload, indent=2))
+        try:
+            atomic_write(self.directory / STATS_FILE, json.dumps(payload, indent=2))
+        except DataError as exc:
+            if self._broken is None:
+                raise
+            log.info("cache stats not saved: %s", exc)
 
     def last_run_stats(self) -> dict[str, Any] | None:
+        """The latest run's counts, None when none was recorded; a DataError naming the
+        file when it is not what `save_run_stats` writes (empty, cut short, edited)."""
         path = self.directory / STATS_FILE if self.directory else None
         if path is None or not path.is_file():
             return None
-        return read_json_object(path, "cache stats file")
+        found = read_json_object(path, "cache stats file")
+        counts = [found.get(name) for name in ("hits", "misses", "writes")]
+        if not all(isinstance(n, int) and n >= 0 for n in counts):
+            raise DataError(f"{path}: not a cache stats file (no hits, misses and writes counts)")
+        return found
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def _unusable(directory: Path | None, exc: BaseException) -> CacheError:
+    """The cache at `directory` cannot be opened or read, with what SQLite or the OS said."""
+    if _is_corrupt(exc):
+        return CacheError(
+            f"cache dir {directory}: not a titjudge cache or a corrupt SQLite database "
+            f"({_reason(exc)}); move it aside or delete it"
+        )
+    hint = _IO_HINT if getattr(exc, "sqlite_errorname", "").startswith("SQLITE_IOERR") else ""
+    return CacheError(
+        f"cache dir {directory}: cannot open or read the cache ({_reason(exc)}{hint})"
+    )
 
 
 def _alive(owner: Any) -> bool:

@@ -1,4 +1,8 @@
-"""`titjudge cache stats` and `titjudge cache clear`: the model-call cache."""
+"""`titjudge cache stats` and `titjudge cache clear`: the model-call cache.
+
+Both open an existing cache only: a `--cache-dir` with no cache in it is one line ("no
+cache at DIR"), exit 2, and nothing is created there.
+"""
 
 from __future__ import annotations
 
@@ -27,23 +31,29 @@ def stats(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from titjudge.cache.store import CallCache
+    from titjudge.errors import DataError
 
-    cache = CallCache(args.cache_dir)
+    cache = CallCache(args.cache_dir, create=False)
     console = Console()
     console.print(f"cache dir: {args.cache_dir}")
-    console.print(f"entries: {len(cache)}  size: {cache.volume() / 1e6:.2f} MB")
+    console.print(f"entries: {cache.entries()}  size: {cache.volume() / 1e6:.2f} MB")
     models = cache.models()
     if models:
         table = Table("model", "entries")
         for model, count in sorted(models.items()):
             table.add_row(model, str(count))
         console.print(table)
-    last = cache.last_run_stats()
+    try:
+        last = cache.last_run_stats()
+    except DataError as exc:  # the counts are a report, not the cache: say so and carry on
+        console.print(f"last run: unreadable ({exc})", markup=False, soft_wrap=True)
+        cache.close()
+        return 0
     if last:
         total = last["hits"] + last["misses"]
         rate = f"{100 * last['hits'] / total:.1f}%" if total else "n/a"
         console.print(
-            f"last run ({last['run']}): {last['hits']} hits, {last['misses']} misses "
+            f"last run ({last.get('run', '?')}): {last['hits']} hits, {last['misses']} misses "
             f"(hit rate {rate}), {last['writes']} writes"
         )
     else:
@@ -56,7 +66,7 @@ def clear(args: argparse.Namespace) -> int:
     """Drop every cached answer, or only those of `--model`."""
     from titjudge.cache.store import CallCache
 
-    cache = CallCache(args.cache_dir)
+    cache = CallCache(args.cache_dir, create=False)
     removed = cache.clear(args.model)
     what = f"entries of {args.model}" if args.model else "entries"
     print(f"removed {removed} {what} from {args.cache_dir}")

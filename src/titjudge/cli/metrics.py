@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def metrics(args: argparse.Namespace) -> int:
     """Load scores, pairs, ranks (or derive them) and the optional manifest; print metrics."""
-    from titjudge.data.pairs import load_pairs, load_ranks
+    from titjudge.data.pairs import check_pairs_known, load_pairs, load_ranks
     from titjudge.data.ranking import rank_items
     from titjudge.data.scores import load_scores
     from titjudge.errors import DataError
@@ -74,7 +74,10 @@ def metrics(args: argparse.Namespace) -> int:
     scores = load_scores(args.scores)
     if not scores:
         raise DataError(f"{args.scores}: scores file has no rows")
+    # the rule `run` applies: the manifest, when given, knows every item; else the scores do
     pairs = load_pairs(args.pairs, {item.item_id: item for item in items} if items else None)
+    if items is None:
+        check_pairs_known(pairs, {row.item_id for row in scores}, args.pairs, str(args.scores))
     ranks = load_ranks(args.ranks) if args.ranks is not None else rank_items(pairs)
     options = {
         "bootstrap": args.bootstrap,

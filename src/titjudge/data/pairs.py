@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
@@ -147,6 +147,27 @@ def check_pair_items(
                 f"{loc}: item {item_id!r} belongs to prompt {item.prompt_id!r}, not {prompt_id!r}; "
                 "pairs must compare images of the same prompt"
             )
+
+
+def check_pairs_known(
+    pairs: Sequence[HumanPair], known: Collection[str], path: Path, source: str, shown: int = 3
+) -> None:
+    """Every item the pairs name is in `known` (the ids of `source`); otherwise one DataError
+    with the count of such pairs and items, naming the first `shown` ids in file order."""
+    missing: dict[str, None] = {}
+    bad_pairs = 0
+    for pair in pairs:
+        absent = [i for i in (pair.item_a, pair.item_b) if i not in known]
+        bad_pairs += bool(absent)
+        missing.update(dict.fromkeys(absent))
+    if not missing:
+        return
+    names = ", ".join(repr(i) for i in list(missing)[:shown])
+    more = f" and {len(missing) - shown} more" if len(missing) > shown else ""
+    raise DataError(
+        f"{path}: {bad_pairs} of {len(pairs)} pairs name items not in {source}: "
+        f"{len(missing)} unknown item(s), {names}{more}"
+    )
 
 
 def write_pairs(pairs: Iterable[HumanPair], path: Path) -> None:

@@ -1,0 +1,151 @@
+"""A full disk under the cache ends the run with one line and exit 2; every answer stored
+before it stays, and a re-run after freeing space resumes from them.
+
+The disk fills for real: the run is a child process whose file-size limit (RLIMIT_FSIZE,
+SIGXFSZ ignored) makes writes past it fail with EFBIG, as SQLite sees on a full disk; where
+this machine lets a test mount a small tmpfs, the same run also meets a real ENOSPC.
+"""
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+
+import pytest
+from doubles.server import FakeOpenAIServer, build_responder
+from fault_helpers import config, descriptions
+
+from titjudge.cache.store import CallCache
+from titjudge.cli import main
+
+ITEMS = 24  # fault_data: 6 prompts x 4 models
+CALLS = 2 * ITEMS  # one describer and one judge call per item
+
+
+@pytest.fixture
+def server(fault_data):
+    with FakeOpenAIServer(
+        responder=build_responder("auto", descriptions=descriptions(fault_data))
+    ) as srv:
+        yield srv
+
+
+def _answers(cache_dir):
+    cache = CallCache(cache_dir, create=False)
+    try:
+        return cache.entries()
+    finally:
+        cache.close()
+
+
+def _run_child(path, file_limit=None):
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, resource.RLIM_INFINITY))
+
+    return subprocess.run(
+        [sys.executable, "-m", "titjudge", "run", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=limit if file_limit is not None else None,
+        timeout=300,
+    )
+
+
+def _resume_and_check(path, server, cache_dir, stored, capsys):
+    """Re-run with room to write: the stored answers are hits, only the rest is asked."""
+    before = server.stats.total
+    code = main(["run", str(path)])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((path.parent / "runs" / "faults" / "summary.json").read_text())
+    assert summary["cache"]["hits"] == stored
+    assert server.stats.total - before == CALLS - stored
+    assert _answers(cache_dir) == CALLS
+
+
+def _assert_one_line_stop(done, cache_dir):
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"cannot store answers in the cache at {cache_dir}" in lines[0]
+    assert "stored in this run" in lines[0] and "resumes from them" in lines[0]
+
+
+def test_a_file_size_limit_stops_the_run_and_keeps_what_was_stored(
+    fault_data, server, tmp_path, capsys
+):
+    cfg = config(fault_data, server.url, tmp_path)
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(cfg))
+    cache_dir = tmp_path / "cache"
+    # room for the cache's tables and some answers, not for 48 answers and their claims
+    done = _run_child(path, file_limit=800_000)
+    _assert_one_line_stop(done, cache_dir)
+    stored = _answers(cache_dir)
+    said = int(done.stderr.split(" answer")[-2].rsplit(" ", 1)[-1])
+    assert 0 < stored < CALLS and said == stored  # the line counts exactly what survived
+    assert not (tmp_path / "runs" / "faults" / "scores.csv").exists()  # no half a run
+    _resume_and_check(path, server, cache_dir, stored, capsys)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 16 MiB tmpfs at tmp_path/disk; skipped where mounting is not allowed."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    tool = shutil.which("mount")
+    if tool is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    made = subprocess.run(
+        [tool, "-t", "tmpfs", "-o", "size=16m", f"titjudge-{uuid.uuid4().hex[:8]}", str(mount)],
+        capture_output=True,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount)], check=False)
+
+
+def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
+    fault_data, server, small_disk, tmp_path, capsys
+):
+    cache_dir = small_disk / "cache"
+    cfg = config(fault_data, server.url, tmp_path)
+    cfg["run"]["cache_dir"] = str(cache_dir)
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(cfg))
+    CallCache(cache_dir).close()
+    free = shutil.disk_usage(small_disk).free
+    (small_disk / "filler").write_bytes(b"\0" * (free - 600 * 1024))  # leave 600 KiB
+    done = _run_child(path)
+    _assert_one_line_stop(done, cache_dir)
+    assert done.stderr.startswith("titjudge: error: disk full: ")
+    (small_disk / "filler").unlink()  # space freed (opening a cache writes to it, too)
+    stored = _answers(cache_dir)
+    assert 0 < stored < CALLS
+    assert f" {stored} answer" in done.stderr
+    _resume_and_check(path, server, cache_dir, stored, capsys)
+
+
+def test_answers_reach_the_cache_before_any_run_file(fault_data, server, tmp_path, capsys):
+    """The run files cannot be written (scores.csv is a folder): every answer is in the cache
+    anyway, so the re-run asks the server nothing."""
+    cfg = config(fault_data, server.url, tmp_path)
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(cfg))
+    blocker = tmp_path / "runs" / "faults" / "scores.csv"
+    (blocker / "in-the-way").mkdir(parents=True)
+    code = main(["run", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "scores.csv: cannot write" in err
+    assert server.stats.total == CALLS and _answers(tmp_path / "cache") == CALLS
+    shutil.rmtree(blocker)
+    _resume_and_check(path, server, tmp_path / "cache", CALLS, capsys)
