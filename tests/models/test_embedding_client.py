@@ -138,7 +138,7 @@ def test_concurrency_bounds_requests_in_flight(tmp_path):
 
 def test_the_hub_limits_embeddings_by_the_model_options(tmp_path, monkeypatch):
     backend = ScriptedBackend()
-    monkeypatch.setattr(hub_module, "build_embedding_backend", lambda spec, options: backend)
+    monkeypatch.setattr(hub_module, "build_embedding_backend", lambda spec, options, **_: backend)
     hub = ModelHub(CallCache(tmp_path))
     client = hub.embedding_client("embed:scripted", ModelOptions(concurrency=3, rpm=600))
     assert (client.limiter.concurrency, client.limiter.rpm) == (3, 600)

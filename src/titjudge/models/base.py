@@ -135,6 +135,10 @@ class Backend:
         and `params` (e.g. the thinking switch it sends): part of every cache key when set."""
         return {}
 
+    async def ready(self) -> None:
+        """Load whatever a call needs (a lazy backend builds itself here); called before a
+        call takes its limiter slot, so loading never counts against the call's timeout."""
+
     async def aclose(self) -> None:
         """Release resources (HTTP sessions, GPU memory)."""
 

@@ -30,6 +30,7 @@ import transformers
 
 from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.base import EmbeddingBackend, PermanentError
+from titjudge.models.embed_plan import CONCURRENCY_PER_BATCH, CPU_BATCH, PARAMS
 from titjudge.models.local_common import (
     Checkpoint,
     MicroBatcher,
@@ -49,12 +50,6 @@ from titjudge.models.local_common import (
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
 
-PARAMS: dict[str, type | tuple[type, ...]] = {
-    "max_length": int,
-    "revision": str,
-    "trust_remote_code": bool,
-    "max_wait_ms": (int, float),
-}
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 LAST_TOKEN = "last-token"
 #: sentence-transformers module types the embed: backend loads
@@ -158,8 +153,10 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         self.trust_remote_code = bool(params.get("trust_remote_code", False))
         self.device = resolve_device(spec, options.device)
         self.dtype = resolve_dtype(spec, options.dtype, self.device)
-        self.batch_size = options.batch_size or (16 if self.device.type == "cpu" else 32)
-        self.default_concurrency = 4 * self.batch_size
+        self.batch_size = options.batch_size or (
+            CPU_BATCH if self.device.type == "cpu" else 2 * CPU_BATCH
+        )
+        self.default_concurrency = CONCURRENCY_PER_BATCH * self.batch_size
         wait = float(params.get("max_wait_ms", 5.0)) / 1000.0
         # a window of many batches per flush, so length sorting has something to sort
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(

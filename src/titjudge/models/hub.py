@@ -11,8 +11,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from titjudge.cache.store import CallCache
+from titjudge.models.base import Backend
 from titjudge.models.call import ModelClient
 from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.lazy import LazyBackend
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend, build_text_backend
@@ -50,23 +52,32 @@ class ModelHub:
             options.max_image_pixels,
         )
 
-    def _limiter(self, options: ModelOptions, backend_default: int) -> Limiter:
-        concurrency = options.concurrency or min(self.default_concurrency, backend_default)
-        return Limiter(concurrency, options.rpm or self.default_rpm)
+    def _limiter(self, options: ModelOptions, backend: Backend) -> Limiter:
+        """The model's limits: its own `concurrency`, else the run's capped by the backend's
+        default (an unbuilt backend's planned default, replaced by the built one's)."""
+        limiter = Limiter(
+            options.concurrency or min(self.default_concurrency, backend.default_concurrency),
+            options.rpm or self.default_rpm,
+        )
+        if isinstance(backend, LazyBackend) and not options.concurrency:
+            backend.on_built.append(
+                lambda real: limiter.resize(min(self.default_concurrency, real.default_concurrency))
+            )
+        return limiter
 
     def text_client(self, model: str, options: ModelOptions) -> ModelClient:
         key = self._identity(model, options)
         if key not in self._text:
-            backend = build_text_backend(parse_model_spec(model), options)
-            limiter = self._limiter(options, backend.default_concurrency)
+            backend = build_text_backend(parse_model_spec(model), options, lazy=True)
+            limiter = self._limiter(options, backend)
             self._text[key] = ModelClient(backend, self.cache, limiter, options)
         return self._text[key]
 
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
         key = self._identity(model, options)
         if key not in self._embed:
-            backend = build_embedding_backend(parse_model_spec(model), options)
-            limiter = self._limiter(options, backend.default_concurrency)
+            backend = build_embedding_backend(parse_model_spec(model), options, lazy=True)
+            limiter = self._limiter(options, backend)
             self._embed[key] = EmbeddingClient(backend, self.cache, limiter, options)
         return self._embed[key]
 

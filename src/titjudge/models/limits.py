@@ -25,6 +25,11 @@ class Limiter:
         self.in_flight = 0
         self.peak_in_flight = 0
 
+    def resize(self, concurrency: int) -> None:
+        """Change the concurrency before the first call has taken a slot (later: ignored)."""
+        if self._semaphore is None and concurrency >= 1:
+            self.concurrency = concurrency
+
     def _ensure(self) -> None:
         # created lazily so a Limiter can be built outside the event loop that uses it
         if self._semaphore is None:

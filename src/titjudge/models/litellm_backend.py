@@ -20,7 +20,6 @@ from typing import Any
 
 from titjudge.errors import ConfigError, did_you_mean
 from titjudge.models.base import (
-    Capabilities,
     GenerateRequest,
     Generation,
     PermanentError,
@@ -29,10 +28,10 @@ from titjudge.models.base import (
     TransientError,
 )
 from titjudge.models.litellm_reply import generation_from
+from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY, settings
 from titjudge.models.options import ModelOptions
 from titjudge.models.provider_schema import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.spec import ModelSpec
-from titjudge.models.thinking import ThinkingError, model_family, plan_thinking
 from titjudge.safety import redact, register_secret
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else import fetches prices online
@@ -61,59 +60,34 @@ _PERMANENT = (
 
 
 class LiteLLMBackend(TextBackend):
-    #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
-    default_concurrency = 1024
+    default_concurrency = DEFAULT_CONCURRENCY
 
     def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
-        self.api_base = options.api_base
-        self.api_key_env = options.api_key_env
-        self.timeout = options.timeout
-        self.params: dict[str, Any] = copy.deepcopy(options.params)
-        self.json_mode: bool = bool(self.params.pop("json_schema_mode", True))
-        self.family = model_family(spec, self.api_base)
-        try:
-            self.thinking = plan_thinking(spec, options.thinking, self.api_base)
-        except ThinkingError as exc:
-            raise ConfigError(str(exc)) from None
-        self._api_key = self._read_key()
+        self.settings = settings(spec, options)
+        self.api_base = self.settings.api_base
+        self.timeout = self.settings.timeout
+        self.params = self.settings.params
+        self.family = self.settings.family
+        self.thinking = self.settings.thinking
+        self._check_setup()
+        self._api_key = self.settings.api_key
         register_secret(self._api_key)
-        self.capabilities = Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+        self.capabilities = self.settings.capabilities
         self._schemas: dict[str, tuple[dict[str, Any], bool]] = {}
 
-    def _read_key(self) -> str | None:
-        """The key named by `api_key_env`, or None when litellm reads the provider's usual
-        variable (OPENAI_API_KEY, GEMINI_API_KEY, ...); refuses to build, before the run, when
-        the provider is unknown or its credentials are absent."""
-        problems = setup_problems(self.spec, self.api_base, self.api_key_env, self.params)
+    def _check_setup(self) -> None:
+        """Refuse to build when the provider is unknown or its credentials are absent (the
+        variable named by `api_key_env`, else the provider's usual ones, which litellm reads)."""
+        problems = setup_problems(self.spec, self.api_base, self.settings.api_key_env, self.params)
         if problems:
             raise ConfigError(f"{self.spec}: {'; '.join(problems)}")
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "api_base": self.api_base,
-            "api_key_env": self.api_key_env,
-            "params": self.params,
-            "thinking": self.thinking.record(),
-            "structured_output": self._schema_mode(),
-            "litellm_version": _litellm_version(),
-        }
+        return {**super().describe(), **self.settings.facts()}
 
     def cache_facts(self) -> dict[str, Any]:
-        # what is sent, not what was configured: Qwen3's default-off switch counts too
-        plan = self.thinking.record()
-        return {"thinking": plan} if plan else {}
-
-    def _schema_mode(self) -> str:
-        if not self.json_mode:
-            return "prompted (json_schema_mode off)"
-        if self.family == "gemini":
-            return "responseJsonSchema (Gemini subset)"
-        if self.family in ("openai", "openai_reasoning"):
-            return "json_schema strict where the schema allows"
-        return "json_schema"
+        return self.settings.cache_facts()
 
     def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
@@ -365,12 +339,6 @@ def _retry_after_header(exc: BaseException) -> float | None:
     except ValueError:
         parsed = email.utils.parsedate_to_datetime(str(value))
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
-
-
-def _litellm_version() -> str:
-    from importlib.metadata import version
-
-    return version("litellm")
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:

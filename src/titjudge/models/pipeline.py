@@ -217,6 +217,11 @@ class CallPipeline(Generic[B]):
 
     async def _attempt(self, send: Callable[[], Awaitable[R]]) -> Attempted[R]:
         """Send with retries on transient errors only; each attempt waits for a limiter slot."""
+        try:
+            await self.backend.ready()
+        except Exception as exc:  # the model could not be loaded: nothing was sent
+            exc._titjudge_attempts = 0  # type: ignore[attr-defined]
+            raise
         count = 0
         started = time.perf_counter()
         retrying = AsyncRetrying(

@@ -1,7 +1,9 @@
 """Backends registered by spec prefix around lazy factories.
 
 Each factory lives in its own module and imports its heavy library inside, so an
-API-only user never needs torch. A missing extra becomes a pip hint.
+API-only user never needs torch. A missing extra becomes a pip hint. Backends with a plan
+(`litellm:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
+eagerly: they load litellm or the weights on the first call that misses the cache.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
-from titjudge.models.base import EmbeddingBackend, TextBackend
+from titjudge.models.base import Backend, EmbeddingBackend, TextBackend
+from titjudge.models.lazy import LazyBackend
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
@@ -23,6 +26,11 @@ _TEXT_FACTORIES: dict[str, str] = {
 }
 _EMBED_FACTORIES: dict[str, str] = {
     "embed": "titjudge.models.embed:build",
+}
+#: backend -> module:function giving its BackendPlan from the config alone (light imports only)
+_PLANS: dict[str, str] = {
+    "litellm": "titjudge.models.litellm_settings:plan",
+    "embed": "titjudge.models.embed_plan:plan",
 }
 #: which pip extra provides each backend's libraries
 _EXTRAS: dict[str, str] = {"hf": "local", "embed": "local"}
@@ -44,8 +52,10 @@ def _load(target: str, spec: ModelSpec) -> Callable[..., Any]:
     return getattr(module, func)
 
 
-def build_text_backend(spec: ModelSpec | str, options: ModelOptions) -> TextBackend:
-    """Build the backend that generates text for `spec`."""
+def build_text_backend(
+    spec: ModelSpec | str, options: ModelOptions, *, lazy: bool = False
+) -> TextBackend:
+    """Build the backend that generates text for `spec` (`lazy`: unbuilt where it has a plan)."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _TEXT_FACTORIES.get(spec.backend)
     if target is None:
@@ -53,11 +63,13 @@ def build_text_backend(spec: ModelSpec | str, options: ModelOptions) -> TextBack
             f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; "
             f"use one of {', '.join(p + ':' for p in _TEXT_FACTORIES)} here"
         )
-    return _load(target, spec)(spec, options)
+    return _made(target, spec, options, lazy)  # type: ignore[return-value]
 
 
-def build_embedding_backend(spec: ModelSpec | str, options: ModelOptions) -> EmbeddingBackend:
-    """Build the backend that embeds texts for `spec`."""
+def build_embedding_backend(
+    spec: ModelSpec | str, options: ModelOptions, *, lazy: bool = False
+) -> EmbeddingBackend:
+    """Build the backend that embeds texts for `spec` (`lazy`: unbuilt where it has a plan)."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _EMBED_FACTORIES.get(spec.backend)
     if target is None:
@@ -65,4 +77,13 @@ def build_embedding_backend(spec: ModelSpec | str, options: ModelOptions) -> Emb
             f"{spec}: embedding judges need an embedding backend ({', '.join(p + ':' for p in _EMBED_FACTORIES)}), "
             f"not '{spec.backend}:'"
         )
-    return _load(target, spec)(spec, options)
+    return _made(target, spec, options, lazy)  # type: ignore[return-value]
+
+
+def _made(target: str, spec: ModelSpec, options: ModelOptions, lazy: bool) -> Backend:
+    planner = _PLANS.get(spec.backend) if lazy else None
+    if planner is None:
+        backend: Backend = _load(target, spec)(spec, options)
+        return backend
+    plan = _load(planner, spec)(spec, options)
+    return LazyBackend(spec, plan, lambda: _load(target, spec)(spec, options))

@@ -1,0 +1,121 @@
+"""Backends that load nothing until a call misses the cache.
+
+A fully cached re-run needs only cache keys, and a key needs only what the config says (the
+model spec, its parameters, the thinking switch): not litellm (~3 s to import), not torch, not
+a model's weights. So `litellm:` and `embed:` backends start as a `LazyBackend`: what a run
+must know before any call (capabilities, what enters the keys, the run record) comes from a
+`BackendPlan` worked out from the config with light checks only, and the real backend is built
+the first time a call has to be sent, in a worker thread, outside the model's limiter and
+timeout (loading an 8B model can take minutes; that is not the first call's latency).
+
+A build that fails is remembered: every call of that model then fails at once with the
+build's error (a failure record per call, never a retry of the build).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from titjudge.models.base import (
+    Backend,
+    Capabilities,
+    EmbeddingBackend,
+    GenerateRequest,
+    Generation,
+    PermanentError,
+    TextBackend,
+)
+from titjudge.models.spec import ModelSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BackendPlan:
+    """What a run knows of a backend before building it, from the config alone."""
+
+    capabilities: Capabilities = Capabilities()
+    #: the limiter's default when the config sets no `concurrency` (before the build; the
+    #: built backend's own default replaces it if no call has been limited yet)
+    default_concurrency: int = 16
+    #: what enters every cache key besides the request and `params` (as Backend.cache_facts)
+    cache_facts: dict[str, Any] = field(default_factory=dict)
+    #: the run record's facts while the backend is not built (never secrets)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class LazyBackend(TextBackend, EmbeddingBackend):
+    """Stands in for a text or embedding backend until a call must really be made."""
+
+    def __init__(self, spec: ModelSpec, plan: BackendPlan, build: Callable[[], Backend]):
+        super().__init__(spec)
+        self.plan = plan
+        self.capabilities = plan.capabilities
+        self.default_concurrency = plan.default_concurrency
+        self._build = build
+        self._lock: asyncio.Lock | None = None
+        self.real: Backend | None = None
+        self._error: Exception | None = None
+        #: called with the real backend once it is built (the hub resizes the limiter)
+        self.on_built: list[Callable[[Backend], None]] = []
+
+    @property
+    def built(self) -> bool:
+        return self.real is not None
+
+    async def ready(self) -> None:
+        """Build the real backend once (in a thread); a failed build re-raises its error."""
+        if self.real is not None:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.real is None and self._error is None:
+                log.info("%s: first call not in the cache, loading the backend", self.spec)
+                try:
+                    real = await asyncio.to_thread(self._build)
+                except Exception as exc:  # every later call of this model fails with this
+                    self._error = exc
+                else:
+                    self.real = real
+                    for hook in self.on_built:
+                        hook(real)
+        if self._error is not None:
+            raise PermanentError(f"{self.spec}: cannot load the backend: {self._error}")
+
+    async def generate(self, request: GenerateRequest) -> Generation:
+        await self.ready()
+        assert isinstance(self.real, TextBackend)
+        return await self.real.generate(request)
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        await self.ready()
+        assert isinstance(self.real, EmbeddingBackend)
+        return await self.real.embed(texts)
+
+    def classify_error(self, exc: BaseException) -> BaseException:
+        return self.real.classify_error(exc) if self.real is not None else exc
+
+    def cache_facts(self) -> dict[str, Any]:
+        return dict(self.plan.cache_facts)
+
+    def describe(self) -> dict[str, Any]:
+        if self.real is not None:
+            return self.real.describe()
+        return {
+            **super().describe(),
+            **self.plan.facts,
+            "loaded": False,
+            "why_not_loaded": "every call of this model was answered from the cache",
+        }
+
+    async def aclose(self) -> None:
+        if self.real is not None:
+            await self.real.aclose()
+
+
+__all__ = ["BackendPlan", "LazyBackend"]

@@ -1,0 +1,115 @@
+"""What a `litellm:` model's config means, worked out without importing litellm.
+
+The backend sends with these settings; before it is built (see `models.lazy`), they give the
+run its cache keys (the thinking switch actually sent), its capabilities and its record, so a
+fully cached re-run never imports litellm (~3 s).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from titjudge.errors import ConfigError
+from titjudge.models.base import Capabilities
+from titjudge.models.lazy import BackendPlan
+from titjudge.models.options import ModelOptions
+from titjudge.models.spec import ModelSpec
+from titjudge.models.thinking import ThinkingError, ThinkingPlan, model_family, plan_thinking
+
+#: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
+DEFAULT_CONCURRENCY = 1024
+
+
+@dataclass
+class LiteLLMSettings:
+    api_base: str | None
+    api_key_env: str | None
+    timeout: float
+    #: provider parameters sent with every request (json_schema_mode removed)
+    params: dict[str, Any]
+    json_mode: bool
+    family: str
+    thinking: ThinkingPlan
+    #: the key read from `api_key_env`; None: litellm reads the provider's usual variable
+    api_key: str | None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+
+    def cache_facts(self) -> dict[str, Any]:
+        # what is sent, not what was configured: Qwen3's default-off switch counts too
+        plan = self.thinking.record()
+        return {"thinking": plan} if plan else {}
+
+    def schema_mode(self) -> str:
+        if not self.json_mode:
+            return "prompted (json_schema_mode off)"
+        if self.family == "gemini":
+            return "responseJsonSchema (Gemini subset)"
+        if self.family in ("openai", "openai_reasoning"):
+            return "json_schema strict where the schema allows"
+        return "json_schema"
+
+    def facts(self) -> dict[str, Any]:
+        """The run record's facts (never the key itself)."""
+        return {
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "params": self.params,
+            "thinking": self.thinking.record(),
+            "structured_output": self.schema_mode(),
+            "litellm_version": _litellm_version(),
+        }
+
+
+def settings(spec: ModelSpec, options: ModelOptions) -> LiteLLMSettings:
+    """The settings of one `litellm:` model; a bad thinking option or an unset `api_key_env`
+    is a ConfigError here, before any call."""
+    params: dict[str, Any] = copy.deepcopy(options.params)
+    json_mode = bool(params.pop("json_schema_mode", True))
+    try:
+        thinking = plan_thinking(spec, options.thinking, options.api_base)
+    except ThinkingError as exc:
+        raise ConfigError(str(exc)) from None
+    key = None
+    if options.api_key_env is not None:
+        key = os.environ.get(options.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"{spec}: api_key_env names {options.api_key_env!r}, but that environment "
+                "variable is not set"
+            )
+    return LiteLLMSettings(
+        api_base=options.api_base,
+        api_key_env=options.api_key_env,
+        timeout=options.timeout,
+        params=params,
+        json_mode=json_mode,
+        family=model_family(spec, options.api_base),
+        thinking=thinking,
+        api_key=key,
+    )
+
+
+def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
+    """The lazy backend's plan (registry entry point)."""
+    found = settings(spec, options)
+    return BackendPlan(
+        capabilities=found.capabilities,
+        default_concurrency=DEFAULT_CONCURRENCY,
+        cache_facts=found.cache_facts(),
+        facts=found.facts(),
+    )
+
+
+def _litellm_version() -> str:
+    from importlib.metadata import version
+
+    return version("litellm")
+
+
+__all__ = ["DEFAULT_CONCURRENCY", "LiteLLMSettings", "plan", "settings"]
