@@ -31,7 +31,7 @@ from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
 from titjudge.models.options import ModelOptions, StrictModel
-from titjudge.models.preflight import ModelUse, check_models
+from titjudge.models.preflight import ModelUse, answered_models, check_models
 from titjudge.models.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
@@ -237,7 +237,7 @@ def ablation_model_uses(config: AblationConfig) -> list[ModelUse]:
 def preflight_ablation(config: AblationConfig, source: str) -> None:
     """Raise one `ConfigError` naming everything the grid's models are missing, before any row
     runs (the library's `run_ablation_async` skips this and records a row that cannot run)."""
-    check_models(ablation_model_uses(config), source)
+    check_models(ablation_model_uses(config), source, answered_models(config.run.cache_dir))
 
 
 def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from titjudge.config import RunConfig
 from titjudge.judges.options import ModelJudgeOptions
-from titjudge.models.preflight import ModelUse, check_models
+from titjudge.models.preflight import ModelUse, answered_models, check_models
 
 
 def run_model_uses(config: RunConfig) -> list[ModelUse]:
@@ -25,5 +25,6 @@ def run_model_uses(config: RunConfig) -> list[ModelUse]:
 
 
 def preflight_run(config: RunConfig, source: str) -> None:
-    """Raise one `ConfigError` naming everything the config's models are missing."""
-    check_models(run_model_uses(config), source)
+    """Raise one `ConfigError` naming everything the config's models are missing (a `litellm:`
+    model with answers in the run's cache is checked when a call first misses it)."""
+    check_models(run_model_uses(config), source, answered_models(config.run.cache_dir))

@@ -140,14 +140,19 @@ async def run_async(
             seed=config.run.seed,
             images=ImageLoader(config.run.concurrency),
         )
-        resolved = {
-            "describer": {**describer.backend.describe(), "template": template.record()},
-            "judges": [judge.record() for judge in judges],
-            "models": hub.describe(),
-            "items": len(items),
-            "limit": limit,
-        }
-        run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
+        def record() -> None:
+            """The config with what was resolved; written again after the graph, because a
+            model is loaded (and its facts known) only once a call misses the cache."""
+            resolved = {
+                "describer": {**describer.backend.describe(), "template": template.record()},
+                "judges": [judge.record() for judge in judges],
+                "models": hub.describe(),
+                "items": len(items),
+                "limit": limit,
+            }
+            run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
+
+        record()
         progress.start()
         display = ProgressDisplay(
             progress, show=show_progress, title=progress_title, interval=progress_interval
@@ -157,6 +162,7 @@ async def run_async(
                 {"items": items, "results": []}, run_config(config.run.concurrency), context=ctx
             )
         evaluation: RunEvaluation = state["evaluation"]
+        record()
     finally:
         if owned:
             cache.save_run_stats(config.name, run_cache_counts())

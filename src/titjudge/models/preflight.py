@@ -8,6 +8,11 @@ vLLM needs none), exactly as the backend reads them when it is built; `hf:` and 
 must already be in the Hugging Face cache when HF_HUB_OFFLINE forbids downloading it);
 `replay:` the descriptions file. Only names of environment variables are printed, never a value.
 Which models a config uses is its command's business (`agents.preflight`, `ablation.config`).
+
+A `litellm:` model that already has answers in the run's cache is checked later, when its
+backend is built on the first call that misses the cache (`models.lazy`): checking it now would
+import litellm (~3 s) for a re-run that may never call it. A fresh run's models have no answers,
+so they are all checked here.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
 from titjudge.models.local_common import resolve_checkpoint
 from titjudge.models.options import ModelOptions
@@ -100,14 +106,29 @@ def _users(names: list[str]) -> str:
     )
 
 
-def check_models(uses: Iterable[ModelUse], source: str) -> None:
-    """Check every use; raise one `ConfigError` naming every problem, each with its model and
-    its users, e.g. `GEMINI_API_KEY not set (litellm:gemini/gemini-2.5-pro: describer, judges
-    tit_llm_g, lmm)`."""
+def answered_models(cache_dir: Path | None) -> frozenset[str]:
+    """The model specs with answers in the cache at `cache_dir` (none when there is no cache)."""
+    if cache_dir is None or not (Path(cache_dir) / "cache.db").is_file():
+        return frozenset()
+    cache = CallCache(cache_dir)
+    try:
+        return frozenset(cache.models())
+    finally:
+        cache.close()
+
+
+def check_models(
+    uses: Iterable[ModelUse], source: str, answered: frozenset[str] = frozenset()
+) -> None:
+    """Check every use (a `litellm:` model in `answered` is left to its build); raise one
+    `ConfigError` naming every problem, each with its model and its users, e.g.
+    `GEMINI_API_KEY not set (litellm:gemini/gemini-2.5-pro: describer, judges tit_llm_g, lmm)`."""
     found: dict[tuple[str, str], list[str]] = {}
     checked: dict[tuple[str, str], list[str]] = {}
     for use in uses:
         spec = parse_model_spec(use.model)
+        if spec.backend == "litellm" and str(spec) in answered:
+            continue
         reach = (str(spec), use.options.model_dump_json(include=_REACH))
         if reach not in checked:
             checked[reach] = model_problems(spec, use.options)
