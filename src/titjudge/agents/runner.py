@@ -140,6 +140,7 @@ async def run_async(
             seed=config.run.seed,
             images=ImageLoader(config.run.concurrency),
         )
+
         def record() -> None:
             """The config with what was resolved; written again after the graph, because a
             model is loaded (and its facts known) only once a call misses the cache."""

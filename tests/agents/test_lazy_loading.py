@@ -1,0 +1,130 @@
+"""Nothing loads until something must be computed: a fully cached re-run imports neither litellm
+nor torch, and a model whose answers are all cached is never loaded (issue: speed at the limits).
+
+Each run is a child process (`titjudge run` through the CLI's main), so `sys.modules` shows what
+that run really imported; the describer and the LLM judge are litellm models served by the
+loopback double, the embedding judge a tiny random-weight Qwen3-Embedding checkpoint on CPU.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from doubles.server import FakeOpenAIServer, build_responder
+from pipeline_helpers import api_config, stored_descriptions
+
+pytest.importorskip("torch")
+from doubles.tiny_models import build_tiny_qwen3_embedding  # noqa: E402
+
+RUN = """
+import json, sys
+from titjudge.cli import main
+code = main(sys.argv[1:])
+print("MODULES " + json.dumps({m: m in sys.modules for m in ("litellm", "torch", "transformers")}))
+sys.exit(code)
+"""
+
+
+@pytest.fixture(scope="module")
+def embedding_path(tmp_path_factory) -> Path:
+    return build_tiny_qwen3_embedding(tmp_path_factory.mktemp("tiny-embedding"))
+
+
+def _config(synth_data: Path, url: str, tmp: Path, embedding: Path) -> Path:
+    judges = [
+        {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge", "api_base": url},
+        {"name": "tit_embed", "kind": "embedding", "model": f"embed:{embedding}"},
+    ]
+    path = tmp / "run.yaml"
+    path.write_text(yaml.safe_dump(api_config(synth_data, url, tmp, judges=judges)))
+    return path
+
+
+def _run(config: Path, *extra: str, without_key: bool = False):
+    """(exit code, modules imported, stderr) of one `titjudge run` in a child process."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if without_key:
+        env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, "run", str(config), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    line = next(x for x in done.stdout.splitlines() if x.startswith("MODULES "))
+    return done.returncode, json.loads(line.removeprefix("MODULES ")), done.stderr
+
+
+def _scores(run_dir: Path) -> list[dict]:
+    with (run_dir / "scores.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_path, embedding_path):
+    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    with FakeOpenAIServer(responder=auto) as server:
+        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        code, fresh, _ = _run(config)
+        assert code == 0
+        assert fresh == {"litellm": True, "torch": True, "transformers": True}
+        asked = server.stats.total
+        first = _scores(tmp_path / "runs" / "e2e")
+        run_record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())
+        # the record written after the graph describes the models loaded during the run
+        assert all(m.get("loaded") is not False for m in run_record["resolved"]["models"])
+
+        # the re-run needs no key either: its litellm models answer from the cache
+        code, cached, _ = _run(config, without_key=True)
+        assert code == 0
+        assert cached == {"litellm": False, "torch": False, "transformers": False}
+        assert server.stats.total == asked  # nothing asked again
+        assert _scores(tmp_path / "runs" / "e2e") == first
+        record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())
+        models = {m["model_id"]: m for m in record["resolved"]["models"]}
+        assert models[str(embedding_path)]["loaded"] is False
+        assert models["openai/judge"]["loaded"] is False
+
+
+def test_a_partly_cached_rerun_without_a_key_fails_only_the_calls_it_must_make(
+    synth_data, tmp_path, embedding_path
+):
+    """The preflight leaves a model with cached answers to its build; when a call then misses
+    without credentials, those items fail with the reason and the cached ones are kept."""
+    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    with FakeOpenAIServer(responder=auto) as server:
+        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        assert _run(config, "--limit", "4")[0] == 0
+        asked = server.stats.total
+        code, modules, _ = _run(config, without_key=True)
+        assert server.stats.total == asked  # nothing sent without a key
+    assert code == 1
+    assert modules["litellm"] is True  # a call missed: the backend was built (and refused)
+    lines = [
+        json.loads(line)
+        for line in (tmp_path / "runs" / "e2e" / "items.jsonl").read_text().splitlines()
+    ]
+    described = {line["item_id"]: line["describer"] for line in lines}
+    ok = [d for d in described.values() if d["status"] == "ok"]
+    failed = [d for d in described.values() if d["status"] == "failed"]
+    assert len(ok) == 4 and len(failed) == len(described) - 4 > 0
+    assert all(d["cached"] for d in ok)
+    for d in failed:
+        assert "cannot load the backend" in d["error"] and "OPENAI_API_KEY not set" in d["error"]
+
+
+def test_a_fresh_run_without_a_key_is_still_refused_before_anything_runs(
+    synth_data, tmp_path, embedding_path
+):
+    with FakeOpenAIServer(responder=build_responder("auto", descriptions={})) as server:
+        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        code, modules, err = _run(config, without_key=True)
+        assert server.stats.total == 0
+    assert code == 2
+    assert "OPENAI_API_KEY not set" in err and "Traceback" not in err
+    assert not (tmp_path / "runs" / "e2e").exists()
