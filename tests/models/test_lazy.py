@@ -26,7 +26,10 @@ class Embedder(EmbeddingBackend):
         return [[1.0, 0.0] for _ in texts]
 
 
-def _client(tmp_path, build, options=ModelOptions(max_attempts=3, backoff_initial=0.01)):
+OPTIONS = ModelOptions(max_attempts=3, backoff_initial=0.01)
+
+
+def _client(tmp_path, build, options=OPTIONS):
     """An embedding client as the hub makes it, on a lazy backend with the given build."""
     hub = ModelHub(CallCache(tmp_path / "cache"), default_concurrency=32)
     backend = LazyBackend(SPEC, BackendPlan(default_concurrency=64), build)
