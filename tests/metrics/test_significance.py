@@ -114,3 +114,31 @@ def test_printed_table_marks_agree_with_printed_threshold(n_correct: int, stars:
     row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("v "))
     cells = [cell.strip() for cell in row.split("│")]
     assert cells[3] == stars, row
+
+
+def test_a_variant_with_fewer_pairs_gets_its_own_printed_threshold() -> None:
+    """'w' failed on two items, so it is marked against k of its 18 pairs, not of the 20 the
+    other variant has: that k is printed too, or its mark would disagree with the line shown.
+    n = 18: 9 + 1.6449 * 2.1213 = 12.49 -> 13; 9 + 3.0902 * 2.1213 = 15.56 -> 16."""
+    n = 20
+    pairs = [HumanPair(f"p{i}", f"a{i}", f"b{i}", "a") for i in range(n)]
+    ranks = [
+        RankRow(f"p{i}", item, r) for i in range(n) for item, r in ((f"a{i}", 1), (f"b{i}", 2))
+    ]
+    scores = [ScoreRow(f"a{i}", "v", 1.0, "ok") for i in range(n)]
+    scores += [ScoreRow(f"b{i}", "v", 0.0, "ok") for i in range(n)]
+    # w: 13 of its 18 pairs right (p0-p12), then wrong; p18 and p19 failed
+    scores += [ScoreRow(f"a{i}", "w", float(i < 13), "ok") for i in range(18)]
+    scores += [ScoreRow(f"b{i}", "w", float(i >= 13), "ok") for i in range(18)]
+    scores += [ScoreRow(f"a{i}", "w", None, "failed") for i in (18, 19)]
+    summary = evaluate(scores, pairs, ranks, bootstrap=0)
+    assert (summary["w"]["n_pairs"], summary["w"]["n_correct"]) == (18, 13)
+    console = Console(markup=False, record=True, width=400)
+    print_summary(summary, console)
+    text = console.export_text()
+    assert "Chance thresholds for 20 pairs" in text
+    own = next(line for line in text.splitlines() if line.startswith("w: "))
+    assert "chance thresholds for 18 pairs" in own
+    assert "95%: 72.22% (13 / 18" in own and "99.9%: 88.89% (16 / 18" in own
+    row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("w "))
+    assert [cell.strip() for cell in row.split("│")][3] == "*"  # 13 >= 13, as its own line says

@@ -69,6 +69,27 @@ def threshold_line(thresholds: dict[str, Any]) -> str | None:
     )
 
 
+def threshold_lines(summary: dict[str, Any]) -> list[str]:
+    """One threshold line per pair count the variants were marked against: a variant whose
+    failed or fallback items left it fewer pairs is marked against its own k, so that k is
+    printed too, naming the variants it applies to."""
+    lines = []
+    line = threshold_line(summary["thresholds"])
+    if line is not None:
+        lines.append(line)
+    largest = summary["thresholds"]["n_pairs"]
+    by_count: dict[int, list[str]] = {}
+    for name in variant_names(summary):
+        n = summary[name]["n_pairs"]
+        if n != largest and summary[name]["thresholds"]["k_95"] is not None:
+            by_count.setdefault(n, []).append(name)
+    for n, names in sorted(by_count.items(), reverse=True):
+        own = threshold_line(summary[names[0]]["thresholds"])
+        if own is not None:
+            lines.append(f"{', '.join(names)}: {own[0].lower()}{own[1:]}")
+    return lines
+
+
 def variant_names(summary: dict[str, Any]) -> list[str]:
     return [name for name in summary if name not in RESERVED_KEYS]
 
@@ -142,8 +163,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         )
     console.print(pairwise)
     console.print(ranking)
-    line = threshold_line(summary["thresholds"])
-    if line is not None:
+    for line in threshold_lines(summary):
         say(console, line)
     if settings["bootstrap"]:
         say(
