@@ -38,7 +38,7 @@ from harness import Section, Table, fmt, standalone, timed_section  # noqa: E402
 
 from titjudge.agents.graph import build_graph, run_config  # noqa: E402
 from titjudge.agents.nodes import RunContext  # noqa: E402
-from titjudge.data.images import load_image  # noqa: E402
+from titjudge.data.images import ImageLoader  # noqa: E402
 from titjudge.data.records import Item  # noqa: E402
 from titjudge.judges.base import Described, Judge, JudgeOutcome  # noqa: E402
 from titjudge.models.base import GenerateRequest  # noqa: E402
@@ -99,12 +99,14 @@ def context(server: Server) -> RunContext:
         describe_temperature=0.0,
         judges=[Scorer(server)],
         variant_order=["judge"],
+        # as a run's: at most run.concurrency images decoded at once, shared by every shape
+        images=ImageLoader(CONCURRENCY),
     )
 
 
 async def one_item(ctx: RunContext, item: Item) -> ItemResult:
     """The per-item work without a graph: what every shape does for an item."""
-    image = await asyncio.to_thread(load_image, item.image)
+    image = await ctx.images.load(item.image)
     system, user = ctx.describe_template.render()
     request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=64)
     call = await ctx.describer.text(request)
@@ -187,7 +189,7 @@ async def chunked_graph(ctx: RunContext, items: list[Item]) -> int:
 
     async def describer(state: ChunkState) -> dict[str, Any]:
         async def one(item: Item) -> Any:
-            image = await asyncio.to_thread(load_image, item.image)
+            image = await ctx.images.load(item.image)
             system, user = ctx.describe_template.render()
             request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=64)
             call = await ctx.describer.text(request)
@@ -352,6 +354,7 @@ WHAT_WAS_TRIED = (
     "callback manager's `get_child`/`on_chain_start` per task, `arun_with_retry` and a "
     "checkpoint built every step even with no checkpointer, none of which a public option turns "
     "off."
+    ' Also measured (toy, same machine): judge(k) and describe(k+1) pipelined in one superstep (2 tasks per step, half the steps) 0.93-1.20 ms against 0.92-0.99 ms sequential, so the cost is per task, not per step; `checkpointer=False` and `durability="exit"` within noise; LangGraph 1.0.10 and 1.1.10 make ~5% fewer Python calls per item than 1.2.22 (1,545 vs 1,616 under cProfile), no cure. Meeting 1 ms would need one LangGraph task per item (no separate describe and judge nodes) or patching LangGraph.'
 )
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ablation_grid  # noqa: E402
 import api_throughput  # noqa: E402
+import cached_rerun  # noqa: E402
 import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import embedding_judge  # noqa: E402
@@ -47,6 +48,7 @@ ORDER = (
     "memory",
     "graph",
     "images",
+    "rerun",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -58,6 +60,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "startup": (("startup",), cli_startup.run),
     "graph": (("graph",), graph_overhead.run),
     "images": (("images",), image_memory.run),
+    "rerun": (("rerun",), cached_rerun.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 
