@@ -9,25 +9,33 @@ from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.metrics.evaluate import HumanData, evaluate_run
 from titjudge.records import ItemResult
 
+HUMAN_ORDER = ["a", "c", "b", "d"]
+#: the LLM judge's scores; c's call failed and fell back to a cosine of 0.95
+LLM = {"a": 90.0, "b": 50.0, "d": 10.0}
+
+
+def _example() -> tuple[list[Item], list[HumanPair], list[RankRow], dict[str, JudgeOutcome]]:
+    """The issue's prompt: humans a > c > b > d; items, every pair, ranks and the outcomes."""
+    items = [Item(i, "p", "a long prompt", Path(f"/img/{i}.png"), f"m{i}") for i in "abcd"]
+    pairs = [
+        HumanPair("p", x, y, "a") for n, x in enumerate(HUMAN_ORDER) for y in HUMAN_ORDER[n + 1 :]
+    ]
+    ranks = [RankRow("p", item_id, n + 1) for n, item_id in enumerate(HUMAN_ORDER)]
+    outcomes = {
+        i: JudgeOutcome("tit_llm", "ok", score=LLM[i])
+        if i in LLM
+        else JudgeOutcome("tit_llm", "fallback", score=0.95, error="timeout")
+        for i in "abcd"
+    }
+    return items, pairs, ranks, outcomes
+
 
 def test_a_fallback_cosine_does_not_reorder_an_llm_judges_ranking():
     """Humans: a > c > b > d. The LLM judge scores a 90, b 50, d 10; c's call failed and fell
     back to a cosine of 0.95. Ranking 0.95 among 0-100 scores puts c last (SRCC 0.4); ranking
     only the judged scores gives 1.0, with c counted as unranked."""
-    human_order = ["a", "c", "b", "d"]
-    items = [Item(i, "p", "a long prompt", Path(f"/img/{i}.png"), f"m{i}") for i in "abcd"]
-    pairs = [
-        HumanPair("p", x, y, "a") for n, x in enumerate(human_order) for y in human_order[n + 1 :]
-    ]
-    ranks = [RankRow("p", item_id, n + 1) for n, item_id in enumerate(human_order)]
-    llm = {"a": 90.0, "b": 50.0, "d": 10.0}
-    results = []
-    for item in items:
-        if item.item_id in llm:
-            outcome = JudgeOutcome("tit_llm", "ok", score=llm[item.item_id])
-        else:
-            outcome = JudgeOutcome("tit_llm", "fallback", score=0.95, error="timeout")
-        results.append(ItemResult(item, Described("a description"), [outcome]))
+    items, pairs, ranks, outcomes = _example()
+    results = [ItemResult(i, Described("a description"), [outcomes[i.item_id]]) for i in items]
     human = HumanData(pairs=pairs, ranks=ranks, items=items)
     metrics = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics["tit_llm"]
     assert metrics["srcc"] == pytest.approx(1.0)  # 0.4 when the cosine is ranked in
@@ -47,19 +55,7 @@ def test_metrics_command_applies_the_same_fallback_rule_as_a_run(
 
     from titjudge.cli import main
 
-    human_order = ["a", "c", "b", "d"]
-    items = [Item(i, "p", "a long prompt", Path(f"/img/{i}.png"), f"m{i}") for i in "abcd"]
-    pairs = [
-        HumanPair("p", x, y, "a") for n, x in enumerate(human_order) for y in human_order[n + 1 :]
-    ]
-    ranks = [RankRow("p", item_id, n + 1) for n, item_id in enumerate(human_order)]
-    llm = {"a": 90.0, "b": 50.0, "d": 10.0}
-    outcomes = {
-        i: JudgeOutcome("tit_llm", "ok", score=llm[i])
-        if i in llm
-        else JudgeOutcome("tit_llm", "fallback", score=0.95, error="timeout")
-        for i in "abcd"
-    }
+    items, pairs, ranks, outcomes = _example()
     results = [ItemResult(item, Described("d"), [outcomes[item.item_id]]) for item in items]
     human = HumanData(pairs=pairs, ranks=ranks, items=items)
     run = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics
