@@ -83,7 +83,7 @@ def threshold_lines(summary: dict[str, Any]) -> list[str]:
         n = summary[name]["n_pairs"]
         if n != largest and summary[name]["thresholds"]["k_95"] is not None:
             by_count.setdefault(n, []).append(name)
-    for n, names in sorted(by_count.items(), reverse=True):
+    for _, names in sorted(by_count.items(), reverse=True):
         own = threshold_line(summary[names[0]]["thresholds"])
         if own is not None:
             lines.append(f"{', '.join(names)}: {own[0].lower()}{own[1:]}")
