@@ -97,7 +97,10 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
     assert outcome.status == "ok", outcome.error
     assert outcome.details["sampled_score"] in (6, 8) and outcome.details["score_tokens"] == 1
 
-    model, tokenizer = judge.client.backend.engine.model, judge.client.backend.engine.tokenizer
+    model, tokenizer = (
+        judge.client.backend.real.engine.model,
+        judge.client.backend.real.engine.tokenizer,
+    )
     with torch.inference_mode():
         logits = model(input_ids=torch.tensor([prompt_ids + head])).logits[0, -1].float()
     values, ids = torch.log_softmax(logits, -1).topk(20)
@@ -129,7 +132,7 @@ def test_lmm_yes_matches_the_vlms_own_logits(tmp_path, synth_data):
     assert outcome.status == "ok", outcome.error
     assert outcome.details["answer_position"] == 0
 
-    engine = judge.client.backend.engine
+    engine = judge.client.backend.real.engine
     system, user = load_template("lmm_yes").render(prompt=row["prompt"])
     request = GenerateRequest(prompt=user, system=system, images=(image,))
     encoded = engine.processor(

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 import transformers
 
-from titjudge.errors import ConfigError, ModelSpecError
+from titjudge.errors import ModelSpecError
 from titjudge.models.base import (
     Capabilities,
     GenerateRequest,
@@ -45,6 +45,7 @@ from titjudge.models.base import (
     TextBackend,
 )
 from titjudge.models.hf_generate import HFEngine, run_batch
+from titjudge.models.hf_plan import CPU_BATCH, PARAMS, thinking_setup
 from titjudge.models.local_common import (
     Checkpoint,
     MicroBatcher,
@@ -62,20 +63,8 @@ from titjudge.models.local_common import (
 )
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
-from titjudge.models.thinking import ThinkingError, plan_thinking
 
 log = logging.getLogger(__name__)
-
-PARAMS: dict[str, type | tuple[type, ...]] = {
-    "enable_thinking": bool,
-    "revision": str,
-    "trust_remote_code": bool,
-    "repetition_penalty": (int, float),
-    "top_k": int,
-    "top_p": (int, float),
-    "attn_implementation": str,
-    "max_wait_ms": (int, float),
-}
 
 
 #: class-name endings of architectures that generate text
@@ -121,6 +110,7 @@ class HFTextBackend(TextBackend):
     def __init__(self, spec: ModelSpec, options: ModelOptions):
         super().__init__(spec)
         params = check_params(spec, options.params, PARAMS)
+        self.thinking = thinking_setup(spec, options, params)
         self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
         trust = bool(params.get("trust_remote_code", False))
         quiet_third_party_bars()
@@ -128,7 +118,9 @@ class HFTextBackend(TextBackend):
         self.kind = model_kind(spec, self.config)
         self.device = resolve_device(spec, options.device)
         self.dtype = resolve_dtype(spec, options.dtype, self.device)
-        self.batch_size = options.batch_size or (8 if self.device.type == "cpu" else 16)
+        self.batch_size = options.batch_size or (
+            CPU_BATCH if self.device.type == "cpu" else 2 * CPU_BATCH
+        )
         tokenizer, processor = _load_text_side(spec, self.checkpoint, self.kind, self.config, trust)
         model = _load_model(
             spec, self.checkpoint, self.kind, self.device, self.dtype, trust, params, options
@@ -147,7 +139,7 @@ class HFTextBackend(TextBackend):
             device=model.device,
             eos_ids=eos_ids,
             pad_id=pad_id,
-            enable_thinking=self._enable_thinking(spec, options, params),
+            enable_thinking=self.thinking.enable,
             repetition_penalty=_optional_float(params.get("repetition_penalty")),
             top_k=params.get("top_k"),
             top_p=_optional_float(params.get("top_p")),
@@ -164,29 +156,9 @@ class HFTextBackend(TextBackend):
             max_wait=wait,
         )
 
-    def _enable_thinking(
-        self, spec: ModelSpec, options: ModelOptions, params: dict[str, Any]
-    ) -> bool:
-        """`thinking` (the documented option) or the older `params.enable_thinking`; default off."""
-        thinking = options.thinking
-        self.thinking_reserve = 0
-        self.thinking_facts = None if thinking is None else thinking.model_dump(exclude_none=True)
-        if thinking is None:
-            return bool(params.get("enable_thinking", False))
-        if "enable_thinking" in params and bool(params["enable_thinking"]) != thinking.enabled:
-            raise ConfigError(
-                f"{spec}: 'thinking' and params.enable_thinking disagree; keep only 'thinking'"
-            )
-        try:
-            plan = plan_thinking(spec, thinking)
-        except ThinkingError as exc:
-            raise ConfigError(str(exc)) from None
-        self.thinking_reserve = plan.reserve
-        return bool(plan.enable_thinking)
-
     def cache_facts(self) -> dict[str, Any]:
         # the template switch is already keyed through params.enable_thinking; the option too
-        return {"thinking": self.thinking_facts} if self.thinking_facts else {}
+        return {"thinking": self.thinking.facts} if self.thinking.facts else {}
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -196,9 +168,9 @@ class HFTextBackend(TextBackend):
     async def generate(self, request: GenerateRequest) -> Generation:
         if request.images and not self.capabilities.vision:
             raise PermanentError(f"{self.spec}: a text-only model cannot take images")
-        if self.thinking_reserve:  # room for thinking on top of the answer's max_tokens
+        if self.thinking.reserve:  # room for thinking on top of the answer's max_tokens
             request = dataclasses.replace(
-                request, max_tokens=request.max_tokens + self.thinking_reserve
+                request, max_tokens=request.max_tokens + self.thinking.reserve
             )
         generation = await self._batcher.submit(
             request, key=(request.max_tokens, float(request.temperature))

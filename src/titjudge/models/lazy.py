@@ -2,7 +2,7 @@
 
 A fully cached re-run needs only cache keys, and a key needs only what the config says (the
 model spec, its parameters, the thinking switch): not litellm (~3 s to import), not torch, not
-a model's weights. So `litellm:` and `embed:` backends start as a `LazyBackend`: what a run
+a model's weights. So `litellm:`, `hf:` and `embed:` backends start as a `LazyBackend`: what a run
 must know before any call (capabilities, what enters the keys, the run record) comes from a
 `BackendPlan` worked out from the config with light checks only, and the real backend is built
 the first time a call has to be sent, in a worker thread, outside the model's limiter and
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from titjudge.errors import ModelSpecError
 from titjudge.models.base import (
     Backend,
     Capabilities,
@@ -81,11 +82,24 @@ class LazyBackend(TextBackend, EmbeddingBackend):
                 except Exception as exc:  # every later call of this model fails with this
                     self._error = exc
                 else:
-                    self.real = real
-                    for hook in self.on_built:
-                        hook(real)
+                    self._error = self._disagreement(real)
+                    if self._error is None:
+                        self.real = real
+                        for hook in self.on_built:
+                            hook(real)
         if self._error is not None:
             raise PermanentError(f"{self.spec}: cannot load the backend: {self._error}")
+
+    def _disagreement(self, real: Backend) -> Exception | None:
+        """The run's judges were checked against the plan's capabilities: a built model that
+        cannot do what the plan said is an error for every call, not a wrong answer."""
+        have = getattr(real, "capabilities", None)
+        if isinstance(real, TextBackend) and have is not None and have != self.plan.capabilities:
+            return ModelSpecError(
+                f"the loaded model's capabilities ({have}) differ from those read from its "
+                f"config ({self.plan.capabilities})"
+            )
+        return None
 
     async def generate(self, request: GenerateRequest) -> Generation:
         await self.ready()

@@ -2,7 +2,7 @@
 
 Each factory lives in its own module and imports its heavy library inside, so an
 API-only user never needs torch. A missing extra becomes a pip hint. Backends with a plan
-(`litellm:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
+(`litellm:`, `hf:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
 eagerly: they load litellm or the weights on the first call that misses the cache.
 """
 
@@ -30,6 +30,7 @@ _EMBED_FACTORIES: dict[str, str] = {
 #: backend -> module:function giving its BackendPlan from the config alone (light imports only)
 _PLANS: dict[str, str] = {
     "litellm": "titjudge.models.litellm_settings:plan",
+    "hf": "titjudge.models.hf_plan:plan",
     "embed": "titjudge.models.embed_plan:plan",
 }
 #: which pip extra provides each backend's libraries
@@ -86,4 +87,7 @@ def _made(target: str, spec: ModelSpec, options: ModelOptions, lazy: bool) -> Ba
         backend: Backend = _load(target, spec)(spec, options)
         return backend
     plan = _load(planner, spec)(spec, options)
+    if plan is None:  # not enough known without loading it (an uncached hub id): build now
+        built: Backend = _load(target, spec)(spec, options)
+        return built
     return LazyBackend(spec, plan, lambda: _load(target, spec)(spec, options))
