@@ -72,9 +72,11 @@ def grid_overrides(
         elif row.api_base:
             sets.append(f"describers.{row.name}.api_base={url}")
     for column in config.comparers:
-        if column.api_base:
+        # each judge kind has its own options: a lexical comparer has no model or api_base
+        if getattr(column, "api_base", None):
             sets.append(f"comparers.{column.name}.api_base={url}")
-        if column.model and column.model.startswith("embed:"):
+        model = getattr(column, "model", None)
+        if model and model.startswith("embed:"):
             sets.append(f"comparers.{column.name}.model=embed:{models / 'embedding'}")
     return sets, off
 
