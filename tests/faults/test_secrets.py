@@ -18,6 +18,10 @@ def test_key_never_leaks(fault_data, tmp_path, monkeypatch, capsys, caplog):
         cfg = config(fault_data, server.url, tmp_path)
         cfg["describer"]["api_key_env"] = "TITJUDGE_TEST_KEY"
         cfg["judges"][0]["api_key_env"] = "TITJUDGE_TEST_KEY"
+        # no timeouts here: under a loaded machine the fault tests' 1 s could fail a call
+        # before it is sent (litellm's first call also loads it), and this test needs every
+        # call to reach the server with the key
+        cfg["describer"]["timeout"] = cfg["judges"][0]["timeout"] = 60.0
         path = tmp_path / "run.yaml"
         path.write_text(json.dumps(cfg))
         with caplog.at_level(logging.DEBUG):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,11 @@ from titjudge.models.base import (
 from titjudge.models.spec import ModelSpec
 
 log = logging.getLogger(__name__)
+
+#: one build at a time in a process: two threads importing litellm (or torch) for the first
+#: time at once can see a half-initialised module, and two local models loading together
+#: would need both their peaks of memory at once
+_BUILDING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class LazyBackend(TextBackend, EmbeddingBackend):
             if self.real is None and self._error is None:
                 log.info("%s: first call not in the cache, loading the backend", self.spec)
                 try:
-                    real = await asyncio.to_thread(self._build)
+                    real = await asyncio.to_thread(self._build_alone)
                 except Exception as exc:  # every later call of this model fails with this
                     self._error = exc
                 else:
@@ -89,6 +95,10 @@ class LazyBackend(TextBackend, EmbeddingBackend):
                             hook(real)
         if self._error is not None:
             raise PermanentError(f"{self.spec}: cannot load the backend: {self._error}")
+
+    def _build_alone(self) -> Backend:
+        with _BUILDING:
+            return self._build()
 
     def _disagreement(self, real: Backend) -> Exception | None:
         """The run's judges were checked against the plan's capabilities: a built model that
