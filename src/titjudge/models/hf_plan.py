@@ -76,15 +76,15 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan | None:
     params = check_params(spec, options.params, PARAMS)
     checkpoint = resolve_checkpoint(spec, params.get("revision"))
     thinking = thinking_setup(spec, options, params)
-    config = _config_json(spec, checkpoint)
-    if config is None:
-        return None
-    for module in ("torch", "transformers"):
+    for module in ("torch", "transformers", "huggingface_hub"):
         if importlib.util.find_spec(module) is None:
             raise MissingDependencyError(
                 f"the 'hf:' backend needs {module!r}, which is not installed; install it "
                 f"with: {install_hint('local')}"
             )
+    config = _config_json(spec, checkpoint)
+    if config is None:
+        return None
     batch = options.batch_size or CPU_BATCH
     return BackendPlan(
         capabilities=Capabilities(vision=takes_images(config), json_schema=False, logprobs=True),
