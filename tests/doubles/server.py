@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--latency", type=float, default=0.0, help="seconds added to every /v1 request"
     )
     parser.add_argument("--jitter", type=float, default=0.0, help="extra uniform [0, J) seconds")
+    parser.add_argument(
+        "--latency-sigma",
+        type=float,
+        default=0.0,
+        help="> 0: --latency is the median of a seeded lognormal draw with this sigma",
+    )
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument(
         "--faults", default="429,500,503", help=f"comma list from: {','.join(FAULT_KINDS)}"
@@ -205,6 +211,7 @@ def server_from_args(args: argparse.Namespace) -> FakeOpenAIServer:
         responder,
         latency=args.latency,
         jitter=args.jitter,
+        latency_sigma=args.latency_sigma,
         fault_rate=args.fault_rate,
         faults=[f.strip() for f in args.faults.split(",") if f.strip()],
         seed=args.seed,

@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from doubles.server_draws import SeededDraws
 from doubles.server_request import (
     HTTP_FAULTS,
     BadRequest,
@@ -29,7 +30,6 @@ from doubles.server_request import (
     ScriptExhausted,
     apply_content_fault,
     as_reply,
-    fault_variant,
 )
 from doubles.server_scripts import build_responder, echo_responder
 from doubles.server_stats import ServerStats, SlidingWindowLimiter
@@ -69,13 +69,14 @@ class _Ctx:
     reset: bool = False
 
 
-class FakeOpenAIApp:
+class FakeOpenAIApp(SeededDraws):
     """Configuration, decisions and request handlers; `server.FakeOpenAIServer` adds serving.
 
     - `responder`: a callable `(ChatRequest) -> Reply | Fault | str | dict | list` (may be
       async) or a built-in name: auto, echo, describe, judge.
     - `latency` + uniform `[0, jitter)` seconds are slept (asyncio) before every /v1 answer,
-      so concurrent requests overlap; rpm rejections answer at once.
+      so concurrent requests overlap; rpm rejections answer at once. With `latency_sigma`
+      > 0, `latency` is the median of a seeded lognormal draw (see `SeededDraws`).
     - `fault_rate` of chat requests fail with a kind drawn from `faults` (embeddings draw
       only from the HTTP kinds); `retry_after` is the Retry-After of injected 429s and
       `timeout_delay` the stall of `timeout` faults.
@@ -106,6 +107,7 @@ class FakeOpenAIApp:
         api_key: str | None = None,
         rpm_window: float = 60.0,
         models: Sequence[str] = ("test-model",),
+        latency_sigma: float = 0.0,
     ):
         if host not in LOOPBACK:
             raise ConfigError(
@@ -113,12 +115,15 @@ class FakeOpenAIApp:
             )
         if not 0.0 <= fault_rate <= 1.0:
             raise ConfigError(f"fake server: fault_rate must be in [0, 1], got {fault_rate}")
+        if latency_sigma < 0:
+            raise ConfigError(f"fake server: latency_sigma must be >= 0, got {latency_sigma}")
         for kind in faults:
             Fault(kind)  # validates the name
         self.responder: Responder = (
             build_responder(responder) if isinstance(responder, str) else responder
         )
         self.latency, self.jitter = float(latency), float(jitter)
+        self.latency_sigma = float(latency_sigma)
         self.fault_rate, self.faults, self.seed = float(fault_rate), tuple(faults), seed
         self.retry_after, self.timeout_delay = float(retry_after), float(timeout_delay)
         self.embedding_dim, self.context_window, self.api_key = (
@@ -162,29 +167,6 @@ class FakeOpenAIApp:
         return app
 
     # ------------------------------------------------------------------ decisions
-
-    def _unit(self, *parts: object) -> float:
-        """A uniform [0, 1) draw fixed by the seed and `parts`."""
-        digest = hashlib.sha256(":".join(map(str, (self.seed, *parts))).encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64
-
-    def _draw_fault(self, body_hash: str, attempt: int, kinds: Sequence[str]) -> Fault | None:
-        if (
-            not kinds
-            or self.fault_rate <= 0
-            or self._unit("fault", body_hash, attempt) >= self.fault_rate
-        ):
-            return None
-        kind = kinds[min(int(self._unit("kind", body_hash, attempt) * len(kinds)), len(kinds) - 1)]
-        variant = (
-            fault_variant(self._unit("variant", body_hash, attempt))
-            if kind == "invalid_schema"
-            else None
-        )
-        return Fault(kind, variant=variant)
-
-    def _delay(self, body_hash: str, attempt: int) -> float:
-        return self.latency + self.jitter * self._unit("jitter", body_hash, attempt)
 
     def _pop_script(self) -> Reply | None:
         with self._script_lock:
