@@ -7,6 +7,8 @@ clean litellm / event-loop state. Modes:
   seed-loop DATA URL [--limit N]   the seed scripts' way: one image at a time, describe
                                    then judge, each a bare `litellm.acompletion`
   idle                             import what a run imports, do nothing (memory floor)
+  litellm-import                   CPU of importing the litellm backend once titjudge's run
+                                   code is loaded (a fully cached re-run never pays it)
 """
 
 from __future__ import annotations
@@ -133,6 +135,15 @@ def _idle() -> None:
     _report(started, cpu_started)
 
 
+def _litellm_import() -> None:
+    import titjudge.agents.runner  # noqa: F401
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    import titjudge.models.litellm_backend  # noqa: F401
+
+    _report(started, cpu_started)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
@@ -146,11 +157,14 @@ def main() -> int:
     p.add_argument("url")
     p.add_argument("--limit", type=int, default=100)
     sub.add_parser("idle")
+    sub.add_parser("litellm-import")
     args = parser.parse_args()
     if args.mode == "titjudge":
         asyncio.run(_titjudge(args.config, args.limit, args.out, args.time_eval))
     elif args.mode == "seed-loop":
         asyncio.run(_seed_loop(args.data, args.url, args.limit))
+    elif args.mode == "litellm-import":
+        _litellm_import()
     else:
         _idle()
     return 0

@@ -1,0 +1,270 @@
+"""Benchmark 8: API pipeline against a thinking model's long-tailed latency, the client's
+calls/s ceiling, and whether two worker processes raise it.
+
+The pipeline of benchmark 1 (describe + TIT-Score-LLM judge per item, one model name so
+one limiter bounds all in-flight requests) in a child process, against a loopback server
+in its own process whose every request waits a seeded lognormal latency: median 2 s,
+p95 8 s (sigma = ln 4 / 1.645 ~ 0.843, mean ~2.85 s). Ideal = a work-conserving lower
+bound from the latencies the server actually drew: max(sum of latencies / concurrency,
+the longest single latency). Zero-latency runs give the client's ceiling in calls/s; the
+two-process run splits the items by prompt between two children sharing one cache.
+
+  python benchmarks/long_tail.py [--quick]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from api_throughput import Measured, measure_run, pipeline_config, request_span, server_args  # noqa: E402
+from doubles.server_draws import lognormal_sigma  # noqa: E402
+from harness import (  # noqa: E402
+    Section,
+    Table,
+    fmt,
+    fresh_dir,
+    read_jsonl,
+    run_child,
+    server_process,
+    standalone,
+    synthetic,
+    timed_section,
+)
+
+TITLE = "8. API pipeline on a long-tailed (thinking-model) latency; one process's ceiling"
+MEDIAN, P95 = 2.0, 8.0
+SIGMA = lognormal_sigma(MEDIAN, P95)
+LONG_TAIL = ("--latency", str(MEDIAN), "--latency-sigma", f"{SIGMA:.6f}", "--seed", "0")
+ZERO = ("--latency", "0")
+
+
+@dataclass
+class Sizes:
+    prompts: int
+    models: int
+    concurrencies: tuple[int, ...]
+    ceiling_concurrency: int
+
+
+FULL = Sizes(200, 13, (128, 256), 256)
+QUICK = Sizes(20, 13, (64,), 64)
+
+
+def ideal_seconds(records: list[dict[str, Any]], concurrency: int) -> float:
+    """max(sum of the answered requests' durations / concurrency, the longest duration):
+    no schedule of these requests on `concurrency` slots finishes sooner."""
+    durations = [r["finished"] - r["arrived"] for r in records if r["status"] == 200]
+    return max(sum(durations) / concurrency, max(durations))
+
+
+def split_by_prompt(data: Path) -> list[dict[str, str]]:
+    """Two halves of the benchmark (manifest, pairs, ranks), split by prompt, beside it."""
+    manifest = read_jsonl(data / "manifest.jsonl")
+    prompts = sorted({row["prompt_id"] for row in manifest})
+    halves = [set(prompts[: len(prompts) // 2]), set(prompts[len(prompts) // 2 :])]
+    out = []
+    for index, keep in enumerate(halves):
+        files = {
+            "manifest": str(data / f"manifest-{index}.jsonl"),
+            "human_pairs": str(data / f"pairs-{index}.csv"),
+            "ranks": str(data / f"ranks-{index}.csv"),
+        }
+        rows = [json.dumps(r) for r in manifest if r["prompt_id"] in keep]
+        Path(files["manifest"]).write_text("\n".join(rows) + "\n", encoding="utf-8")
+        for name, key in (("pairs.csv", "human_pairs"), ("ranks.csv", "ranks")):
+            with open(data / name, newline="") as src, open(files[key], "w", newline="") as dst:
+                reader = csv.DictReader(src)
+                writer = csv.DictWriter(dst, fieldnames=reader.fieldnames or [])
+                writer.writeheader()
+                writer.writerows(r for r in reader if r["prompt_id"] in keep)
+        out.append(files)
+    return out
+
+
+def two_processes(
+    work: Path, data: Path, concurrency: int
+) -> tuple[list[dict[str, Any]], Measured]:
+    """Both halves at once, each child at `concurrency`, one server, one shared cache."""
+    cache = fresh_dir(work / "cache-two")
+    with server_process(server_args(data, *ZERO)) as server:
+        configs = []
+        for index, files in enumerate(split_by_prompt(data)):
+            config = pipeline_config(data, server.url, cache, work / "runs", concurrency)
+            config["data"] = files
+            path = work / f"config-{index}.json"
+            path.write_text(json.dumps(config))
+            configs.append(["titjudge", str(path), "--out", str(work / "runs" / f"half-{index}")])
+        cpu_before = server.cpu_seconds()
+        with ThreadPoolExecutor(2) as pool:
+            reports = list(pool.map(lambda args: run_child("child_pipeline.py", args), configs))
+        server_cpu = server.cpu_seconds() - cpu_before
+        stats = server.stats(records=1_000_000)
+    merged = Measured(
+        reports[0],
+        stats["total"],
+        stats["by_status"].get("200", 0),
+        stats["by_status"],
+        stats["max_in_flight"],
+        server_cpu,
+        stats["records"],
+    )
+    return reports, merged
+
+
+def _cpu_per_call(m: Measured, baseline: float) -> float:
+    """Client CPU ms per answered call, `baseline` (CPU s of a run without calls) taken off."""
+    return 1000 * (m.report["cpu"] - baseline) / m.ok_requests
+
+
+def run(quick: bool, work: Path) -> Section:
+    sizes = QUICK if quick else FULL
+    data = synthetic(work, sizes.prompts, sizes.models)
+    items = sizes.prompts * sizes.models
+    bench = fresh_dir(work / "long-tail")
+    method = (
+        f"Synthetic benchmark {sizes.prompts} prompts x {sizes.models} models = {items:,} items; per item one "
+        "describe call (image) and one TIT-Score-LLM judge call through litellm, `run_async` in a fresh child process "
+        "with an empty cache, against a loopback OpenAI-compatible server in its own process. Long-tailed rows: "
+        f"every request waits a seeded lognormal latency, median {MEDIAN:g} s, p95 {P95:g} s (sigma {SIGMA:.3f}, "
+        f"mean ~{MEDIAN * 2.718281828 ** (SIGMA**2 / 2):.2f} s), as a thinking model answers. Ideal = max(sum of the "
+        "latencies the server drew / concurrency, the longest one): a lower bound on any schedule of those calls. "
+        "Ceiling rows: zero latency, so calls/s is what the client's CPU allows. Baseline: the ideal, and one process "
+        "against two."
+    )
+
+    def body(section: Section) -> None:
+        zero_cache = fresh_dir(bench / "cache-zero")
+        zero = measure_run(
+            bench, data, sizes.ceiling_concurrency, cache=zero_cache, server_extra=ZERO
+        )
+        cached = measure_run(bench, data, sizes.ceiling_concurrency, cache=zero_cache)
+        # a cached re-run never imports litellm; a run that calls does, once
+        imports = run_child("child_pipeline.py", ["litellm-import"])["cpu"]
+        baseline = cached.report["cpu"] + imports
+        tails = {
+            c: measure_run(
+                bench, data, c, cache=fresh_dir(bench / f"cache-c{c}"), server_extra=LONG_TAIL
+            )
+            for c in sizes.concurrencies
+        }
+        halves, both = two_processes(bench, data, sizes.ceiling_concurrency // 2)
+        table = Table(
+            [
+                "run",
+                "items",
+                "model calls",
+                "wall s",
+                "ideal s",
+                "wall / ideal",
+                "request span s",
+                "span / ideal",
+                "calls / s while requests flowed",
+                "client CPU s",
+                "client CPU ms / call",
+                "max in flight",
+                "failed items",
+            ]
+        )
+        for concurrency, m in tails.items():
+            ideal = ideal_seconds(m.records, concurrency)
+            span = request_span(m)
+            ratio = m.report["wall"] / ideal
+            section.headline(
+                f"long-tailed latency (median {MEDIAN:g} s, p95 {P95:g} s), {items:,} items, "
+                f"concurrency {concurrency}: wall / ideal",
+                f"x{ratio:.2f} ({m.report['wall']:.1f} s, ideal {ideal:.1f} s)",
+                "target x1.15",
+            )
+            table.add(
+                f"long tail, concurrency {concurrency}",
+                f"{m.report['n_items']:,}",
+                f"{m.ok_requests:,}",
+                fmt(m.report["wall"], 1),
+                fmt(ideal, 1),
+                fmt(ratio),
+                fmt(span, 1),
+                fmt(span / ideal),
+                fmt(m.ok_requests / span, 1),
+                fmt(m.report["cpu"], 1),
+                fmt(_cpu_per_call(m, baseline)),
+                m.max_in_flight,
+                m.report.get("failed_items", 0),
+            )
+        one_rate = zero.ok_requests / request_span(zero)
+        two_rate = both.ok_requests / request_span(both)
+        two_cpu = sum(r["cpu"] for r in halves) - 2 * baseline
+        table.add(
+            f"zero latency, one process, concurrency {sizes.ceiling_concurrency} (ceiling)",
+            f"{zero.report['n_items']:,}",
+            f"{zero.ok_requests:,}",
+            fmt(zero.report["wall"], 1),
+            "-",
+            "-",
+            fmt(request_span(zero), 1),
+            "-",
+            fmt(one_rate, 1),
+            fmt(zero.report["cpu"], 1),
+            fmt(_cpu_per_call(zero, baseline)),
+            zero.max_in_flight,
+            zero.report.get("failed_items", 0),
+        )
+        table.add(
+            f"zero latency, two processes (half the prompts each, concurrency "
+            f"{sizes.ceiling_concurrency // 2} each, one shared cache)",
+            f"{sum(r['n_items'] for r in halves):,}",
+            f"{both.ok_requests:,}",
+            fmt(max(r["wall"] for r in halves), 1),
+            "-",
+            "-",
+            fmt(request_span(both), 1),
+            "-",
+            fmt(two_rate, 1),
+            fmt(sum(r["cpu"] for r in halves), 1),
+            fmt(1000 * two_cpu / both.ok_requests),
+            both.max_in_flight,
+            sum(r.get("failed_items", 0) for r in halves),
+        )
+        table.add(
+            "fully cached re-run, one process (CPU baseline)",
+            f"{cached.report['n_items']:,}",
+            f"{cached.requests} (all from the cache)",
+            fmt(cached.report["wall"], 1),
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            fmt(cached.report["cpu"], 1),
+            "-",
+            cached.max_in_flight,
+            cached.report.get("failed_items", 0),
+        )
+        section.headline(
+            "client ceiling at zero latency, one process: calls/s",
+            f"{one_rate:,.1f} calls/s ({_cpu_per_call(zero, baseline):.2f} ms CPU / call)",
+            f"two processes {two_rate:,.1f} calls/s",
+        )
+        section.tables.append(table)
+        server_cpu = 1000 * zero.server_cpu / zero.ok_requests
+        section.notes += [
+            "calls / s while requests flowed = answered calls / (last reply - first request arrival), server clock; "
+            "request span / ideal leaves out start-up, data loading and the evaluator.",
+            "client CPU ms / call = (the run's CPU - baseline) / calls, baseline = the fully cached re-run's CPU + "
+            f"{imports:.2f} s to import litellm (which a cached re-run skips): start-up, data loading and the "
+            "evaluator cancel out; for two processes, both children's CPU minus twice the baseline.",
+            f"the loopback server (its own process, same 2 cores) used {server_cpu:.2f} ms CPU per call in the "
+            "zero-latency run: at the ceiling, client and server compete for the cores.",
+        ]
+
+    return timed_section("long_tail", TITLE, method, body)
+
+
+if __name__ == "__main__":
+    sys.exit(standalone(run, __doc__))
