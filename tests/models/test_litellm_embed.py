@@ -245,3 +245,14 @@ def test_a_gemini_429_waits_its_retry_delay(tmp_path, server, monkeypatch):
     started = time.monotonic()
     (result,) = asyncio.run(client.embed(["a harbour"], role="judge"))
     assert result.ok and result.attempts == 2 and time.monotonic() - started >= 0.9
+
+
+def test_the_openai_route_sends_one_request_per_attempt(tmp_path, server, monkeypatch):
+    """litellm's OpenAI embedding route reads max_retries=0 as unset and retries twice on its
+    own; the backend turns that off, so the call layer's attempts are the only ones."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-served-embeddings-test-0123456789")
+    server.fail(openai_rate_limited(retry_after="0"))
+    client = served(tmp_path, server, model="litellm:openai/text-embedding-3-small", max_attempts=1)
+    (failed,) = asyncio.run(client.embed(["a cat"], role="judge"))
+    assert not failed.ok and "RateLimitError" in failed.error
+    assert len(server.requests) == 1
