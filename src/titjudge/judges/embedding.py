@@ -3,7 +3,13 @@
 The public example embeds both texts raw; the paper's figure prefixes the query side
 with an instruction. `instruction=None` is the former, a string the latter, formatted
 the Qwen3-Embedding way: "Instruct: {instruction}\\nQuery:{prompt}". The run records
-which was used.
+which was used. The description side is never prefixed.
+
+The model is local (`embed:`) or served (`litellm:`: OpenAI, Gemini, or a vLLM/TEI
+`/v1/embeddings` server); either way the texts sent are the same and the score is the same
+cosine, so a served Qwen3-Embedding gives the TIT-Score a local one gives. No instruction is
+added by model name: a served model gets one only when the judge's config gives it, as a
+local one does.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
@@ -20,7 +26,9 @@ from titjudge.judges.registry import judge_kind
 from titjudge.models.base import ImageInput
 from titjudge.models.embedding_client import EmbeddingClient
 from titjudge.models.hub import ModelHub
+from titjudge.models.litellm_embed_settings import not_an_embedding_model
 from titjudge.models.options import ModelOptions
+from titjudge.models.spec import parse_model_spec
 
 
 def query_text(prompt: str, instruction: str | None) -> str:
@@ -28,6 +36,11 @@ def query_text(prompt: str, instruction: str | None) -> str:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
+    """Cosine similarity; vectors of different lengths or with no length are a ValueError."""
+    if len(a) != len(b):
+        raise ValueError(
+            f"the prompt and description embeddings differ in length ({len(a)} and {len(b)})"
+        )
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     if norm == 0.0:
@@ -86,6 +99,15 @@ class EmbeddingJudgeConfig(ModelJudgeOptions):
     instruction: str | None = Field(
         None, description="instruction prefixed to the prompt side; None embeds raw text"
     )
+
+    @model_validator(mode="after")
+    def _embedding_model(self) -> EmbeddingJudgeConfig:
+        """A `litellm:` model that litellm's model map lists as a chat model cannot embed."""
+        spec = parse_model_spec(self.model) if self.model else None
+        problem = not_an_embedding_model(spec) if spec and spec.backend == "litellm" else None
+        if problem is not None:
+            raise ValueError(f"judge {self.name!r}: {self.model}: {problem}")
+        return self
 
 
 @judge_kind(

@@ -156,6 +156,9 @@ class TextBackend(Backend, ABC):
 class EmbeddingBackend(Backend, ABC):
     """A model that maps texts to unit vectors."""
 
+    #: the most texts one `embed` call may carry (a provider's batch limit); None: any number
+    max_batch: int | None = None
+
     @abstractmethod
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed texts (already instruction-formatted by the caller); L2-normalised rows."""

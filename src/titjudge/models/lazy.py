@@ -53,6 +53,8 @@ class BackendPlan:
     cache_facts: dict[str, Any] = field(default_factory=dict)
     #: the run record's facts while the backend is not built (never secrets)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: an embedding backend's texts per request (EmbeddingBackend.max_batch)
+    max_batch: int | None = None
 
 
 class LazyBackend(TextBackend, EmbeddingBackend):
@@ -63,6 +65,7 @@ class LazyBackend(TextBackend, EmbeddingBackend):
         self.plan = plan
         self.capabilities = plan.capabilities
         self.default_concurrency = plan.default_concurrency
+        self.max_batch = plan.max_batch
         self._build = build
         self._lock: asyncio.Lock | None = None
         self.real: Backend | None = None

@@ -144,37 +144,41 @@ class LiteLLMBackend(TextBackend):
         return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
-        message = _message(exc)
-        quota = quota_exhausted(exc, message)
-        if quota is not None:
-            return QuotaExhaustedError(f"quota exhausted: {quota}: {message}")
-        if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(_body_text(exc)):
-            # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
-            # to a 403 before it looks at the 429: the body's own status decides
-            return TransientError(
-                f"RateLimitError: {message}", retry_after=retry_after_seconds(exc)
-            )
-        if isinstance(exc, _PERMANENT):
-            kind = (
-                "context length exceeded"
-                if isinstance(exc, litellm.ContextWindowExceededError)
-                else type(exc).__name__
-            )
-            return PermanentError(f"{kind}: {message}")
-        if "Missing credentials" in message or "api_key client option must be set" in message:
-            return PermanentError(f"missing API key: {message}")
-        if isinstance(exc, _TRANSIENT):
-            return TransientError(
-                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
-            )
-        status = getattr(exc, "status_code", None)
-        if isinstance(exc, litellm.APIError) and (
-            status is None or int(status) >= 500 or int(status) == 429
-        ):
-            return TransientError(
-                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
-            )
-        return exc
+        return classify_litellm_error(exc)
+
+
+def classify_litellm_error(exc: BaseException) -> BaseException:
+    """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
+    neither): the one classification of text and embedding calls."""
+    message = _message(exc)
+    quota = quota_exhausted(exc, message)
+    if quota is not None:
+        return QuotaExhaustedError(f"quota exhausted: {quota}: {message}")
+    if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(_body_text(exc)):
+        # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
+        # to a 403 before it looks at the 429: the body's own status decides
+        return TransientError(f"RateLimitError: {message}", retry_after=retry_after_seconds(exc))
+    if isinstance(exc, _PERMANENT):
+        kind = (
+            "context length exceeded"
+            if isinstance(exc, litellm.ContextWindowExceededError)
+            else type(exc).__name__
+        )
+        return PermanentError(f"{kind}: {message}")
+    if "Missing credentials" in message or "api_key client option must be set" in message:
+        return PermanentError(f"missing API key: {message}")
+    if isinstance(exc, _TRANSIENT):
+        return TransientError(
+            f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+        )
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, litellm.APIError) and (
+        status is None or int(status) >= 500 or int(status) == 429
+    ):
+        return TransientError(
+            f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+        )
+    return exc
 
 
 def setup_problems(

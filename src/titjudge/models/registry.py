@@ -2,7 +2,7 @@
 
 Each factory lives in its own module and imports its heavy library inside, so an
 API-only user never needs torch. A missing extra becomes a pip hint. Backends with a plan
-(`litellm:`, `hf:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
+(`litellm:` text and embeddings, `hf:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
 eagerly: they load litellm or the weights on the first call that misses the cache.
 """
 
@@ -18,7 +18,7 @@ from titjudge.models.lazy import LazyBackend
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
-#: backend -> (module:function building a TextBackend, module:function building an EmbeddingBackend)
+#: backend -> module:function building its TextBackend, and its EmbeddingBackend
 _TEXT_FACTORIES: dict[str, str] = {
     "litellm": "titjudge.models.litellm_backend:build",
     "hf": "titjudge.models.hf:build",
@@ -26,12 +26,16 @@ _TEXT_FACTORIES: dict[str, str] = {
 }
 _EMBED_FACTORIES: dict[str, str] = {
     "embed": "titjudge.models.embed:build",
+    "litellm": "titjudge.models.litellm_embed:build",
 }
 #: backend -> module:function giving its BackendPlan from the config alone (light imports only)
-_PLANS: dict[str, str] = {
+_TEXT_PLANS: dict[str, str] = {
     "litellm": "titjudge.models.litellm_settings:plan",
     "hf": "titjudge.models.hf_plan:plan",
+}
+_EMBED_PLANS: dict[str, str] = {
     "embed": "titjudge.models.embed_plan:plan",
+    "litellm": "titjudge.models.litellm_embed_settings:plan",
 }
 #: which pip extra provides each backend's libraries
 _EXTRAS: dict[str, str] = {"hf": "local", "embed": "local"}
@@ -64,7 +68,7 @@ def build_text_backend(
             f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; "
             f"use one of {', '.join(p + ':' for p in _TEXT_FACTORIES)} here"
         )
-    return _made(target, spec, options, lazy)  # type: ignore[return-value]
+    return _made(target, _TEXT_PLANS, spec, options, lazy)  # type: ignore[return-value]
 
 
 def build_embedding_backend(
@@ -78,11 +82,13 @@ def build_embedding_backend(
             f"{spec}: embedding judges need an embedding backend ({', '.join(p + ':' for p in _EMBED_FACTORIES)}), "
             f"not '{spec.backend}:'"
         )
-    return _made(target, spec, options, lazy)  # type: ignore[return-value]
+    return _made(target, _EMBED_PLANS, spec, options, lazy)  # type: ignore[return-value]
 
 
-def _made(target: str, spec: ModelSpec, options: ModelOptions, lazy: bool) -> Backend:
-    planner = _PLANS.get(spec.backend) if lazy else None
+def _made(
+    target: str, plans: dict[str, str], spec: ModelSpec, options: ModelOptions, lazy: bool
+) -> Backend:
+    planner = plans.get(spec.backend) if lazy else None
     if planner is None:
         backend: Backend = _load(target, spec)(spec, options)
         return backend

@@ -1,0 +1,129 @@
+"""Served embeddings: `litellm:` models in an embedding judge, through `litellm.aembedding`.
+
+One request per `embed` call (the call layer splits texts into requests of at most
+`max_batch`, see `models.litellm_embed_settings`), with litellm's own retries off
+(`num_retries=0, max_retries=0`): the call layer retries, on transient errors only, and its
+errors are classified as text calls' are (`litellm_backend.classify_litellm_error`). litellm's
+OpenAI embedding route reads `max_retries=0` as "unset" (`max_retries or
+litellm.DEFAULT_MAX_RETRIES`, in llms/openai/openai.py) and sets the result on its OpenAI
+client, even on one passed in, which would then retry twice on its own; so this module sets
+litellm's default to 0 as well (titjudge never wants litellm to retry).
+
+The reply is OpenAI's embeddings list, `{"object": "list", "data": [{"object": "embedding",
+"index": i, "embedding": [...]}], "model", "usage"}`, which vLLM's and TEI's `/v1/embeddings`
+share and litellm builds from Gemini's batchEmbedContents. Each vector is placed by its
+`index`, never by its position in `data`; a `base64` vector (`encoding_format: base64`) is
+little-endian float32, as OpenAI packs it. Rows come back L2-normalised; a zero vector is left
+as it is, for the call layer to refuse.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import math
+import struct
+from typing import Any
+
+from titjudge.errors import ConfigError
+from titjudge.models.base import EmbeddingBackend, PermanentError
+from titjudge.models.litellm_backend import classify_litellm_error, litellm, setup_problems
+from titjudge.models.litellm_embed_settings import embedding_settings
+from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY
+from titjudge.models.options import ModelOptions
+from titjudge.models.spec import ModelSpec
+from titjudge.safety import register_secret
+
+litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]  # read at call time, see above
+
+
+class LiteLLMEmbeddingBackend(EmbeddingBackend):
+    default_concurrency = DEFAULT_CONCURRENCY
+
+    def __init__(self, spec: ModelSpec, options: ModelOptions):
+        super().__init__(spec)
+        self.settings = embedding_settings(spec, options)
+        self.max_batch = self.settings.max_batch
+        problems = setup_problems(
+            spec, self.settings.api_base, self.settings.api_key_env, self.settings.params
+        )
+        if problems:
+            raise ConfigError(f"{spec}: {'; '.join(problems)}")
+        register_secret(self.settings.api_key)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **self.settings.facts()}
+
+    def request_kwargs(self, texts: list[str]) -> dict[str, Any]:
+        """Everything sent for `texts` (the tests read this to see what a provider gets)."""
+        kwargs: dict[str, Any] = {
+            "model": self.spec.model_id,
+            "input": list(texts),
+            "timeout": self.settings.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            **copy.deepcopy(self.settings.params),
+        }
+        if self.settings.api_base:
+            kwargs["api_base"] = self.settings.api_base
+        if self.settings.api_key:
+            kwargs["api_key"] = self.settings.api_key
+        return kwargs
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        response = await litellm.aembedding(**self.request_kwargs(texts))
+        return [_normalised(vector) for vector in vectors_by_index(response, len(texts))]
+
+    def classify_error(self, exc: BaseException) -> BaseException:
+        return classify_litellm_error(exc)
+
+
+def vectors_by_index(response: Any, expected: int) -> list[list[float]]:
+    """The reply's vectors in input order, placed by each item's `index`; a reply without
+    exactly one vector for each of the `expected` texts is a PermanentError."""
+    data = _field(response, "data")
+    if not isinstance(data, list):
+        raise PermanentError("the embeddings reply has no 'data' list")
+    placed: dict[int, list[float]] = {}
+    for position, item in enumerate(data):
+        index = _field(item, "index")
+        index = position if index is None else index
+        if not isinstance(index, int) or not 0 <= index < expected or index in placed:
+            raise PermanentError(
+                f"the embeddings reply has a bad or repeated index {index!r} for {expected} texts"
+            )
+        placed[index] = _floats(_field(item, "embedding"))
+    if len(placed) != expected:
+        raise PermanentError(f"the embeddings reply has {len(placed)} vectors for {expected} texts")
+    return [placed[i] for i in range(expected)]
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def _floats(raw: Any) -> list[float]:
+    """A vector as floats: a list of numbers, or base64 little-endian float32."""
+    if isinstance(raw, str):
+        packed = base64.b64decode(raw)
+        if len(packed) % 4:
+            raise PermanentError("a base64 embedding is not a whole number of float32 values")
+        return [float(x) for x in struct.unpack(f"<{len(packed) // 4}f", packed)]
+    if not isinstance(raw, list) or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw
+    ):
+        raise PermanentError("an embedding in the reply is not a list of numbers")
+    return [float(x) for x in raw]
+
+
+def _normalised(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        return vector
+    return [x / norm for x in vector]
+
+
+def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMEmbeddingBackend:
+    return LiteLLMEmbeddingBackend(spec, options)
