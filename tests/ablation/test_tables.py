@@ -193,3 +193,21 @@ def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):
         for part in line.split("┃")[2:3]
     )
     assert "pairwise_gemini_2_5_pro_with_fallback" in header
+
+
+def test_chance_legend_never_asks_for_more_than_100_percent(tmp_path):
+    """On 6 pairs 99.9% needs 8 correct: the legend used to print 'at least 116.67%'."""
+    from titjudge.ablation.tables import _chance_legend
+    from titjudge.metrics.significance import significance_thresholds
+
+    result = hand_made(tmp_path)
+    for row in result.rows:
+        row.metrics = {"thresholds": significance_thresholds(6).as_dict()}
+    legend = _chance_legend(result)
+    assert "116.67" not in legend and "no accuracy at 99.9%" in legend
+    assert "at least 100.00% beats chance at 95%" in legend
+    for row in result.rows:
+        row.metrics = {"thresholds": significance_thresholds(12_832).as_dict()}
+    assert "at least 50.73% beats chance at 95% and at least 51.37% at 99.9%" in _chance_legend(
+        result
+    )

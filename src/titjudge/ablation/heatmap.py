@@ -141,6 +141,8 @@ def write_heatmap(result: AblationResult, path: Path) -> Path | None:
     ]
     thresholds = result.thresholds or {}
     threshold = thresholds.get("acc_95")
+    if threshold is not None and threshold > 1.0:  # too few pairs for 95%: no line to draw
+        threshold = None
     return plot_accuracy_heatmap(
         values,
         [r.label for r in rows],

@@ -102,11 +102,19 @@ def _chance_legend(result: AblationResult) -> str:
     thresholds = result.thresholds
     if not thresholds or thresholds.get("acc_95") is None:
         return "50% is chance."
+    n = thresholds["n_pairs"]
     return (
-        f"50% is chance; on {thresholds['n_pairs']:,} human pairs, at least "
-        f"{100 * thresholds['acc_95']:.2f}% beats chance at 95% and at least "
-        f"{100 * thresholds['acc_999']:.2f}% at 99.9% (one-sided)."
+        f"50% is chance; on {n:,} human pairs, {_level_reach(thresholds, '95')} beats chance "
+        f"at 95% and {_level_reach(thresholds, '999')} at 99.9% (one-sided)."
     )
+
+
+def _level_reach(thresholds: dict[str, Any], level: str) -> str:
+    """'at least 51.37%', or 'no accuracy' when the level needs more correct pairs than exist
+    (a handful of pairs can never beat chance at 99.9%)."""
+    if thresholds[f"k_{level}"] > thresholds["n_pairs"]:
+        return "no accuracy"
+    return f"at least {100 * thresholds[f'acc_{level}']:.2f}%"
 
 
 def table4(result: AblationResult) -> Table:
