@@ -9,6 +9,7 @@ which was used.
 from __future__ import annotations
 
 import math
+from operator import mul
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -28,8 +29,12 @@ def query_text(prompt: str, instruction: str | None) -> str:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    """Cosine of two vectors, summed left to right in plain floats (`map(mul)` does the same
+    products and additions as a generator over the pairs, in C)."""
+    if len(a) != len(b):
+        raise ValueError(f"embeddings of different lengths ({len(a)} and {len(b)})")
+    dot = sum(map(mul, a, b))
+    norm = math.sqrt(sum(map(mul, a, a))) * math.sqrt(sum(map(mul, b, b)))
     if norm == 0.0:
         raise ValueError("zero-length embedding")
     return dot / norm
