@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ablation_grid  # noqa: E402
 import api_throughput  # noqa: E402
 import cached_rerun  # noqa: E402
+import cached_variants  # noqa: E402
 import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import embedding_judge  # noqa: E402
@@ -51,6 +52,7 @@ ORDER = (
     "images",
     "rerun",
     "long_tail",
+    "variants",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -64,6 +66,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "images": (("images",), image_memory.run),
     "rerun": (("rerun",), cached_rerun.run),
     "long_tail": (("long_tail",), long_tail.run),
+    "variants": (("variants",), cached_variants.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -270,3 +270,31 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     assert result.exit_code == 1
     # no describe was repeated by the failures around it
     assert set(responder.count("describe").values()) == {1}
+
+
+def test_grid_reads_its_data_once_for_all_rows(bench, grid_server, tmp_path, monkeypatch):
+    """Every row runs on the grid's one data section: the manifest and the human pairs are
+    read once for the whole grid, not once more per row, and each row still scores every item."""
+    import titjudge.data.manifest as manifest
+    import titjudge.data.pairs as pairs
+
+    reads: dict[str, int] = {"manifest": 0, "pairs": 0}
+
+    def counted(module: Any, name: str, key: str) -> None:
+        original = getattr(module, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            reads[key] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(manifest, "load_manifest", "manifest")
+    counted(pairs, "load_pairs", "pairs")
+    server, _ = grid_server
+    result = run_grid(grid_config(bench, server.url, tmp_path), tmp_path / "out")
+    assert reads == {"manifest": 1, "pairs": 1}
+    assert [row.n_items for row in result.rows] == [N_ITEMS, N_ITEMS]
+    for name in ("sharp", "blurry"):
+        scores = read_csv(tmp_path / "out" / "rows" / name / "scores.csv")
+        assert len(scores) == 1 + N_ITEMS * 4  # header + 4 variants per item (no embedder)

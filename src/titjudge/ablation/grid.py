@@ -30,8 +30,10 @@ from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CacheError, CallCache
 from titjudge.config import dump_config
+from titjudge.data.records import Item
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
+from titjudge.metrics.evaluate import HumanData
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.report import run_dir
@@ -84,6 +86,8 @@ class GridContext:
     disabled: list[ColumnInfo]
     out_dir: Path
     hub: ModelHub
+    #: the items and human data every row runs on, read once for the grid
+    data: tuple[list[Item], HumanData | None]
     limit: int | None = None
     show_progress: bool = False
     on_row: Callable[[int, int, AblationDescriber], None] | None = None
@@ -107,6 +111,7 @@ async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> 
             bootstrap=ctx.config.bootstrap,
             hub=ctx.hub,
             progress_title=title,
+            data=ctx.data,
         )
     except CacheError:  # the shared cache cannot be used: no later row could store its answers
         raise
@@ -231,8 +236,9 @@ async def run_ablation_async(
     on_row: Callable[[int, int, AblationDescriber], None] | None = None,
 ) -> AblationResult:
     """Run every enabled row, then write tables, heatmap and ablation.json into the out dir."""
-    # a data problem is the user's and would fail every row alike: stop before anything (exit 2)
-    load_run_data(row_run_config(config, config.rows[0]), limit)
+    # a data problem is the user's and would fail every row alike: stop before anything (exit 2).
+    # Every row runs on the same data section, so it is read once here for all of them.
+    data = load_run_data(row_run_config(config, config.rows[0]), limit)
     out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
     labels = config.labels()
     atomic_write(out_dir / "ablation.yaml", dump_config(config))
@@ -250,6 +256,7 @@ async def run_ablation_async(
         ],
         out_dir=out_dir,
         hub=hub,
+        data=data,
         limit=limit,
         show_progress=show_progress,
         on_row=on_row,

@@ -89,15 +89,20 @@ async def run_async(
     hub: ModelHub | None = None,
     progress_title: str = "",
     progress_interval: float = RECORD_INTERVAL,
+    data: tuple[list[Item], HumanData | None] | None = None,
 ) -> RunOutcome:
     """Run one config. With `hub`, models already loaded there are reused and left open
     (the ablation shares one hub across rows); otherwise the run owns and closes its own.
 
     `show_progress` shows each phase's progress on stderr (`report.progress`): a bar on a
     terminal, else a plain record every `progress_interval` seconds and at each phase's end;
-    `progress_title` names the run there (an ablation's row)."""
+    `progress_title` names the run there (an ablation's row).
+
+    `data` is the run's items and human data as `load_run_data(config, limit)` returns
+    them, when the caller has loaded them already (the ablation reads them once for all
+    its rows); without it the run loads them itself."""
     started = time.perf_counter()
-    items, human = load_run_data(config, limit)
+    items, human = data if data is not None else load_run_data(config, limit)
     out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
     owned = hub is None
     if hub is None:

@@ -15,6 +15,7 @@ local one does.
 from __future__ import annotations
 
 import math
+from operator import mul
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -36,13 +37,15 @@ def query_text(prompt: str, instruction: str | None) -> str:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
-    """Cosine similarity; vectors of different lengths or with no length are a ValueError."""
+    """Cosine of two vectors, summed left to right in plain floats (`map(mul)` does the same
+    products and additions as a generator over the pairs, in C); vectors of different lengths
+    or with no length are a ValueError."""
     if len(a) != len(b):
         raise ValueError(
             f"the prompt and description embeddings differ in length ({len(a)} and {len(b)})"
         )
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    dot = sum(map(mul, a, b))
+    norm = math.sqrt(sum(map(mul, a, a))) * math.sqrt(sum(map(mul, b, b)))
     if norm == 0.0:
         raise ValueError("zero-length embedding")
     return dot / norm

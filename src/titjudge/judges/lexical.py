@@ -36,7 +36,11 @@ def content_words(text: str) -> Counter[str]:
 
 def lexical_similarity(a: str, b: str) -> float | None:
     """Cosine of content-word counts; None when either text has no content words."""
-    ca, cb = content_words(a), content_words(b)
+    return counts_cosine(content_words(a), content_words(b))
+
+
+def counts_cosine(ca: Counter[str], cb: Counter[str]) -> float | None:
+    """Cosine of two word-count vectors; None when either is empty."""
     if not ca or not cb:
         return None
     dot = sum(n * cb[w] for w, n in ca.items())
@@ -62,10 +66,10 @@ class LexicalJudge(Judge):
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
-        score = lexical_similarity(item.prompt, described.text)
+        ca, cb = content_words(item.prompt), content_words(described.text)
+        score = counts_cosine(ca, cb)
         if score is None:
             return JudgeOutcome.failed(self.name, "prompt or description has no content words")
-        ca, cb = content_words(item.prompt), content_words(described.text)
         shared = sorted(set(ca) & set(cb), key=lambda w: -ca[w])[:12]
         return JudgeOutcome(
             variant=self.name,
