@@ -27,11 +27,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+# first: it sets litellm up (no price-map download, quiet loggers) before litellm is imported
+from titjudge.models.litellm_backend import LiteLLMBackend  # isort: skip
+
 from litellm import RateLimitError, Router
 from litellm.types.router import RouterRateLimitError, RouterRateLimitErrorBasic
 
 from titjudge.models.base import GenerateRequest, Generation, TransientError
-from titjudge.models.litellm_backend import LiteLLMBackend
 from titjudge.models.litellm_reply import generation_from
 from titjudge.models.litellm_settings import COOLDOWN_SECONDS
 from titjudge.models.options import ModelOptions
