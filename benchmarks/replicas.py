@@ -6,8 +6,8 @@ once and queues the rest (`--max-concurrent`, as a vLLM server's `--max-num-seqs
 `LATENCY` seconds: one endpoint can answer C / LATENCY calls a second, so a second endpoint
 doubles the capacity. The client is titjudge's call layer (`ModelHub` text calls, each a
 distinct prompt, no cache hits) with `concurrency: C`, which on two endpoints means C per
-endpoint (2 x C in flight). Latency and C are chosen so that the client's CPU (~10-20 ms per
-call) is not the bound at the two-endpoint rate. The backend is built (litellm imported) by
+endpoint (2 x C in flight). Latency and C are chosen so that the client's CPU (~15 ms a call
+to one endpoint, ~25 through the Router) is not the bound at the two-endpoint rate. The backend is built (litellm imported) by
 one warm-up call before the clock starts.
 
   python benchmarks/replicas.py [--quick]
@@ -133,8 +133,9 @@ def run(quick: bool, work: Path) -> Section:
             "requests per server include the warm-up calls; peak in flight per server is the server's own "
             f"count and never exceeds {per_endpoint} (the Router gives each endpoint at most the model's concurrency).",
             "client CPU ms/call is this process's CPU over the timed calls (litellm + titjudge; the servers run "
-            "in other processes); at ~10-20 ms a call one process tops out near 50-100 calls/s on a quiet core, far above both rates; "
-            "on a loaded machine the replies of a batch wait for the CPU, which costs two endpoints more.",
+            "in other processes); the Router's picking and failover add ~10 ms a call; at ~25 ms a call one process tops out near "
+            "40 calls/s on a quiet core, far above both rates; on a loaded machine the replies of a batch wait for "
+            "the CPU, which costs two endpoints more.",
         ]
 
     return timed_section("replicas", TITLE, method, body)

@@ -122,3 +122,18 @@ def test_thinking_and_schemas_are_planned_as_for_one_endpoint(monkeypatch):
     # the run record lists the endpoints, never the key
     record = json.dumps(routed.describe())
     assert json.dumps([A, B]) in record and SECRET not in record
+
+
+def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
+    """The failover asks the other endpoint too (litellm's Router does not tell a 400 from a
+    5xx), then the 400 is classified as for one endpoint: permanent, no titjudge retry."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        for server in (first, second):
+            server.script(Fault("400"))
+        opts = ModelOptions(api_base=[first.url, second.url])
+        client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
+        result = asyncio.run(client.text(GenerateRequest(prompt="p"), role="describer"))
+        assert not result.ok and result.error.startswith("BadRequestError")
+        assert result.attempts == 1
+        assert first.stats.total == 1 and second.stats.total == 1
