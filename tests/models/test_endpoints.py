@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 import pytest
 from doubles.server import FakeOpenAIServer, Fault
 from pydantic import ValidationError
 
 from titjudge.cache.store import CallCache
+from titjudge.cli import main
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.base import GenerateRequest
 from titjudge.models.hub import ModelHub
@@ -137,3 +139,17 @@ def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
         assert not result.ok and result.error.startswith("BadRequestError")
         assert result.attempts == 1
         assert first.stats.total == 1 and second.stats.total == 1
+
+
+def test_a_duplicate_endpoint_in_a_config_is_one_line_and_exit_2(tmp_path, capsys):
+    shipped = Path(__file__).resolve().parents[2] / "configs" / "vllm-replicas.yaml"
+    config = tmp_path / "dup.yaml"
+    config.write_text(
+        shipped.read_text().replace('"http://127.0.0.1:8010/v1"', '"http://127.0.0.1:8000/v1/"')
+    )
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"titjudge: error: {config}: describer.api_base: "
+        "api_base lists 'http://127.0.0.1:8000/v1/' twice"
+    )
