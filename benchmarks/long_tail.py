@@ -38,7 +38,7 @@ from harness import (  # noqa: E402
     timed_section,
 )
 
-TITLE = "8. API pipeline on a long-tailed (thinking-model) latency; one process's ceiling"
+TITLE = "10. API pipeline on a long-tailed (thinking-model) latency; one process's ceiling"
 MEDIAN, P95 = 2.0, 8.0
 SIGMA = lognormal_sigma(MEDIAN, P95)
 LONG_TAIL = ("--latency", str(MEDIAN), "--latency-sigma", f"{SIGMA:.6f}", "--seed", "0")

@@ -35,6 +35,7 @@ import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
 import rate_limit  # noqa: E402
+import replicas  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
 RESULTS = HERE / "RESULTS.md"
@@ -43,6 +44,7 @@ QUICK_RESULTS = Path(tempfile.gettempdir()) / "titjudge-RESULTS-quick.md"
 ORDER = (
     "throughput",
     "rate_limit",
+    "replicas",
     "ablation",
     "overhead",
     "embedding",
@@ -58,6 +60,7 @@ ORDER = (
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
     "api": (("throughput", "memory"), api_throughput.run),
     "rate_limit": (("rate_limit",), rate_limit.run),
+    "replicas": (("replicas",), replicas.run),
     "ablation": (("ablation",), ablation_grid.run),
     "overhead": (("overhead",), call_overhead.run),
     "embedding": (("embedding",), embedding_judge.run),

@@ -191,6 +191,7 @@ def test_keyless_paper_grid_no_longer_walks_its_rows(
         ("run", "tit-llm-gpt4o.yaml"),
         ("run", "local-qwen.yaml"),
         ("run", "vllm-qwen.yaml"),  # a local server: no key at all
+        ("run", "vllm-replicas.yaml"),  # two local servers per model
         ("ablation", "paper-grid.yaml"),
     ],
 )

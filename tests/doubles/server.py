@@ -103,10 +103,16 @@ class FakeOpenAIServer(LoopbackThread, FakeOpenAIApp):
 
     Constructor arguments: see `FakeOpenAIApp`. `responder` is a callable or a built-in
     name (auto, echo, describe, judge); `faults` names the kinds drawn at `fault_rate`.
+    `max_concurrent`: at most that many /v1 requests are worked on at once, the others wait
+    their turn, as a vLLM server admits at most `--max-num-seqs` sequences to a batch and
+    queues the rest (docs.vllm.ai, engine arguments: "Maximum number of sequences per
+    iteration"), so one server's capacity is max_concurrent / latency requests a second.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, max_concurrent: int | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.max_concurrent = max_concurrent
+        self._admitted: asyncio.Semaphore | None = None
         self._runner: web.AppRunner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -118,6 +124,20 @@ class FakeOpenAIServer(LoopbackThread, FakeOpenAIApp):
         if self._url is None:
             raise RuntimeError("fake server is not running; call start() first")
         return self._url
+
+    def make_app(self) -> web.Application:
+        app = super().make_app()
+        if self.max_concurrent is not None:
+            self._admitted = asyncio.Semaphore(self.max_concurrent)
+            app.middlewares.append(self._one_of_max_concurrent)
+        return app
+
+    @web.middleware
+    async def _one_of_max_concurrent(self, http: web.Request, handler: Any) -> web.StreamResponse:
+        if self._admitted is None or not http.path.startswith("/v1/"):
+            return await handler(http)  # type: ignore[no-any-return]
+        async with self._admitted:
+            return await handler(http)  # type: ignore[no-any-return]
 
     async def astart(self) -> str:
         """Serve from the running event loop; returns the base URL."""
@@ -169,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--faults", default="429,500,503", help=f"comma list from: {','.join(FAULT_KINDS)}"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--max-concurrent", type=int, help="work on at most this many /v1 requests at once"
+    )
     parser.add_argument(
         "--rpm", type=int, help="requests admitted per --rpm-window seconds; 429 beyond"
     )
@@ -223,6 +246,7 @@ def server_from_args(args: argparse.Namespace) -> FakeOpenAIServer:
         context_window=args.context_window,
         api_key=args.api_key,
         rpm_window=args.rpm_window,
+        max_concurrent=args.max_concurrent,
     )
 
 

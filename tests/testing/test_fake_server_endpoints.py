@@ -7,6 +7,8 @@ import hashlib
 import io
 import json
 import struct
+import threading
+import time
 import urllib.request
 from typing import Any
 
@@ -135,3 +137,21 @@ def test_models_health_and_stats_endpoints() -> None:
     assert [r["endpoint"] for r in stats["records"]] == ["/v1/chat/completions"] * 2 + [
         "/v1/models"
     ]
+
+
+def test_max_concurrent_queues_requests_beyond_it():
+    """`max_concurrent` works on that many requests at once and queues the rest (a vLLM
+    server's --max-num-seqs): 6 requests of 0.3 s with 2 at a time take 3 turns."""
+    body = {"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}
+    with FakeOpenAIServer(latency=0.3, max_concurrent=2) as server:
+        started = time.perf_counter()
+        threads = [
+            threading.Thread(target=post_json, args=(f"{server.url}/chat/completions", body))
+            for _ in range(6)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert time.perf_counter() - started >= 0.85
+        assert server.stats.max_in_flight == 2 and server.stats.by_status[200] == 6

@@ -43,7 +43,7 @@ class ModelHub:
         thinking = options.thinking
         return (
             model,
-            options.api_base,
+            tuple(options.endpoints),
             options.api_key_env,
             options.device,
             options.dtype,
@@ -52,12 +52,23 @@ class ModelHub:
             options.max_image_pixels,
         )
 
+    def _per_endpoint(self, options: ModelOptions) -> ModelOptions:
+        """A model on several endpoints gets its `concurrency` per endpoint, the run's when it
+        sets none (each endpoint's Router slots are that many)."""
+        if len(options.endpoints) < 2 or options.concurrency is not None:
+            return options
+        return options.model_copy(update={"concurrency": self.default_concurrency})
+
     def _limiter(self, options: ModelOptions, backend: Backend) -> Limiter:
         """The model's limits: its own `concurrency`, else the run's capped by the backend's
-        default (an unbuilt backend's planned default, replaced by the built one's)."""
+        default (an unbuilt backend's planned default, replaced by the built one's). On N
+        endpoints, `concurrency` and `rpm` are each endpoint's: the model gets N times them."""
+        replicas = max(1, len(options.endpoints))
+        rpm = options.rpm or self.default_rpm
         limiter = Limiter(
-            options.concurrency or min(self.default_concurrency, backend.default_concurrency),
-            options.rpm or self.default_rpm,
+            replicas
+            * (options.concurrency or min(self.default_concurrency, backend.default_concurrency)),
+            rpm * replicas if rpm else None,
         )
         if isinstance(backend, LazyBackend) and not options.concurrency:
             backend.on_built.append(
@@ -68,6 +79,7 @@ class ModelHub:
     def text_client(self, model: str, options: ModelOptions) -> ModelClient:
         key = self._identity(model, options)
         if key not in self._text:
+            options = self._per_endpoint(options)
             backend = build_text_backend(parse_model_spec(model), options, lazy=True)
             limiter = self._limiter(options, backend)
             self._text[key] = ModelClient(backend, self.cache, limiter, options)

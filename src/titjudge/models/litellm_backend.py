@@ -183,7 +183,7 @@ def classify_litellm_error(exc: BaseException) -> BaseException:
 
 def setup_problems(
     spec: ModelSpec,
-    api_base: str | None,
+    api_base: str | list[str] | None,
     api_key_env: str | None,
     params: dict[str, Any] | None = None,
 ) -> list[str]:
@@ -191,7 +191,9 @@ def setup_problems(
     litellm does not know, or credentials absent from the environment (a variable named by
     `api_key_env`, else any of the provider's usual ones; an `api_base` stands in for the
     provider's base-URL variables, and providers that need no key, such as hosted_vllm, need
-    none). Only variable names appear, never a value."""
+    none; a list of endpoints serves one model, so its first stands for all). Only variable
+    names appear, never a value."""
+    api_base = api_base[0] if isinstance(api_base, list) else api_base
     custom = (params or {}).get("custom_llm_provider")
     try:
         _, provider, _, _ = litellm.get_llm_provider(
@@ -346,4 +348,8 @@ def _retry_after_header(exc: BaseException) -> float | None:
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:
+    if isinstance(options.api_base, list):  # several endpoints: a litellm Router
+        from titjudge.models.litellm_router import RouterBackend
+
+        return RouterBackend(spec, options)
     return LiteLLMBackend(spec, options)

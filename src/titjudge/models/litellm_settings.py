@@ -21,11 +21,14 @@ from titjudge.models.thinking import ThinkingError, ThinkingPlan, model_family, 
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
 DEFAULT_CONCURRENCY = 1024
+#: seconds an endpoint of an `api_base` list is left out after it failed (litellm's default)
+COOLDOWN_SECONDS = 5.0
 
 
 @dataclass
 class LiteLLMSettings:
-    api_base: str | None
+    #: one URL, or the endpoints a litellm Router spreads the calls over
+    api_base: str | list[str] | None
     api_key_env: str | None
     timeout: float
     #: provider parameters sent with every request (json_schema_mode removed)
@@ -56,8 +59,16 @@ class LiteLLMSettings:
 
     def facts(self) -> dict[str, Any]:
         """The run record's facts (never the key itself)."""
+        routing = {}
+        if isinstance(self.api_base, list):
+            routing["routing"] = (
+                f"litellm Router over {len(self.api_base)} endpoints: simple-shuffle, failover "
+                f"to another endpoint within an attempt, a failed endpoint cooled down "
+                f"{COOLDOWN_SECONDS:g} s; concurrency and rpm per endpoint"
+            )
         return {
             "api_base": self.api_base,
+            **routing,
             "api_key_env": self.api_key_env,
             "params": self.params,
             "thinking": self.thinking.record(),
@@ -112,4 +123,4 @@ def _litellm_version() -> str:
     return version("litellm")
 
 
-__all__ = ["DEFAULT_CONCURRENCY", "LiteLLMSettings", "plan", "settings"]
+__all__ = ["COOLDOWN_SECONDS", "DEFAULT_CONCURRENCY", "LiteLLMSettings", "plan", "settings"]

@@ -7,8 +7,9 @@ One set of defaults, here. Config sections (the describer, each judge) extend `M
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from titjudge.models.spec import parse_model_spec
 from titjudge.models.thinking import ThinkingError, ThinkingOptions, plan_thinking
@@ -23,8 +24,10 @@ class StrictModel(BaseModel):
 class ModelOptions(StrictModel):
     """How to reach and drive one model. Recorded in the run; the API key itself never is."""
 
-    api_base: str | None = Field(
-        None, description="base URL of an OpenAI-compatible or self-hosted server"
+    api_base: str | list[str] | None = Field(
+        None,
+        description="base URL of an OpenAI-compatible or self-hosted server, or a list of URLs: "
+        "replicas of one model, calls spread over them (see README 'Several endpoints')",
     )
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the API key"
@@ -35,8 +38,12 @@ class ModelOptions(StrictModel):
         1.0, ge=0, description="first retry wait in seconds (doubles, with jitter)"
     )
     backoff_max: float = Field(60.0, ge=0, description="longest retry wait, also caps Retry-After")
-    concurrency: int | None = Field(None, ge=1, description="max in-flight requests to this model")
-    rpm: float | None = Field(None, gt=0, description="max requests per minute to this model")
+    concurrency: int | None = Field(
+        None, ge=1, description="max in-flight requests to this model (per endpoint of a list)"
+    )
+    rpm: float | None = Field(
+        None, gt=0, description="max requests per minute to this model (per endpoint of a list)"
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="extra provider parameters, passed through"
     )
@@ -58,6 +65,32 @@ class ModelOptions(StrictModel):
         description="downscale images above this many pixels before sending (keeps the aspect "
         "ratio); the resized image is what the cache keys on",
     )
+
+    @field_validator("api_base")
+    @classmethod
+    def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
+        """A list names replicas: at least one, each an http(s) URL, none twice; a list of one
+        is that URL."""
+        if not isinstance(value, list):
+            return value
+        if not value:
+            raise ValueError("api_base is an empty list; give one URL or a list of URLs")
+        seen: set[str] = set()
+        for url in value:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"api_base {url!r} is not an http(s) URL")
+            if url.rstrip("/") in seen:
+                raise ValueError(f"api_base lists {url!r} twice")
+            seen.add(url.rstrip("/"))
+        return value[0] if len(value) == 1 else value
+
+    @property
+    def endpoints(self) -> list[str]:
+        """The URLs of `api_base` as a list (empty when there is none)."""
+        if self.api_base is None:
+            return []
+        return [self.api_base] if isinstance(self.api_base, str) else list(self.api_base)
 
     def _check_thinking(self, model: str | None) -> None:
         """A thinking setting the model would reject is a config error, not a failed run."""

@@ -1,0 +1,155 @@
+"""`api_base` as a list: one `litellm:` model on several endpoints (replicas), its calls spread
+by litellm's Router with each endpoint's own concurrency; config checks, the preflight, the
+run record, and thinking / structured output planned as for one endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer, Fault
+from pydantic import ValidationError
+
+from titjudge.cache.store import CallCache
+from titjudge.cli import main
+from titjudge.judges.schemas import JudgeVerdict
+from titjudge.models.base import GenerateRequest
+from titjudge.models.hub import ModelHub
+from titjudge.models.litellm_backend import LiteLLMBackend
+from titjudge.models.litellm_router import RouterBackend
+from titjudge.models.litellm_settings import settings
+from titjudge.models.options import ModelOptions
+from titjudge.models.preflight import model_problems
+from titjudge.models.spec import parse_model_spec
+
+A, B = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
+SECRET = "sk-endpoints-secret-0123456789"
+
+
+@pytest.mark.parametrize(
+    ("api_base", "message"),
+    [
+        ([], "empty list"),
+        (["http://127.0.0.1:9/v1", "127.0.0.1:10"], "'127.0.0.1:10' is not an http\\(s\\) URL"),
+        (["ftp://host/v1", A], "is not an http\\(s\\) URL"),
+        ([A, B, A + "/"], "lists 'http://127.0.0.1:9/v1/' twice"),
+    ],
+)
+def test_a_bad_endpoint_list_is_refused(api_base, message):
+    with pytest.raises(ValidationError, match=message):
+        ModelOptions(api_base=api_base)
+
+
+def test_a_list_of_one_is_that_url_and_a_string_stays_a_string():
+    assert ModelOptions(api_base=[A]).api_base == A
+    assert ModelOptions(api_base=A).api_base == A
+    assert ModelOptions(api_base=[A, B]).endpoints == [A, B]
+
+
+def test_concurrency_and_rpm_are_per_endpoint(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    hub = ModelHub(CallCache(None), default_concurrency=10)
+    two = hub.text_client("litellm:openai/a", ModelOptions(api_base=[A, B], rpm=60))
+    assert two.limiter.concurrency == 20 and two.limiter.rpm == 120
+    own = hub.text_client("litellm:openai/b", ModelOptions(api_base=[A, B], concurrency=3))
+    assert own.limiter.concurrency == 6
+    # the same endpoints make the same client (shared limits across roles)
+    assert hub.text_client("litellm:openai/b", ModelOptions(api_base=[A, B], concurrency=3)) is own
+
+
+def test_each_endpoint_gets_at_most_its_concurrency(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(latency=0.3) as first, FakeOpenAIServer(latency=0.3) as second:
+        opts = ModelOptions(api_base=[first.url, second.url], concurrency=3)
+        client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
+
+        async def run():
+            return await asyncio.gather(
+                *(client.text(GenerateRequest(prompt=f"p{i}"), role="describer") for i in range(24))
+            )
+
+        assert all(r.ok for r in asyncio.run(run()))
+        assert first.stats.max_in_flight <= 3 and second.stats.max_in_flight <= 3
+        assert first.stats.max_in_flight + second.stats.max_in_flight >= 5
+        assert first.stats.total + second.stats.total == 24
+        assert client.limiter.peak_in_flight == 6
+
+
+def test_a_429_keeps_its_retry_after_through_the_router(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    good = {"rationale": "fine", "score": 70}
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        for server in (first, second):
+            server.script(Fault("429", retry_after=1.0), good)
+        opts = ModelOptions(api_base=[first.url, second.url], backoff_initial=0.0)
+        client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
+        started = time.perf_counter()
+        result = asyncio.run(
+            client.structured(GenerateRequest(prompt="p"), JudgeVerdict, role="judge")
+        )
+        assert result.ok and result.value.score == 70
+        # both endpoints said 429 in the first attempt (failover), the next waited Retry-After
+        assert first.stats.by_status[429] == 1 and second.stats.by_status[429] == 1
+        assert time.perf_counter() - started >= 1.0
+
+
+def test_preflight_reads_an_endpoint_list_as_one_server():
+    vllm = parse_model_spec("litellm:hosted_vllm/Qwen/Qwen3-8B")
+    assert model_problems(vllm, ModelOptions(api_base=[A, B])) == []
+    openai = parse_model_spec("litellm:openai/local-model")
+    assert model_problems(openai, ModelOptions(api_base=[A, B])) == ["OPENAI_API_KEY not set"]
+
+
+def test_thinking_and_schemas_are_planned_as_for_one_endpoint(monkeypatch):
+    monkeypatch.setenv("TITJUDGE_TEST_KEY", SECRET)
+    spec = parse_model_spec("litellm:openai/Qwen/Qwen3-14B")
+    one = ModelOptions(api_base=A, api_key_env="TITJUDGE_TEST_KEY")
+    two = ModelOptions(api_base=[A, B], api_key_env="TITJUDGE_TEST_KEY", concurrency=4)
+    assert settings(spec, two).thinking == settings(spec, one).thinking
+    assert settings(spec, two).cache_facts() == settings(spec, one).cache_facts()
+    single, routed = LiteLLMBackend(spec, one), RouterBackend(spec, two)
+    request = GenerateRequest(prompt="p", json_schema=JudgeVerdict.model_json_schema())
+    expected = single.request_kwargs(request)
+    del expected["api_base"], expected["api_key"]
+    assert routed.request_kwargs(request) == expected
+    assert routed.capabilities == single.capabilities
+    # each endpoint is a deployment of one model group, with its own slots and the key
+    deployments = routed.router.model_list
+    assert [d["litellm_params"]["api_base"] for d in deployments] == [A, B]
+    assert {d["model_name"] for d in deployments} == {"openai/Qwen/Qwen3-14B"}
+    assert all(d["litellm_params"]["max_parallel_requests"] == 4 for d in deployments)
+    # the run record lists the endpoints, never the key
+    record = json.dumps(routed.describe())
+    assert json.dumps([A, B]) in record and SECRET not in record
+
+
+def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
+    """The failover asks the other endpoint too (litellm's Router does not tell a 400 from a
+    5xx), then the 400 is classified as for one endpoint: permanent, no titjudge retry."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        for server in (first, second):
+            server.script(Fault("400"))
+        opts = ModelOptions(api_base=[first.url, second.url])
+        client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
+        result = asyncio.run(client.text(GenerateRequest(prompt="p"), role="describer"))
+        assert not result.ok and result.error.startswith("BadRequestError")
+        assert result.attempts == 1
+        assert first.stats.total == 1 and second.stats.total == 1
+
+
+def test_a_duplicate_endpoint_in_a_config_is_one_line_and_exit_2(tmp_path, capsys):
+    shipped = Path(__file__).resolve().parents[2] / "configs" / "vllm-replicas.yaml"
+    config = tmp_path / "dup.yaml"
+    config.write_text(
+        shipped.read_text().replace('"http://127.0.0.1:8010/v1"', '"http://127.0.0.1:8000/v1/"')
+    )
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"titjudge: error: {config}: describer.api_base: "
+        "api_base lists 'http://127.0.0.1:8000/v1/' twice"
+    )
