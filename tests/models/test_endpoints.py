@@ -153,3 +153,29 @@ def test_a_duplicate_endpoint_in_a_config_is_one_line_and_exit_2(tmp_path, capsy
         f"titjudge: error: {config}: describer.api_base: "
         "api_base lists 'http://127.0.0.1:8000/v1/' twice"
     )
+
+
+def test_an_unpriced_model_on_several_endpoints_keeps_its_cost_unknown(tmp_path, monkeypatch):
+    """litellm's Router registers each deployment's model in litellm's price map with no price;
+    litellm then priced every call of that model at $0 in the whole process (also a later
+    single-endpoint call), instead of unknown. A priced model keeps its price."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        hub = ModelHub(CallCache(None))
+        listed = ModelOptions(api_base=[first.url, second.url])
+        routed = asyncio.run(
+            hub.text_client("litellm:openai/test-model", listed).text(req, role="j")
+        )
+        priced = asyncio.run(
+            hub.text_client("litellm:openai/gpt-4o-mini", listed).text(req, role="j")
+        )
+        single = ModelOptions(api_base=first.url)
+        later = asyncio.run(
+            ModelHub(CallCache(None))
+            .text_client("litellm:openai/test-model", single)
+            .text(req, role="j")
+        )
+    assert routed.ok and routed.cost is None
+    assert later.ok and later.cost is None
+    assert priced.ok and priced.cost is not None and priced.cost > 0

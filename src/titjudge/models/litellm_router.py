@@ -30,6 +30,7 @@ from typing import Any
 # first: it sets litellm up (no price-map download, quiet loggers) before litellm is imported
 from titjudge.models.litellm_backend import LiteLLMBackend  # isort: skip
 
+import litellm
 from litellm import RateLimitError, Router
 from litellm.types.router import RouterRateLimitError, RouterRateLimitErrorBasic
 
@@ -51,6 +52,7 @@ class RouterBackend(LiteLLMBackend):
         super().__init__(spec, options)
         self.endpoints = options.endpoints
         self.per_endpoint = options.concurrency
+        priced = set(litellm.model_cost)
         self.router = Router(
             model_list=[self._deployment(url) for url in self.endpoints],
             routing_strategy="simple-shuffle",
@@ -60,6 +62,7 @@ class RouterBackend(LiteLLMBackend):
             allowed_fails=0,
             cooldown_time=COOLDOWN_SECONDS,
         )
+        _forget_priceless_registrations(priced)
         #: calls of this model that ended after holding an endpoint's slot
         self._ended = 0
         self._slot_freed = asyncio.Event()
@@ -123,6 +126,20 @@ class RouterBackend(LiteLLMBackend):
     async def aclose(self) -> None:
         self.router.discard()
         await super().aclose()
+
+
+def _forget_priceless_registrations(known: set[str]) -> None:
+    """Undo the Router's entries in litellm's price map that hold no price.
+
+    The Router registers every deployment's model in `litellm.model_cost`; for a model litellm
+    has no price for (any vLLM server) the entry is empty, and litellm then prices each call of
+    that model at 0, in this backend and in every later one of the process, instead of leaving
+    the cost unknown. Entries litellm already had, and any with a price, stay.
+    """
+    for key in set(litellm.model_cost) - known:
+        entry = litellm.model_cost[key]
+        if not any(value is not None for field, value in entry.items() if "cost" in field):
+            del litellm.model_cost[key]
 
 
 __all__ = ["RouterBackend"]
