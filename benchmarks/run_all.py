@@ -33,6 +33,7 @@ import embedding_judge  # noqa: E402
 import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import rate_limit  # noqa: E402
+import ray_actors  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
 RESULTS = HERE / "RESULTS.md"
@@ -49,6 +50,7 @@ ORDER = (
     "graph",
     "images",
     "rerun",
+    "ray",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -61,6 +63,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "graph": (("graph",), graph_overhead.run),
     "images": (("images",), image_memory.run),
     "rerun": (("rerun",), cached_rerun.run),
+    "ray": (("ray",), ray_actors.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

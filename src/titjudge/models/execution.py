@@ -28,7 +28,7 @@ class ExecutionOptions(StrictModel):
     )
     address: str | None = Field(
         None,
-        description="Ray cluster to connect to (e.g. 'ray://head:10001' or 'auto'); default: "
+        description="Ray cluster to connect to (e.g. 'head-node:6379' or 'auto'); default: "
         "RAY_ADDRESS when set, else a local Ray instance the run starts and stops",
     )
     num_cpus: int | None = Field(

@@ -9,6 +9,7 @@ redacted), never as a Ray traceback; the caller raises it again as the same kind
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -61,6 +62,13 @@ def failure_of(backend: Backend, exc: Exception) -> RemoteFailure:
     return RemoteFailure("permanent", redact(f"{type(exc).__name__}: {exc}"))
 
 
+def _plain(facts: dict[str, Any]) -> dict[str, Any]:
+    """Facts as plain JSON types: a library's own str subclass (torch's version string) would
+    make the run's process import that library to read it."""
+    plain: dict[str, Any] = json.loads(json.dumps(facts, default=str))
+    return plain
+
+
 def _as_exception(value: BaseException) -> Exception:
     return value if isinstance(value, Exception) else RuntimeError(str(value))
 
@@ -88,8 +96,8 @@ class ModelActor:
         return {
             "capabilities": None if capabilities is None else asdict(capabilities),
             "default_concurrency": self.backend.default_concurrency,
-            "cache_facts": self.backend.cache_facts(),
-            "describe": self.backend.describe(),
+            "cache_facts": _plain(self.backend.cache_facts()),
+            "describe": _plain(self.backend.describe()),
             "pid": os.getpid(),
         }
 

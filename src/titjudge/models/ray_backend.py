@@ -126,6 +126,8 @@ class ActorPool:
             "num_cpus_per_actor": execution.num_cpus_per_actor,
         }
         self.inflight = [0] * count
+        #: calls each actor answered (a model error is an answer too)
+        self.served = [0] * count
         self.down_until = [0.0] * count
         self._turn = 0
 
@@ -166,6 +168,7 @@ class ActorPool:
             raise PermanentError(f"{self.spec}: Ray actor {index}: {first_line(cause)}") from None
         finally:
             self.inflight[index] -= 1
+        self.served[index] += 1
         if isinstance(reply, RemoteFailure):
             raise reply.error()
         return reply
