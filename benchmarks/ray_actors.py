@@ -90,7 +90,7 @@ def run(quick: bool, work: Path) -> Section:
     method = (
         f"{n} describe calls (tiny Qwen2.5-VL, a 56x56 PNG each) and {n} judge calls (tiny Qwen3, "
         "text), max_tokens 16, all sent at once through the call layer (no cache), greedy, float32 "
-        f"on CPU. Baseline: the model in the run's process. Ray: {ACTORS} CPU actors per model "
+        f"on CPU. Baseline: the model in the run's process (torch's default threads, and 1 thread). Ray: {ACTORS} CPU actors per model "
         "(1 CPU, 1 torch thread each) on a local 2-CPU Ray instance the run starts; calls go to "
         "the actor with the fewest in flight. `load` = first call's wait for the model (for Ray: "
         "starting the instance, or the actors, and loading the weights in them)."
@@ -110,7 +110,15 @@ def run(quick: bool, work: Path) -> Section:
         ray = ExecutionOptions(
             backend="ray", num_cpus=2, actors_per_model=ACTORS, num_cpus_per_actor=1
         )
+        import torch
+
         in_process = asyncio.run(_measure(None, phases))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            one_thread = asyncio.run(_measure(None, phases))
+        finally:
+            torch.set_num_threads(threads)
         in_ray = asyncio.run(_measure(ray, phases))
         table = Table(
             [
@@ -118,13 +126,15 @@ def run(quick: bool, work: Path) -> Section:
                 "calls",
                 "load, process (s)",
                 "load, Ray (s)",
-                "calls, process (s)",
+                f"calls, process, {threads} threads (s)",
+                "calls, process, 1 thread (s)",
                 f"calls, Ray x{ACTORS} (s)",
                 "Ray / process (calls)",
                 "identical outputs",
             ]
         )
-        for (name, _, requests), here, there in zip(phases, in_process, in_ray, strict=True):
+        rows = zip(phases, in_process, one_thread, in_ray, strict=True)
+        for (name, _, requests), here, single, there in rows:
             ratio = there[1] / here[1]
             table.add(
                 name,
@@ -132,9 +142,10 @@ def run(quick: bool, work: Path) -> Section:
                 fmt(here[0], 1),
                 fmt(there[0], 1),
                 fmt(here[1], 2),
+                fmt(single[1], 2),
                 fmt(there[1], 2),
                 fmt(ratio),
-                "yes" if here[2] == there[2] else "NO",
+                "yes" if here[2] == there[2] == single[2] else "NO",
             )
             section.headline(
                 f"{name} calls, {len(requests) - WARM} at once, tiny model",
@@ -147,7 +158,10 @@ def run(quick: bool, work: Path) -> Section:
             "in-process model uses torch's default thread count (one per core); each actor uses "
             "1 thread, so two actors fill the same 2 cores. On a shared, loaded 2-core machine "
             "two single-threaded actors can beat one two-threaded process (no OpenMP threads "
-            "contending with other jobs) while paying serialisation and an actor round trip per "
+            "contending with other jobs; the 1-thread column shows how much of that is threads) "
+            "and have twice the calls in flight (the limiter's default is 16 per model in "
+            "process, 16 per actor in Ray: two batches of 8 each), while paying serialisation "
+            "and an actor round trip per "
             "call; with so little work per call the ratio says little about real models. Ray's "
             "load time is mostly starting Ray and a Python process per actor that imports torch "
             "and transformers: paid once per run, not per call. What Ray is for is "
