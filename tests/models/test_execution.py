@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.synth.benchmark import synthesize
@@ -206,3 +207,11 @@ def test_ray_address_joins_the_cluster_and_release_leaves_it_running(fake_ray, m
     fake_ray.up = False
     assert ray_session.connect(ExecutionOptions(backend="ray", address="head:6379")) == "existing"
     assert fake_ray.calls[-1][1]["address"] == "head:6379"  # the config's address wins
+
+
+def test_a_dumped_config_with_every_default_loads_again() -> None:
+    from titjudge.config import dump_config
+
+    config = validate_config(BASE, RunConfig, "test")
+    again = validate_config(yaml.safe_load(dump_config(config)), RunConfig, "dumped")
+    assert again.run.execution == config.run.execution

@@ -56,7 +56,12 @@ class ExecutionOptions(StrictModel):
     @model_validator(mode="after")
     def _ray_only(self) -> ExecutionOptions:
         if self.backend != "ray":
-            given = sorted(self.model_fields_set - {"backend"})
+            # a dumped config holds every default: only values that differ from it count
+            given = sorted(
+                name
+                for name, field in type(self).model_fields.items()
+                if name != "backend" and getattr(self, name) != field.default
+            )
             if given:
                 raise ValueError(
                     f"{', '.join(given)} only apply with backend: ray (backend is {self.backend!r})"
