@@ -35,6 +35,7 @@ import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
 import rate_limit  # noqa: E402
+import ray_actors  # noqa: E402
 import replicas  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
@@ -44,7 +45,6 @@ QUICK_RESULTS = Path(tempfile.gettempdir()) / "titjudge-RESULTS-quick.md"
 ORDER = (
     "throughput",
     "rate_limit",
-    "replicas",
     "ablation",
     "overhead",
     "embedding",
@@ -55,6 +55,8 @@ ORDER = (
     "rerun",
     "long_tail",
     "variants",
+    "replicas",
+    "ray",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -70,6 +72,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "rerun": (("rerun",), cached_rerun.run),
     "long_tail": (("long_tail",), long_tail.run),
     "variants": (("variants",), cached_variants.run),
+    "ray": (("ray",), ray_actors.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

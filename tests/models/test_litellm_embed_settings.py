@@ -94,3 +94,14 @@ def test_preflight_needs_no_key_for_a_server_at_an_api_base(no_keys):
         [ModelUse("litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B", options, "judge tit_score")],
         "run.yaml",
     )
+
+
+def test_an_endpoint_list_is_refused_for_an_embedding_model():
+    """Several endpoints (litellm's Router) serve text models; an embedding judge given a list
+    is told so when the config is loaded, and the settings refuse it too, never a failed run."""
+    urls = ["http://127.0.0.1:8000/v1", "http://127.0.0.1:8001/v1"]
+    model = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
+    with pytest.raises(ValueError, match="takes one api_base, not a list"):
+        EmbeddingJudgeConfig(name="tit_score", kind="embedding", model=model, api_base=urls)
+    with pytest.raises(ConfigError, match="one api_base, not a list"):
+        embedding_settings(parse_model_spec(model), ModelOptions(api_base=urls))

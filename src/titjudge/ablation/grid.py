@@ -245,7 +245,12 @@ async def run_ablation_async(
     # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
     # loads once, not once per row; each row's own VLM is released when its row ends.
     cache = CallCache(config.run.cache_dir)
-    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    hub = ModelHub(
+        cache,
+        default_concurrency=config.run.concurrency,
+        default_rpm=config.run.rpm,
+        execution=config.run.execution,
+    )
     ctx = GridContext(
         config=config,
         columns=[ColumnInfo(c.name, labels[c.name], c.kind, c.own_model) for c in config.columns],

@@ -110,6 +110,7 @@ async def run_async(
             CallCache(config.run.cache_dir),
             default_concurrency=config.run.concurrency,
             default_rpm=config.run.rpm,
+            execution=config.run.execution,
         )
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()

@@ -82,7 +82,12 @@ async def score_async(
         t2i_model="unknown",
     )
     cache = CallCache(config.run.cache_dir)
-    hub = ModelHub(cache, default_concurrency=config.run.concurrency, default_rpm=config.run.rpm)
+    hub = ModelHub(
+        cache,
+        default_concurrency=config.run.concurrency,
+        default_rpm=config.run.rpm,
+        execution=config.run.execution,
+    )
     try:
         judges = build_judges(config.judges, config.describer.model, config.describer, hub)
         ctx = RunContext(

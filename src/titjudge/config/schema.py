@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions
 from titjudge.judges.registry import judge_config_union
+from titjudge.models.execution import ExecutionOptions
 from titjudge.models.options import ModelOptions, StrictModel
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
@@ -71,6 +72,11 @@ class RunSettings(StrictModel):
     cache_dir: Path = Path(".titjudge/cache")
     out: Path = Path("runs")
     seed: int = 0
+    execution: ExecutionOptions = Field(
+        default_factory=ExecutionOptions,
+        description="where hf:/embed: models run: in this process, or in Ray actors "
+        "({backend: ray, address, actors_per_model, num_gpus_per_actor, ...}); see README 'Ray'",
+    )
 
 
 class RunConfig(StrictModel):

@@ -105,9 +105,12 @@ class EmbeddingJudgeConfig(ModelJudgeOptions):
 
     @model_validator(mode="after")
     def _embedding_model(self) -> EmbeddingJudgeConfig:
-        """A `litellm:` model that litellm's model map lists as a chat model cannot embed."""
+        """A `litellm:` model that litellm's model map lists as a chat model cannot embed, and
+        an embedding model takes one endpoint (several are for text models)."""
         spec = parse_model_spec(self.model) if self.model else None
         problem = not_an_embedding_model(spec) if spec and spec.backend == "litellm" else None
+        if problem is None and isinstance(self.api_base, list):
+            problem = "takes one api_base, not a list (several endpoints are for text models)"
         if problem is not None:
             raise ValueError(f"judge {self.name!r}: {self.model}: {problem}")
         return self

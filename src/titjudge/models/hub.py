@@ -1,7 +1,8 @@
 """One place that builds backends and clients from config, once per model.
 
 Clients of the same model (say the describer and the self-eval judge on one VLM) share
-one backend, one limiter and one usage ledger, so limits hold across roles.
+one backend, one limiter and one usage ledger, so limits hold across roles. `execution`
+says where local models run (in this process, or in Ray actors: `models.execution`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from titjudge.cache.store import CallCache
 from titjudge.models.base import Backend
 from titjudge.models.call import ModelClient
 from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.execution import ExecutionOptions
 from titjudge.models.lazy import LazyBackend
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
@@ -24,11 +26,16 @@ from titjudge.models.spec import parse_model_spec
 
 class ModelHub:
     def __init__(
-        self, cache: CallCache, default_concurrency: int = 32, default_rpm: float | None = None
+        self,
+        cache: CallCache,
+        default_concurrency: int = 32,
+        default_rpm: float | None = None,
+        execution: ExecutionOptions | None = None,
     ):
         self.cache = cache
         self.default_concurrency = default_concurrency
         self.default_rpm = default_rpm
+        self.execution = execution or ExecutionOptions()
         self._text: dict[tuple[Any, ...], ModelClient] = {}
         self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
         #: the ledgers of released clients, per (model, role): usage is counted for the
@@ -80,7 +87,9 @@ class ModelHub:
         key = self._identity(model, options)
         if key not in self._text:
             options = self._per_endpoint(options)
-            backend = build_text_backend(parse_model_spec(model), options, lazy=True)
+            backend = build_text_backend(
+                parse_model_spec(model), options, lazy=True, execution=self.execution
+            )
             limiter = self._limiter(options, backend)
             self._text[key] = ModelClient(backend, self.cache, limiter, options)
         return self._text[key]
@@ -88,7 +97,9 @@ class ModelHub:
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
         key = self._identity(model, options)
         if key not in self._embed:
-            backend = build_embedding_backend(parse_model_spec(model), options, lazy=True)
+            backend = build_embedding_backend(
+                parse_model_spec(model), options, lazy=True, execution=self.execution
+            )
             limiter = self._limiter(options, backend)
             self._embed[key] = EmbeddingClient(backend, self.cache, limiter, options)
         return self._embed[key]
@@ -125,8 +136,13 @@ class ModelHub:
         return [c.backend.describe() for c in self._clients()]
 
     async def aclose(self) -> None:
+        """Close every backend; a local Ray instance this process started stops with them."""
         for client in self._clients():
             await client.backend.aclose()
+        if self.execution.ray:
+            from titjudge.models.ray_session import release
+
+            release()
 
 
 def _totals(ledgers: Iterable[tuple[str, Usage]]) -> dict[str, Usage]:

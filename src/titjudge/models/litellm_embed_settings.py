@@ -83,6 +83,11 @@ def embedding_settings(spec: ModelSpec, options: ModelOptions) -> EmbeddingSetti
         raise ConfigError(f"{spec}: {problem}")
     if options.thinking is not None:
         raise ConfigError(f"{spec}: 'thinking' applies to text models, not to embedding models")
+    if isinstance(options.api_base, list):
+        raise ConfigError(
+            f"{spec}: an embedding model takes one api_base, not a list ({len(options.api_base)} "
+            "endpoints); several endpoints are for text models (describers and LLM judges)"
+        )
     key = None
     if options.api_key_env is not None:
         key = os.environ.get(options.api_key_env)

@@ -3,7 +3,9 @@
 Each factory lives in its own module and imports its heavy library inside, so an
 API-only user never needs torch. A missing extra becomes a pip hint. Backends with a plan
 (`litellm:` text and embeddings, `hf:`, `embed:`) are handed out unbuilt (`models.lazy.LazyBackend`) unless asked for
-eagerly: they load litellm or the weights on the first call that misses the cache.
+eagerly: they load litellm or the weights on the first call that misses the cache. With
+`run.execution.backend: ray` (`models.execution`), `hf:` and `embed:` models are built as
+Ray actors (`models.ray_backend`) from the same plan.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.base import Backend, EmbeddingBackend, TextBackend
+from titjudge.models.execution import ExecutionOptions
 from titjudge.models.lazy import LazyBackend
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec, parse_model_spec
@@ -58,9 +61,14 @@ def _load(target: str, spec: ModelSpec) -> Callable[..., Any]:
 
 
 def build_text_backend(
-    spec: ModelSpec | str, options: ModelOptions, *, lazy: bool = False
+    spec: ModelSpec | str,
+    options: ModelOptions,
+    *,
+    lazy: bool = False,
+    execution: ExecutionOptions | None = None,
 ) -> TextBackend:
-    """Build the backend that generates text for `spec` (`lazy`: unbuilt where it has a plan)."""
+    """Build the backend that generates text for `spec` (`lazy`: unbuilt where it has a plan;
+    `execution`: where a local model runs)."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _TEXT_FACTORIES.get(spec.backend)
     if target is None:
@@ -68,13 +76,18 @@ def build_text_backend(
             f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; "
             f"use one of {', '.join(p + ':' for p in _TEXT_FACTORIES)} here"
         )
-    return _made(target, _TEXT_PLANS, spec, options, lazy)  # type: ignore[return-value]
+    return _made(target, _TEXT_PLANS, spec, options, lazy, "text", execution)  # type: ignore[return-value]
 
 
 def build_embedding_backend(
-    spec: ModelSpec | str, options: ModelOptions, *, lazy: bool = False
+    spec: ModelSpec | str,
+    options: ModelOptions,
+    *,
+    lazy: bool = False,
+    execution: ExecutionOptions | None = None,
 ) -> EmbeddingBackend:
-    """Build the backend that embeds texts for `spec` (`lazy`: unbuilt where it has a plan)."""
+    """Build the backend that embeds texts for `spec` (`lazy`: unbuilt where it has a plan;
+    `execution`: where a local model runs)."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     target = _EMBED_FACTORIES.get(spec.backend)
     if target is None:
@@ -82,18 +95,40 @@ def build_embedding_backend(
             f"{spec}: embedding judges need an embedding backend ({', '.join(p + ':' for p in _EMBED_FACTORIES)}), "
             f"not '{spec.backend}:'"
         )
-    return _made(target, _EMBED_PLANS, spec, options, lazy)  # type: ignore[return-value]
+    return _made(target, _EMBED_PLANS, spec, options, lazy, "embed", execution)  # type: ignore[return-value]
 
 
 def _made(
-    target: str, plans: dict[str, str], spec: ModelSpec, options: ModelOptions, lazy: bool
+    target: str,
+    plans: dict[str, str],
+    spec: ModelSpec,
+    options: ModelOptions,
+    lazy: bool,
+    kind: str,
+    execution: ExecutionOptions | None,
 ) -> Backend:
-    planner = plans.get(spec.backend) if lazy else None
-    if planner is None:
-        backend: Backend = _load(target, spec)(spec, options)
-        return backend
-    plan = _load(planner, spec)(spec, options)
-    if plan is None:  # not enough known without loading it (an uncached hub id): build now
+    moved = execution is not None and execution.moves(spec)
+    if moved:
+        from titjudge.models.ray_backend import check_use
+
+        check_use(spec, options)
+
+    def build() -> Backend:
+        if moved:
+            from titjudge.models.ray_backend import build as build_in_actors
+
+            assert execution is not None
+            return build_in_actors(kind, spec, options, execution)
         built: Backend = _load(target, spec)(spec, options)
         return built
-    return LazyBackend(spec, plan, lambda: _load(target, spec)(spec, options))
+
+    planner = plans.get(spec.backend) if lazy else None
+    plan = _load(planner, spec)(spec, options) if planner is not None else None
+    if plan is None:  # eager, or not enough known without loading it (an uncached hub id)
+        return build()
+    if moved:
+        from titjudge.models.ray_backend import plan_in_actors
+
+        assert execution is not None
+        plan = plan_in_actors(plan, execution)
+    return LazyBackend(spec, plan, build)
