@@ -54,10 +54,12 @@ class ModelHub:
 
     def _limiter(self, options: ModelOptions, backend: Backend) -> Limiter:
         """The model's limits: its own `concurrency`, else the run's capped by the backend's
-        default (an unbuilt backend's planned default, replaced by the built one's)."""
+        default (an unbuilt backend's planned default, replaced by the built one's); its own
+        `rpm` (else the run's) and `tpm`. With neither rate, the concurrency is learnt from 429s."""
         limiter = Limiter(
             options.concurrency or min(self.default_concurrency, backend.default_concurrency),
             options.rpm or self.default_rpm,
+            options.tpm,
         )
         if isinstance(backend, LazyBackend) and not options.concurrency:
             backend.on_built.append(

@@ -152,7 +152,9 @@ class LiteLLMBackend(TextBackend):
             # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
             # to a 403 before it looks at the 429: the body's own status decides
             return TransientError(
-                f"RateLimitError: {message}", retry_after=retry_after_seconds(exc)
+                f"RateLimitError: {message}",
+                retry_after=retry_after_seconds(exc),
+                rate_limited=True,
             )
         if isinstance(exc, _PERMANENT):
             kind = (
@@ -163,16 +165,21 @@ class LiteLLMBackend(TextBackend):
             return PermanentError(f"{kind}: {message}")
         if "Missing credentials" in message or "api_key client option must be set" in message:
             return PermanentError(f"missing API key: {message}")
+        status = getattr(exc, "status_code", None)
+        limited = isinstance(exc, litellm.RateLimitError) or status == 429
         if isinstance(exc, _TRANSIENT):
             return TransientError(
-                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+                f"{type(exc).__name__}: {message}",
+                retry_after=retry_after_seconds(exc),
+                rate_limited=limited,
             )
-        status = getattr(exc, "status_code", None)
         if isinstance(exc, litellm.APIError) and (
             status is None or int(status) >= 500 or int(status) == 429
         ):
             return TransientError(
-                f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+                f"{type(exc).__name__}: {message}",
+                retry_after=retry_after_seconds(exc),
+                rate_limited=limited,
             )
         return exc
 

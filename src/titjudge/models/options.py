@@ -37,6 +37,12 @@ class ModelOptions(StrictModel):
     backoff_max: float = Field(60.0, ge=0, description="longest retry wait, also caps Retry-After")
     concurrency: int | None = Field(None, ge=1, description="max in-flight requests to this model")
     rpm: float | None = Field(None, gt=0, description="max requests per minute to this model")
+    tpm: float | None = Field(
+        None,
+        gt=0,
+        description="max tokens per minute to this model (prompt + output; each request is "
+        "charged its estimate, corrected by the usage its reply reports)",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="extra provider parameters, passed through"
     )
