@@ -61,6 +61,8 @@ class _Ctx:
     fault: str | None = None
     body_hash: str | None = None
     reset: bool = False
+    #: the request's entry in the tpm window ([arrival, tokens]), once admitted
+    entry: list[float] | None = None
 
 
 class FakeOpenAIApp:
@@ -200,7 +202,8 @@ class FakeOpenAIApp:
                 status = 0 if ctx.reset else response.status
                 return response
             finally:
-                self.stats.finish(endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash)
+                tokens = int(ctx.entry[1]) if ctx.entry is not None else None
+                self.stats.finish(endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash, tokens)
 
         return wrapped
 
@@ -270,11 +273,9 @@ class FakeOpenAIApp:
             await asyncio.sleep(delay)
             return bad_request(exc)
         tokens = prompt_token_count(request)
-        entry = None
         if self._tokens is not None:
-            entry, refused = tpm_admit(
-                self._tokens, request.model, tokens + (request.max_tokens or 0)
-            )
+            requested = tokens + (request.max_tokens or 0)
+            ctx.entry, refused = tpm_admit(self._tokens, request.model, requested)
             if refused is not None:
                 ctx.fault = "tpm"
                 return refused
@@ -313,7 +314,7 @@ class FakeOpenAIApp:
             reply = apply_content_fault(content_fault, base, request.json_schema)
         if reply.delay and reply is not scripted:  # a scripted delay was already slept
             await asyncio.sleep(reply.delay)
-        return await self._answer(http, request, reply, tokens, entry)
+        return await self._answer(http, request, reply, tokens, ctx.entry)
 
     async def _respond(self, request: ChatRequest) -> Reply:
         result: Any = self.responder(request)

@@ -99,8 +99,8 @@ class Limiter:
         self.concurrency = concurrency
         self.rpm, self.tpm = rpm, tpm
         self._clock = clock
-        self.rpm_pacer = Pacer(rpm, clock, unit="requests") if rpm else None
-        self.tpm_pacer = Pacer(tpm, clock, unit="tokens") if tpm else None
+        self.rpm_pacer = Pacer(rpm, clock) if rpm else None
+        self.tpm_pacer = Pacer(tpm, clock) if tpm else None
         #: learnt from 429s when no rate is configured
         self.adaptive = None if rpm or tpm else AdaptiveWindow(concurrency)
         #: adaptive: starts spread over a round trip (rate: window / mean latency)

@@ -5,10 +5,12 @@ known, a concurrency learnt from the provider's 429s.
 the next allowed start on by cost / rate). Requests cost 1 under `rpm`; under `tpm` a request
 costs its token estimate, and the reply's real usage is settled afterwards (`refund`), so the
 budget follows what the provider counted. The schedule is its own anchor: a start woken a little
-late (by at most a tenth of its own spacing) does not push the ones after it back, so event-loop
+late (by at most half its own spacing) does not push the ones after it back, so event-loop
 latency is not lost, while a longer stall restarts the schedule instead of releasing a burst.
-The pace is `HEADROOM` of the limit, so that arrival jitter and the one request a window may
-hold partly never take a provider's sliding window over its limit.
+The pace is `HEADROOM` of the limit: any window of W seconds then holds at most
+HEADROOM x rate x W + 1.5 starts (the pace, half a spacing kept, the window's edge), which is
+within the limit once the window is 75 starts long (2.5 s at 1,800 rpm, 60 s at 75 rpm); under
+tpm the window may also hold one request partly charged before it.
 
 `AdaptiveWindow` is additive-increase / multiplicative-decrease on the number of requests in
 flight: halved on a 429 (once per round: 429s of requests sent before the last cut do not cut
@@ -28,7 +30,7 @@ from collections.abc import Callable
 HEADROOM = 0.98
 #: how late (as a share of one start's own spacing) a start may be woken and still keep the
 #: schedule; later than that, the schedule restarts from the late start
-LATENESS = 0.1
+LATENESS = 0.5
 #: the cut on a 429 and the floor of the learnt window
 DECREASE = 0.5
 MIN_WINDOW = 1.0
@@ -37,13 +39,10 @@ MIN_WINDOW = 1.0
 class Pacer:
     """At most `per_minute` x HEADROOM units per minute, spent evenly; FIFO among waiters."""
 
-    def __init__(
-        self, per_minute: float, clock: Callable[[], float] = time.monotonic, *, unit: str = ""
-    ):
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic):
         if per_minute <= 0:
             raise ValueError("a per-minute limit must be positive")
         self.per_minute = per_minute
-        self.unit = unit
         self.rate = per_minute * HEADROOM / 60.0  # units per second
         self._clock = clock
         self._next = -float("inf")  # when the next start is due (the schedule's anchor)
