@@ -67,7 +67,13 @@ class Measured:
 
 
 def pipeline_config(
-    data: Path, url: str, cache: Path, out: Path, concurrency: int, rpm: float | None = None
+    data: Path,
+    url: str,
+    cache: Path,
+    out: Path,
+    concurrency: int,
+    rpm: float | None = None,
+    tpm: float | None = None,
 ) -> dict[str, Any]:
     model: dict[str, Any] = {
         "model": MODEL,
@@ -75,6 +81,7 @@ def pipeline_config(
         "api_key_env": KEY_ENV,
         "concurrency": concurrency,
         **({"rpm": rpm} if rpm else {}),
+        **({"tpm": tpm} if tpm else {}),
     }
     return {
         "name": "bench",
@@ -109,6 +116,7 @@ def measure_run(
     cache: Path,
     limit: int | None = None,
     rpm: float | None = None,
+    tpm: float | None = None,
     server_extra: tuple[str, ...] = (),
     time_eval: bool = False,
 ) -> Measured:
@@ -116,7 +124,9 @@ def measure_run(
     with server_process(server_args(data, *server_extra)) as server:
         config_path = work / "config.json"
         config_path.write_text(
-            json.dumps(pipeline_config(data, server.url, cache, work / "runs", concurrency, rpm))
+            json.dumps(
+                pipeline_config(data, server.url, cache, work / "runs", concurrency, rpm, tpm)
+            )
         )
         cpu_before = server.cpu_seconds()
         args = ["titjudge", str(config_path), "--out", str(work / "runs" / "bench")]

@@ -17,14 +17,15 @@ a retry (n+1) draws afresh. Replies queued with `script()` are used first, in ar
 order, and override both the responder and the fault rate.
 
 What litellm 1.x (`acompletion`, `openai/` provider) raises for each fault:
-429 and rpm -> RateLimitError (Retry-After in `exc.litellm_response_headers`, not in
+429, rpm and tpm -> RateLimitError (Retry-After in `exc.litellm_response_headers`, not in
 `exc.response.headers`); 500 -> InternalServerError; 503 -> ServiceUnavailableError;
 400 -> BadRequestError; 401 -> AuthenticationError; context_length ->
 ContextWindowExceededError; timeout -> Timeout; reset and a dead server ->
 InternalServerError("Connection error.") wrapping openai.APIConnectionError; malformed ->
 InternalServerError (JSON decode message). Content faults arrive as normal replies.
 
-Modules: `server_app` (handlers, fault decisions), `server_request` (ChatRequest, Reply,
+Modules: `server_app` (handlers, fault decisions), `server_answer` (a chat answer, streamed
+or not), `server_limits` (rpm and tpm 429s), `server_request` (ChatRequest, Reply,
 Fault), `server_scripts` (responders), `server_text` (descriptions, judge score,
 embeddings), `server_wire` (OpenAI JSON shapes, tokens, logprobs), `server_stats`.
 """
@@ -197,6 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--rpm-window", type=float, default=60.0)
     parser.add_argument(
+        "--tpm", type=int, help="tokens admitted per --tpm-window seconds; 429 beyond"
+    )
+    parser.add_argument("--tpm-window", type=float, default=60.0)
+    parser.add_argument(
         "--retry-after", type=float, default=1.0, help="Retry-After seconds of injected 429s"
     )
     parser.add_argument(
@@ -247,6 +252,8 @@ def server_from_args(args: argparse.Namespace) -> FakeOpenAIServer:
         api_key=args.api_key,
         rpm_window=args.rpm_window,
         max_concurrent=args.max_concurrent,
+        tpm=args.tpm,
+        tpm_window=args.tpm_window,
     )
 
 

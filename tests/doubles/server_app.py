@@ -10,16 +10,16 @@ import hashlib
 import inspect
 import json
 import logging
-import math
 import threading
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from doubles.server_answer import write_answer
 from doubles.server_draws import SeededDraws
+from doubles.server_limits import TokenWindow, rpm_refusal, tpm_admit
 from doubles.server_request import (
     HTTP_FAULTS,
     BadRequest,
@@ -37,20 +37,14 @@ from doubles.server_text import hashed_embedding
 from doubles.server_wire import (
     MALFORMED_BODY,
     bad_request,
-    completion_body,
     context_length_error,
-    default_logprobs,
     embeddings_body,
     error_response,
     fault_error,
     json_response,
     prompt_token_count,
     reset_connection,
-    retry_headers,
-    scripted_logprobs,
-    stream_chunks,
     tokenize,
-    truncate,
 )
 from titjudge.errors import ConfigError
 
@@ -67,6 +61,8 @@ class _Ctx:
     fault: str | None = None
     body_hash: str | None = None
     reset: bool = False
+    #: the request's entry in the tpm window ([arrival, tokens]), once admitted
+    entry: list[float] | None = None
 
 
 class FakeOpenAIApp(SeededDraws):
@@ -80,8 +76,8 @@ class FakeOpenAIApp(SeededDraws):
     - `fault_rate` of chat requests fail with a kind drawn from `faults` (embeddings draw
       only from the HTTP kinds); `retry_after` is the Retry-After of injected 429s and
       `timeout_delay` the stall of `timeout` faults.
-    - `rpm`: at most that many admitted requests per `rpm_window` seconds (sliding log);
-      beyond it 429 with Retry-After = seconds until a slot frees (rounded up, >= 1).
+    - `rpm` / `tpm`: at most that many requests per `rpm_window` / tokens per `tpm_window`
+      seconds, 429 beyond (`doubles.server_limits`).
     - `context_window`: prompts with more (approximate) tokens get context_length_exceeded.
     - `api_key`: when set, other bearer keys get 401.
     A content fault (fenced, invalid_schema, prose) returned by the responder itself
@@ -106,6 +102,8 @@ class FakeOpenAIApp(SeededDraws):
         context_window: int | None = None,
         api_key: str | None = None,
         rpm_window: float = 60.0,
+        tpm: int | None = None,
+        tpm_window: float = 60.0,
         models: Sequence[str] = ("test-model",),
         latency_sigma: float = 0.0,
     ):
@@ -135,6 +133,7 @@ class FakeOpenAIApp(SeededDraws):
         self.models = list(models)
         self.stats = ServerStats()
         self._limiter = SlidingWindowLimiter(rpm, rpm_window) if rpm else None
+        self._tokens = TokenWindow(tpm, tpm_window) if tpm else None
         self._attempts: dict[str, int] = {}
         self._script: list[Reply] = []
         self._script_lock = threading.Lock()
@@ -185,7 +184,8 @@ class FakeOpenAIApp(SeededDraws):
                 status = 0 if ctx.reset else response.status
                 return response
             finally:
-                self.stats.finish(endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash)
+                tokens = int(ctx.entry[1]) if ctx.entry is not None else None
+                self.stats.finish(endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash, tokens)
 
         return wrapped
 
@@ -207,12 +207,10 @@ class FakeOpenAIApp(SeededDraws):
             and http.headers.get("Authorization") != f"Bearer {self.api_key}"
         ):
             return error_response(401, "Incorrect API key provided.", code="invalid_api_key")
-        wait = self._limiter.admit() if self._limiter is not None else None
-        if wait is not None:
+        refused = rpm_refusal(self._limiter)
+        if refused is not None:
             ctx.fault = "rpm"
-            message = f"Rate limit reached: {self._limiter.rpm if self._limiter else 0} requests per window."
-            retry = retry_headers(max(1, math.ceil(wait)))
-            return error_response(429, message, "requests", "rate_limit_exceeded", headers=retry)
+            return refused
         model = body.get("model")
         if isinstance(model, str) and model not in self.models:
             self.models.append(model)
@@ -257,6 +255,12 @@ class FakeOpenAIApp(SeededDraws):
             await asyncio.sleep(delay)
             return bad_request(exc)
         tokens = prompt_token_count(request)
+        if self._tokens is not None:
+            requested = tokens + (request.max_tokens or 0)
+            ctx.entry, refused = tpm_admit(self._tokens, request.model, requested)
+            if refused is not None:
+                ctx.fault = "tpm"
+                return refused
         await asyncio.sleep(delay)
         if fault is not None and fault.is_http:
             response = await self._http_fault(http, ctx, fault, tokens)
@@ -292,7 +296,7 @@ class FakeOpenAIApp(SeededDraws):
             reply = apply_content_fault(content_fault, base, request.json_schema)
         if reply.delay and reply is not scripted:  # a scripted delay was already slept
             await asyncio.sleep(reply.delay)
-        return await self._answer(http, request, reply, tokens)
+        return await self._answer(http, request, reply, tokens, ctx.entry)
 
     async def _respond(self, request: ChatRequest) -> Reply:
         result: Any = self.responder(request)
@@ -301,40 +305,16 @@ class FakeOpenAIApp(SeededDraws):
         return as_reply(result)
 
     async def _answer(
-        self, http: web.Request, request: ChatRequest, reply: Reply, tokens: int
+        self,
+        http: web.Request,
+        request: ChatRequest,
+        reply: Reply,
+        tokens: int,
+        entry: list[float] | None = None,
     ) -> web.StreamResponse:
-        text, cut = truncate(reply.text, request.max_tokens)
-        finish = "length" if cut else reply.finish_reason
-        logprobs = None
-        if request.logprobs:
-            k = request.top_logprobs
-            logprobs = (
-                scripted_logprobs(reply.logprobs, k)
-                if reply.logprobs is not None
-                else default_logprobs(text, k)
-            )
         self._seq += 1
         completion_id = f"chatcmpl-fake{self._seq:08d}{request.body_hash[:12]}"
-        created = int(time.time())
-        if not request.stream:
-            body = completion_body(
-                completion_id, created, request.model, text, finish, logprobs, request.n, tokens
-            )
-            return json_response(200, body)
-        options = request.body.get("stream_options")
-        include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
-        chunks = stream_chunks(
-            completion_id, created, request.model, text, finish, logprobs, tokens, include_usage
-        )
-        response = web.StreamResponse(
-            status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await response.prepare(http)
-        for chunk in chunks:
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
+        return await write_answer(http, request, reply, tokens, completion_id, entry)
 
     async def _embeddings(self, http: web.Request, ctx: _Ctx) -> web.StreamResponse:
         admitted = await self._admit(http, ctx)

@@ -24,6 +24,8 @@ class RequestRecord:
     status: int
     fault: str | None
     body_hash: str | None
+    #: the tokens a tpm-limited server counted for it (prompt + completion once answered)
+    tokens: int | None = None
 
 
 class ServerStats:
@@ -55,7 +57,13 @@ class ServerStats:
         return time.time()
 
     def finish(
-        self, endpoint: str, arrived: float, status: int, fault: str | None, body_hash: str | None
+        self,
+        endpoint: str,
+        arrived: float,
+        status: int,
+        fault: str | None,
+        body_hash: str | None,
+        tokens: int | None = None,
     ) -> None:
         with self._lock:
             self.in_flight -= 1
@@ -67,7 +75,7 @@ class ServerStats:
                 if status == 200 and fault is None:
                     self.ok_by_body[body_hash] += 1
             self.records.append(
-                RequestRecord(arrived, time.time(), endpoint, status, fault, body_hash)
+                RequestRecord(arrived, time.time(), endpoint, status, fault, body_hash, tokens)
             )
 
     def duplicates(self, ok_only: bool = False) -> int:

@@ -12,7 +12,7 @@ def test_starts_are_spaced_even_after_the_event_loop_stalls():
     starts: list[float] = []
 
     async def one():
-        async with limiter:
+        async with limiter.slot():
             starts.append(time.monotonic())
 
     async def main():
@@ -30,7 +30,7 @@ def test_concurrency_caps_in_flight():
     limiter = Limiter(concurrency=3)
 
     async def one():
-        async with limiter:
+        async with limiter.slot():
             await asyncio.sleep(0.01)
 
     async def main():

@@ -94,11 +94,18 @@ class Capabilities:
 
 
 class TransientError(Exception):
-    """Raised by a backend for an error worth retrying (rate limit, 5xx, timeout, connection)."""
+    """Raised by a backend for an error worth retrying (rate limit, 5xx, timeout, connection).
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    `rate_limited` marks the provider's 429 (a rate limit, not a failure): the call layer then
+    pauses the whole model for `retry_after` and, where no rate is configured, sends fewer
+    requests at once."""
+
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, rate_limited: bool = False
+    ):
         super().__init__(message)
         self.retry_after = retry_after
+        self.rate_limited = rate_limited
 
 
 class PermanentError(Exception):

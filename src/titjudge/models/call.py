@@ -29,6 +29,7 @@ from titjudge.models.results import (
     usage_of,
 )
 from titjudge.models.structured import StructuredOutputError, parse_structured, response_schema
+from titjudge.models.token_estimate import request_tokens
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -50,6 +51,9 @@ class ModelClient(CallPipeline[TextBackend]):
         #: options that change the output besides `params` (thinking): part of every key
         self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
         self._fit_memo: dict[str, ImageInput] = {}
+        thinking = options.thinking
+        #: output tokens reserved under tpm beyond max_tokens (a thinking budget)
+        self._thinking_reserve = (thinking.budget or 0) if thinking and thinking.enabled else 0
 
     # ------------------------------------------------------------------ public calls
 
@@ -146,7 +150,11 @@ class ModelClient(CallPipeline[TextBackend]):
         return found
 
     async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
-        return await self._attempt(lambda: self.backend.generate(request))
+        tokens = 0
+        if self.limiter.tpm_pacer is not None:  # estimated only where a tpm budget needs it
+            cap = request.max_tokens + self._thinking_reserve
+            tokens = request_tokens(request, self.backend.spec, cap)
+        return await self._attempt(lambda: self.backend.generate(request), tokens)
 
     async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
         try:

@@ -23,6 +23,7 @@ from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.pipeline import CallPipeline, Computed
 from titjudge.models.results import CallResult
+from titjudge.models.token_estimate import embedding_tokens
 
 
 class EmbeddingClient(CallPipeline[EmbeddingBackend]):
@@ -49,7 +50,8 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
 
     async def _embed_call(self, texts: list[str]) -> list[Computed]:
         try:
-            done = await self._attempt(lambda: self.backend.embed(texts))
+            tokens = embedding_tokens(texts) if self.limiter.tpm_pacer is not None else 0
+            done = await self._attempt(lambda: self.backend.embed(texts), tokens)
             vectors = _vectors(done.value, len(texts))
         except Exception as exc:  # a failed embedding is a failure record, never a vector
             failed = self._failure(exc)

@@ -68,14 +68,17 @@ class ModelHub:
 
     def _limiter(self, options: ModelOptions, backend: Backend) -> Limiter:
         """The model's limits: its own `concurrency`, else the run's capped by the backend's
-        default (an unbuilt backend's planned default, replaced by the built one's). On N
-        endpoints, `concurrency` and `rpm` are each endpoint's: the model gets N times them."""
+        default (an unbuilt backend's planned default, replaced by the built one's); its own
+        `rpm` (else the run's) and `tpm`. With neither rate, the concurrency is learnt from 429s.
+        On N endpoints, `concurrency`, `rpm` and `tpm` are each endpoint's: the model gets N
+        times them."""
         replicas = max(1, len(options.endpoints))
         rpm = options.rpm or self.default_rpm
         limiter = Limiter(
             replicas
             * (options.concurrency or min(self.default_concurrency, backend.default_concurrency)),
             rpm * replicas if rpm else None,
+            options.tpm * replicas if options.tpm else None,
         )
         if isinstance(backend, LazyBackend) and not options.concurrency:
             backend.on_built.append(

@@ -149,7 +149,8 @@ class LiteLLMBackend(TextBackend):
 
 def classify_litellm_error(exc: BaseException) -> BaseException:
     """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
-    neither): the one classification of text and embedding calls."""
+    neither): the one classification of text and embedding calls. A 429 is marked
+    `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its concurrency."""
     message = _message(exc)
     quota = quota_exhausted(exc, message)
     if quota is not None:
@@ -157,7 +158,9 @@ def classify_litellm_error(exc: BaseException) -> BaseException:
     if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(_body_text(exc)):
         # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
         # to a 403 before it looks at the 429: the body's own status decides
-        return TransientError(f"RateLimitError: {message}", retry_after=retry_after_seconds(exc))
+        return TransientError(
+            f"RateLimitError: {message}", retry_after=retry_after_seconds(exc), rate_limited=True
+        )
     if isinstance(exc, _PERMANENT):
         kind = (
             "context length exceeded"
@@ -167,16 +170,21 @@ def classify_litellm_error(exc: BaseException) -> BaseException:
         return PermanentError(f"{kind}: {message}")
     if "Missing credentials" in message or "api_key client option must be set" in message:
         return PermanentError(f"missing API key: {message}")
+    status = getattr(exc, "status_code", None)
+    limited = isinstance(exc, litellm.RateLimitError) or status == 429
     if isinstance(exc, _TRANSIENT):
         return TransientError(
-            f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+            f"{type(exc).__name__}: {message}",
+            retry_after=retry_after_seconds(exc),
+            rate_limited=limited,
         )
-    status = getattr(exc, "status_code", None)
     if isinstance(exc, litellm.APIError) and (
         status is None or int(status) >= 500 or int(status) == 429
     ):
         return TransientError(
-            f"{type(exc).__name__}: {message}", retry_after=retry_after_seconds(exc)
+            f"{type(exc).__name__}: {message}",
+            retry_after=retry_after_seconds(exc),
+            rate_limited=limited,
         )
     return exc
 

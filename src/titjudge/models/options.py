@@ -44,6 +44,12 @@ class ModelOptions(StrictModel):
     rpm: float | None = Field(
         None, gt=0, description="max requests per minute to this model (per endpoint of a list)"
     )
+    tpm: float | None = Field(
+        None,
+        gt=0,
+        description="max tokens per minute to this model (prompt + output; each request is "
+        "charged its estimate, corrected by the usage its reply reports; per endpoint of a list)",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="extra provider parameters, passed through"
     )

@@ -1,7 +1,7 @@
 """The one call pipeline every model call goes through, whatever it asks for.
 
-in-process dedup -> cache lookup -> cross-process claim -> limits (concurrency, rpm) ->
-tenacity retries, each attempt under `timeout` -> validate -> cache store.
+in-process dedup -> cache lookup -> cross-process claim -> limits (concurrency, rpm, tpm,
+pauses) -> tenacity retries, each attempt under `timeout` -> validate -> cache store.
 
 A call kind (free text and validated objects in `models.call`, embeddings in
 `models.embedding_client`) supplies only what differs: the keys of what it asks, how a cached
@@ -25,7 +25,13 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.wait import wait_exponential_jitter
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import Backend, PermanentError, QuotaExhaustedError, TransientError
+from titjudge.models.base import (
+    Backend,
+    Generation,
+    PermanentError,
+    QuotaExhaustedError,
+    TransientError,
+)
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.results import CallResult, Usage
@@ -215,8 +221,9 @@ class CallPipeline(Generic[B]):
 
     # ------------------------------------------------------------------ sending
 
-    async def _attempt(self, send: Callable[[], Awaitable[R]]) -> Attempted[R]:
-        """Send with retries on transient errors only; each attempt waits for a limiter slot."""
+    async def _attempt(self, send: Callable[[], Awaitable[R]], tokens: int = 0) -> Attempted[R]:
+        """Send with retries on transient errors only; each attempt waits for a limiter slot
+        and is charged `tokens` (the request's estimate) under the model's tpm."""
         try:
             await self.backend.ready()
         except Exception as exc:  # the model could not be loaded: nothing was sent
@@ -234,7 +241,7 @@ class CallPipeline(Generic[B]):
             async for attempt in retrying:
                 with attempt:
                     count += 1
-                    value = await self._once(send)
+                    value = await self._once(send, tokens)
         except Exception as exc:
             exc._titjudge_attempts = count  # type: ignore[attr-defined]
             raise
@@ -252,22 +259,35 @@ class CallPipeline(Generic[B]):
         )
         return float(backoff(state))
 
-    async def _once(self, send: Callable[[], Awaitable[R]]) -> R:
-        async with self.limiter:
+    async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
+        async with self.limiter.slot(tokens) as grant:
             if self.dead is not None:  # checked once a slot is granted: waiters see it too
                 raise PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
-            timeout = self.options.timeout
             try:
-                return await asyncio.wait_for(send(), timeout)
-            except (TransientError, PermanentError):
+                value = await self._send(send)
+            except TransientError as exc:
+                if exc.rate_limited:  # the whole model pauses for the provider's wait
+                    wait = exc.retry_after
+                    grant.rate_limited(
+                        None if wait is None else min(wait, self.options.backoff_max)
+                    )
                 raise
-            except asyncio.TimeoutError:
-                raise TransientError(f"no reply within {timeout:g} s") from None
-            except Exception as exc:
-                mapped = self.backend.classify_error(exc)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
+            grant.settle(_tokens_used(value))
+            return value
+
+    async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
+        timeout = self.options.timeout
+        try:
+            return await asyncio.wait_for(send(), timeout)
+        except (TransientError, PermanentError):
+            raise
+        except asyncio.TimeoutError:
+            raise TransientError(f"no reply within {timeout:g} s") from None
+        except Exception as exc:
+            mapped = self.backend.classify_error(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
 
     def _failure(self, exc: Exception) -> CallResult[Any]:
         """A failed send as a failure record naming why (secrets redacted)."""
@@ -289,6 +309,13 @@ class CallPipeline(Generic[B]):
             )
         log.info("%s call failed: %s", self.model, reason)
         return CallResult(ok=False, error=reason, attempts=attempts)
+
+
+def _tokens_used(value: Any) -> int | None:
+    """The tokens a reply says it used (prompt + completion), or None when it does not say."""
+    if isinstance(value, Generation) and value.tokens_in is not None:
+        return value.tokens_in + (value.tokens_out or 0)
+    return None
 
 
 def _present(result: CallResult[Any] | None) -> CallResult[Any]:

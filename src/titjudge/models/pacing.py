@@ -1,0 +1,117 @@
+"""Pacing a model's requests: a per-minute budget of requests or tokens, and, when no budget is
+known, a concurrency learnt from the provider's 429s.
+
+`Pacer` spends a per-minute budget on an even schedule (a cell-rate schedule: each start moves
+the next allowed start on by cost / rate). Requests cost 1 under `rpm`; under `tpm` a request
+costs its token estimate, and the reply's real usage is settled afterwards (`refund`), so the
+budget follows what the provider counted. The schedule is its own anchor: a start woken a little
+late (by at most half its own spacing) does not push the ones after it back, so event-loop
+latency is not lost, while a longer stall restarts the schedule instead of releasing a burst.
+The pace is `HEADROOM` of the limit: any window of W seconds then holds at most
+HEADROOM x rate x W + 1.5 starts (the pace, half a spacing kept, the window's edge), which is
+within the limit once the window is 75 starts long (2.5 s at 1,800 rpm, 60 s at 75 rpm); under
+tpm the window may also hold one request partly charged before it.
+
+`AdaptiveWindow` is additive-increase / multiplicative-decrease on the number of requests in
+flight: halved on a 429 (once per round: 429s of requests sent before the last cut do not cut
+again), grown by one per window's worth of successes, up to the configured concurrency. The
+limiter spreads those starts over a round trip (window / mean latency per second), so the
+requests a pause held back do not all go out at once when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+#: the share of a configured rpm / tpm that is paced for
+HEADROOM = 0.98
+#: how late (as a share of one start's own spacing) a start may be woken and still keep the
+#: schedule; later than that, the schedule restarts from the late start
+LATENESS = 0.5
+#: the cut on a 429 and the floor of the learnt window
+DECREASE = 0.5
+MIN_WINDOW = 1.0
+
+
+class Pacer:
+    """At most `per_minute` x HEADROOM units per minute, spent evenly; FIFO among waiters."""
+
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic):
+        if per_minute <= 0:
+            raise ValueError("a per-minute limit must be positive")
+        self.per_minute = per_minute
+        self.rate = per_minute * HEADROOM / 60.0  # units per second
+        self._clock = clock
+        self._next = -float("inf")  # when the next start is due (the schedule's anchor)
+        self._lock: asyncio.Lock | None = None
+        self._changed: asyncio.Event | None = None
+
+    def set_rate(self, per_second: float) -> None:
+        """Pace at `per_second` units from now on (a learnt rate: no headroom taken)."""
+        self.rate = per_second
+
+    def due_in(self, now: float) -> float:
+        """Seconds until a start is allowed (0: now)."""
+        return max(0.0, self._next - now)
+
+    def grant(self, now: float, cost: float) -> None:
+        """Record a start at `now` costing `cost` units: the next start is due cost / rate
+        after the due time this one kept (or after `now`, when it came later than allowed)."""
+        spacing = cost / self.rate
+        late = now - self._next
+        anchor = self._next if 0.0 <= late <= LATENESS * spacing else max(self._next, now)
+        self._next = anchor + spacing
+
+    def refund(self, units: float) -> None:
+        """Give back `units` charged but not spent (negative: charge more), e.g. a reply that
+        used fewer tokens than its estimate, or a request the provider refused unserved."""
+        if units == 0:
+            return
+        self._next -= units / self.rate
+        if self._changed is not None:
+            self._changed.set()
+
+    async def take(self, cost: float = 1.0) -> None:
+        """Wait for this request's turn and charge it `cost` units."""
+        if self._lock is None:  # created lazily, in the loop that uses them
+            self._lock, self._changed = asyncio.Lock(), asyncio.Event()
+        assert self._changed is not None
+        async with self._lock:  # one waiter sleeps at a time, the others queue behind it
+            while (wait := self.due_in(self._clock())) > 0:
+                self._changed.clear()
+                # a refund may bring the due time forward: wake for it
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait)
+            self.grant(self._clock(), cost)
+
+
+class AdaptiveWindow:
+    """How many requests may be in flight, learnt from 429s (AIMD), between 1 and `ceiling`."""
+
+    def __init__(self, ceiling: int):
+        self.ceiling = ceiling
+        self.size = float(ceiling)
+        #: bumped on every cut; a request remembers the round it started in
+        self.round = 0
+        self.cuts = 0
+
+    @property
+    def allowed(self) -> int:
+        return max(1, int(self.size))
+
+    def succeeded(self) -> None:
+        """One success: +1 per window's worth of successes (about one per round trip)."""
+        self.size = min(float(self.ceiling), self.size + 1.0 / self.size)
+
+    def rate_limited(self, started_round: int) -> bool:
+        """A 429 for a request started in `started_round`; True when it cut the window (the
+        first 429 of the current round: those of requests sent before the cut do not count)."""
+        if started_round != self.round:
+            return False
+        self.size = max(MIN_WINDOW, self.size * DECREASE)
+        self.round += 1
+        self.cuts += 1
+        return True
