@@ -103,7 +103,7 @@ class Limiter:
         self.tpm_pacer = Pacer(tpm, clock) if tpm else None
         #: learnt from 429s when no rate is configured
         self.adaptive = None if rpm or tpm else AdaptiveWindow(concurrency)
-        #: adaptive: starts spread over a round trip (rate: window / mean latency)
+        #: adaptive, after a 429: starts spread over a round trip (rate: window / mean latency)
         self._spread = Pacer(60.0, clock) if self.adaptive is not None else None
         self._latency: float | None = None
         self._gate: _Gate | None = None
@@ -139,7 +139,8 @@ class Limiter:
                 break
             gate.release()
         try:
-            if self._spread is not None and self._latency is not None:
+            if self._spreading():
+                assert self._spread is not None
                 await self._spread.take(1.0)
             if self.rpm_pacer is not None:
                 await self.rpm_pacer.take(1.0)
@@ -158,6 +159,18 @@ class Limiter:
             if grant.outcome == "ok" and self.adaptive is not None:
                 self._succeeded(self._clock() - started)
             gate.release()
+
+    def _spreading(self) -> bool:
+        """Adaptive starts are spread over a round trip only once a 429 has cut the window: a
+        server that never refuses gets a new request the moment one ends (spreading at
+        window / mean latency from the first reply on cost a long-tailed run 1.7x-3x its ideal
+        wall time, benchmarks/RESULTS.md section 10)."""
+        return (
+            self._spread is not None
+            and self._latency is not None
+            and self.adaptive is not None
+            and self.adaptive.cuts > 0
+        )
 
     def _succeeded(self, latency: float) -> None:
         """Adaptive: one more success grows the window; starts are spread at window / latency."""
