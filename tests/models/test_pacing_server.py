@@ -66,7 +66,9 @@ def test_not_told_few_requests_are_refused_and_none_is_lost(monkeypatch, tmp_pat
     assert all(r.ok for r in results)  # every refused request was sent again and answered
     assert tpm_server.stats.by_status.get(200, 0) == 60
     refused = tpm_server.stats.by_status.get(429, 0)
-    assert refused <= 9, refused  # 15%: the start-up overshoot weighs on a run this short
+    # 20%: the start-up overshoot weighs on a run this short (before the first 429 the limiter
+    # no longer spreads starts, so a server that never refuses gets full concurrency)
+    assert refused <= 12, refused
     assert client.limiter.adaptive is not None and client.limiter.adaptive.cuts >= 1
 
 
