@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 from titjudge.errors import ConfigError
 from titjudge.models.lazy import BackendPlan
-from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY
+from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY, configured_key
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
 
@@ -88,14 +87,7 @@ def embedding_settings(spec: ModelSpec, options: ModelOptions) -> EmbeddingSetti
             f"{spec}: an embedding model takes one api_base, not a list ({len(options.api_base)} "
             "endpoints); several endpoints are for text models (describers and LLM judges)"
         )
-    key = None
-    if options.api_key_env is not None:
-        key = os.environ.get(options.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"{spec}: api_key_env names {options.api_key_env!r}, but that environment "
-                "variable is not set"
-            )
+    key = configured_key(spec, options)
     limit = provider_limit(spec, options.api_base)
     return EmbeddingSettings(
         api_base=options.api_base,

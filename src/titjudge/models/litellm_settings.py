@@ -77,6 +77,20 @@ class LiteLLMSettings:
         }
 
 
+def configured_key(spec: ModelSpec, options: ModelOptions) -> str | None:
+    """The key `api_key_env` names (None when it names none); a named but unset variable is a
+    ConfigError. Text and embedding models read their key the same way."""
+    if options.api_key_env is None:
+        return None
+    key = os.environ.get(options.api_key_env)
+    if not key:
+        raise ConfigError(
+            f"{spec}: api_key_env names {options.api_key_env!r}, but that environment "
+            "variable is not set"
+        )
+    return key
+
+
 def settings(spec: ModelSpec, options: ModelOptions) -> LiteLLMSettings:
     """The settings of one `litellm:` model; a bad thinking option or an unset `api_key_env`
     is a ConfigError here, before any call."""
@@ -86,14 +100,7 @@ def settings(spec: ModelSpec, options: ModelOptions) -> LiteLLMSettings:
         thinking = plan_thinking(spec, options.thinking, options.api_base)
     except ThinkingError as exc:
         raise ConfigError(str(exc)) from None
-    key = None
-    if options.api_key_env is not None:
-        key = os.environ.get(options.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"{spec}: api_key_env names {options.api_key_env!r}, but that environment "
-                "variable is not set"
-            )
+    key = configured_key(spec, options)
     return LiteLLMSettings(
         api_base=options.api_base,
         api_key_env=options.api_key_env,

@@ -225,7 +225,22 @@ def _wait_for_room(spec: ModelSpec, count: int, gpus: float, cpus: float) -> Non
         time.sleep(0.2)
 
 
-class RayTextBackend(TextBackend):
+class _Pooled:
+    """What a backend served by an `ActorPool` reports: its facts come from the actors."""
+
+    pool: ActorPool
+
+    def cache_facts(self) -> dict[str, Any]:
+        return dict(self.pool.facts["cache_facts"])
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.pool.facts["describe"], "execution": self.pool.record}
+
+    async def aclose(self) -> None:
+        self.pool.close()
+
+
+class RayTextBackend(_Pooled, TextBackend):
     """An `hf:` model served by Ray actors."""
 
     def __init__(self, spec: ModelSpec, pool: ActorPool):
@@ -238,17 +253,8 @@ class RayTextBackend(TextBackend):
         reply: Generation = await self.pool.call("generate", request)
         return reply
 
-    def cache_facts(self) -> dict[str, Any]:
-        return dict(self.pool.facts["cache_facts"])
 
-    def describe(self) -> dict[str, Any]:
-        return {**self.pool.facts["describe"], "execution": self.pool.record}
-
-    async def aclose(self) -> None:
-        self.pool.close()
-
-
-class RayEmbeddingBackend(EmbeddingBackend):
+class RayEmbeddingBackend(_Pooled, EmbeddingBackend):
     """An `embed:` model served by Ray actors."""
 
     def __init__(self, spec: ModelSpec, pool: ActorPool):
@@ -261,15 +267,6 @@ class RayEmbeddingBackend(EmbeddingBackend):
             return []
         vectors: list[list[float]] = await self.pool.call("embed", texts)
         return vectors
-
-    def cache_facts(self) -> dict[str, Any]:
-        return dict(self.pool.facts["cache_facts"])
-
-    def describe(self) -> dict[str, Any]:
-        return {**self.pool.facts["describe"], "execution": self.pool.record}
-
-    async def aclose(self) -> None:
-        self.pool.close()
 
 
 __all__ = [
