@@ -31,7 +31,7 @@ from doubles.server_request import (
     apply_content_fault,
     as_reply,
 )
-from doubles.server_scripts import build_responder, echo_responder
+from doubles.server_scripts import build_responder, echo_responder, request_item
 from doubles.server_stats import ServerStats, SlidingWindowLimiter
 from doubles.server_text import hashed_embedding
 from doubles.server_wire import (
@@ -63,6 +63,8 @@ class _Ctx:
     reset: bool = False
     #: the request's entry in the tpm window ([arrival, tokens]), once admitted
     entry: list[float] | None = None
+    #: (image sha256, prompt sha256) of the item a chat request is about
+    item: tuple[str | None, str | None] = (None, None)
 
 
 class FakeOpenAIApp(SeededDraws):
@@ -185,7 +187,9 @@ class FakeOpenAIApp(SeededDraws):
                 return response
             finally:
                 tokens = int(ctx.entry[1]) if ctx.entry is not None else None
-                self.stats.finish(endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash, tokens)
+                self.stats.finish(
+                    endpoint, ctx.arrived, status, ctx.fault, ctx.body_hash, tokens, ctx.item
+                )
 
         return wrapped
 
@@ -254,6 +258,7 @@ class FakeOpenAIApp(SeededDraws):
         except BadRequest as exc:
             await asyncio.sleep(delay)
             return bad_request(exc)
+        ctx.item = request_item(self.responder, request)
         tokens = prompt_token_count(request)
         if self._tokens is not None:
             requested = tokens + (request.max_tokens or 0)

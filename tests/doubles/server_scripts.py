@@ -16,6 +16,7 @@ built-in ones are deterministic so tests can hand-compute what a judge or descri
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -83,10 +84,19 @@ class DescribeResponder:
     def __init__(self, descriptions: Mapping[str, str] | None = None, words: int = 250):
         self.descriptions = dict(descriptions or {})
         self.words = words
+        #: description text (stripped) -> the image it describes, stored or served so far
+        self._images = {text.strip(): sha for sha, text in self.descriptions.items()}
 
     def description_for(self, image: ImagePart) -> str:
         stored = self.descriptions.get(image.sha256)
-        return stored if stored is not None else describe_from_hash(image.sha256, self.words)
+        text = stored if stored is not None else describe_from_hash(image.sha256, self.words)
+        self._images.setdefault(text.strip(), image.sha256)
+        return text
+
+    def image_of(self, description: str) -> str | None:
+        """The sha256 of the image this description belongs to: one loaded from the
+        descriptions file or described by this responder; None for a text it never knew."""
+        return self._images.get(description.strip())
 
     def __call__(self, request: ChatRequest) -> Reply:
         if not request.images:
@@ -236,6 +246,23 @@ class AutoResponder:
         if request.images:
             return self.describe(request)
         return echo_responder(request)
+
+
+def request_item(responder: Responder, request: ChatRequest) -> tuple[str | None, str | None]:
+    """(image sha256, PROMPT-section sha256) of the item a chat request is about, for the
+    request log: a judge request (PROMPT and DESCRIPTION found, by an auto or judge
+    responder's markers) names the image whose description it carries (as the describer
+    loaded or served it; else the request's own image, else None) and its prompt's hash;
+    any other request names its first image, prompt None. Ties a judge call to the describe
+    call it follows from."""
+    judge = responder.judge if isinstance(responder, AutoResponder) else responder
+    own = request.images[0].sha256 if request.images else None
+    if isinstance(judge, JudgeResponder):
+        prompt, description = judge.texts(request)
+        if prompt is not None and description is not None:
+            image = judge.describer.image_of(description) or own
+            return image, hashlib.sha256(prompt.encode()).hexdigest()
+    return own, None
 
 
 RESPONDERS = ("auto", "echo", "describe", "judge", "scripted")

@@ -16,7 +16,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """One finished request: wall-clock arrival/finish (time.time()), outcome, body hash."""
+    """One finished request: wall-clock arrival/finish (time.time()), outcome, body hash,
+    and the item it is about (`doubles.server_scripts.request_item`)."""
 
     arrived: float
     finished: float
@@ -26,6 +27,10 @@ class RequestRecord:
     body_hash: str | None
     #: the tokens a tpm-limited server counted for it (prompt + completion once answered)
     tokens: int | None = None
+    #: sha256 of the image described, or of the image whose description a judge call carries
+    image: str | None = None
+    #: sha256 of a judge call's PROMPT section (None for a describe call)
+    prompt: str | None = None
 
 
 class ServerStats:
@@ -64,6 +69,7 @@ class ServerStats:
         fault: str | None,
         body_hash: str | None,
         tokens: int | None = None,
+        item: tuple[str | None, str | None] = (None, None),
     ) -> None:
         with self._lock:
             self.in_flight -= 1
@@ -75,7 +81,9 @@ class ServerStats:
                 if status == 200 and fault is None:
                     self.ok_by_body[body_hash] += 1
             self.records.append(
-                RequestRecord(arrived, time.time(), endpoint, status, fault, body_hash, tokens)
+                RequestRecord(
+                    arrived, time.time(), endpoint, status, fault, body_hash, tokens, *item
+                )
             )
 
     def duplicates(self, ok_only: bool = False) -> int:

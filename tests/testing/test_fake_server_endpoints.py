@@ -13,7 +13,7 @@ import urllib.request
 from typing import Any
 
 from doubles.server import ChatRequest, FakeOpenAIServer
-from doubles.server_scripts import DescribeResponder, JudgeResponder
+from doubles.server_scripts import DescribeResponder, JudgeResponder, build_responder
 from doubles.server_text import describe_from_hash
 from fake_server_support import litellm, run
 from PIL import Image
@@ -155,3 +155,30 @@ def test_max_concurrent_queues_requests_beyond_it():
             thread.join()
         assert time.perf_counter() - started >= 0.85
         assert server.stats.max_in_flight == 2 and server.stats.by_status[200] == 6
+
+
+def test_request_log_ties_each_judge_call_to_the_image_it_judges() -> None:
+    red, blue = png((255, 0, 0)), png((0, 0, 255))
+    red_sha, blue_sha = hashlib.sha256(red).hexdigest(), hashlib.sha256(blue).hexdigest()
+    prompt = "a red square on a white wall"
+
+    def judge_text(description: str) -> str:
+        return f"Rate the match.\nPROMPT: {prompt}\nDESCRIPTION: {description}\n"
+
+    auto = build_responder("auto", descriptions={red_sha: "A plain red square."})
+    with FakeOpenAIServer(responder=auto) as fake:
+        call(fake.url, image_message(red, "Please describe the image."))
+        served = call(fake.url, image_message(blue, "Please describe the image."))
+        blue_text = served.choices[0].message.content
+        for description in ("A plain red square.", blue_text, "a text nobody described"):
+            call(fake.url, [{"role": "user", "content": judge_text(description)}])
+        records = [(r.image, r.prompt) for r in fake.stats.records]
+    prompt_sha = hashlib.sha256(prompt.encode()).hexdigest()
+    # the stored description, then one the server derived and served, then an unknown one
+    assert records == [
+        (red_sha, None),
+        (blue_sha, None),
+        (red_sha, prompt_sha),
+        (blue_sha, prompt_sha),
+        (None, prompt_sha),
+    ]
