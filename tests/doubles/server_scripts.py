@@ -93,10 +93,17 @@ class DescribeResponder:
         self._images.setdefault(text.strip(), image.sha256)
         return text
 
-    def image_of(self, description: str) -> str | None:
-        """The sha256 of the image this description belongs to: one loaded from the
-        descriptions file or described by this responder; None for a text it never knew."""
-        return self._images.get(description.strip())
+    def image_of(self, section: str) -> str | None:
+        """The sha256 of the image whose description `section` is, or starts with up to a
+        line break (a judge template may put its instructions after the description), among
+        those loaded from the descriptions file or described so far; None for a text it
+        never knew."""
+        found = self._images.get(section.strip())
+        cut = section.find("\n")
+        while found is None and cut != -1:
+            found = self._images.get(section[:cut].strip())
+            cut = section.find("\n", cut + 1)
+        return found
 
     def __call__(self, request: ChatRequest) -> Reply:
         if not request.images:

@@ -163,7 +163,8 @@ def test_request_log_ties_each_judge_call_to_the_image_it_judges() -> None:
     prompt = "a red square on a white wall"
 
     def judge_text(description: str) -> str:
-        return f"Rate the match.\nPROMPT: {prompt}\nDESCRIPTION: {description}\n"
+        # as titjudge's judge templates do, instructions follow the description
+        return f"PROMPT:\n{prompt}\n\nDESCRIPTION:\n{description}\n\nReply with only JSON."
 
     auto = build_responder("auto", descriptions={red_sha: "A plain red square."})
     with FakeOpenAIServer(responder=auto) as fake:
