@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Section, Table, fmt, standalone, timed_section  # noqa: E402
 
 from titjudge.agents.graph import build_graph, run_config  # noqa: E402
-from titjudge.agents.nodes import RunContext  # noqa: E402
+from titjudge.agents.item import RunContext  # noqa: E402
 from titjudge.data.images import ImageLoader  # noqa: E402
 from titjudge.data.records import Item  # noqa: E402
 from titjudge.judges.base import Described, Judge, JudgeOutcome  # noqa: E402

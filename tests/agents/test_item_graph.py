@@ -6,9 +6,10 @@ import json
 
 from PIL import Image
 
-import titjudge.agents.graph as graph_module
+import titjudge.agents.finish as finish_module
 from titjudge.agents.graph import build_graph
-from titjudge.agents.nodes import RunContext, build_item_graph
+from titjudge.agents.item import RunContext
+from titjudge.agents.nodes import build_item_graph
 from titjudge.agents.runner import run_async
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
@@ -182,7 +183,7 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
             n_failed_items=5,
         )
 
-    monkeypatch.setattr(graph_module, "evaluate_run", marked)
+    monkeypatch.setattr(finish_module, "evaluate_run", marked)
     outcome = asyncio.run(run_async(config))
     out = outcome.out_dir
     assert seen["n"] == 16

@@ -1,5 +1,6 @@
-"""Nothing loads until something must be computed: a fully cached re-run imports neither litellm
-nor torch, and a model whose answers are all cached is never loaded (issue: speed at the limits).
+"""Nothing loads until something must be computed: a fully cached re-run imports neither litellm,
+torch nor LangGraph, and a model whose answers are all cached is never loaded (issue: speed at
+the limits).
 
 Each run is a child process (`titjudge run` through the CLI's main), so `sys.modules` shows what
 that run really imported; the describer and the LLM judge are litellm models served by the
@@ -25,7 +26,7 @@ RUN = """
 import json, sys
 from titjudge.cli import main
 code = main(sys.argv[1:])
-print("MODULES " + json.dumps({m: m in sys.modules for m in ("litellm", "torch", "transformers")}))
+print("MODULES " + json.dumps({m: m in sys.modules for m in ("litellm", "torch", "transformers", "langgraph")}))
 sys.exit(code)
 """
 
@@ -72,7 +73,7 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
         config = _config(synth_data, server.url, tmp_path, embedding_path)
         code, fresh, _ = _run(config)
         assert code == 0
-        assert fresh == {"litellm": True, "torch": True, "transformers": True}
+        assert fresh == {"litellm": True, "torch": True, "transformers": True, "langgraph": True}
         asked = server.stats.total
         first = _scores(tmp_path / "runs" / "e2e")
         run_record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())
@@ -82,7 +83,13 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
         # the re-run needs no key either: its litellm models answer from the cache
         code, cached, _ = _run(config, without_key=True)
         assert code == 0
-        assert cached == {"litellm": False, "torch": False, "transformers": False}
+        # every item was answered before the graph: LangGraph is not even imported
+        assert cached == {
+            "litellm": False,
+            "torch": False,
+            "transformers": False,
+            "langgraph": False,
+        }
         assert server.stats.total == asked  # nothing asked again
         assert _scores(tmp_path / "runs" / "e2e") == first
         record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())

@@ -20,7 +20,6 @@ once every item is done. The evaluator node returns everything the run writes
 
 from __future__ import annotations
 
-import asyncio
 import operator
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
@@ -30,10 +29,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from titjudge.agents.nodes import STEPS_PER_ITEM, RunContext, build_item_graph
+from titjudge.agents.finish import evaluate, judge_pairs
+from titjudge.agents.item import RunContext
+from titjudge.agents.nodes import STEPS_PER_ITEM, build_item_graph
 from titjudge.data.records import Item
-from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
-from titjudge.metrics.evaluate import evaluate_run
+from titjudge.judges.pairwise import PairwiseRun
 from titjudge.records import ItemResult, RunEvaluation
 
 
@@ -82,33 +82,11 @@ def build_graph() -> Any:
         return [Send("items", {"feed": feed, "steps": steps}) for _ in range(workers)]
 
     async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        if not ctx.pairwise:
-            return {"pairwise": {}}
-        results = state.get("results", [])
-        items = [r.item for r in results]
-        descriptions = {r.item.item_id: r.described for r in results}
-        ctx.progress.pairs_begin(len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise))
-        runs = await asyncio.gather(
-            *(
-                run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged)
-                for j in ctx.pairwise
-            )
-        )
-        return {"pairwise": {run.judge: run for run in runs}}
+        return {"pairwise": await judge_pairs(state.get("results", []), runtime.context)}
 
     async def evaluator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        evaluation = await asyncio.to_thread(
-            evaluate_run,
-            state.get("results", []),
-            state.get("pairwise") or {},
-            ctx.human,
-            ctx.variant_order,
-            bootstrap=ctx.bootstrap,
-            seed=ctx.seed,
-        )
-        return {"evaluation": evaluation}
+        results, runs = state.get("results", []), state.get("pairwise") or {}
+        return {"evaluation": await evaluate(results, runs, runtime.context)}
 
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("items", worker)

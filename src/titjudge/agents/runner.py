@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.agents.graph import build_graph, run_config
-from titjudge.agents.nodes import RunContext
+from titjudge.agents.cached import resolve_cached
+from titjudge.agents.finish import evaluate, judge_pairs
+from titjudge.agents.item import RunContext
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.images import ImageLoader
@@ -144,7 +145,7 @@ async def run_async(
             human=human,
             bootstrap=bootstrap,
             seed=config.run.seed,
-            images=ImageLoader(config.run.concurrency),
+            images=ImageLoader(config.run.concurrency, known=cache),
         )
 
         def record() -> None:
@@ -165,10 +166,7 @@ async def run_async(
             progress, show=show_progress, title=progress_title, interval=progress_interval
         )
         async with display:
-            state = await build_graph().ainvoke(
-                {"items": items, "results": []}, run_config(config.run.concurrency), context=ctx
-            )
-        evaluation: RunEvaluation = state["evaluation"]
+            evaluation = await _run_items(items, ctx, config.run.concurrency)
         record()
     finally:
         if owned:
@@ -218,6 +216,22 @@ async def run_async(
         summary=summary,
         results=results,
     )
+
+
+async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> RunEvaluation:
+    """Items answered from the cache alone first (`agents.cached`); the graph runs the rest,
+    then the pairwise judges and the evaluator. With nothing left to ask, those two run
+    directly and LangGraph is never loaded."""
+    answered, rest = await resolve_cached(items, ctx)
+    if not rest:
+        return await evaluate(answered, await judge_pairs(answered, ctx), ctx)
+    from titjudge.agents.graph import build_graph, run_config
+
+    state = await build_graph().ainvoke(
+        {"items": rest, "results": answered}, run_config(concurrency), context=ctx
+    )
+    evaluation: RunEvaluation = state["evaluation"]
+    return evaluation
 
 
 def run(config: RunConfig, **kwargs: Any) -> RunOutcome:

@@ -7,7 +7,8 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.nodes import RunContext, build_item_graph
+from titjudge.agents.item import RunContext
+from titjudge.agents.nodes import build_item_graph
 from titjudge.agents.preflight import preflight_run
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, validate_config

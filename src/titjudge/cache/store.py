@@ -158,6 +158,17 @@ class CallCache:
         with self._lock:
             self.stats.wrote(model)
 
+    # ------------------------------------------------------------------ facts
+    # What a run learnt besides answers (an image file's hash and size: `data.image_digests`,
+    # a resized image's hash: `models.call`), kept untagged under keys of their own prefix.
+
+    def get_meta(self, key: str) -> Any | None:
+        return self.get(key)
+
+    def set_meta(self, key: str, value: Any) -> None:
+        if self._store is not None:
+            self._write(lambda: self._store.set(key, value))
+
     # ------------------------------------------------------------------ claims
     # Two runs sharing one cache dir would otherwise both pay for every call they reach at
     # the same time. Before calling a model, a run claims the key (an atomic add); a run
@@ -218,10 +229,11 @@ class CallCache:
             raise CacheError(f"cache dir {self.directory}: cannot clear ({_reason(exc)})") from None
 
     def entries(self) -> int:
-        """Cached answers, not counting claims in progress."""
+        """Cached answers (every answer is tagged with its model), not counting claims in
+        progress or remembered facts."""
         if self._store is None:
             return 0
-        query = "SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'claim:%'"
+        query = "SELECT COUNT(*) FROM Cache WHERE tag IS NOT NULL"
         return int(self._read(lambda: self._store._sql(query).fetchone()[0]))
 
     def models(self) -> dict[str, int]:

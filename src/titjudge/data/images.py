@@ -33,9 +33,18 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from titjudge.data.image_digests import MetaStore, identity
 from titjudge.errors import DataError
 from titjudge.models.base import ImageInput
-from titjudge.models.images import MAX_SIDE, downscale, draft, encode, side_bounded_size
+from titjudge.models.images import (
+    MAX_SIDE,
+    downscale,
+    draft,
+    encode,
+    entry,
+    read_entry,
+    side_bounded_size,
+)
 
 #: the largest image the loader reads, 40000x40000; larger ones are refused undecoded
 MAX_PIXELS = 40_000 * 40_000
@@ -119,7 +128,7 @@ def _decoded(path: Path, data: bytes, image: Image.Image) -> ImageInput:
         return encode(_normalised(downscale(image, target)), mime, path)
     image.load()  # decodes fully: catches truncated files that open() accepts
     if fmt in _PASSTHROUGH and image.mode in _MODES:
-        return ImageInput(data=data, mime=mime, path=path)
+        return ImageInput(data=data, mime=mime, path=path, size=(width, height))
     return encode(_normalised(image), "image/png", path)
 
 
@@ -138,17 +147,52 @@ class ImageLoader:
     """Loads a run's images: at most `concurrency` decoded at once, and at most
     `pixel_budget` decoded pixels in flight (an image over the budget waits until nothing
     else is decoding, then decodes alone). Waiting loads are served first come, first
-    served. One loader is shared by all workers of a run; decoding runs in a thread."""
+    served. One loader is shared by all workers of a run; decoding runs in a thread.
 
-    def __init__(self, concurrency: int, pixel_budget: int = PIXEL_BUDGET):
+    With `known` (the run's cache), what each load learnt about a file is remembered there
+    (`data.image_digests`), and a later load of the same unchanged file reads nothing."""
+
+    def __init__(
+        self, concurrency: int, pixel_budget: int = PIXEL_BUDGET, known: MetaStore | None = None
+    ):
         if concurrency < 1 or pixel_budget < 1:
             raise ValueError("an image loader needs a concurrency and a pixel budget of at least 1")
         self.concurrency, self.pixel_budget = concurrency, pixel_budget
+        self.known = known
         self._decoding, self._pixels = 0, 0
         self._waiting: deque[tuple[int, asyncio.Future[None]]] = deque()
 
     async def load(self, path: str | Path) -> ImageInput:
-        """The image at `path`, as `load_image` reads it; raises DataError."""
+        """The image at `path`, as `load_image` reads it; raises DataError. A file loaded by
+        an earlier run and unchanged since comes back deferred (`peek`), unread."""
+        found = self.peek(path)
+        if found is not None:
+            return found
+        before = identity(path) if self.known is not None else None
+        image = await self._read(path)
+        if self.known is not None and before is not None and identity(path) == before:
+            self.known.set_meta(before, entry(image.sha256, image.mime, image.size))
+        return image
+
+    def peek(self, path: str | Path) -> ImageInput | None:
+        """The image at `path` as a deferred image when an earlier load of the same unchanged
+        file is remembered, else None. Its bytes are read (and checked against the remembered
+        hash) only when a call must send them."""
+        key = identity(path) if self.known is not None else None
+        found = read_entry(self.known.get_meta(key)) if self.known and key else None
+        if found is None:
+            return None
+        sha256, mime, size = found
+
+        async def fetch() -> ImageInput:
+            image = await self._read(path)
+            if image.sha256 != sha256:
+                raise DataError(f"{path}: the image file changed while the run used it; run again")
+            return image
+
+        return ImageInput.deferred(sha256, mime, Path(path), size, fetch)
+
+    async def _read(self, path: str | Path) -> ImageInput:
         pixels = await asyncio.to_thread(decode_pixels, path)
         async with self._slot(pixels):
             return await asyncio.to_thread(load_image, path)

@@ -8,18 +8,20 @@ validation error. Only validated results are cached, so a bad answer is asked ag
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
+from titjudge.errors import DataError
 from titjudge.models.base import GenerateRequest, Generation, ImageInput, TextBackend
-from titjudge.models.images import fit_image
+from titjudge.models.images import PIL_VERSION, entry, fit_image, read_entry
 from titjudge.models.keys import generation_key
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
-from titjudge.models.pipeline import Attempted, CallPipeline, Computed
+from titjudge.models.pipeline import Attempted, CallPipeline, Computed, probing
 from titjudge.models.results import (
     TRUNCATED,
     CallResult,
@@ -68,7 +70,7 @@ class ModelClient(CallPipeline[TextBackend]):
         """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
         not accept cut text treats such a cached entry as no answer)."""
-        request = self._fit(request)
+        request = await self._fit(request)
         key = generation_key(
             self.backend.spec,
             request,
@@ -104,7 +106,9 @@ class ModelClient(CallPipeline[TextBackend]):
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error."""
         keyed = dataclasses.replace(
-            self._fit(request), json_schema=response_schema(schema), schema_name=schema.__name__
+            await self._fit(request),
+            json_schema=response_schema(schema),
+            schema_name=schema.__name__,
         )
         key = generation_key(
             self.backend.spec,
@@ -130,26 +134,57 @@ class ModelClient(CallPipeline[TextBackend]):
 
     # ------------------------------------------------------------------ internals
 
-    def _fit(self, request: GenerateRequest) -> GenerateRequest:
+    async def _fit(self, request: GenerateRequest) -> GenerateRequest:
         """Images above `max_image_pixels` downscaled; the resized bytes are what the key hashes."""
         if self.max_image_pixels is None or not request.images:
             return request
-        fitted = tuple(self._fitted(image, self.max_image_pixels) for image in request.images)
+        fitted = tuple(
+            [await self._fitted(image, self.max_image_pixels) for image in request.images]
+        )
         if all(a is b for a, b in zip(fitted, request.images, strict=True)):
             return request
         return dataclasses.replace(request, images=fitted)
 
-    def _fitted(self, image: ImageInput, max_pixels: int) -> ImageInput:
-        """One resize per image, however many roles send it (describer, lmm, lmm_yes)."""
+    async def _fitted(self, image: ImageInput, max_pixels: int) -> ImageInput:
+        """One resize per image, however many roles send it (describer, lmm, lmm_yes). The
+        resized copy's hash is remembered in the cache dir, so a re-run keys a deferred image
+        (one it has not read) without reading and resizing it; its bytes are made when sent."""
+        width, height = image.size
+        if width * height <= max_pixels:
+            return image
         found = self._fit_memo.get(image.sha256)
         if found is None:
-            found = fit_image(image, max_pixels)
+            fact = f"image-fit:{image.sha256}:{max_pixels}:{PIL_VERSION}"
+            known = read_entry(self.cache.get_meta(fact))
+            probe = probing()
+            if known is None and not image.loaded and probe is not None:
+                probe.missed = True  # answered from the cache only: nothing is read to key it
+                return image
+            if known is not None and not image.loaded:
+                sha256, mime, size = known
+
+                async def fetch() -> ImageInput:
+                    made = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
+                    if made.sha256 != sha256:
+                        raise DataError(
+                            f"{image.path}: resized differently than remembered; run again"
+                        )
+                    return made
+
+                found = ImageInput.deferred(sha256, mime, image.path, size, fetch)
+            else:
+                found = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
+                self.cache.set_meta(fact, entry(found.sha256, found.mime, found.size))
             if len(self._fit_memo) >= 256:
                 self._fit_memo.pop(next(iter(self._fit_memo)))
             self._fit_memo[image.sha256] = found
         return found
 
     async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
+        if request.images:  # a deferred image's bytes are read now, when they must be sent
+            request = dataclasses.replace(
+                request, images=tuple([await image.load() for image in request.images])
+            )
         tokens = 0
         if self.limiter.tpm_pacer is not None:  # estimated only where a tpm budget needs it
             cap = request.max_tokens + self._thinking_reserve

@@ -18,7 +18,9 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import Any
 
+import PIL
 from PIL import Image
 
 from titjudge.models.base import ImageInput
@@ -87,7 +89,7 @@ def encode(image: Image.Image, source_mime: str, path: Path | None) -> ImageInpu
         fmt, options = "PNG", {}
     buffer = io.BytesIO()
     image.save(buffer, format=fmt, **options)
-    return ImageInput(data=buffer.getvalue(), mime=_MIMES[fmt], path=path)
+    return ImageInput(data=buffer.getvalue(), mime=_MIMES[fmt], path=path, size=image.size)
 
 
 def fit_image(image: ImageInput, max_pixels: int) -> ImageInput:
@@ -101,12 +103,38 @@ def fit_image(image: ImageInput, max_pixels: int) -> ImageInput:
     return encode(resized, image.mime, image.path)
 
 
+#: Pillow's version: a resized or re-encoded image's bytes may differ between versions, so
+#: a remembered hash of one (`entry`) is keyed on it
+PIL_VERSION = PIL.__version__
+
+
+def entry(sha256: str, mime: str, size: tuple[int, int]) -> dict[str, Any]:
+    """What is remembered of an image made from a file (its hash, type and pixel size), so
+    that a re-run keys it without reading it (`data.image_digests`, `models.call`)."""
+    return {"sha256": sha256, "mime": mime, "width": size[0], "height": size[1]}
+
+
+def read_entry(found: Any) -> tuple[str, str, tuple[int, int]] | None:
+    """(sha256, mime, (width, height)) from a remembered entry; None when it is not one."""
+    if not isinstance(found, dict):
+        return None
+    sha, mime, width, height = (found.get(k) for k in ("sha256", "mime", "width", "height"))
+    if not (isinstance(sha, str) and isinstance(mime, str)):
+        return None
+    if not (isinstance(width, int) and isinstance(height, int)):
+        return None
+    return sha, mime, (width, height)
+
+
 __all__ = [
     "MAX_SIDE",
+    "PIL_VERSION",
     "downscale",
     "draft",
     "encode",
+    "entry",
     "fit_image",
     "fitted_size",
+    "read_entry",
     "side_bounded_size",
 ]

@@ -17,7 +17,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -49,6 +51,47 @@ Accept = Callable[[Any], CallResult[Any] | None]
 Computed = tuple[CallResult[Any], Any]
 #: computes the answers at the given positions of a call, in order
 Compute = Callable[[list[int]], Awaitable[list[Computed]]]
+
+
+class CacheProbe:
+    """Calls made under `cache_only()` are answered from the cache alone: a call whose
+    answer is not there sends nothing and claims nothing, returns a failure, and marks the
+    probe `missed`. What the calls answered counts in their models' ledgers only once the
+    caller `commit()`s (it keeps the results), so a probe that missed counts nothing."""
+
+    NOT_CACHED = "not in the cache (answered from the cache only)"
+
+    def __init__(self) -> None:
+        self.missed = False
+        self._counted: list[tuple[Usage, list[CallResult[Any]]]] = []
+
+    def count(self, ledger: Usage, results: list[CallResult[Any]]) -> None:
+        self._counted.append((ledger, results))
+
+    def commit(self) -> None:
+        for ledger, results in self._counted:
+            for result in results:
+                ledger.add(result)
+        self._counted.clear()
+
+
+_PROBE: ContextVar[CacheProbe | None] = ContextVar("titjudge_cache_probe", default=None)
+
+
+def probing() -> CacheProbe | None:
+    """The probe the current call runs under, if any."""
+    return _PROBE.get()
+
+
+@contextmanager
+def cache_only() -> Iterator[CacheProbe]:
+    """Answer the calls made inside from the cache alone (see `CacheProbe`)."""
+    probe = CacheProbe()
+    token = _PROBE.set(probe)
+    try:
+        yield probe
+    finally:
+        _PROBE.reset(token)
 
 
 @dataclass
@@ -128,8 +171,12 @@ class CallPipeline(Generic[B]):
             results[i] = dataclasses.replace(await asyncio.shield(future), cached=True)
         final = [_present(result) for result in results]
         ledger = self.usage.setdefault(role, Usage())
-        for result in final:
-            ledger.add(result)
+        probe = _PROBE.get()
+        if probe is not None:
+            probe.count(ledger, final)
+        else:
+            for result in final:
+                ledger.add(result)
         return final
 
     async def _answer(
@@ -155,6 +202,13 @@ class CallPipeline(Generic[B]):
             else:
                 results[i] = found
                 settle(i)
+        probe = _PROBE.get()
+        if probe is not None and pending:
+            probe.missed = True
+            for i in pending:
+                results[i] = CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
+                settle(i)
+            return
         while pending:
             mine = [i for i in pending if self._claim(keys[i][0])]
             theirs = [i for i in pending if i not in mine]
@@ -324,4 +378,13 @@ def _present(result: CallResult[Any] | None) -> CallResult[Any]:
     return result
 
 
-__all__ = ["Accept", "Attempted", "CallPipeline", "Compute", "Computed"]
+__all__ = [
+    "Accept",
+    "Attempted",
+    "CacheProbe",
+    "CallPipeline",
+    "Compute",
+    "Computed",
+    "cache_only",
+    "probing",
+]

@@ -1,0 +1,67 @@
+"""Items answered entirely from the cache, resolved before the graph runs.
+
+A re-run whose answers are all cached would spend most of its time on LangGraph's work per
+step (two steps per item) and on reading images again. So, before the graph, each item is
+tried once under `models.pipeline.cache_only()`: its image as an earlier run remembered it
+(`ImageLoader.peek`: deferred, not read), its description and every per-item judge, through
+the same code the graph's nodes run (`agents.item`). An item whose every call is answered becomes its result here. An
+item with any answer missing, or an image no earlier run read unchanged, is left to the
+graph, which asks again everything it needs (its cached answers are read a second time,
+counted once). Nothing here sends a request, claims a key, reads an image or loads a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from titjudge.agents.item import (
+    RunContext,
+    apply_fallbacks,
+    describe_image,
+    needs_fallback,
+    safe_judge,
+)
+from titjudge.data.records import Item
+from titjudge.models.pipeline import cache_only
+from titjudge.records import ItemResult
+
+#: items tried between two yields to the event loop (the progress display keeps ticking)
+YIELD_EVERY = 64
+
+
+async def resolve_cached(items: list[Item], ctx: RunContext) -> tuple[list[ItemResult], list[Item]]:
+    """(the results of the items answered from the cache alone, the items left to run)."""
+    done: list[ItemResult] = []
+    rest: list[Item] = []
+    for index, item in enumerate(items):
+        if index % YIELD_EVERY == YIELD_EVERY - 1:
+            await asyncio.sleep(0)
+        result = await _from_cache(item, ctx)
+        if result is None:
+            rest.append(item)
+        else:
+            done.append(result)
+    return done, rest
+
+
+async def _from_cache(item: Item, ctx: RunContext) -> ItemResult | None:
+    image = ctx.images.peek(item.image)
+    if image is None:
+        return None
+    with cache_only() as probe:
+        described = await describe_image(image, ctx)
+        if probe.missed:
+            return None
+        outcomes = [await safe_judge(j, item, image, described) for j in ctx.judges]
+        if probe.missed:
+            return None
+    probe.commit()
+    if needs_fallback(outcomes, ctx.fallbacks):
+        outcomes = apply_fallbacks(outcomes, ctx.fallbacks)
+    ctx.progress.item_described()
+    result = ItemResult(item=item, described=described, outcomes=outcomes, image_error=None)
+    ctx.progress.item_done(result)
+    return result
+
+
+__all__ = ["resolve_cached"]

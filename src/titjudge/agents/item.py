@@ -1,0 +1,133 @@
+"""One item's work, as the graph's nodes (`agents.nodes`) and the cached pass
+(`agents.cached`) both do it: load the image, describe it, run every per-item judge, apply
+fallbacks. Nothing here imports LangGraph, so a re-run answered entirely from the cache never
+loads it.
+
+Every per-item error is caught here and becomes a failure record: one bad image or one
+failed call never cancels its siblings. A cache that cannot be used stops the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from titjudge.cache.store import CacheError
+from titjudge.data.images import ImageLoader
+from titjudge.data.records import HumanPair, Item
+from titjudge.errors import DataError
+from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.pairwise import PairwiseJudge
+from titjudge.metrics.evaluate import HumanData
+from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.call import ModelClient
+from titjudge.prompts.loader import PromptTemplate
+from titjudge.records import Progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunContext:
+    """The run's fixed inputs, handed to every node as LangGraph's run context.
+
+    `judges` score one item at a time; `pairwise` judges run after every item is
+    described, over `pairs` (the run's human pairs; None: every pair within a prompt).
+    `human`, `bootstrap` and `seed` are the evaluator's. `images` loads every worker's
+    images, bounding the decodes in flight (the runner's holds `run.concurrency`).
+    """
+
+    describer: ModelClient
+    describe_template: PromptTemplate
+    describe_max_tokens: int
+    describe_temperature: float
+    judges: list[Judge]
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    progress: Progress = field(default_factory=Progress)
+    pairwise: list[PairwiseJudge] = field(default_factory=list)
+    pairs: list[HumanPair] | None = None
+    #: judge names in config order: the order of every item's outcomes
+    variant_order: list[str] = field(default_factory=list)
+    #: keep descriptions cut at max_tokens (marked truncated) instead of failing them
+    describe_keep_truncated: bool = False
+    human: HumanData | None = None
+    bootstrap: int = 1000
+    seed: int = 0
+    images: ImageLoader = field(default_factory=lambda: ImageLoader(concurrency=1))
+
+
+async def describe_item(item: Item, ctx: RunContext) -> dict[str, Any]:
+    try:
+        image = await ctx.images.load(item.image)
+    except CacheError:  # what was learnt of the image cannot be stored: the run stops
+        raise
+    except DataError as exc:
+        failed = Described(text=None, error=f"image: {exc}")
+        return {"image": None, "described": failed, "image_error": str(exc)}
+    return {"image": image, "described": await describe_image(image, ctx), "image_error": None}
+
+
+async def describe_image(image: ImageInput, ctx: RunContext) -> Described:
+    """The describer's description of `image` (skipped when no judge reads one)."""
+    every = [*ctx.judges, *ctx.pairwise]
+    if every and not any(judge.needs_description for judge in every):
+        return Described.skipped()
+    system, user = ctx.describe_template.render()
+    request = GenerateRequest(
+        prompt=user,
+        system=system,
+        images=(image,),
+        max_tokens=ctx.describe_max_tokens,
+        temperature=ctx.describe_temperature,
+    )
+    call = await ctx.describer.text(
+        request,
+        role="describer",
+        template=ctx.describe_template.record(),
+        accept_truncated=ctx.describe_keep_truncated,
+    )
+    if not call.ok:
+        return Described(text=None, call=call, error=call.error)
+    return Described(text=call.value, call=call)
+
+
+def needs_fallback(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> bool:
+    """Whether a judge that has a configured fallback failed."""
+    return any(o.status == "failed" and o.variant in fallbacks for o in outcomes)
+
+
+async def safe_judge(
+    judge: Judge, item: Item, image: ImageInput | None, described: Described
+) -> JudgeOutcome:
+    try:
+        return await judge.judge(item, image, described)
+    except CacheError:  # the cache cannot be written or read: the whole run stops, not one item
+        raise
+    except Exception as exc:  # a judge bug for one item must not cancel its siblings
+        log.exception("judge %s crashed on item %s", judge.name, item.item_id)
+        return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> list[JudgeOutcome]:
+    """Replace a failed judge's score by its fallback's, marked `fallback` with the original error."""
+    by_name = {o.variant: o for o in outcomes}
+    for outcome in outcomes:
+        backup_name = fallbacks.get(outcome.variant)
+        backup = by_name.get(backup_name) if backup_name else None
+        if outcome.status == "failed" and backup is not None and backup.status == "ok":
+            outcome.status = "fallback"
+            outcome.score = backup.score
+            outcome.details["fallback_from"] = backup.variant
+            outcome.rationale = f"[fallback to {backup.variant}] {backup.rationale or ''}".strip()
+    return outcomes
+
+
+__all__ = [
+    "RunContext",
+    "apply_fallbacks",
+    "describe_image",
+    "describe_item",
+    "needs_fallback",
+    "safe_judge",
+]
