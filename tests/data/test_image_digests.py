@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from titjudge.cache.store import CallCache
+from titjudge.cache.store import FACTS_FILE, CallCache
 from titjudge.data.image_digests import identity
 from titjudge.data.images import ImageLoader
 from titjudge.errors import DataError
@@ -102,3 +102,20 @@ def test_facts_live_in_the_cache_dir_but_are_not_answers(tmp_path):
     assert cache.entries() == 0 and cache.models() == {}
     reopened = CallCache(tmp_path / "cache")
     assert not _load(ImageLoader(2, known=reopened), path).loaded
+    # a cut or foreign line is skipped, not an error; clearing the cache forgets the facts
+    with (tmp_path / "cache" / FACTS_FILE).open("a") as handle:
+        handle.write('{"key": "image:x", "val\nnot json\n')
+    assert not _load(ImageLoader(2, known=CallCache(tmp_path / "cache")), path).loaded
+    cache.clear()
+    assert not (tmp_path / "cache" / FACTS_FILE).exists()
+    assert _load(ImageLoader(2, known=CallCache(tmp_path / "cache")), path).loaded
+
+
+def test_a_fact_that_cannot_be_written_costs_only_a_read_next_time(tmp_path):
+    cache = CallCache(tmp_path / "cache")
+    (tmp_path / "cache" / FACTS_FILE).mkdir()  # writing the facts file fails (EISDIR)
+    path = _png(tmp_path / "a.png", (200, 10, 10))
+    loader = ImageLoader(2, known=cache)
+    assert _load(loader, path).loaded
+    assert not _load(loader, path).loaded  # remembered for this run all the same
+    assert _load(ImageLoader(2, known=CallCache(tmp_path / "cache")), path).loaded

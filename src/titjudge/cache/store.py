@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STATS_FILE = "last_run_stats.json"
+#: what runs learnt besides answers (`CallCache.get_meta`), one JSON object per line
+FACTS_FILE = "facts.jsonl"
 DB_FILE = "cache.db"
 #: what the OS says when a write finds no room (EFBIG: past the process's file-size limit)
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -87,6 +89,7 @@ class CallCache:
         self._store: Any = None
         #: set by the first failed write: every later write fails at once with it
         self._broken: CacheWriteError | None = None
+        self._facts: dict[str, Any] | None = None
         if self.directory is not None:
             self._store = self._open(self.directory, create)
 
@@ -160,14 +163,43 @@ class CallCache:
 
     # ------------------------------------------------------------------ facts
     # What a run learnt besides answers (an image file's hash and size: `data.image_digests`,
-    # a resized image's hash: `models.call`), kept untagged under keys of their own prefix.
+    # a resized image's hash: `models.call`): shortcuts, not answers. They are lines appended
+    # to FACTS_FILE beside the database (each line one write, so runs sharing the dir do not
+    # interleave them), read once per process; one that cannot be written is only logged (the
+    # next run does the work again), and a line that does not parse is skipped.
 
     def get_meta(self, key: str) -> Any | None:
-        return self.get(key)
+        return self._known_facts().get(key)
 
     def set_meta(self, key: str, value: Any) -> None:
-        if self._store is not None:
-            self._write(lambda: self._store.set(key, value))
+        facts = self._known_facts()
+        if facts.get(key) == value:
+            return
+        facts[key] = value
+        if self.directory is None:
+            return
+        line = json.dumps({"key": key, "value": value}, separators=(",", ":")) + "\n"
+        try:
+            with open(self.directory / FACTS_FILE, "a", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError as exc:
+            log.debug("fact not kept in %s: %s", self.directory, _reason(exc))
+
+    def _known_facts(self) -> dict[str, Any]:
+        if self._facts is None:
+            self._facts = {}
+            path = self.directory / FACTS_FILE if self.directory is not None else None
+            try:
+                text = path.read_text(encoding="utf-8") if path is not None else ""
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            for line in text.splitlines():
+                try:
+                    fact = json.loads(line)
+                    self._facts[fact["key"]] = fact["value"]
+                except (ValueError, TypeError, KeyError):
+                    continue
+        return self._facts
 
     # ------------------------------------------------------------------ claims
     # Two runs sharing one cache dir would otherwise both pay for every call they reach at
@@ -218,22 +250,27 @@ class CallCache:
         return int(self._read(self._store.volume)) if self._store is not None else 0
 
     def clear(self, model: str | None = None) -> int:
-        """Drop every entry, or only those of one model spec; returns how many."""
+        """Drop every entry (and every remembered fact), or only the entries of one model
+        spec; returns how many entries."""
         if self._store is None:
             return 0
         try:
-            return int(self._store.evict(model) if model is not None else self._store.clear())
+            if model is not None:
+                return int(self._store.evict(model))
+            assert self.directory is not None
+            (self.directory / FACTS_FILE).unlink(missing_ok=True)
+            self._facts = None
+            return int(self._store.clear())
         except (OSError, sqlite3.DatabaseError) as exc:
             if _is_corrupt(exc):
                 raise _unusable(self.directory, exc) from None
             raise CacheError(f"cache dir {self.directory}: cannot clear ({_reason(exc)})") from None
 
     def entries(self) -> int:
-        """Cached answers (every answer is tagged with its model), not counting claims in
-        progress or remembered facts."""
+        """Cached answers, not counting claims in progress."""
         if self._store is None:
             return 0
-        query = "SELECT COUNT(*) FROM Cache WHERE tag IS NOT NULL"
+        query = "SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'claim:%'"
         return int(self._read(lambda: self._store._sql(query).fetchone()[0]))
 
     def models(self) -> dict[str, int]:

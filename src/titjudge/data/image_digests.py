@@ -9,7 +9,7 @@ whose times are merely touched is read again once. The loader's normalisation (i
 bound) and Pillow's version are part of the entry's key: either changing re-reads images.
 
 Entries live beside the answers in the run's cache dir (`CallCache.get_meta`); a run with
-no cache remembers nothing.
+no cache dir remembers them for itself only.
 """
 
 from __future__ import annotations

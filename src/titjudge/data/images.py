@@ -179,7 +179,7 @@ class ImageLoader:
         file is remembered, else None. Its bytes are read (and checked against the remembered
         hash) only when a call must send them."""
         key = identity(path) if self.known is not None else None
-        found = read_entry(self.known.get_meta(key)) if self.known and key else None
+        found = read_entry(self.known.get_meta(key)) if self.known is not None and key else None
         if found is None:
             return None
         sha256, mime, size = found
