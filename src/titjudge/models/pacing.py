@@ -3,8 +3,14 @@ known, a concurrency learnt from the provider's 429s.
 
 `Pacer` spends a per-minute budget on an even schedule (a cell-rate schedule: each start moves
 the next allowed start on by cost / rate). Requests cost 1 under `rpm`; under `tpm` a request
-costs its token estimate, and the reply's real usage is settled afterwards (`refund`), so the
-budget follows what the provider counted. The schedule is its own anchor: a start woken a little
+is charged its token estimate scaled by the usage / estimate ratio learnt from earlier replies
+(`charge_for`: the estimate reserves the whole output cap, which replies rarely use), and each
+reply's real usage is settled afterwards (`settle`), so the budget follows what the provider
+counted. Charged the whole estimate, most of the schedule's time came back only once the
+reply had arrived, when the schedule had already passed the point it could move back to, and
+was lost (a told tpm client reached 85% of the limit). A 429 despite the configured rate (the
+provider counts more than the schedule: output caps held while requests are in flight, a
+window shorter than a minute) slows the pace by `TOLD_DECREASE` (`slow_down`). The schedule is its own anchor: a start woken a little
 late (by at most half its own spacing) does not push the ones after it back, so event-loop
 latency is not lost, while a longer stall restarts the schedule instead of releasing a burst.
 The pace is `HEADROOM` of the limit: any window of W seconds then holds at most
@@ -34,6 +40,12 @@ LATENESS = 0.5
 #: the cut on a 429 and the floor of the learnt window
 DECREASE = 0.5
 MIN_WINDOW = 1.0
+#: a 429 despite a configured rate: the cut of the pace (once per round) and the lowest pace
+TOLD_DECREASE = 0.99
+TOLD_FLOOR = 0.5
+#: the weight of one settled reply in the learnt usage / estimate ratio, and its bounds
+USAGE_WEIGHT = 0.2
+USAGE_RATIO_MIN, USAGE_RATIO_MAX = 0.1, 2.0
 
 
 class Pacer:
@@ -46,8 +58,30 @@ class Pacer:
         self.rate = per_minute * HEADROOM / 60.0  # units per second
         self._clock = clock
         self._next = -float("inf")  # when the next start is due (the schedule's anchor)
+        #: settled usage / estimate (`settle`), what starts are charged at (`charge_for`)
+        self.usage_ratio = 1.0
         self._lock: asyncio.Lock | None = None
         self._changed: asyncio.Event | None = None
+
+    def charge_for(self, estimate: float) -> float:
+        """What a start estimated at `estimate` units is charged: the estimate scaled by the
+        usage / estimate ratio learnt from settled replies (the whole estimate until one)."""
+        return estimate * self.usage_ratio
+
+    def settle(self, estimate: float, charged: float, used: float) -> None:
+        """A reply estimated at `estimate`, charged `charged`, used `used`: the schedule is
+        corrected to the usage, and the ratio later starts are charged at learns from it."""
+        self.refund(charged - used)
+        if estimate > 0:
+            ratio = self.usage_ratio + USAGE_WEIGHT * (used / estimate - self.usage_ratio)
+            self.usage_ratio = min(USAGE_RATIO_MAX, max(USAGE_RATIO_MIN, ratio))
+
+    def slow_down(self) -> None:
+        """The provider refused a start paced within the configured limit, so it counts more
+        than this schedule does (e.g. the output caps of the requests in flight, held against
+        a window shorter than a minute): pace `TOLD_DECREASE` slower from now on, down to
+        `TOLD_FLOOR` of the limit."""
+        self.rate = max(self.per_minute * TOLD_FLOOR / 60.0, self.rate * TOLD_DECREASE)
 
     def set_rate(self, per_second: float) -> None:
         """Pace at `per_second` units from now on (a learnt rate: no headroom taken)."""
