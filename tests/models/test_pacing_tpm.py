@@ -3,6 +3,7 @@ the provider refuses anyway (fake clocks: no test sleeps for the schedule)."""
 
 import asyncio
 import heapq
+import time
 
 import pytest
 
@@ -80,3 +81,29 @@ def test_a_429_despite_a_configured_rate_slows_it_once_per_round():
     for _ in range(400):
         limiter.rpm_pacer.slow_down()
     assert limiter.rpm_pacer.rate == pytest.approx(600 * TOLD_FLOOR / 60)
+
+
+def test_a_pause_holds_the_schedule_so_its_end_releases_no_burst():
+    """Waiters kept their turns under the schedule during a pause and then all started the
+    moment it ended (the not-told client's 429s came in bursts of dozens after each pause):
+    the pause now holds the schedules, which resume at their pace."""
+    limiter = Limiter(concurrency=8, rpm=600)  # a start every ~0.1 s
+    starts: list[float] = []
+
+    async def refused():
+        async with limiter.slot() as grant:
+            await asyncio.sleep(0.01)  # the others are queued for their turns meanwhile
+            grant.rate_limited(0.4)
+        return time.monotonic()
+
+    async def other():
+        async with limiter.slot():
+            starts.append(time.monotonic())
+
+    async def main():
+        return (await asyncio.gather(refused(), *(other() for _ in range(4))))[0]
+
+    paused_at = asyncio.run(main())
+    assert min(starts) - paused_at >= 0.38
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.08  # at the pace after the pause, not together at its end

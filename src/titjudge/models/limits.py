@@ -200,6 +200,9 @@ class Limiter:
         if until > self.paused_until:
             self.paused_until = until
             self.pauses += 1
+            for pacer in (self._spread, self.rpm_pacer, self.tpm_pacer):
+                if pacer is not None:
+                    pacer.hold(until)
         if self.tpm_pacer is not None:
             self.tpm_pacer.refund(grant.charged)
         if grant.started_round == self._told_round and (self.rpm_pacer or self.tpm_pacer):

@@ -99,6 +99,14 @@ class Pacer:
         anchor = self._next if 0.0 <= late <= LATENESS * spacing else max(self._next, now)
         self._next = anchor + spacing
 
+    def hold(self, until: float) -> None:
+        """No start before `until` (a pause): the schedule resumes from there at its pace,
+        so the starts it would have granted meanwhile do not all go out when the pause ends."""
+        if until > self._next:
+            self._next = until
+            if self._changed is not None:
+                self._changed.set()
+
     def refund(self, units: float) -> None:
         """Give back `units` charged but not spent (negative: charge more), e.g. a reply that
         used fewer tokens than its estimate, or a request the provider refused unserved."""
