@@ -20,7 +20,10 @@ tpm the window may also hold one request partly charged before it.
 
 `AdaptiveWindow` is additive-increase / multiplicative-decrease on the number of requests in
 flight: halved on a 429 (once per round: 429s of requests sent before the last cut do not cut
-again), grown by one per window's worth of successes, up to the configured concurrency. The
+again), grown by one per `GROWTH_ROUNDS` windows' worth of successes (about that many round
+trips: a provider's window is seconds to a minute long, many round trips, so growing by one
+per round trip found the limit again within a second or two and paid a 429 for it each
+time), up to the configured concurrency. The
 limiter spreads those starts over a round trip (window / mean latency per second), so the
 requests a pause held back do not all go out at once when it ends.
 """
@@ -40,6 +43,8 @@ LATENESS = 0.5
 #: the cut on a 429 and the floor of the learnt window
 DECREASE = 0.5
 MIN_WINDOW = 1.0
+#: round trips' worth of successes per +1 of the learnt window
+GROWTH_ROUNDS = 4
 #: a 429 despite a configured rate: the cut of the pace (once per round) and the lowest pace
 TOLD_DECREASE = 0.99
 TOLD_FLOOR = 0.5
@@ -145,8 +150,8 @@ class AdaptiveWindow:
         return max(1, int(self.size))
 
     def succeeded(self) -> None:
-        """One success: +1 per window's worth of successes (about one per round trip)."""
-        self.size = min(float(self.ceiling), self.size + 1.0 / self.size)
+        """One success: +1 per `GROWTH_ROUNDS` windows' worth of successes."""
+        self.size = min(float(self.ceiling), self.size + 1.0 / (GROWTH_ROUNDS * self.size))
 
     def rate_limited(self, started_round: int) -> bool:
         """A 429 for a request started in `started_round`; True when it cut the window (the
