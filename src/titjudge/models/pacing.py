@@ -10,9 +10,11 @@ counted. Charged the whole estimate, most of the schedule's time came back only 
 reply had arrived, when the schedule had already passed the point it could move back to, and
 was lost (a told tpm client reached 85% of the limit). A 429 despite the configured rate (the
 provider counts more than the schedule: output caps held while requests are in flight, a
-window shorter than a minute) slows the pace by `TOLD_DECREASE` (`slow_down`). The schedule is its own anchor: a start woken a little
-late (by at most half its own spacing) does not push the ones after it back, so event-loop
-latency is not lost, while a longer stall restarts the schedule instead of releasing a burst.
+window shorter than a minute) slows the pace by `TOLD_DECREASE` (`slow_down`), and a pause
+holds the schedule until it ends (`hold`). The schedule is its own anchor: a start woken a
+little late (by at most half its own spacing) does not push the ones after it back, so
+event-loop latency is not lost, while a longer stall restarts the schedule instead of
+releasing a burst.
 The pace is `HEADROOM` of the limit: any window of W seconds then holds at most
 HEADROOM x rate x W + 1.5 starts (the pace, half a spacing kept, the window's edge), which is
 within the limit once the window is 75 starts long (2.5 s at 1,800 rpm, 60 s at 75 rpm); under
@@ -23,9 +25,9 @@ flight: halved on a 429 (once per round: 429s of requests sent before the last c
 again), grown by one per `GROWTH_ROUNDS` windows' worth of successes (about that many round
 trips: a provider's window is seconds to a minute long, many round trips, so growing by one
 per round trip found the limit again within a second or two and paid a 429 for it each
-time), up to the configured concurrency. The
-limiter spreads those starts over a round trip (window / mean latency per second), so the
-requests a pause held back do not all go out at once when it ends.
+time), up to the configured concurrency. The limiter spreads those starts over a round trip
+(window / mean latency per second), so the requests a pause held back do not all go out at
+once when it ends.
 """
 
 from __future__ import annotations
