@@ -11,7 +11,7 @@ from PIL import Image
 from titjudge.models.base import GenerateRequest, ImageInput
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
-from titjudge.models.pacing import HEADROOM, AdaptiveWindow, Pacer
+from titjudge.models.pacing import GROWTH_ROUNDS, HEADROOM, AdaptiveWindow, Pacer
 from titjudge.models.spec import parse_model_spec
 from titjudge.models.token_estimate import openai_image_tokens, request_tokens
 
@@ -103,14 +103,17 @@ def test_aimd_halves_on_a_429_once_per_round_and_grows_back():
     assert window.rate_limited(started_round=0) and window.allowed == 8
     assert not window.rate_limited(started_round=0)  # sent before the cut: no second cut
     assert window.allowed == 8
-    for _ in range(200):
+    for _ in range(400):
         window.succeeded()
     assert window.allowed == 16  # additive increase back to the configured concurrency
     grown = AdaptiveWindow(16)
     grown.rate_limited(0)
-    for _ in range(9):
+    for _ in range(GROWTH_ROUNDS * 8 - 2):
         grown.succeeded()
-    assert grown.allowed == 9  # about one more per window's worth of successes
+    assert grown.allowed == 8
+    for _ in range(4):
+        grown.succeeded()
+    assert grown.allowed == 9  # about one more per GROWTH_ROUNDS windows' worth of successes
 
 
 def test_a_429_caps_requests_in_flight_when_no_rate_is_configured():

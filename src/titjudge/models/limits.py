@@ -3,10 +3,11 @@ per minute, and pauses the provider asks for.
 
 A request takes a slot (`Limiter.slot(tokens)`): a place among the requests in flight, the end
 of any pause, then its turn under `rpm` (`pacing.Pacer`, cost 1) and under `tpm` (cost: the
-request's token estimate). What it then learns is reported on the `Grant`: the reply's real
-token usage (`settle`: the tpm budget is corrected to it), or a 429 (`rate_limited`: the whole
-model pauses for the provider's Retry-After, the refused request's tokens are given back, and,
-when neither rpm nor tpm is configured, the number of requests in flight is cut; successes
+request's token estimate at the usage / estimate ratio learnt so far). What it then learns is
+reported on the `Grant`: the reply's real token usage (`settle`: the tpm budget is corrected to
+it), or a 429 (`rate_limited`: the whole model pauses for the provider's Retry-After, the
+refused request's tokens are given back; a configured rpm / tpm is paced a little slower, once
+per round, and when neither is configured the number of requests in flight is cut; successes
 grow it back: `pacing.AdaptiveWindow`). Starts are granted when they happen, so a stalled event
 loop cannot release a burst.
 """
@@ -28,9 +29,10 @@ DEFAULT_PAUSE = 1.0
 class Grant:
     """One request's slot: what it was charged, and what it reports back."""
 
-    def __init__(self, limiter: Limiter, tokens: int, started_round: int):
+    def __init__(self, limiter: Limiter, tokens: int, started_round: int, charged: float = 0.0):
         self._limiter = limiter
-        self.tokens = tokens
+        #: the request's token estimate, and what the tpm schedule was charged for it
+        self.tokens, self.charged = tokens, charged
         self.started_round = started_round
         self.outcome: str | None = None
 
@@ -40,7 +42,7 @@ class Grant:
         self.outcome = "ok"
         tpm = self._limiter.tpm_pacer
         if tpm is not None and used is not None:
-            tpm.refund(self.tokens - used)
+            tpm.settle(self.tokens, self.charged, used)
 
     def rate_limited(self, retry_after: float | None) -> None:
         """The provider refused the request with a 429 (Retry-After `retry_after` seconds)."""
@@ -103,6 +105,8 @@ class Limiter:
         self.tpm_pacer = Pacer(tpm, clock) if tpm else None
         #: learnt from 429s when no rate is configured
         self.adaptive = None if rpm or tpm else AdaptiveWindow(concurrency)
+        #: configured rates: bumped when a 429 slows them (`Pacer.slow_down`), once per round
+        self._told_round = 0
         #: adaptive, after a 429: starts spread over a round trip (rate: window / mean latency)
         self._spread = Pacer(60.0, clock) if self.adaptive is not None else None
         self._latency: float | None = None
@@ -144,14 +148,17 @@ class Limiter:
                 await self._spread.take(1.0)
             if self.rpm_pacer is not None:
                 await self.rpm_pacer.take(1.0)
+            charged = 0.0
             if self.tpm_pacer is not None:
-                await self.tpm_pacer.take(float(tokens))
+                charged = self.tpm_pacer.charge_for(tokens)
+                await self.tpm_pacer.take(charged)
             await self._wait_pause()  # a 429 may have paused the model meanwhile
         except BaseException:
             gate.release()
             raise
         self.peak_in_flight = max(self.peak_in_flight, gate.in_flight)
-        grant = Grant(self, tokens, self.adaptive.round if self.adaptive else 0)
+        started_round = self.adaptive.round if self.adaptive else self._told_round
+        grant = Grant(self, tokens, started_round, charged)
         started = self._clock()
         try:
             yield grant
@@ -193,8 +200,16 @@ class Limiter:
         if until > self.paused_until:
             self.paused_until = until
             self.pauses += 1
+            for pacer in (self._spread, self.rpm_pacer, self.tpm_pacer):
+                if pacer is not None:
+                    pacer.hold(until)
         if self.tpm_pacer is not None:
-            self.tpm_pacer.refund(grant.tokens)
+            self.tpm_pacer.refund(grant.charged)
+        if grant.started_round == self._told_round and (self.rpm_pacer or self.tpm_pacer):
+            self._told_round += 1  # the first 429 of a round slows the pace, later ones not
+            for pacer in (self.rpm_pacer, self.tpm_pacer):
+                if pacer is not None:
+                    pacer.slow_down()
         if self.adaptive is not None and self.adaptive.rate_limited(grant.started_round):
             if self._gate is not None:
                 self._gate.limit = self.adaptive.allowed

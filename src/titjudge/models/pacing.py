@@ -3,10 +3,18 @@ known, a concurrency learnt from the provider's 429s.
 
 `Pacer` spends a per-minute budget on an even schedule (a cell-rate schedule: each start moves
 the next allowed start on by cost / rate). Requests cost 1 under `rpm`; under `tpm` a request
-costs its token estimate, and the reply's real usage is settled afterwards (`refund`), so the
-budget follows what the provider counted. The schedule is its own anchor: a start woken a little
-late (by at most half its own spacing) does not push the ones after it back, so event-loop
-latency is not lost, while a longer stall restarts the schedule instead of releasing a burst.
+is charged its token estimate scaled by the usage / estimate ratio learnt from earlier replies
+(`charge_for`: the estimate reserves the whole output cap, which replies rarely use), and each
+reply's real usage is settled afterwards (`settle`), so the budget follows what the provider
+counted. Charged the whole estimate, most of the schedule's time came back only once the
+reply had arrived, when the schedule had already passed the point it could move back to, and
+was lost (a told tpm client reached 85% of the limit). A 429 despite the configured rate (the
+provider counts more than the schedule: output caps held while requests are in flight, a
+window shorter than a minute) slows the pace by `TOLD_DECREASE` (`slow_down`), and a pause
+holds the schedule until it ends (`hold`). The schedule is its own anchor: a start woken a
+little late (by at most half its own spacing) does not push the ones after it back, so
+event-loop latency is not lost, while a longer stall restarts the schedule instead of
+releasing a burst.
 The pace is `HEADROOM` of the limit: any window of W seconds then holds at most
 HEADROOM x rate x W + 1.5 starts (the pace, half a spacing kept, the window's edge), which is
 within the limit once the window is 75 starts long (2.5 s at 1,800 rpm, 60 s at 75 rpm); under
@@ -14,9 +22,12 @@ tpm the window may also hold one request partly charged before it.
 
 `AdaptiveWindow` is additive-increase / multiplicative-decrease on the number of requests in
 flight: halved on a 429 (once per round: 429s of requests sent before the last cut do not cut
-again), grown by one per window's worth of successes, up to the configured concurrency. The
-limiter spreads those starts over a round trip (window / mean latency per second), so the
-requests a pause held back do not all go out at once when it ends.
+again), grown by one per `GROWTH_ROUNDS` windows' worth of successes (about that many round
+trips: a provider's window is seconds to a minute long, many round trips, so growing by one
+per round trip found the limit again within a second or two and paid a 429 for it each
+time), up to the configured concurrency. The limiter spreads those starts over a round trip
+(window / mean latency per second), so the requests a pause held back do not all go out at
+once when it ends.
 """
 
 from __future__ import annotations
@@ -34,6 +45,14 @@ LATENESS = 0.5
 #: the cut on a 429 and the floor of the learnt window
 DECREASE = 0.5
 MIN_WINDOW = 1.0
+#: round trips' worth of successes per +1 of the learnt window
+GROWTH_ROUNDS = 4
+#: a 429 despite a configured rate: the cut of the pace (once per round) and the lowest pace
+TOLD_DECREASE = 0.99
+TOLD_FLOOR = 0.5
+#: the weight of one settled reply in the learnt usage / estimate ratio, and its bounds
+USAGE_WEIGHT = 0.2
+USAGE_RATIO_MIN, USAGE_RATIO_MAX = 0.1, 2.0
 
 
 class Pacer:
@@ -46,8 +65,30 @@ class Pacer:
         self.rate = per_minute * HEADROOM / 60.0  # units per second
         self._clock = clock
         self._next = -float("inf")  # when the next start is due (the schedule's anchor)
+        #: settled usage / estimate (`settle`), what starts are charged at (`charge_for`)
+        self.usage_ratio = 1.0
         self._lock: asyncio.Lock | None = None
         self._changed: asyncio.Event | None = None
+
+    def charge_for(self, estimate: float) -> float:
+        """What a start estimated at `estimate` units is charged: the estimate scaled by the
+        usage / estimate ratio learnt from settled replies (the whole estimate until one)."""
+        return estimate * self.usage_ratio
+
+    def settle(self, estimate: float, charged: float, used: float) -> None:
+        """A reply estimated at `estimate`, charged `charged`, used `used`: the schedule is
+        corrected to the usage, and the ratio later starts are charged at learns from it."""
+        self.refund(charged - used)
+        if estimate > 0:
+            ratio = self.usage_ratio + USAGE_WEIGHT * (used / estimate - self.usage_ratio)
+            self.usage_ratio = min(USAGE_RATIO_MAX, max(USAGE_RATIO_MIN, ratio))
+
+    def slow_down(self) -> None:
+        """The provider refused a start paced within the configured limit, so it counts more
+        than this schedule does (e.g. the output caps of the requests in flight, held against
+        a window shorter than a minute): pace `TOLD_DECREASE` slower from now on, down to
+        `TOLD_FLOOR` of the limit."""
+        self.rate = max(self.per_minute * TOLD_FLOOR / 60.0, self.rate * TOLD_DECREASE)
 
     def set_rate(self, per_second: float) -> None:
         """Pace at `per_second` units from now on (a learnt rate: no headroom taken)."""
@@ -64,6 +105,14 @@ class Pacer:
         late = now - self._next
         anchor = self._next if 0.0 <= late <= LATENESS * spacing else max(self._next, now)
         self._next = anchor + spacing
+
+    def hold(self, until: float) -> None:
+        """No start before `until` (a pause): the schedule resumes from there at its pace,
+        so the starts it would have granted meanwhile do not all go out when the pause ends."""
+        if until > self._next:
+            self._next = until
+            if self._changed is not None:
+                self._changed.set()
 
     def refund(self, units: float) -> None:
         """Give back `units` charged but not spent (negative: charge more), e.g. a reply that
@@ -103,8 +152,8 @@ class AdaptiveWindow:
         return max(1, int(self.size))
 
     def succeeded(self) -> None:
-        """One success: +1 per window's worth of successes (about one per round trip)."""
-        self.size = min(float(self.ceiling), self.size + 1.0 / self.size)
+        """One success: +1 per `GROWTH_ROUNDS` windows' worth of successes."""
+        self.size = min(float(self.ceiling), self.size + 1.0 / (GROWTH_ROUNDS * self.size))
 
     def rate_limited(self, started_round: int) -> bool:
         """A 429 for a request started in `started_round`; True when it cut the window (the
