@@ -114,3 +114,14 @@ def test_python_dash_m_titjudge_runs_the_cli() -> None:
     assert done.returncode == 0
     assert done.stdout.strip() == f"titjudge {__version__}"
     assert done.stderr == ""
+
+
+def test_metrics_and_ablation_tables_import_no_scipy() -> None:
+    # importing scipy.stats cost 1.3-2 s of a fully cached re-run (scipy.special alone
+    # ~0.35 s); the metrics compute their few statistics without scipy (metrics.exact)
+    probe = (
+        "import sys, titjudge.metrics.evaluate, titjudge.ablation.tables;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

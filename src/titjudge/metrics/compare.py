@@ -4,8 +4,9 @@ Both variants judge the same human pairs, so their errors are paired: only the
 discordant pairs (one right, the other wrong) carry evidence. Under the null each
 discordant pair is equally likely to favour either variant, so the exact test is a
 two-sided binomial test of `a_only` out of `a_only + b_only` at p = 0.5 (McNemar 1947,
-exact form; same value as scipy.stats.binomtest, pinned by the tests). Only pairs that both variants could score are used; a metric tie counts
-as wrong, as in pairwise accuracy.
+exact form; same value as scipy.stats.binomtest, pinned by the tests). Only pairs
+that both variants could score are used; a metric tie counts as wrong, as in pairwise
+accuracy.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from titjudge.data.records import HumanPair
+from titjudge.metrics.exact import binomtest_half
 from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.tables import build_eval_data
 
@@ -45,13 +46,9 @@ class McNemarResult:
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value; 1.0 when there is no discordant pair (no evidence)."""
-    discordant = a_only + b_only
-    fewer = min(a_only, b_only)
-    if 2 * fewer == discordant:  # includes no discordant pair at all
+    if a_only + b_only == 0:
         return 1.0
-    # Bin(n, 1/2) is symmetric, so scipy's binomtest(two-sided) equals 2 * P(X <= fewer);
-    # the cdf is ~50x faster, which matters for all pairs of 60 ablation variants.
-    return min(1.0, 2.0 * float(binom.cdf(fewer, discordant, 0.5)))
+    return binomtest_half(a_only, a_only + b_only)
 
 
 def mcnemar_from_outcomes(

@@ -74,6 +74,17 @@ def _correlate_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.clip(rho, -1.0, 1.0), np.clip(tau, -1.0, 1.0)
 
 
+def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho of two equal-length 1-D arrays: scipy.stats.spearmanr(x, y).statistic.
+
+    Over the positions finite in both; NaN when fewer than two remain or x or y is constant.
+    """
+    rho, _ = _correlate_rows(
+        np.asarray(x, dtype=np.float64)[None], np.asarray(y, dtype=np.float64)[None]
+    )
+    return float(rho[0])
+
+
 def prompt_correlations(
     score_vector: np.ndarray, data: EvalData
 ) -> tuple[PromptValues, PromptValues]:

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata, spearmanr
 
 from titjudge.data.records import Item, RankRow
 from titjudge.errors import DataError
+from titjudge.metrics.correlation import spearman_rho
+from titjudge.metrics.exact import rank_average
 from titjudge.metrics.tables import EvalData, build_eval_data, row_ranks
 
 
@@ -65,7 +66,7 @@ def _standings(
     defined = counts > 0
     average = np.divide(totals, counts, out=np.full(len(models), np.nan), where=defined)
     position = np.full(len(models), np.nan)
-    position[defined] = rankdata(average[defined], method="average")
+    position[defined] = rank_average(average[defined])
     return {
         name: ModelStanding(
             float(average[i]) if defined[i] else None,
@@ -89,7 +90,7 @@ def _ranking_srcc(
     x, y = np.array(both, dtype=np.float64).T
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
-    return float(spearmanr(x, y).statistic)
+    return spearman_rho(x, y)
 
 
 def leaderboard_from_arrays(

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from titjudge.data.records import HumanPair, RankRow
 from titjudge.judges.base import JudgeOutcome
 from titjudge.judges.pairwise import PairJudgement, PairwiseRun
 from titjudge.judges.repeats import spread
+from titjudge.metrics.exact import binomtest_half
 from titjudge.models.results import sum_costs
 
 
@@ -190,9 +190,7 @@ def position_bias(judgements: Sequence[PairJudgement]) -> dict[str, Any]:
         "n_second_wins": second,
         "first_position_win_share": first / decisive if decisive else None,
         "position_bias_rate": (first - second) / decisive if decisive else None,
-        "position_bias_p_value": float(binomtest(first, decisive, 0.5).pvalue)
-        if decisive
-        else None,
+        "position_bias_p_value": binomtest_half(first, decisive) if decisive else None,
         "n_pairs_both_orders": both,
         "order_agreement_rate": agree / both if both else None,
         "n_order_disagreements": both - agree,

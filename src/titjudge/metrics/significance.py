@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 from typing import Any
 
-from scipy.stats import binomtest, norm
+from titjudge.metrics.exact import binomtest_half
 
 #: confidence levels the paper reports
 PAPER_LEVELS: tuple[float, float] = (0.95, 0.999)
@@ -53,7 +54,7 @@ def threshold_count(n_pairs: int, confidence: float) -> int | None:
         return None
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    z = float(norm.ppf(confidence))
+    z = NormalDist().inv_cdf(confidence)
     return math.ceil(n_pairs / 2 + z * math.sqrt(n_pairs) / 2)
 
 
@@ -97,4 +98,4 @@ def binomial_p_value(n_correct: int, n_pairs: int) -> float | None:
         return None
     if not 0 <= n_correct <= n_pairs:
         raise ValueError(f"n_correct={n_correct} must lie in [0, {n_pairs}]")
-    return float(binomtest(n_correct, n_pairs, 0.5, alternative="greater").pvalue)
+    return binomtest_half(n_correct, n_pairs, "greater")

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import rankdata
 
 from titjudge.data.records import HumanPair, RankRow
 from titjudge.errors import DataError
+from titjudge.metrics.exact import rank_average
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def build_eval_data(pairs: Sequence[HumanPair], ranks: Sequence[RankRow]) -> Eva
     for prompt_id, ranking in by_prompt.items():
         positions = _ints(item(item_id) for item_id in ranking)
         raw = np.fromiter(ranking.values(), dtype=np.float64, count=len(ranking))
-        groups.append(RankGroup(prompt(prompt_id), positions, rankdata(raw, method="average")))
+        groups.append(RankGroup(prompt(prompt_id), positions, rank_average(raw)))
 
     width = max((g.items.size for g in groups), default=0)
     group_items = np.full((len(groups), width), -1, dtype=np.int64)
