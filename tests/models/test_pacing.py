@@ -141,6 +141,37 @@ def test_a_429_caps_requests_in_flight_when_no_rate_is_configured():
     assert told.adaptive is None  # a configured rate is not second-guessed
 
 
+def test_after_a_429_one_request_goes_alone_until_it_is_answered():
+    """No rate configured: when the pause a 429 asked for ends, one request probes the server
+    and the window the cut left opens only once it is answered (opening it at once sent a
+    burst the server refused again: 5.1% of a tpm-limited run's requests came back 429)."""
+    limiter = Limiter(concurrency=16)
+    events: list[tuple[str, int]] = []  # ("start" | "answered", request)
+
+    async def one(i, seconds=0.05):
+        async with limiter.slot() as grant:
+            events.append(("start", i))
+            await asyncio.sleep(seconds)
+            if i == 0:
+                grant.rate_limited(0.05)
+            else:
+                events.append(("answered", i))
+                grant.settle(None)
+
+    async def main():
+        await one(0)
+        await asyncio.gather(*(one(i) for i in range(1, 12)))
+
+    asyncio.run(main())
+    after_cut = events[1:]
+    probe = after_cut[0][1]
+    assert after_cut[:2] == [("start", probe), ("answered", probe)]  # the probe goes alone
+    starts_before_second_answer = [e for e in after_cut[2:] if e[0] == "start"][
+        : limiter.adaptive.allowed
+    ]
+    assert len(starts_before_second_answer) == 8  # then the halved window opens at once
+
+
 def test_without_a_429_a_freed_place_starts_the_next_request_at_once():
     """No rate configured and no 429 yet: the limiter is work-conserving. Spreading starts at
     window / mean latency from the first reply on made a long-tailed run (median 2 s, p95 8 s)

@@ -110,6 +110,9 @@ class Limiter:
         #: adaptive, after a 429: starts spread over a round trip (rate: window / mean latency)
         self._spread = Pacer(60.0, clock) if self.adaptive is not None else None
         self._latency: float | None = None
+        #: adaptive, after a 429: one request at a time until one is answered (the window the
+        #: cut left opens only then, so a pause does not end in a burst the server refuses)
+        self._probing = False
         self._gate: _Gate | None = None
         self.paused_until = 0.0
         self.pauses = 0
@@ -127,7 +130,9 @@ class Limiter:
                 self.adaptive = AdaptiveWindow(concurrency)
 
     def _allowed(self) -> int:
-        return self.adaptive.allowed if self.adaptive is not None else self.concurrency
+        if self.adaptive is None:
+            return self.concurrency
+        return 1 if self._probing else self.adaptive.allowed
 
     @asynccontextmanager
     async def slot(self, tokens: int = 0) -> AsyncIterator[Grant]:
@@ -183,7 +188,8 @@ class Limiter:
         """Adaptive: one more success grows the window; starts are spread at window / latency."""
         assert self.adaptive is not None and self._gate is not None and self._spread is not None
         self.adaptive.succeeded()
-        self._gate.limit = self.adaptive.allowed
+        self._probing = False
+        self._gate.limit = self._allowed()
         known = self._latency
         self._latency = latency if known is None else 0.8 * known + 0.2 * latency
         self._spread.set_rate(self.adaptive.size / max(self._latency, 1e-3))
@@ -211,7 +217,8 @@ class Limiter:
                 if pacer is not None:
                     pacer.slow_down()
         if self.adaptive is not None and self.adaptive.rate_limited(grant.started_round):
+            self._probing = True
             if self._gate is not None:
-                self._gate.limit = self.adaptive.allowed
+                self._gate.limit = self._allowed()
             if self._spread is not None and self._latency is not None:
                 self._spread.set_rate(self.adaptive.size / max(self._latency, 1e-3))
