@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from titjudge.ablation.grid import grid_notes
@@ -169,6 +170,34 @@ def test_heatmap_png_and_colour_scale(tmp_path):
     empty = AblationResult("empty", tmp_path, result.columns, [], [result.rows[3]])
     assert write_heatmap(empty, tmp_path / "table4.png") is None
     assert not (tmp_path / "table4.png").exists()  # no stale picture of an older grid
+
+
+def test_a_heatmap_drawn_from_the_same_results_is_not_drawn_again(tmp_path, monkeypatch):
+    """A cached re-run of a grid gets the same cells: its table4.png is kept as it is and
+    matplotlib draws nothing; any change in what is plotted draws it again."""
+    import matplotlib.figure
+
+    result = hand_made(tmp_path)
+    path = write_heatmap(result, tmp_path / "table4.png")
+    assert path is not None
+    first = path.read_bytes()
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("drawn again from the same results")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(matplotlib.figure, "Figure", no_drawing)
+        assert write_heatmap(result, path) == path
+        with pytest.raises(AssertionError, match="drawn again"):
+            result.rows[0].cells[result.columns[0].name].n_failed += 1  # a new note
+            write_heatmap(result, path)
+    assert path.read_bytes() == first
+    write_heatmap(result, path)
+    assert path.read_bytes() != first  # drawn anew, with its note
+    path.write_bytes(b"not a png")  # a foreign or damaged file is drawn over
+    write_heatmap(result, path)
+    with Image.open(path) as image:
+        assert image.format == "PNG"
 
 
 def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):

@@ -10,9 +10,11 @@ at once, and API rows keep their own rate limits.
 A row that fails entirely (describer misconfigured or unreachable) is recorded and the
 grid carries on; a column without any score is omitted with a note, never filled in.
 
-The grid is a LangGraph graph of two nodes: `rows` runs the rows one after another and
-`evaluate` turns their outcomes into what Tables 2-4 are made from (a cell per row and
-column, the rows' metrics, the notes). What both need comes from the run context.
+The grid is two steps over one context: `run_rows` runs the rows one after another (each row
+routes its items through the run graph of `agents`) and `evaluate_grid` turns their outcomes
+into what Tables 2-4 are made from (a cell per row and column, the rows' metrics, the notes).
+The steps themselves are plain sequential code: a LangGraph graph of two nodes in a line
+added only its import (1.8 s, more than a whole cached row) and nothing it could route.
 """
 
 from __future__ import annotations
@@ -21,10 +23,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
-
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
+from typing import Any
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
@@ -79,7 +78,7 @@ class RowRun:
 
 @dataclass
 class GridContext:
-    """The grid's fixed inputs, handed to both nodes as LangGraph's run context."""
+    """The grid's fixed inputs, read by both steps."""
 
     config: AblationConfig
     columns: list[ColumnInfo]
@@ -91,11 +90,6 @@ class GridContext:
     limit: int | None = None
     show_progress: bool = False
     on_row: Callable[[int, int, AblationDescriber], None] | None = None
-
-
-class GridState(TypedDict, total=False):
-    runs: list[RowRun]
-    result: AblationResult
 
 
 async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> RowRun:
@@ -123,9 +117,8 @@ async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> 
     return found
 
 
-async def rows_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str, Any]:
+async def run_rows(ctx: GridContext) -> list[RowRun]:
     """Every enabled row, one after another; a row's own VLM is released when it ends."""
-    ctx = runtime.context
     rows = ctx.config.rows
     shared_models = {c.own_model for c in ctx.config.columns if c.own_model}
     runs = []
@@ -135,7 +128,7 @@ async def rows_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str
         runs.append(await run_row(ctx, row, f"row {index + 1}/{len(rows)} {row.name}"))
         if row.model not in shared_models:
             await ctx.hub.release(row.model)
-    return {"runs": runs}
+    return runs
 
 
 def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
@@ -152,28 +145,17 @@ def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
     return result
 
 
-async def evaluate_node(state: GridState, runtime: Runtime[GridContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def evaluate_grid(ctx: GridContext, runs: list[RowRun]) -> AblationResult:
+    """The grid's cells, rows' metrics and notes, from the rows' runs."""
     result = AblationResult(
         name=ctx.config.name,
         out_dir=ctx.out_dir,
         columns=ctx.columns,
         disabled=ctx.disabled,
-        rows=[row_result(found, ctx.columns) for found in state["runs"]],
+        rows=[row_result(found, ctx.columns) for found in runs],
     )
     result.notes = grid_notes(result)
-    return {"result": result}
-
-
-def build_grid_graph() -> Any:
-    """Compile the grid graph: rows -> evaluate."""
-    graph = StateGraph(GridState, context_schema=GridContext)
-    graph.add_node("rows", rows_node)
-    graph.add_node("evaluate", evaluate_node)
-    graph.add_edge(START, "rows")
-    graph.add_edge("rows", "evaluate")
-    graph.add_edge("evaluate", END)
-    return graph.compile()
+    return result
 
 
 def grid_notes(result: AblationResult) -> list[str]:
@@ -267,12 +249,11 @@ async def run_ablation_async(
         on_row=on_row,
     )
     try:
-        state = await build_grid_graph().ainvoke({}, context=ctx)
+        result = evaluate_grid(ctx, await run_rows(ctx))
     finally:
         cache.save_run_stats(config.name, cache_counts(hub.usage_by_model(), cache.stats.writes))
         await hub.aclose()
         cache.close()
-    result: AblationResult = state["result"]
     write_outputs(result)
     return result
 

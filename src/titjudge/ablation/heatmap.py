@@ -8,10 +8,15 @@ bare `Figure` (no pyplot global state), so it works headless and in threads.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import textwrap
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from PIL import Image
 
 from titjudge.ablation.tables import mark_best
 from titjudge.files import atomic_open
@@ -20,6 +25,10 @@ if TYPE_CHECKING:
     from titjudge.records import AblationResult
 
 CHANCE = 50.0
+#: the PNG text key holding the digest of what the heatmap was drawn from
+DIGEST_KEY = "titjudge-drawn-from"
+#: bump when the drawing code changes, so a heatmap drawn the old way is drawn again
+DRAWING = 1
 #: smallest half-width of the colour scale around chance, in accuracy points
 MIN_SPAN = 10.0
 
@@ -41,7 +50,14 @@ def plot_accuracy_heatmap(
     threshold: float | None = None,
     n_pairs: int | None = None,
 ) -> Path:
-    """Draw accuracies in percent (None = no score) with `notes` under each number; write a PNG."""
+    """Draw accuracies in percent (None = no score) with `notes` under each number; write a PNG.
+
+    The PNG keeps a digest of what it was drawn from (and matplotlib's version); when `path`
+    already holds one drawn from the same, it is left as it is and matplotlib is not even
+    imported (a cached re-run of a grid draws nothing new)."""
+    drawn = _digest(values, row_labels, column_labels, notes, title, threshold, n_pairs)
+    if _drawn_from(path) == drawn:
+        return path
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
 
@@ -100,7 +116,26 @@ def plot_accuracy_heatmap(
         ha="left",
         va="bottom",
     )
-    return _save(fig, path)
+    return _save(fig, path, drawn)
+
+
+def _digest(*inputs: Any) -> str:
+    try:
+        plotted_by = metadata.version("matplotlib")
+    except metadata.PackageNotFoundError:
+        plotted_by = "unknown"
+    blob = json.dumps([DRAWING, plotted_by, *inputs], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _drawn_from(path: Path) -> str | None:
+    """The digest a PNG written here keeps; None for a missing or foreign file."""
+    try:
+        with Image.open(path) as image:
+            found = getattr(image, "text", {}).get(DIGEST_KEY)
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def _caption(threshold: float | None, n_pairs: int | None) -> str:
@@ -118,9 +153,9 @@ def _hatched(column: int, row: int) -> Any:
     )
 
 
-def _save(fig: Any, path: Path) -> Path:
+def _save(fig: Any, path: Path, drawn: str) -> Path:
     with atomic_open(path, binary=True) as handle:
-        fig.savefig(handle, dpi=150, format="png")
+        fig.savefig(handle, dpi=150, format="png", metadata={DIGEST_KEY: drawn})
     return path
 
 

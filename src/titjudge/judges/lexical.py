@@ -50,8 +50,20 @@ def counts_cosine(ca: Counter[str], cb: Counter[str]) -> float | None:
 
 
 class LexicalJudge(Judge):
+    #: prompts whose content words are kept (each prompt is judged once per T2I model)
+    PROMPTS_KEPT = 1024
+
     def __init__(self, name: str):
         self.name = name
+        self._prompt_words: dict[str, Counter[str]] = {}
+
+    def _words_of_prompt(self, prompt: str) -> Counter[str]:
+        found = self._prompt_words.get(prompt)
+        if found is None:
+            if len(self._prompt_words) >= self.PROMPTS_KEPT:
+                self._prompt_words.pop(next(iter(self._prompt_words)))
+            found = self._prompt_words[prompt] = content_words(prompt)
+        return found
 
     def record(self) -> dict[str, Any]:
         return {
@@ -66,7 +78,7 @@ class LexicalJudge(Judge):
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
-        ca, cb = content_words(item.prompt), content_words(described.text)
+        ca, cb = self._words_of_prompt(item.prompt), content_words(described.text)
         score = counts_cosine(ca, cb)
         if score is None:
             return JudgeOutcome.failed(self.name, "prompt or description has no content words")
