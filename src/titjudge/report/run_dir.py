@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import tempfile
@@ -57,14 +58,21 @@ def prepare_out_dir(path: Path) -> Path:
     return path
 
 
-def package_versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
+@functools.cache
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    """Read once per process: installed versions do not change under a running process (a
+    grid writes its rows' records several times)."""
+    found = [("python", platform.python_version())]
     for name in PACKAGES:
         try:
-            found[name] = version(name)
+            found.append((name, version(name)))
         except PackageNotFoundError:
             continue
-    return found
+    return tuple(found)
+
+
+def package_versions() -> dict[str, str]:
+    return dict(_installed_versions())
 
 
 def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) -> None:
