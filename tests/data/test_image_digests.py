@@ -119,3 +119,24 @@ def test_a_fact_that_cannot_be_written_costs_only_a_read_next_time(tmp_path):
     assert _load(loader, path).loaded
     assert not _load(loader, path).loaded  # remembered for this run all the same
     assert _load(ImageLoader(2, known=CallCache(tmp_path / "cache")), path).loaded
+
+
+def test_two_calls_sending_one_deferred_image_read_it_once(tmp_path):
+    path = _png(tmp_path / "a.png", (200, 10, 10))
+    loader = ImageLoader(2, known=Facts())
+    _load(loader, path)
+    deferred = loader.peek(path)
+    reads = []
+    real = loader._read
+
+    async def counted(where):
+        reads.append(where)
+        return await real(where)
+
+    loader._read = counted
+
+    async def both():
+        return await asyncio.gather(deferred.load(), deferred.load())
+
+    first, second = asyncio.run(both())
+    assert first is second is deferred and deferred.loaded and len(reads) == 1

@@ -38,7 +38,7 @@ def test_rpm_never_exceeds_any_window_and_keeps_its_pace():
 
     asyncio.run(main())
     for window in (0.25, 0.5, 1.0, 2.0):  # a provider may count over any window
-        # the pace (98%), half a spacing of lateness kept, and the window's own edge
+        # the pace (97%), half a spacing of lateness kept, and the window's own edge
         assert most_in_window(starts, window) <= HEADROOM * 20 * window + 1.5, window
     assert most_in_window(starts, 2.0) <= 40  # within the limit over 40 starts' length
     span = max(starts) - min(starts)

@@ -14,7 +14,7 @@ from titjudge.models.options import ModelOptions
 #: 9000 tokens per 3 s window = 180,000 per minute. Each request: ~90 prompt tokens as the
 #: server counts them (~107 estimated) + 4 reserved for the one-token reply; N of them are more
 #: than one window holds, so the limit binds. The window is ~80 requests long: the paced client
-#: stays within it (98% of the rate, plus one request charged partly before the window)
+#: stays within it (97% of the rate, plus one request charged partly before the window)
 TPM_WINDOW, TOKENS_PER_WINDOW = 3.0, 9000
 TPM = TOKENS_PER_WINDOW * 60 / TPM_WINDOW
 N = 120

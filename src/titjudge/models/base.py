@@ -7,6 +7,7 @@ that once for every backend. A backend only says which of its errors are transie
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import mimetypes
@@ -28,7 +29,7 @@ class ImageInput:
     until then. A loaded image's `size` is read from its header when first asked for.
     """
 
-    __slots__ = ("_data", "_fetch", "_sha256", "_size", "mime", "path")
+    __slots__ = ("_data", "_fetch", "_loading", "_sha256", "_size", "mime", "path")
 
     def __init__(
         self,
@@ -44,6 +45,7 @@ class ImageInput:
         self._sha256: str | None = None
         self._size = size
         self._fetch: Callable[[], Awaitable[ImageInput]] | None = None
+        self._loading: asyncio.Future[None] | None = None
 
     @classmethod
     def deferred(
@@ -95,10 +97,25 @@ class ImageInput:
     async def load(self) -> ImageInput:
         """This image with its bytes: itself once they are read (a deferred image reads them
         once, then keeps them)."""
-        if self._data is None:
-            assert self._fetch is not None
+        if self._data is not None:
+            return self
+        if self._loading is not None:  # another call is reading it: one read for both
+            await asyncio.shield(self._loading)
+            return self
+        assert self._fetch is not None
+        self._loading = asyncio.get_running_loop().create_future()
+        try:
             read = await self._fetch()
             self._data, self._size = read.data, read.size
+            self._loading.set_result(None)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                self._loading.cancel()
+            else:
+                self._loading.set_exception(exc)
+                self._loading.exception()  # the waiters re-raise it; none needed
+            self._loading = None  # a later call may try again
+            raise
         return self
 
     def __eq__(self, other: object) -> bool:
