@@ -3,8 +3,14 @@
 - requests: at most `rpm` admitted requests per `rpm_window` seconds (`SlidingWindowLimiter`);
 - tokens: at most `tpm` tokens per `tpm_window` seconds (`TokenWindow`). A request asks for its
   prompt tokens plus its `max_tokens` (OpenAI counts the output cap against the limit when the
-  request arrives); once answered, its entry is settled to the usage the reply reports
-  (prompt + completion tokens), so an unused output cap is freed.
+  request arrives: "max tokens are also counted and a single input denied if it comes to over
+  the limit", https://community.openai.com/t/token-per-minute-rate-limit-for-gpt4-issues/360359/4;
+  "a large max_tokens reserves budget even if the model replies briefly",
+  https://tokenswise.com/rate-limits/openai/); once answered, its entry is settled to the usage
+  the reply reports (prompt + completion tokens), so an unused output cap is freed. That refund
+  is this double's assumption: OpenAI does not document it, and users ask
+  (https://community.openai.com/t/how-does-rate-limiting-account-for-previous-requests/700646);
+  without it a told tpm client's real usage would reach less of the limit, not more.
 
 The tpm refusal's body is OpenAI's, as users quote it (e.g. openai-python users in
 FoundationAgents/MetaGPT#523, BuilderIO/micro-agent#86): type "tokens", code
