@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Drift check: does the suite pass on the releases a new user can get today?
+
+Each mode builds a brand-new virtualenv from a fresh clone of HEAD, installs titjudge[dev]
+one way, runs the README's test command (`python -m pytest -q`) and records the versions and
+the result in docs/dependencies.md:
+
+- `lock`:   `pip install -c requirements.lock ...`, the README's set-up (what CI tests);
+- `newest`: no lock, the newest releases pyproject's ranges allow (what `pip install -e .`
+            gives a new user today);
+- `lowest`: every direct dependency at the lowest release its range allows (uv's
+            `--resolution lowest-direct`), transitive ones as new as those allow.
+
+torch is held at the lock's version in every mode: it is the one CPU build the registry here
+serves (a newer or older torch from PyPI is a CUDA build of several GB).
+
+    python scripts/drift_check.py newest --write-lock   # refresh requirements.lock when green
+    python scripts/drift_check.py lowest
+    python scripts/drift_check.py lock newest lowest    # all three, one after another
+
+`--write-lock` rewrites requirements.lock from the `newest` venv, and only when its suite
+passed. Exit status: 0 when every mode run passed, 1 otherwise, 2 on bad usage or a failed
+install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "requirements.lock"
+RECORD = ROOT / "docs" / "dependencies.md"
+RUNS = ROOT / "docs" / "drift.json"
+MODES = ("lock", "newest", "lowest")
+BEGIN, END = "<!-- drift:begin -->", "<!-- drift:end -->"
+SUMMARY = re.compile(r"^=*\s*(?P<body>(?:\d+ \w+(?:, )?)+) in (?P<secs>[\d.]+)s", re.M)
+
+
+def sh(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    print("+", shlex.join(cmd), flush=True)
+    subprocess.run(cmd, cwd=cwd, env=env, check=True)
+
+
+def locked_torch() -> str:
+    for line in LOCK.read_text().splitlines():
+        if line.startswith("torch=="):
+            return line.split("==", 1)[1].strip()
+    raise SystemExit("drift_check: requirements.lock names no torch==VERSION")
+
+
+def direct_requirements() -> list[str]:
+    """The distribution names pyproject.toml lists (core and every extra), lower-cased."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        specs += [s for s in extra if not s.startswith("titjudge[")]
+    return sorted({re.split(r"[<>=!~\[; ]", s, maxsplit=1)[0].lower() for s in specs})
+
+
+def pip_find_links() -> list[str]:
+    """The find-links pip is configured with (uv does not read pip's configuration)."""
+    links = os.environ.get("PIP_FIND_LINKS", "").split()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
+        ).stdout
+    except OSError:
+        out = ""
+    for line in out.splitlines():
+        if "find-links" in line:
+            links += line.split("=", 1)[1].strip().strip("'\"").split()
+    return sorted(set(links))
+
+
+def install(mode: str, clone: Path, venv: Path) -> None:
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    torch = f"torch=={locked_torch()}"
+    if mode == "lock":
+        sh([*pip, "-c", str(LOCK), "torch"], cwd=clone)
+        sh([*pip, "-c", str(LOCK), "-e", ".[dev]"], cwd=clone)
+    elif mode == "newest":
+        sh([*pip, torch], cwd=clone)
+        sh([*pip, "-e", ".[dev]"], cwd=clone)
+    else:
+        sh([*pip, torch, "uv"], cwd=clone)
+        overrides = clone / ".drift-overrides.txt"
+        overrides.write_text(f"{torch}\n")
+        links = [arg for link in pip_find_links() for arg in ("--find-links", link)]
+        uv = str(venv / "bin" / "uv")
+        sh(
+            [uv, "pip", "install", "--python", str(venv / "bin" / "python"), "-q",
+             "--resolution", "lowest-direct", "--override", str(overrides), *links,
+             "-e", ".[dev]"],
+            cwd=clone,
+        )  # fmt: skip
+
+
+def installed(venv: Path) -> dict[str, str]:
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list", "--format", "json"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(out)}
+
+
+def run_suite(clone: Path, venv: Path, log: Path) -> dict[str, object]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    env.pop("VIRTUAL_ENV", None)
+    start = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    text = log.read_text(errors="replace")
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    found = SUMMARY.findall(text)
+    if found:
+        for part in found[-1][0].split(", "):
+            n, word = part.split(" ", 1)
+            key = "errors" if word.startswith("error") else word
+            if key in counts:
+                counts[key] = int(n)
+    failures = sorted(set(re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.M)))
+    return {
+        "exit": proc.returncode,
+        **counts,
+        "failures": failures,
+        "seconds": round(time.monotonic() - start),
+    }
+
+
+def write_lock(venv: Path) -> None:
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "freeze", "--exclude-editable"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    pins = sorted(
+        (re.sub(r"\+[\w.]+$", "", line) for line in out.splitlines() if "==" in line),
+        key=str.lower,
+    )  # a local label (+cpu) names a build, not a release: pip matches ==X to X+cpu
+    head = (
+        "# titjudge's tested set: every package of `pip install -e \".[dev]\"`, exact.\n"
+        "# The README's set-up installs with `-c requirements.lock`; CI runs that line.\n"
+        f"# Written by `python scripts/drift_check.py newest --write-lock` on {dt.date.today()}\n"
+        "# from a fresh venv whose suite passed (docs/dependencies.md has the run).\n"
+    )
+    LOCK.write_text(head + "\n".join(pins) + "\n")
+    print(f"drift_check: wrote {LOCK.relative_to(ROOT)} ({len(pins)} pins)")
+
+
+def record(results: list[dict[str, object]]) -> None:
+    """Keep the newest run of each mode in docs/drift.json and render docs/dependencies.md."""
+    runs = {r["mode"]: r for r in json.loads(RUNS.read_text())} if RUNS.exists() else {}
+    runs.update({str(r["mode"]): r for r in results})
+    ordered = [runs[m] for m in MODES if m in runs]
+    RUNS.write_text(json.dumps(ordered, indent=1, sort_keys=True) + "\n")
+    lines = [
+        "| package | " + " | ".join(str(r["mode"]) for r in ordered) + " |",
+        "|---|" + "---|" * len(ordered),
+    ]
+    for name in direct_requirements():
+        cells = [str(r["versions"].get(name, "-")) for r in ordered]  # type: ignore[attr-defined]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for key in ("python", "commit", "date"):
+        lines.append(f"| *{key}* | " + " | ".join(str(r[key]) for r in ordered) + " |")
+    lines.append(
+        "| **suite** | "
+        + " | ".join(
+            f"{r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped, "
+            f"{r['errors']} errors ({r['seconds']} s)"
+            for r in ordered
+        )
+        + " |"
+    )
+    for r in ordered:
+        if r["failures"]:
+            names = ", ".join(f"`{f}`" for f in r["failures"])  # type: ignore[attr-defined]
+            lines.append(f"\nFailed under `{r['mode']}`: {names}")
+    text = RECORD.read_text() if RECORD.exists() else f"# Dependencies\n\n{BEGIN}\n{END}\n"
+    before, rest = text.split(BEGIN, 1)
+    after = rest.split(END, 1)[1]
+    RECORD.write_text(f"{before}{BEGIN}\n" + "\n".join(lines) + f"\n{END}{after}")
+    print(f"drift_check: recorded in {RECORD.relative_to(ROOT)} and {RUNS.relative_to(ROOT)}")
+
+
+def check(mode: str, keep: bool, lock_out: bool) -> dict[str, object]:
+    work = Path(tempfile.mkdtemp(prefix=f"titjudge-drift-{mode}-"))
+    clone, venv, log = work / "src", work / "venv", work / "pytest.log"
+    sh(["git", "clone", "-q", str(ROOT), str(clone)])
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True
+    ).stdout.strip()
+    sh([sys.executable, "-m", "venv", str(venv)])
+    try:
+        install(mode, clone, venv)
+    except subprocess.CalledProcessError as exc:
+        raise SystemExit(f"drift_check: {mode}: install failed ({exc}); work dir {work}") from None
+    versions = installed(venv)
+    print(f"drift_check: {mode}: running the suite (log: {log})", flush=True)
+    result = run_suite(clone, venv, log)
+    wanted = direct_requirements()
+    summary = {
+        "mode": mode,
+        "date": dt.date.today().isoformat(),
+        "commit": commit,
+        "python": platform.python_version(),
+        "versions": {n: versions[n] for n in wanted if n in versions},
+        **result,
+    }
+    print(
+        f"drift_check: {mode}: {result['passed']} passed, {result['failed']} failed, "
+        f"{result['skipped']} skipped, {result['errors']} errors in {result['seconds']} s"
+    )
+    if lock_out and mode == "newest":
+        if result["exit"] == 0:
+            write_lock(venv)
+        else:
+            print("drift_check: the newest releases fail the suite: requirements.lock kept")
+    if not keep:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modes", nargs="+", choices=MODES)
+    parser.add_argument("--write-lock", action="store_true", help="refresh the lock (newest)")
+    parser.add_argument("--keep", action="store_true", help="keep the venvs and logs")
+    parser.add_argument("--no-record", action="store_true", help="do not touch the record")
+    args = parser.parse_args()
+    results = [check(mode, args.keep, args.write_lock) for mode in args.modes]
+    if not args.no_record:
+        record(results)
+    return 0 if all(r["exit"] == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
