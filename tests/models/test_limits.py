@@ -23,7 +23,11 @@ def test_starts_are_spaced_even_after_the_event_loop_stalls():
 
     asyncio.run(main())
     gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-    assert len(starts) == 8 and min(gaps) >= 0.09, gaps
+    # No burst when the loop wakes: a limiter that let the five overdue starts go at once
+    # shows gaps of ~0 s. A loaded machine can wake one start late and the next on time, so
+    # single gaps may shrink below 0.1 s; the spacing on average holds.
+    assert len(starts) == 8 and min(gaps) >= 0.05, gaps
+    assert starts[-1] - starts[0] >= 7 * 0.1 - 0.02, gaps
 
 
 def test_concurrency_caps_in_flight():
