@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_exponential_jitter
 
 from titjudge.cache.store import CallCache
 from titjudge.models.base import (
@@ -306,12 +306,11 @@ class CallPipeline(Generic[B]):
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return float(min(max(retry_after, 0.0), self.options.backoff_max))
-        backoff = wait_exponential_jitter(
-            multiplier=self.options.backoff_initial,
-            max=self.options.backoff_max,
-            jitter=self.options.backoff_initial,
-        )
-        return float(backoff(state))
+        # exponential backoff with jitter (Google's retry strategy), computed here: tenacity
+        # renamed its own helper's argument (initial -> multiplier) in 9.2
+        initial = self.options.backoff_initial
+        backoff = initial * 2 ** (state.attempt_number - 1) + random.uniform(0, initial)
+        return float(min(max(backoff, 0.0), self.options.backoff_max))
 
     async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
         async with self.limiter.slot(tokens) as grant:
