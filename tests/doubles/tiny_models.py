@@ -266,7 +266,13 @@ def build_tiny_qwen25_vl(path: str | Path, seed: int = 0) -> Path:
     Patch 4 / merge 2 and at most 32x32 pixels keep an image to a handful of tokens.
     """
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    try:  # transformers >= 5.4: the PIL processor has its own class; the plain one is torchvision's
+        from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import (
+            Qwen2VLImageProcessorPil,
+        )
+    except ModuleNotFoundError:  # transformers 5.0-5.3: the plain class is the PIL one
+        from transformers import Qwen2VLImageProcessor as Qwen2VLImageProcessorPil
 
     path = Path(path)
     tokenizer = build_qwen_tokenizer()
