@@ -11,8 +11,9 @@ the result in docs/dependencies.md:
 - `lowest`: every direct dependency at the lowest release its range allows (uv's
             `--resolution lowest-direct`), transitive ones as new as those allow.
 
-torch is held at the lock's version in every mode: it is the one CPU build the registry here
-serves (a newer or older torch from PyPI is a CUDA build of several GB).
+torch is installed first, as the README does; only the lock's is a CPU build (the newest
+and the lowest torch on PyPI are CUDA builds, several GB of packages that import and run on
+a machine without a GPU).
 
     python scripts/drift_check.py newest --write-lock   # refresh requirements.lock when green
     python scripts/drift_check.py lowest
@@ -52,11 +53,38 @@ def sh(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = 
     subprocess.run(cmd, cwd=cwd, env=env, check=True)
 
 
-def locked_torch() -> str:
-    for line in LOCK.read_text().splitlines():
-        if line.startswith("torch=="):
-            return line.split("==", 1)[1].strip()
-    raise SystemExit("drift_check: requirements.lock names no torch==VERSION")
+def lower_bounds() -> dict[str, str]:
+    """Each direct dependency's declared lower bound (`>=X`), by distribution name."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        specs += [s for s in extra if not s.startswith("titjudge[")]
+    bounds = {}
+    for spec in specs:
+        found = re.match(r"([A-Za-z0-9_.\-]+)(?:\[[^]]*\])?\s*>=\s*([^,; ]+)", spec)
+        if found:
+            bounds[found.group(1).lower().replace("_", "-")] = found.group(2)
+    return bounds
+
+
+def unmet_lower_bounds(versions: dict[str, str]) -> list[str]:
+    """Direct dependencies that the lowest resolution could not take at their declared lower
+    bound: the range claims a release that cannot be installed with the others."""
+    return [
+        f"{name} >= {low} declared, lowest installable {versions[name]}"
+        for name, low in sorted(lower_bounds().items())
+        if name in versions and _norm(versions[name]) != _norm(low)
+    ]
+
+
+def _norm(version: str) -> str:
+    """`10`, `10.0` and `10.0.0` name one release."""
+    parts = version.split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
 
 
 def direct_requirements() -> list[str]:
@@ -86,26 +114,20 @@ def pip_find_links() -> list[str]:
 
 
 def install(mode: str, clone: Path, venv: Path) -> None:
+    """The README's two installs, with the lock (`lock`), without it (`newest`), or with every
+    direct dependency at its lower bound (`lowest`). torch comes first, as in the README."""
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    torch = f"torch=={locked_torch()}"
     if mode == "lock":
         sh([*pip, "-c", str(LOCK), "torch"], cwd=clone)
         sh([*pip, "-c", str(LOCK), "-e", ".[dev]"], cwd=clone)
     elif mode == "newest":
-        sh([*pip, torch], cwd=clone)
+        sh([*pip, "torch"], cwd=clone)
         sh([*pip, "-e", ".[dev]"], cwd=clone)
     else:
-        sh([*pip, torch, "uv"], cwd=clone)
-        overrides = clone / ".drift-overrides.txt"
-        overrides.write_text(f"{torch}\n")
+        sh([*pip, "uv"], cwd=clone)
         links = [arg for link in pip_find_links() for arg in ("--find-links", link)]
-        uv = str(venv / "bin" / "uv")
-        sh(
-            [uv, "pip", "install", "--python", str(venv / "bin" / "python"), "-q",
-             "--resolution", "lowest-direct", "--override", str(overrides), *links,
-             "-e", ".[dev]"],
-            cwd=clone,
-        )  # fmt: skip
+        uv = [str(venv / "bin" / "uv"), "pip", "install", "--python", str(venv / "bin" / "python")]
+        sh([*uv, "-q", "--resolution", "lowest-direct", *links, "-e", ".[dev]"], cwd=clone)
 
 
 def installed(venv: Path) -> dict[str, str]:
@@ -187,6 +209,8 @@ def record(results: list[dict[str, object]]) -> None:
         + " |"
     )
     for r in ordered:
+        for line in r.get("unmet_lower_bounds", []):  # type: ignore[attr-defined]
+            lines.append(f"\nLower bound not installable under `{r['mode']}`: {line}")
         if r["failures"]:
             names = ", ".join(f"`{f}`" for f in r["failures"])  # type: ignore[attr-defined]
             lines.append(f"\nFailed under `{r['mode']}`: {names}")
@@ -221,6 +245,10 @@ def check(mode: str, keep: bool, lock_out: bool) -> dict[str, object]:
         "versions": {n: versions[n] for n in wanted if n in versions},
         **result,
     }
+    if mode == "lowest":
+        summary["unmet_lower_bounds"] = unmet_lower_bounds(versions)
+        for line in summary["unmet_lower_bounds"]:  # type: ignore[attr-defined]
+            print(f"drift_check: lowest: {line}")
     print(
         f"drift_check: {mode}: {result['passed']} passed, {result['failed']} failed, "
         f"{result['skipped']} skipped, {result['errors']} errors in {result['seconds']} s"
