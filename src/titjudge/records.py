@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,12 @@ class CellResult:
     @property
     def has_value(self) -> bool:
         return self.accuracy is not None
+
+    def count(self, key: str) -> int:
+        """A count from the cell's metrics (`n_pairs`, `n_prompts`, `n_prompts_ndcg`): how
+        many human pairs or prompts its values stand on; 0 when there are no metrics."""
+        value = (self.metrics or {}).get(key)
+        return int(value) if isinstance(value, Integral) else 0
 
 
 @dataclass

@@ -94,14 +94,20 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     result = run_grid(raw, out)
 
     rows = read_csv(out / "table4.csv")
-    assert rows[0] == ["VLM", *COLUMNS, *(f"failed: {c}" for c in COLUMNS)]
+    assert rows[0] == [
+        "VLM",
+        *COLUMNS,
+        *(f"pairs: {c}" for c in COLUMNS),
+        *(f"failed: {c}" for c in COLUMNS),
+    ]
     assert [r[0] for r in rows[1:]] == ["Sharp VLM", "Blurry VLM"]
     accuracies = {}
     for line, name in zip(rows[1:], ["sharp", "blurry"], strict=True):
         metrics = json.loads((out / "rows" / name / "metrics.json").read_text())
         accuracies[name] = [metrics[v]["pairwise_accuracy"] for v in VARIANTS]
         assert [float(x) for x in line[1:6]] == [round(100 * a, 4) for a in accuracies[name]]
-        assert line[6:] == ["0"] * 5
+        assert line[6:11] == [str(metrics[v]["n_pairs"]) for v in VARIANTS]
+        assert line[11:] == ["0"] * 5
         # every variant scored every item of the row's own run
         assert [metrics[v]["n_scored"] for v in VARIANTS] == [N_ITEMS] * 5
     assert accuracies["sharp"] != accuracies["blurry"]  # the two VLMs really describe differently
@@ -237,11 +243,15 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     markdown = (out / "table4.md").read_text()
     flaky = result.rows[0].cells["tit_flaky"]
     assert flaky.n_failed == per_prompt and flaky.metrics["n_scored"] == N_ITEMS - per_prompt
+    # a prompt's worth of failures leaves the flaky cell under 90% of the full cells' pairs:
+    # it shows its pairs and is never marked, whatever its accuracy
+    full = result.rows[0].cells["lexical"].metrics["n_pairs"]
+    assert 0 < flaky.metrics["n_pairs"] < 0.9 * full
     flaky_md = next(
         line for line in markdown.splitlines() if line.startswith("| Sharp VLM |")
     ).split(" | ")[-1]
-    assert flaky_md.replace("*", "").replace("<ins>", "").replace("</ins>", "") == (
-        f"{100 * flaky.accuracy:.2f} ({per_prompt} failed) |"
+    assert flaky_md == (
+        f"{100 * flaky.accuracy:.2f} (n={flaky.metrics['n_pairs']}, {per_prompt} failed) |"
     )
     assert "Dead judge" not in markdown.split("Notes:")[0]
 
@@ -259,14 +269,24 @@ def test_failed_column_row_and_items_are_reported_not_filled(
 
     saved = json.loads((out / "ablation.json").read_text())
     assert [r["status"] for r in saved["rows"]] == ["ok", "ok", "failed", "no_scores"]
-    assert saved["rows"][0]["cells"]["tit_dead"] == {
+    dead = saved["rows"][0]["cells"]["tit_dead"]
+    assert dead.pop("thresholds")["k_95"] is None  # no pairs, no threshold
+    assert dead == {
         "pairwise_accuracy": None,
+        "n_pairs": 0,
+        "n_prompts": 0,
+        "n_prompts_ndcg": 0,
+        "markable": False,
         "n_items": N_ITEMS,
         "n_failed": N_ITEMS,
         "n_fallback": 0,
-        "first_error": saved["rows"][0]["cells"]["tit_dead"]["first_error"],
+        "first_error": dead["first_error"],
     }
     assert saved["shown_columns"] == [v for v in VARIANTS if v != "tit_score"] + ["tit_flaky"]
+    flaky_saved = saved["rows"][0]["cells"]["tit_flaky"]
+    assert flaky_saved["n_pairs"] == flaky.metrics["n_pairs"] and not flaky_saved["markable"]
+    assert flaky_saved["thresholds"]["n_pairs"] == flaky.metrics["n_pairs"]  # its own n
+    assert saved["rows"][0]["cells"]["lexical"]["markable"]
     assert result.exit_code == 1
     # no describe was repeated by the failures around it
     assert set(responder.count("describe").values()) == {1}

@@ -9,15 +9,8 @@ from PIL import Image
 
 from titjudge.ablation.grid import grid_notes
 from titjudge.ablation.heatmap import colour_span, write_heatmap
-from titjudge.ablation.tables import (
-    latex_escape,
-    mark_best,
-    table2,
-    table4,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+from titjudge.ablation.tables import mark_best, table2, table4
+from titjudge.ablation.writers import latex_escape, to_csv, to_latex, to_markdown
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
 
 
@@ -27,13 +20,18 @@ def cell(
     n_items: int = 10,
     error: str | None = None,
     srcc: float = 0.5,
+    n_pairs: int = 100,
+    n_prompts: int = 10,
 ) -> CellResult:
     metrics = {
         "pairwise_accuracy": accuracy,
+        "n_pairs": n_pairs if accuracy is not None else 0,
         "metric_tie_rate": 0.0,
         "srcc": srcc,
         "krcc": srcc / 2,
+        "n_prompts": n_prompts,
         "ndcg": 0.9,
+        "n_prompts_ndcg": n_prompts,
     }
     return CellResult(n_items=n_items, n_failed=n_failed, metrics=metrics, error=error)
 
@@ -103,11 +101,15 @@ def test_latex_marks_best_and_second_per_row_and_escapes(tmp_path):
     lines = latex.splitlines()
     assert r"    VLM & LMM Score & Self-Eval & TIT-Score\_v2 \& co \\" in lines  # 'Dead' omitted
     assert (
-        r"    Gemini 2.5 Pro & 4.10 & \underline{61.20}{\footnotesize (3 failed)} & \textbf{75.30} \\"
+        r"    Gemini 2.5 Pro & 4.10{\footnotesize (n=100)} & "
+        r"\underline{61.20}{\footnotesize (n=100, 3 failed)} & \textbf{75.30}{\footnotesize (n=100)} \\"
         in lines
     )
-    assert r"    Qwen2.5-VL\_7B & \underline{42.89} & \textbf{70.00} & \textbf{70.00} \\" in lines
-    assert r"    Only-one & 55.00 & -- & -- \\" in lines
+    assert (
+        r"    Qwen2.5-VL\_7B & \underline{42.89}{\footnotesize (n=100)} & "
+        r"\textbf{70.00}{\footnotesize (n=100)} & \textbf{70.00}{\footnotesize (n=100)} \\"
+    ) in lines
+    assert r"    Only-one & 55.00{\footnotesize (n=100)} & -- & -- \\" in lines
     assert not any("Crashed" in line for line in lines if not line.startswith("%"))
     assert r"\begin{tabular}{lrrr}" in latex and r"\caption{Pairwise accuracy (\%)" in latex
     assert latex_escape("50% of a_b & {x} #1 ~ ^ \\") == (
@@ -118,13 +120,18 @@ def test_latex_marks_best_and_second_per_row_and_escapes(tmp_path):
 def test_markdown_and_csv_hold_the_same_cells(tmp_path):
     table = table4(hand_made(tmp_path))
     markdown = to_markdown(table)
-    assert "| Gemini 2.5 Pro | 4.10 | <ins>61.20</ins> (3 failed) | **75.30** |" in markdown
-    assert "| Only-one | 55.00 | – | – |" in markdown
+    assert (
+        "| Gemini 2.5 Pro | 4.10 (n=100) | <ins>61.20</ins> (n=100, 3 failed) | **75.30** (n=100) |"
+        in markdown
+    )
+    assert "| Only-one | 55.00 (n=100) | – | – |" in markdown
     assert to_csv(table).splitlines() == [
-        "VLM,LMM Score,Self-Eval,TIT-Score_v2 & co,failed: LMM Score,failed: Self-Eval,failed: TIT-Score_v2 & co",
-        "Gemini 2.5 Pro,4.1,61.2,75.3,0,3,0",
-        "Qwen2.5-VL_7B,42.889,70.001,69.999,0,0,0",
-        "Only-one,55.0,,,0,10,0",
+        "VLM,LMM Score,Self-Eval,TIT-Score_v2 & co,"
+        "pairs: LMM Score,pairs: Self-Eval,pairs: TIT-Score_v2 & co,"
+        "failed: LMM Score,failed: Self-Eval,failed: TIT-Score_v2 & co",
+        "Gemini 2.5 Pro,4.1,61.2,75.3,100,100,100,0,3,0",
+        "Qwen2.5-VL_7B,42.889,70.001,69.999,100,100,100,0,0,0",
+        "Only-one,55.0,,,100,,,0,10,0",
     ]
 
 
@@ -146,13 +153,16 @@ def test_table2_marks_each_metric_over_all_cells(tmp_path):
         "Comparer",
         "Acc (%)",
         "Ties (%)",
+        "Pairs",
         "SRCC",
         "KRCC",
+        "Prompts",
         "nDCG",
+        "nDCG prompts",
         "Failed",
     ]
     assert len(table.rows) == 7  # 3 + 3 + 1 cells with a value
-    srcc = {(r[0].text, r[1].text): (r[4].text, r[4].mark) for r in table.rows}
+    srcc = {(r[0].text, r[1].text): (r[5].text, r[5].mark) for r in table.rows}
     assert srcc[("Qwen2.5-VL_7B", "Self-Eval")] == ("0.8000", "best")
     assert srcc[("Qwen2.5-VL_7B", "TIT-Score_v2 & co")] == ("0.7000", "second")
     assert srcc[("Gemini 2.5 Pro", "LMM Score")] == ("0.5000", None)
@@ -204,7 +214,7 @@ def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):
     """Rich must neither cut a long label to 'pairw…' nor read '[bold]' in one as a style."""
     from rich.console import Console
 
-    from titjudge.ablation.tables import to_rich
+    from titjudge.ablation.writers import to_rich
 
     result = hand_made(tmp_path)
     result.columns[0] = ColumnInfo("lmm", "pairwise_gemini_2_5_pro_with_fallback", "lmm", None)
@@ -227,16 +237,19 @@ def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):
 def test_chance_legend_never_asks_for_more_than_100_percent(tmp_path):
     """On 6 pairs 99.9% needs 8 correct: the legend used to print 'at least 116.67%'."""
     from titjudge.ablation.tables import _chance_legend
-    from titjudge.metrics.significance import significance_thresholds
 
-    result = hand_made(tmp_path)
-    for row in result.rows:
-        row.metrics = {"thresholds": significance_thresholds(6).as_dict()}
-    legend = _chance_legend(result)
+    def every_cell_on(n_pairs: int) -> AblationResult:
+        result = hand_made(tmp_path)
+        for row in result.rows:
+            for found in row.cells.values():
+                if found.has_value:
+                    assert found.metrics is not None
+                    found.metrics["n_pairs"] = n_pairs
+        return result
+
+    legend = _chance_legend(every_cell_on(6))
     assert "116.67" not in legend and "no accuracy at 99.9%" in legend
     assert "at least 100.00% beats chance at 95%" in legend
-    for row in result.rows:
-        row.metrics = {"thresholds": significance_thresholds(12_832).as_dict()}
     assert "at least 50.73% beats chance at 95% and at least 51.37% at 99.9%" in _chance_legend(
-        result
+        every_cell_on(12_832)
     )

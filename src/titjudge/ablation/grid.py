@@ -197,7 +197,7 @@ def grid_notes(result: AblationResult) -> list[str]:
                 notes.append(f"{row.label} x {column.label}: no score ({reason})")
     if any(c.n_failed for r in live_rows for c in r.cells.values() if c.has_value):
         notes.append(
-            "'(N failed)': items a judge could not score, left out of that cell's pairs; "
+            "'N failed': items a judge could not score, left out of that cell's pairs; "
             "reasons in rows/<describer>/items.jsonl"
         )
     if any(c.n_fallback for r in live_rows for c in r.cells.values()):
@@ -259,14 +259,21 @@ async def run_ablation_async(
 
 
 def ablation_json(result: AblationResult) -> dict[str, Any]:
-    """Everything the tables were made from, per row and cell."""
+    """Everything the tables were made from, per row and cell: each cell with the pairs and
+    prompts it stands on, its own chance thresholds, and whether its accuracy could be marked
+    (MARK_MIN_PERCENT of the best-covered cell's pairs)."""
+    from titjudge.ablation.coverage import MARK_MIN_PERCENT, best_covered, covered
+
+    reference = best_covered(c for r in result.shown_rows for c in r.cells.values())
     return {
         "name": result.name,
         "columns": [vars(c) for c in result.columns],
         "disabled_columns": [vars(c) for c in result.disabled],
         "shown_columns": [c.name for c in result.shown_columns],
         "shown_rows": [r.name for r in result.shown_rows],
+        # for the best-covered cell's pairs; each cell's own are under its "thresholds"
         "thresholds": result.thresholds,
+        "marks": {"min_share_percent": MARK_MIN_PERCENT, "best_covered_pairs": reference},
         "rows": [
             {
                 "name": row.name,
@@ -284,6 +291,11 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
                 "cells": {
                     name: {
                         "pairwise_accuracy": cell.accuracy,
+                        "n_pairs": cell.count("n_pairs"),
+                        "n_prompts": cell.count("n_prompts"),
+                        "n_prompts_ndcg": cell.count("n_prompts_ndcg"),
+                        "thresholds": (cell.metrics or {}).get("thresholds"),
+                        "markable": cell.has_value and covered(cell.count("n_pairs"), reference),
                         "n_items": cell.n_items,
                         "n_failed": cell.n_failed,
                         "n_fallback": cell.n_fallback,
@@ -304,6 +316,7 @@ def write_outputs(result: AblationResult) -> None:
     """table4/table2/leaderboard as .md/.csv/.tex, table4.png and ablation.json."""
     from titjudge.ablation import tables
     from titjudge.ablation.heatmap import write_heatmap
+    from titjudge.ablation.writers import write_table
 
     out = result.out_dir
     for stem, table in (
@@ -311,6 +324,6 @@ def write_outputs(result: AblationResult) -> None:
         ("table2", tables.table2(result)),
         ("leaderboard", tables.leaderboard(result)),
     ):
-        tables.write_table(table, out, stem)
+        write_table(table, out, stem)
     write_heatmap(result, out / "table4.png")
     run_dir.write_json(out, "ablation.json", ablation_json(result))

@@ -2,8 +2,11 @@
 
 The colour scale diverges at 50% (chance): blue cells beat chance, red ones fall below,
 white sits at chance, so the paper's finding (LMM Score far below 50% for most VLMs)
-reads at a glance. matplotlib is imported here only, and drawn with its Agg canvas on a
-bare `Figure` (no pyplot global state), so it works headless and in threads.
+reads at a glance. Each cell shows the human pairs it stands on (n=...); it is bold as
+Table 4 marks it (`accuracy_marks`: never with under 90% of the best-covered cell's pairs), and
+the caption gives the chance threshold for each pair count shown. matplotlib is imported here
+only, and drawn with its Agg canvas on a bare `Figure` (no pyplot global state), so it works
+headless and in threads.
 """
 
 from __future__ import annotations
@@ -18,19 +21,24 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from titjudge.ablation.tables import mark_best
+from titjudge.ablation.coverage import best_covered, chance_text, rule_text
+from titjudge.ablation.tables import Mark, accuracy_marks, chance_counts, shown_cells
 from titjudge.files import atomic_open
+from titjudge.metrics.significance import significance_thresholds
 
 if TYPE_CHECKING:
-    from titjudge.records import AblationResult
+    from titjudge.records import AblationResult, CellResult
 
 CHANCE = 50.0
 #: the PNG text key holding the digest of what the heatmap was drawn from
 DIGEST_KEY = "titjudge-drawn-from"
 #: bump when the drawing code changes, so a heatmap drawn the old way is drawn again
-DRAWING = 1
+DRAWING = 2
 #: smallest half-width of the colour scale around chance, in accuracy points
 MIN_SPAN = 10.0
+#: the caption's font size (points) and the characters of it that fit in an inch of width
+CAPTION_POINTS = 8.0
+CAPTION_CHARS_PER_INCH = 17.0
 
 
 def colour_span(values: Sequence[float | None]) -> float:
@@ -47,15 +55,17 @@ def plot_accuracy_heatmap(
     path: Path,
     *,
     title: str,
+    marks: Sequence[Sequence[Mark | None]],
+    caption: str,
     threshold: float | None = None,
-    n_pairs: int | None = None,
 ) -> Path:
-    """Draw accuracies in percent (None = no score) with `notes` under each number; write a PNG.
+    """Draw accuracies in percent (None = no score) with `notes` under each number, bold where
+    `marks` says 'best', a dashed 95% line at `threshold` and `caption` below; write a PNG.
 
     The PNG keeps a digest of what it was drawn from (and matplotlib's version); when `path`
     already holds one drawn from the same, it is left as it is and matplotlib is not even
     imported (a cached re-run of a grid draws nothing new)."""
-    drawn = _digest(values, row_labels, column_labels, notes, title, threshold, n_pairs)
+    drawn = _digest(values, row_labels, column_labels, notes, title, marks, caption, threshold)
     if _drawn_from(path) == drawn:
         return path
     from matplotlib.colors import Normalize
@@ -65,14 +75,17 @@ def plot_accuracy_heatmap(
     flat = [v for row in values for v in row]
     span = colour_span(flat)
     norm = Normalize(CHANCE - span, CHANCE + span)
-    fig = Figure(figsize=(2.4 + 1.45 * n_cols, 1.9 + 0.62 * n_rows))
-    fig.set_layout_engine("constrained", rect=(0, 0.05, 1, 0.95))  # room for the caption
+    width, height = 2.4 + 1.45 * n_cols, 1.9 + 0.62 * n_rows
+    lines = textwrap.wrap(caption, int(width * CAPTION_CHARS_PER_INCH)) or [""]
+    below = (len(lines) * CAPTION_POINTS * 1.3 + 6) / 72  # inches the caption takes
+    fig = Figure(figsize=(width, height + below))
+    bottom = below / (height + below)  # rect: left, bottom, width, height
+    fig.set_layout_engine("constrained", rect=(0, bottom, 1, 1 - bottom))
     ax = fig.add_subplot()
     grid = [[float("nan") if v is None else v for v in row] for row in values]
     image = ax.imshow(grid, cmap="RdBu", norm=norm, aspect="auto")
     ax.set_facecolor("#e6e6e6")  # cells without a score show the background, hatched below
     for r, row in enumerate(values):
-        marks = mark_best(row, 2)
         for c, value in enumerate(row):
             if value is None:
                 ax.add_patch(_hatched(c, r))
@@ -88,7 +101,7 @@ def plot_accuracy_heatmap(
                 va="center",
                 fontsize=10 if not notes[r][c] else 8.5,
                 color="white" if dark else "black",
-                fontweight="bold" if marks[c] == "best" else "normal",
+                fontweight="bold" if marks[r][c] == "best" else "normal",
             )
     ax.set_xticks(range(n_cols), labels=[textwrap.fill(label, 16) for label in column_labels])
     ax.set_yticks(range(n_rows), labels=[textwrap.fill(label, 22) for label in row_labels])
@@ -110,8 +123,8 @@ def plot_accuracy_heatmap(
     fig.text(
         0.01,
         0.005,
-        _caption(threshold, n_pairs),
-        fontsize=8,
+        "\n".join(lines),
+        fontsize=CAPTION_POINTS,
         color="#333333",
         ha="left",
         va="bottom",
@@ -138,11 +151,17 @@ def _drawn_from(path: Path) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _caption(threshold: float | None, n_pairs: int | None) -> str:
-    text = "Blue beats chance (50%, white), red falls below it. Bold: best in the row."
-    if threshold is not None and n_pairs:
-        text += f" At least {threshold:.2f}% (dashed) beats chance at 95% on {n_pairs:,} pairs."
-    return text
+def heatmap_caption(result: AblationResult, threshold: float | None) -> str:
+    """What the colours, the bold, the n under each cell and the dashed line mean, with the
+    chance threshold of every pair count shown (each cell is held to its own)."""
+    reference = best_covered(shown_cells(result))
+    text = (
+        "Blue cells are above 50% (white), red ones below; n: the human pairs each cell "
+        f"scored. {chance_text(chance_counts(result))}"
+    )
+    if threshold is not None:
+        text += f" Dashed: the 95% threshold on {reference:,} pairs."
+    return f"{text} Bold: best in the row. {rule_text(reference)}"
 
 
 def _hatched(column: int, row: int) -> Any:
@@ -170,21 +189,26 @@ def write_heatmap(result: AblationResult, path: Path) -> Path | None:
         [None if cell.accuracy is None else 100.0 * cell.accuracy for cell in line]
         for line in cells
     ]
-    notes = [
-        [f"({cell.n_failed} failed)" if cell.n_failed and cell.has_value else "" for cell in line]
-        for line in cells
-    ]
-    thresholds = result.thresholds or {}
-    threshold = thresholds.get("acc_95")
+    threshold = significance_thresholds(best_covered(shown_cells(result))).acc_95
     if threshold is not None and threshold > 1.0:  # too few pairs for 95%: no line to draw
         threshold = None
+    threshold = None if threshold is None else 100.0 * threshold
     return plot_accuracy_heatmap(
         values,
         [r.label for r in rows],
         [c.label for c in columns],
-        notes,
+        [[cell_note(cell) for cell in line] for line in cells],
         path,
         title="Pairwise accuracy (%) by VLM backbone and comparer",
-        threshold=None if threshold is None else 100.0 * threshold,
-        n_pairs=thresholds.get("n_pairs"),
+        marks=accuracy_marks(result),
+        caption=heatmap_caption(result, threshold),
+        threshold=threshold,
     )
+
+
+def cell_note(cell: CellResult) -> str:
+    """What a heatmap cell says under its accuracy: 'n=106', or 'n=5\n51 failed'."""
+    if not cell.has_value:
+        return ""
+    failed = f"\n{cell.n_failed:,} failed" if cell.n_failed else ""
+    return f"n={cell.count('n_pairs'):,}{failed}"

@@ -1,51 +1,37 @@
-"""The ablation's tables (the paper's Tables 4, 2 and 3) as Markdown, CSV, LaTeX and rich.
+"""The ablation's tables (the paper's Tables 4, 2 and 3), built once for every writer.
 
-A `Table` is built once from an `AblationResult` and written four ways, so the file a
-paper includes, the CSV a notebook reads and the terminal table never disagree. As in
+A `Table` is built once from an `AblationResult` and written four ways (writers.py:
+Markdown, CSV, LaTeX, rich), so the file a paper includes, the CSV a notebook reads and the terminal table never disagree. As in
 the paper, the best value is bold and the second underlined; marks compare the values
-as displayed, so two cells that print the same are marked the same.
+as displayed, so two cells that print the same are marked the same. Every value shows the
+pairs (or prompts) it stands on, a cell with under 90% of the best-covered cell's pairs is
+never marked, and the chance thresholds are given for each cell's own pairs (coverage.py).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from titjudge.files import atomic_write
+from titjudge.ablation.coverage import (
+    MARK_MIN_PERCENT,
+    chance_text,
+    markable,
+    rule_text,
+)
 
 if TYPE_CHECKING:
-    from rich.table import Table as RichTable
-
     from titjudge.records import AblationResult, CellResult
 
 Mark = Literal["best", "second"]
 MISSING = "–"  # en dash: a cell with no value (written '--' in LaTeX, empty in CSV)
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-    "–": "--",
-    "×": r"$\times$",
-}
 
 
 @dataclass(frozen=True)
 class Cell:
     """Displayed `text` (unescaped), the number behind it, a best/second mark and a suffix
-    (e.g. ' (3 failed)') that stays outside the mark."""
+    (e.g. ' (106 pairs, 3 failed)') that stays outside the mark."""
 
     text: str
     value: float | None = None
@@ -66,12 +52,19 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
 
-def mark_best(values: Sequence[float | None], digits: int) -> list[Mark | None]:
-    """'best' for the highest displayed value(s), 'second' for the next distinct one.
+def mark_best(
+    values: Sequence[float | None], digits: int, eligible: Sequence[bool] | None = None
+) -> list[Mark | None]:
+    """'best' for the highest displayed value(s), 'second' for the next distinct one, among
+    the values `eligible` allows (all by default); the others are neither marked nor compared.
 
     Needs at least two values; with one there is nothing to compare.
     """
-    shown = [None if v is None else float(f"{v:.{digits}f}") for v in values]
+    allowed = eligible if eligible is not None else [True] * len(values)
+    shown = [
+        None if v is None or not ok else float(f"{v:.{digits}f}")
+        for v, ok in zip(values, allowed, strict=True)
+    ]
     present = [v for v in shown if v is not None]
     if len(present) < 2:
         return [None] * len(values)
@@ -82,10 +75,6 @@ def mark_best(values: Sequence[float | None], digits: int) -> list[Mark | None]:
     ]
 
 
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
 def _number(value: float | None, digits: int) -> str:
     return MISSING if value is None else f"{value:.{digits}f}"
 
@@ -94,41 +83,64 @@ def _percent(fraction: float | None) -> float | None:
     return None if fraction is None else 100.0 * fraction
 
 
-def _failed_suffix(cell: CellResult) -> str:
-    return f" ({cell.n_failed} failed)" if cell.n_failed else ""
+def count_suffix(cell: CellResult) -> str:
+    """' (n=106)' or ' (n=5, 51 failed)': the human pairs an accuracy stands on."""
+    failed = f", {cell.n_failed:,} failed" if cell.n_failed else ""
+    return f" (n={cell.count('n_pairs'):,}{failed})"
+
+
+def shown_cells(result: AblationResult) -> list[CellResult]:
+    """Every cell the tables show a value for: the grid the 90% rule measures against."""
+    return [
+        row.cells[c.name]
+        for row in result.shown_rows
+        for c in result.shown_columns
+        if row.cells[c.name].has_value
+    ]
+
+
+def accuracy_marks(result: AblationResult) -> list[list[Mark | None]]:
+    """Table 4's marks (best and second in each row, among cells covered well enough), shared
+    by the tables and the heatmap."""
+    grid = shown_cells(result)
+    marks = []
+    for row in result.shown_rows:
+        cells = [row.cells[c.name] for c in result.shown_columns]
+        values = [_percent(cell.accuracy) for cell in cells]
+        marks.append(mark_best(values, 2, markable(cells, grid)))
+    return marks
+
+
+def chance_counts(result: AblationResult) -> dict[int, list[str]]:
+    """The shown cells ('VLM x comparer') by the pairs they scored: the counts a legend
+    must give a chance threshold for."""
+    by_count: dict[int, list[str]] = {}
+    for row in result.shown_rows:
+        for column in result.shown_columns:
+            cell = row.cells[column.name]
+            if cell.has_value:
+                by_count.setdefault(cell.count("n_pairs"), []).append(
+                    f"{row.label} x {column.label}"
+                )
+    return by_count
 
 
 def _chance_legend(result: AblationResult) -> str:
-    thresholds = result.thresholds
-    if not thresholds or thresholds.get("acc_95") is None:
-        return "50% is chance."
-    n = thresholds["n_pairs"]
-    return (
-        f"50% is chance; on {n:,} human pairs, {_level_reach(thresholds, '95')} beats chance "
-        f"at 95% and {_level_reach(thresholds, '999')} at 99.9% (one-sided)."
-    )
-
-
-def _level_reach(thresholds: dict[str, Any], level: str) -> str:
-    """'at least 51.37%', or 'no accuracy' when the level needs more correct pairs than exist
-    (a handful of pairs can never beat chance at 99.9%)."""
-    if thresholds[f"k_{level}"] > thresholds["n_pairs"]:
-        return "no accuracy"
-    return f"at least {100 * thresholds[f'acc_{level}']:.2f}%"
+    """The chance thresholds for the pair count of every shown cell."""
+    return chance_text(chance_counts(result))
 
 
 def table4(result: AblationResult) -> Table:
     """Pairwise accuracy (%) per VLM (rows) and comparer (columns); marks per row."""
     columns = result.shown_columns
     rows, csv_rows = [], []
-    for row in result.shown_rows:
+    for row, marks in zip(result.shown_rows, accuracy_marks(result), strict=True):
         cells = [row.cells[c.name] for c in columns]
         values = [_percent(cell.accuracy) for cell in cells]
-        marks = mark_best(values, 2)
         rows.append(
             [Cell(row.label)]
             + [
-                Cell(_number(v, 2), v, m, _failed_suffix(cell) if v is not None else "")
+                Cell(_number(v, 2), v, m, count_suffix(cell) if v is not None else "")
                 for v, m, cell in zip(values, marks, cells, strict=True)
             ]
         )
@@ -136,74 +148,102 @@ def table4(result: AblationResult) -> Table:
             [
                 row.label,
                 *(None if v is None else round(v, 4) for v in values),
+                *(cell.count("n_pairs") if cell.has_value else None for cell in cells),
                 *(cell.n_failed for cell in cells),
             ]
         )
+    reference = max((c.count("n_pairs") for c in shown_cells(result)), default=0)
     return Table(
         title="Table 4: pairwise accuracy (%) of each VLM backbone with each comparer",
         header=["VLM", *(c.label for c in columns)],
         rows=rows,
         label_columns=1,
         legend=(
-            f"Pairwise accuracy (%) against human preferences. {_chance_legend(result)} "
-            "Bold: best in the row; underlined: second best."
+            "Pairwise accuracy (%) against human preferences; n: the human pairs with both "
+            f"images scored. {_chance_legend(result)} Bold: best in the row; underlined: "
+            f"second best. {rule_text(reference)}"
         ),
         key="ablation-accuracy",
-        csv_header=["VLM", *(c.label for c in columns), *(f"failed: {c.label}" for c in columns)],
+        csv_header=[
+            "VLM",
+            *(c.label for c in columns),
+            *(f"pairs: {c.label}" for c in columns),
+            *(f"failed: {c.label}" for c in columns),
+        ],
         csv_rows=csv_rows,
         notes=list(result.notes),
     )
 
 
-#: Table 2 metrics: (heading, metrics key, scale, digits, marked)
+@dataclass(frozen=True)
+class _Column:
+    """A Table 2 column after VLM and Comparer: a metric (`scale` set) or a count."""
+
+    heading: str
+    key: str  # in the cell's metrics
+    csv: str
+    scale: float | None = None  # None: a count (pairs, prompts), shown whole
+    digits: int = 0
+    #: None: never marked (the tie rate, counts); "": marked among cells with enough pairs;
+    #: a count key: that count must cover too (the prompts a rank metric averages over)
+    marked_by: str | None = None
+
+
 _TABLE2 = (
-    ("Acc (%)", "pairwise_accuracy", 100.0, 2, True),
-    ("Ties (%)", "metric_tie_rate", 100.0, 1, False),
-    ("SRCC", "srcc", 1.0, 4, True),
-    ("KRCC", "krcc", 1.0, 4, True),
-    ("nDCG", "ndcg", 1.0, 4, True),
+    _Column("Acc (%)", "pairwise_accuracy", "accuracy_pct", 100.0, 2, ""),
+    _Column("Ties (%)", "metric_tie_rate", "metric_tie_pct", 100.0, 1),
+    _Column("Pairs", "n_pairs", "n_pairs"),
+    _Column("SRCC", "srcc", "srcc", 1.0, 4, "n_prompts"),
+    _Column("KRCC", "krcc", "krcc", 1.0, 4, "n_prompts"),
+    _Column("Prompts", "n_prompts", "n_prompts"),
+    _Column("nDCG", "ndcg", "ndcg", 1.0, 4, "n_prompts_ndcg"),
+    _Column("nDCG prompts", "n_prompts_ndcg", "n_prompts_ndcg"),
 )
 
 
-def _metric(cell: CellResult, key: str, scale: float) -> float | None:
-    value = (cell.metrics or {}).get(key)
-    return None if value is None else scale * value
+def _metric(cell: CellResult, column: _Column) -> float | None:
+    if column.scale is None:
+        return cell.count(column.key)
+    value = (cell.metrics or {}).get(column.key)
+    return None if value is None else column.scale * value
 
 
 def table2(result: AblationResult) -> Table:
-    """Acc, metric ties, SRCC, KRCC and nDCG per (VLM, comparer); marks per metric over all cells."""
+    """Acc, metric ties, SRCC, KRCC and nDCG per (VLM, comparer), each beside the pairs or
+    prompts it stands on; marks per metric over all cells covered well enough."""
     entries = [
         (row, column, row.cells[column.name])
         for row in result.shown_rows
         for column in result.shown_columns
         if row.cells[column.name].has_value
     ]
-    values = [
-        [_metric(cell, key, scale) for _, key, scale, _, _ in _TABLE2] for _, _, cell in entries
-    ]
+    grid = [cell for _, _, cell in entries]
+    values = [[_metric(cell, spec) for spec in _TABLE2] for cell in grid]
     by_metric = [
-        mark_best([v[i] for v in values], digits) if marked else [None] * len(values)
-        for i, (_, _, _, digits, marked) in enumerate(_TABLE2)
+        mark_best([v[i] for v in values], spec.digits, markable(grid, grid, spec.marked_by or None))
+        if spec.marked_by is not None
+        else [None] * len(values)
+        for i, spec in enumerate(_TABLE2)
     ]
     rows, csv_rows = [], []
     for index, (row, column, cell) in enumerate(entries):
-        metric_cells = [
-            Cell(_number(values[index][i], digits), values[index][i], by_metric[i][index])
-            for i, (_, _, _, digits, _) in enumerate(_TABLE2)
+        shown = [
+            Cell(_number(values[index][i], spec.digits), values[index][i], by_metric[i][index])
+            if spec.scale is not None
+            else Cell(f"{cell.count(spec.key):,}", cell.count(spec.key))
+            for i, spec in enumerate(_TABLE2)
         ]
         rows.append(
-            [
-                Cell(row.label),
-                Cell(column.label),
-                *metric_cells,
-                Cell(str(cell.n_failed), cell.n_failed),
-            ]
+            [Cell(row.label), Cell(column.label), *shown, Cell(str(cell.n_failed), cell.n_failed)]
         )
         csv_rows.append(
             [
                 row.label,
                 column.label,
-                *(None if v is None else round(v, 6) for v in values[index]),
+                *(
+                    None if v is None else round(v, 6) if spec.scale is not None else int(v)
+                    for v, spec in zip(values[index], _TABLE2, strict=True)
+                ),
                 cell.n_failed,
             ]
         )
@@ -213,174 +253,91 @@ def table2(result: AblationResult) -> Table:
     )
     return Table(
         title="Table 2: agreement with humans per VLM and comparer",
-        header=["VLM", "Comparer", *(spec[0] for spec in _TABLE2), "Failed"],
+        header=["VLM", "Comparer", *(spec.heading for spec in _TABLE2), "Failed"],
         rows=rows,
         label_columns=2,
         legend=(
-            "Pairwise accuracy, metric-tie rate, and per-prompt SRCC, KRCC and nDCG "
-            f"({gain} gain) averaged over prompts. Bold: best in the column; underlined: second best."
+            "Pairwise accuracy and metric-tie rate over the human pairs with both images scored "
+            f"(Pairs); per-prompt SRCC and KRCC (over Prompts) and nDCG ({gain} gain, over nDCG "
+            "prompts) averaged over prompts. Bold: best in the column; underlined: second best. "
+            f"{rule_text(max((c.count('n_pairs') for c in grid), default=0))} A rank metric "
+            f"is also left unmarked when its prompts are fewer than {MARK_MIN_PERCENT}% of the "
+            "most any cell has."
         ),
         key="ablation-agreement",
-        csv_header=[
-            "VLM",
-            "Comparer",
-            "accuracy_pct",
-            "metric_tie_pct",
-            "srcc",
-            "krcc",
-            "ndcg",
-            "n_failed",
-        ],
+        csv_header=["VLM", "Comparer", *(spec.csv for spec in _TABLE2), "n_failed"],
         csv_rows=csv_rows,
         notes=list(result.notes),
     )
 
 
+def _ranked(standings: dict[str, Any], model: str) -> Cell:
+    """An average rank with the prompts it is averaged over: '2.10 (12)'."""
+    standing = standings.get(model, {})
+    average = standing.get("average_rank")
+    n = standing.get("n_prompts", 0)
+    return Cell(_number(average, 2), average, None, f" ({n:,})" if average is not None else "")
+
+
 def leaderboard(result: AblationResult) -> Table:
     """Average rank of each T2I model by humans and by each (VLM, comparer), with the SRCC
-    between each model ranking and the human one (the paper's Table 3)."""
+    between each model ranking and the human one (the paper's Table 3). Each average shows the
+    prompts behind it, each ranker the human pairs its cell scored."""
     models = result.leaderboard_models
     human = next(
         (r.metrics["leaderboard"]["human"] for r in result.rows if r.metrics.get("leaderboard")),
         None,
     )
-    rankers: list[tuple[str, dict[str, Any], float | None]] = []
+    rankers: list[tuple[str, dict[str, Any], float | None, CellResult]] = []
     for row in result.shown_rows:
         board = row.metrics.get("leaderboard") or {}
         for column in result.shown_columns:
             entry = board.get("variants", {}).get(column.name)
-            if entry is not None and row.cells[column.name].has_value:
-                rankers.append((f"{row.label} / {column.label}", entry["models"], entry["srcc"]))
-    marks = mark_best([srcc for _, _, srcc in rankers], 4)
+            cell = row.cells[column.name]
+            if entry is not None and cell.has_value:
+                name = f"{row.label} / {column.label}"
+                rankers.append((name, entry["models"], entry["srcc"], cell))
+    grid = [cell for *_, cell in rankers]
+    marks = mark_best([srcc for _, _, srcc, _ in rankers], 4, markable(grid, grid))
     rows, csv_rows = [], []
 
-    def add(name: str, standings: dict[str, Any], srcc_cell: Cell) -> None:
-        averages = [standings.get(m, {}).get("average_rank") for m in models]
-        rows.append([Cell(name), *(Cell(_number(a, 2), a) for a in averages), srcc_cell])
+    def add(name: str, standings: dict[str, Any], srcc_cell: Cell, pairs: int | None) -> None:
+        averages = [_ranked(standings, m) for m in models]
+        rows.append([Cell(name), *averages, Cell("" if pairs is None else f"{pairs:,}"), srcc_cell])
         csv_rows.append(
             [
                 name,
-                *(None if a is None else round(a, 6) for a in averages),
+                *(None if a.value is None else round(a.value, 6) for a in averages),
+                *(standings.get(m, {}).get("n_prompts", 0) for m in models),
+                pairs,
                 None if srcc_cell.value is None else round(srcc_cell.value, 6),
             ]
         )
 
     if human is not None:
-        add("Human", human, Cell(""))
-    for (name, standings, srcc), mark in zip(rankers, marks, strict=True):
-        add(name, standings, Cell(_number(srcc, 4), srcc, mark))
+        add("Human", human, Cell(""), None)
+    for (name, standings, srcc, cell), mark in zip(rankers, marks, strict=True):
+        add(name, standings, Cell(_number(srcc, 4), srcc, mark), cell.count("n_pairs"))
     return Table(
         title="Table 3: T2I model leaderboard (average rank over prompts, 1 = best)",
-        header=["Ranked by", *models, "SRCC"],
+        header=["Ranked by", *models, "Pairs", "SRCC"],
         rows=rows,
         label_columns=1,
         legend=(
-            "Average rank of each T2I model over prompts (1 = best), by humans and by each "
-            "(VLM, comparer); SRCC: Spearman correlation of that model ranking with the human one. "
-            "Bold: best SRCC; underlined: second best."
+            "Average rank of each T2I model over prompts (1 = best; in brackets, the prompts "
+            "it is averaged over), by humans and by each (VLM, comparer); Pairs: the human "
+            "pairs that cell scored; SRCC: Spearman correlation of that model ranking with the "
+            "human one. Bold: best SRCC; underlined: second best. "
+            f"{rule_text(max((c.count('n_pairs') for c in grid), default=0))}"
         ),
         key="ablation-leaderboard",
-        csv_header=["ranked_by", *models, "srcc_vs_human"],
+        csv_header=[
+            "ranked_by",
+            *models,
+            *(f"prompts: {m}" for m in models),
+            "n_pairs",
+            "srcc_vs_human",
+        ],
         csv_rows=csv_rows,
         notes=list(result.notes),
     )
-
-
-# ------------------------------------------------------------------------------ writers
-
-
-def to_markdown(table: Table) -> str:
-    def show(cell: Cell) -> str:
-        text = cell.text.replace("|", "\\|")
-        if cell.mark == "best":
-            text = f"**{text}**"
-        elif cell.mark == "second":
-            text = f"<ins>{text}</ins>"
-        return text + cell.suffix.replace("|", "\\|")
-
-    width = len(table.header)
-    align = [":---"] * table.label_columns + ["---:"] * (width - table.label_columns)
-    lines = [
-        f"## {table.title}",
-        "",
-        "| " + " | ".join(h.replace("|", "\\|") for h in table.header) + " |",
-        "|" + "|".join(align) + "|",
-    ]
-    lines += ["| " + " | ".join(show(c) for c in row) + " |" for row in table.rows]
-    if not table.rows:
-        lines.append("| " + " | ".join([MISSING] * width) + " |")
-    lines += ["", table.legend]
-    if table.notes:
-        lines += ["", "Notes:", *(f"- {note}" for note in table.notes)]
-    return "\n".join(lines) + "\n"
-
-
-def to_csv(table: Table) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.csv_header)
-    for row in table.csv_rows:
-        writer.writerow(["" if value is None else value for value in row])
-    return buffer.getvalue()
-
-
-def to_latex(table: Table) -> str:
-    def show(cell: Cell) -> str:
-        text = latex_escape(cell.text)
-        if cell.mark == "best":
-            text = rf"\textbf{{{text}}}"
-        elif cell.mark == "second":
-            text = rf"\underline{{{text}}}"
-        return text + (rf"{{\footnotesize{latex_escape(cell.suffix)}}}" if cell.suffix else "")
-
-    spec = "l" * table.label_columns + "r" * (len(table.header) - table.label_columns)
-    lines = [
-        f"% {table.title}. Needs \\usepackage{{booktabs}}.",
-        r"\begin{table}[t]",
-        r"  \centering",
-        rf"  \caption{{{latex_escape(table.legend)}}}",
-        rf"  \label{{tab:{table.key}}}",
-        rf"  \begin{{tabular}}{{{spec}}}",
-        r"    \toprule",
-        "    " + " & ".join(latex_escape(h) for h in table.header) + r" \\",
-        r"    \midrule",
-    ]
-    lines += ["    " + " & ".join(show(c) for c in row) + r" \\" for row in table.rows]
-    lines += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
-    lines += [f"% note: {note}" for note in table.notes]
-    return "\n".join(lines) + "\n"
-
-
-def to_rich(table: Table) -> RichTable:
-    """The table for the terminal: bold best, underlined second; title, headings and cells are
-    never markup, and long labels fold onto more lines instead of being cut."""
-    from rich.table import Table as RichTable
-    from rich.text import Text
-
-    shown = RichTable(title=Text(table.title), title_justify="left")
-    for index, heading in enumerate(table.header):
-        shown.add_column(
-            Text(heading),
-            justify="left" if index < table.label_columns else "right",
-            overflow="fold",
-        )
-    styles = {"best": "bold", "second": "underline"}
-    for row in table.rows:
-        cells = []
-        for cell in row:
-            text = Text(cell.text, style=styles.get(cell.mark or "", ""))
-            if cell.suffix:
-                text.append(cell.suffix, style="yellow")
-            cells.append(text)
-        shown.add_row(*cells)
-    return shown
-
-
-def write_table(table: Table, out: Path, stem: str) -> list[Path]:
-    """`<stem>.md`, `<stem>.csv` and `<stem>.tex` in `out`, each written atomically."""
-    paths = []
-    for suffix, render in ((".md", to_markdown), (".csv", to_csv), (".tex", to_latex)):
-        path = out / f"{stem}{suffix}"
-        atomic_write(path, render(table))
-        paths.append(path)
-    return paths

@@ -40,7 +40,8 @@ def print_result(result: AblationResult, console: Console) -> None:
     """Table 4 as an aligned table, then notes, row status and where the files are."""
     from rich.text import Text
 
-    from titjudge.ablation.tables import table4, to_rich
+    from titjudge.ablation.tables import table4
+    from titjudge.ablation.writers import to_rich
 
     table = table4(result)
     if table.rows:

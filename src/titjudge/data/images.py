@@ -11,13 +11,15 @@ every backend receives something it can decode. A missing, truncated or corrupt 
 image over MAX_PIXELS, is a DataError naming the file; the run records it as a failed item.
 
 Pillow's decompression-bomb guard is set to MAX_PIXELS here (for every Pillow user in the
-process), and its warning (which Pillow gives between that and twice it) is turned into the
-error it warns of before each image is opened: warning filters are process-wide and a caller
-or a test harness may reset them. So the loader refuses an oversized image with one line and
+process), and before each image is opened it is set again and its warning (which Pillow gives
+between that and twice it) is turned into the error it warns of: the guard and warning
+filters are process-wide, and a caller or a test harness may reset them. So the loader refuses an oversized image with one line and
 no warning reaches the user.
 
 A run loads through one `ImageLoader`, shared by all its workers: at most `concurrency`
-images are decoded at once, and the pixels being decoded stay within a budget.
+images are decoded at once, and the pixels being decoded stay within a budget. The audit
+page's thumbnails go through the same loader (`ImageLoader.thumbnail`, `load_thumbnail`):
+the same limits and the same errors, so any image a run accepted gets a thumbnail.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ import io
 import os
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
@@ -70,14 +72,18 @@ _TOO_LARGE = f"image over the {MAX_PIXELS // 10**6} megapixel limit (40000x40000
 
 
 def _refuse_bombs() -> None:
-    """Put the filter that turns Pillow's bomb warning into an error first, unless it is."""
+    """Pillow's guard at MAX_PIXELS, and the filter that turns its bomb warning into an error
+    first, unless they are (a caller or a test harness may have reset either)."""
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     if warnings.filters[:1] != [_BOMB_AS_ERROR]:
         warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
 
 
-def load_image(path: str | Path) -> ImageInput:
-    """Read, decode and normalise one image (blocking; a run goes through `ImageLoader`)."""
-    path = Path(path)
+@contextmanager
+def _opened(path: Path) -> Iterator[tuple[bytes, Image.Image]]:
+    """The bytes of the image at `path` and the image opened (not decoded) from them under
+    the loader's limits; whatever goes wrong reading or decoding it in the block is a
+    DataError naming the file."""
     _refuse_bombs()
     try:
         data = path.read_bytes()
@@ -89,13 +95,33 @@ def load_image(path: str | Path) -> ImageInput:
         raise DataError(f"{path}: image file is empty")
     try:
         with Image.open(io.BytesIO(data)) as image:
-            return _decoded(path, data, image)
+            width, height = image.size
+            if width * height > MAX_PIXELS:  # Pillow's own guard, should it have been reset
+                raise DataError(f"{path}: {_TOO_LARGE}")
+            yield data, image
     except _BOMB:
         raise DataError(f"{path}: {_TOO_LARGE}") from None
     except UnidentifiedImageError as exc:
         raise DataError(f"{path}: not a readable image ({exc.__class__.__name__})") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise DataError(f"{path}: corrupt or truncated image ({exc})") from None
+
+
+def load_image(path: str | Path) -> ImageInput:
+    """Read, decode and normalise one image (blocking; a run goes through `ImageLoader`)."""
+    path = Path(path)
+    with _opened(path) as (data, image):
+        return _decoded(path, data, image)
+
+
+def load_thumbnail(path: str | Path, side: int) -> Image.Image:
+    """The image at `path` as RGB, at most `side` pixels on a side, read under the same limits
+    as `load_image` (blocking; DataError naming the file when it cannot be read). A JPEG
+    decodes at a reduced scale; other formats decode once and only the small copy is kept."""
+    with _opened(Path(path)) as (_, image):
+        image.draft("RGB", (side, side))
+        image.thumbnail((side, side))
+        return image.convert("RGB")
 
 
 def decode_pixels(path: str | Path) -> int:
@@ -120,8 +146,6 @@ def decode_pixels(path: str | Path) -> int:
 
 def _decoded(path: Path, data: bytes, image: Image.Image) -> ImageInput:
     width, height = image.size
-    if width * height > MAX_PIXELS:  # Pillow's own guard, should its warning filter be reset
-        raise DataError(f"{path}: {_TOO_LARGE}")
     fmt, mime = image.format, _PASSTHROUGH.get(image.format or "", "image/png")
     target = side_bounded_size(width, height, MAX_SIDE)
     if target != (width, height):
@@ -192,6 +216,13 @@ class ImageLoader:
 
         return ImageInput.deferred(sha256, mime, Path(path), size, fetch)
 
+    async def thumbnail(self, path: str | Path, side: int) -> Image.Image:
+        """`load_thumbnail` within this loader's concurrency and pixel budget (the audit
+        page's thumbnails); raises DataError."""
+        pixels = await asyncio.to_thread(decode_pixels, path)
+        async with self._slot(pixels):
+            return await asyncio.to_thread(load_thumbnail, path, side)
+
     async def _read(self, path: str | Path) -> ImageInput:
         pixels = await asyncio.to_thread(decode_pixels, path)
         async with self._slot(pixels):
@@ -241,4 +272,12 @@ class ImageLoader:
             self._release(pixels)
 
 
-__all__ = ["MAX_PIXELS", "MAX_SIDE", "PIXEL_BUDGET", "ImageLoader", "decode_pixels", "load_image"]
+__all__ = [
+    "MAX_PIXELS",
+    "MAX_SIDE",
+    "PIXEL_BUDGET",
+    "ImageLoader",
+    "decode_pixels",
+    "load_image",
+    "load_thumbnail",
+]

@@ -15,6 +15,7 @@ script and style (by hash).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
@@ -23,14 +24,18 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from titjudge.data.images import ImageLoader, load_thumbnail
+from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.models.results import total_cost
 from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult, ok_scores
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 log = logging.getLogger(__name__)
 
@@ -52,38 +57,51 @@ _PLACEHOLDER = re.compile(r"__(CSP|TITLE|STYLE|DATA|SCRIPT)__")
 # --------------------------------------------------------------------------- thumbnails
 
 
-def thumbnail_data_uri(path: str | os.PathLike[str], side: int = THUMB_SIDE) -> str | None:
-    """A small WebP (JPEG when Pillow lacks WebP) data URI, or None when the image is unreadable."""
-    from PIL import Image, UnidentifiedImageError, features
+def data_uri(image: Image.Image) -> str:
+    """A small RGB image as a WebP (JPEG when Pillow lacks WebP) data URI."""
+    from PIL import features
 
-    try:
-        with Image.open(path) as image:
-            image.draft("RGB", (side, side))  # JPEG: decode at reduced size, much faster
-            image.thumbnail((side, side))
-            rgb = image.convert("RGB")
-            buffer = io.BytesIO()
-            if features.check("webp"):  # method 2: half the encode time of 4 for +5% bytes
-                rgb.save(buffer, "WEBP", quality=THUMB_QUALITY, method=2)
-                mime = "image/webp"
-            else:
-                rgb.save(buffer, "JPEG", quality=THUMB_QUALITY, optimize=True)
-                mime = "image/jpeg"
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
-        log.warning("audit: no thumbnail for %s (%s)", path, exc)
-        return None
+    buffer = io.BytesIO()
+    if features.check("webp"):  # method 2: half the encode time of 4 for +5% bytes
+        image.save(buffer, "WEBP", quality=THUMB_QUALITY, method=2)
+        mime = "image/webp"
+    else:
+        image.save(buffer, "JPEG", quality=THUMB_QUALITY, optimize=True)
+        mime = "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+
+
+def thumbnail_data_uri(path: str | Path, side: int = THUMB_SIDE) -> str | None:
+    """The image as a thumbnail data URI, read as a run reads it (`load_thumbnail`: the same
+    pixel limits); None, with a warning saying why, when the image cannot be read."""
+    try:
+        return data_uri(load_thumbnail(path, side))
+    except DataError as exc:
+        log.warning("audit: no thumbnail: %s", exc)
+        return None
 
 
 def make_thumbnails(
     paths: Iterable[str], side: int = THUMB_SIDE, workers: int | None = None
 ) -> dict[str, str | None]:
-    """Thumbnail every distinct path once; Pillow's codecs release the GIL, so threads help."""
+    """Thumbnail every distinct path once, through a run's image loader: its pixel limits,
+    at most `workers` images decoding at once and its budget of decoded pixels (a huge image
+    decodes alone). An image that cannot be read gets None and one warning line."""
     unique = list(dict.fromkeys(p for p in paths if p))
-    workers = workers or min(8, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(
-            zip(unique, pool.map(lambda p: thumbnail_data_uri(p, side), unique), strict=True)
-        )
+    loader = ImageLoader(workers or min(8, os.cpu_count() or 1))
+
+    async def one(path: str) -> str | None:
+        try:
+            image = await loader.thumbnail(path, side)
+        except DataError as exc:
+            log.warning("audit: no thumbnail: %s", exc)
+            return None
+        return data_uri(image)
+
+    async def every() -> list[str | None]:
+        return await asyncio.gather(*(one(path) for path in unique))
+
+    return dict(zip(unique, asyncio.run(every()), strict=True))
 
 
 # --------------------------------------------------------------------------- payload
