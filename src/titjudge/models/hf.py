@@ -255,7 +255,9 @@ def _load_text_side(
         if kind == "vlm":
             try:
                 processor = AutoProcessor.from_pretrained(checkpoint.source, **common)
-            except ImportError:
+            except (ImportError, TypeError):
+                # without torchvision the video processor cannot be built: an ImportError, or
+                # (transformers 5.0-5.x) a TypeError inside video_processing_auto
                 if importlib.util.find_spec("torchvision") is not None:
                     raise
                 processor = _processor_without_video(checkpoint, config, common)
