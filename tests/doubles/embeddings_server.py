@@ -22,8 +22,10 @@ Shapes, from the providers' documentation:
 
 Modes: `shuffle` returns `data` in reverse order (OpenAI's `index` says which text each vector
 is for); `fail(reply, ...)` queues whole replies (status, body, headers) for the next requests;
-`vector` replaces the vector function (a zero vector, a wrong length). Every request is kept
-in `requests` (path, headers, JSON body).
+`refuse(text, ...)` answers every request carrying `text` with the provider's 400 for an input
+over the model's context length (`openai_context_refusal`, `vllm_context_refusal`), whatever
+else the request carries; `vector` replaces the vector function (a zero vector, a wrong
+length). Every request is kept in `requests` (path, headers, JSON body).
 """
 
 from __future__ import annotations
@@ -60,9 +62,9 @@ def openai_rate_limited(retry_after: str = "1") -> Canned:
     return Canned(429, {"error": error}, {"retry-after": retry_after})
 
 
-def openai_bad_request(message: str = "'input' is invalid") -> Canned:
-    """400 in OpenAI's error shape."""
-    error = {"message": message, "type": "invalid_request_error", "param": "input", "code": None}
+def openai_bad_request(message: str = "'input' is invalid", param: str | None = "input") -> Canned:
+    """400 in OpenAI's error shape; `param` names the request field at fault."""
+    error = {"message": message, "type": "invalid_request_error", "param": param, "code": None}
     return Canned(400, {"error": error})
 
 
@@ -81,6 +83,35 @@ def vllm_bad_request(message: str, *, legacy: bool = False) -> Canned:
     """vLLM's 400: nested like OpenAI's (>= 0.10.1) or flat (`legacy`)."""
     fields = {"message": message, "type": "BadRequestError", "param": None, "code": 400}
     return Canned(400, {"object": "error", **fields} if legacy else {"error": fields})
+
+
+def openai_context_refusal(requested: int, limit: int = 8192) -> Canned:
+    """OpenAI's 400 for an input over the embedding model's context length. The body is the
+    error shape of OpenAI's error-codes guide (`{"error": {"message", "type", "param",
+    "code"}}`); the message and `param`/`code` null are as OpenAI's /v1/embeddings sends them
+    for text-embedding-3-* and ada-002 (quoted in many bug reports)."""
+    error = {
+        "message": f"This model's maximum context length is {limit} tokens, however you "
+        f"requested {requested} tokens ({requested} in your prompt; 0 for the completion). "
+        "Please reduce your prompt; or completion length.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+    return Canned(400, {"error": error})
+
+
+def vllm_context_refusal(requested: int, limit: int = 8192, *, legacy: bool = False) -> Canned:
+    """vLLM's 400 for an input over `--max-model-len` on /v1/embeddings: the message its
+    OpenAI-compatible server raises in `_validate_input` (vllm/entrypoints/openai/
+    serving_engine.py), in the nested error shape of vLLM >= 0.10.1, or flat (`legacy`; see the
+    module notes)."""
+    return vllm_bad_request(
+        f"This model's maximum context length is {limit} tokens. However, you requested "
+        f"{requested} tokens in the input for embedding generation. Please reduce the length "
+        "of the input.",
+        legacy=legacy,
+    )
 
 
 def server_error() -> Canned:
@@ -110,6 +141,8 @@ class EmbeddingsServer(LoopbackThread):
         self.vector: Callable[[str, int], list[float]] = hashed_embedding
         self.requests: list[dict[str, Any]] = []
         self._canned: list[Canned] = []
+        #: texts refused in any request that carries them, with the refusal they get
+        self._refused: dict[str, Callable[[int], Canned]] = {}
         self._thread = None
         self._loop = None
         self._runner: web.AppRunner | None = None
@@ -127,6 +160,11 @@ class EmbeddingsServer(LoopbackThread):
     def fail(self, *replies: Canned) -> None:
         """Answer the next requests with these replies, in order."""
         self._canned.extend(replies)
+
+    def refuse(self, text: str, refusal: Callable[[int], Canned] = vllm_context_refusal) -> None:
+        """Refuse every request carrying `text` with `refusal(requested tokens)`, as a server
+        refuses a request holding one input over its context length."""
+        self._refused[text] = refusal
 
     def inputs(self) -> list[list[str]]:
         """The texts of every request, in arrival order."""
@@ -157,7 +195,7 @@ class EmbeddingsServer(LoopbackThread):
         body = await http.json()
         raw = body.get("input")
         texts = [raw] if isinstance(raw, str) else list(raw or [])
-        canned = self._record(http, body, texts)
+        canned = self._record(http, body, texts) or self._refusal(texts)
         if canned is not None:
             return web.json_response(canned.body, status=canned.status, headers=canned.headers)
         if not texts or not all(isinstance(t, str) and t for t in texts):
@@ -176,6 +214,14 @@ class EmbeddingsServer(LoopbackThread):
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         reply = {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
         return web.json_response(reply)
+
+    def _refusal(self, texts: list[str]) -> Canned | None:
+        """The refusal of the first refused text the request carries, if any."""
+        for text in texts:
+            refusal = self._refused.get(text) if isinstance(text, str) else None
+            if refusal is not None:
+                return refusal(8192 + len(text.split()))
+        return None
 
     async def _gemini(self, http: web.Request) -> web.Response:
         body = await http.json()

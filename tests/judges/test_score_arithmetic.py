@@ -54,12 +54,9 @@ def test_lexical_judge_score_and_words_equal_the_plain_formula() -> None:
     expected = reference_lexical(prompt, described)
     assert lexical_similarity(prompt, described) == expected
     assert outcome.status == "ok" and outcome.score == round(expected, 6)
-    shared = sorted(
-        set(content_words(prompt)) & set(content_words(described)),
-        key=lambda w: -content_words(prompt)[w],
-    )
+    # most frequent in the prompt first, ties in alphabetical order (never a set's hash order)
     assert outcome.rationale == (
-        f"content-word cosine {expected:.4f}; shared words: {', '.join(shared[:12])}"
+        f"content-word cosine {expected:.4f}; shared words: red, barn, brown, dawn, dog, fox"
     )
     assert content_words(prompt) == Counter(
         {"red": 2, "fox": 1, "jumps": 1, "lazy": 1, "brown": 1, "dog": 1, "barn": 1, "dawn": 1}
@@ -70,3 +67,16 @@ def test_lexical_judge_without_content_words_fails() -> None:
     item = Item(item_id="a", prompt_id="p", prompt="the and of", image=Path("x.png"), t2i_model="m")
     outcome = asyncio.run(LexicalJudge("lexical").judge(item, None, Described(text="a dog")))
     assert outcome.status == "failed" and "no content words" in (outcome.error or "")
+
+
+def test_lexical_rationale_lists_tied_words_alphabetically_at_most_twelve() -> None:
+    """Fourteen words tie at one count each: which twelve are shown, and in what order, is
+    fixed, not the order a set of str (salted per process by PYTHONHASHSEED) happens to give."""
+    words = "zebra yak walrus vole urchin toad swan raven quail panda otter newt moth lynx"
+    item = Item(item_id="a", prompt_id="p", prompt=words, image=Path("x.png"), t2i_model="m")
+    reversed_text = " ".join(reversed(words.split()))
+    outcome = asyncio.run(LexicalJudge("lexical").judge(item, None, Described(reversed_text)))
+    assert outcome.rationale == (
+        "content-word cosine 1.0000; shared words: lynx, moth, newt, otter, panda, quail, "
+        "raven, swan, toad, urchin, vole, walrus"
+    )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import time
 from pathlib import Path
@@ -13,10 +14,11 @@ from doubles.embeddings_server import (
     EmbeddingsServer,
     gemini_rate_limited,
     openai_bad_request,
+    openai_context_refusal,
     openai_rate_limited,
     openai_unauthorized,
     server_error,
-    vllm_bad_request,
+    vllm_context_refusal,
 )
 from doubles.server_text import hashed_embedding
 
@@ -137,21 +139,35 @@ def test_a_5xx_is_retried_then_given_up_as_a_failure_record_never_cached(tmp_pat
 
 
 @pytest.mark.parametrize(
-    "reply",
+    "refusal",
     [
-        openai_bad_request("'input' is too long"),
-        vllm_bad_request("'input' is too long"),
-        vllm_bad_request("'input' is too long", legacy=True),
+        openai_context_refusal,
+        vllm_context_refusal,
+        functools.partial(vllm_context_refusal, legacy=True),
     ],
     ids=["openai", "vllm", "vllm-legacy"],
 )
-def test_a_400_is_one_attempt_and_a_failure_record_of_the_judge(tmp_path, server, reply):
-    server.fail(reply)
+def test_a_text_over_the_context_fails_alone_after_one_attempt(tmp_path, server, refusal):
+    query = query_text(PROMPT, INSTRUCTION)
+    server.refuse(query, refusal)
     client = served(tmp_path, server, max_attempts=3)
     outcome = judge_once(client)
     assert outcome.status == "failed" and outcome.score is None
-    assert "embedding of the prompt failed: BadRequestError" in outcome.error
-    assert "'input' is too long" in outcome.error
+    assert "embedding of the prompt failed: context length exceeded" in outcome.error
+    assert "maximum context length is 8192 tokens" in outcome.error
+    # the pair was refused, then each text asked alone, once: the description is answered
+    assert sorted(server.inputs()) == sorted([[query, DESCRIPTION], [query], [DESCRIPTION]])
+    assert client.cache.entries() == 1
+    (description,) = asyncio.run(client.embed([DESCRIPTION], role="judge"))
+    assert description.cached and len(server.requests) == 3
+
+
+def test_a_400_naming_a_parameter_is_the_whole_requests_and_not_split(tmp_path, server):
+    server.fail(openai_bad_request("This model does not support 'dimensions'.", param="dimensions"))
+    client = served(tmp_path, server, max_attempts=3)
+    results = asyncio.run(client.embed(["a cat", "a dog"], role="judge"))
+    assert [r.ok for r in results] == [False, False]
+    assert all("BadRequestError" in r.error and r.attempts == 1 for r in results)
     assert len(server.requests) == 1 and client.cache.entries() == 0
 
 
@@ -174,7 +190,10 @@ def test_a_zero_vector_is_a_failure_record_with_its_reason(tmp_path, server):
     outcome = judge_once(client)
     assert outcome.status == "failed" and outcome.score is None
     assert "backend returned a zero vector" in outcome.error
-    assert client.cache.entries() == 0
+    # the description's vector was paid for and is sound: kept, never asked again
+    assert client.cache.entries() == 1
+    judge_once(client)
+    assert server.inputs()[1:] == [[query_text(PROMPT, INSTRUCTION)]]
 
 
 def test_vectors_of_different_lengths_are_a_failure_record(tmp_path, server):

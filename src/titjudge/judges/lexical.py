@@ -82,7 +82,8 @@ class LexicalJudge(Judge):
         score = counts_cosine(ca, cb)
         if score is None:
             return JudgeOutcome.failed(self.name, "prompt or description has no content words")
-        shared = sorted(set(ca) & set(cb), key=lambda w: -ca[w])[:12]
+        # most frequent in the prompt first, ties alphabetical: never the set's (hash) order
+        shared = sorted(set(ca) & set(cb), key=lambda w: (-ca[w], w))[:12]
         return JudgeOutcome(
             variant=self.name,
             status="ok",

@@ -214,6 +214,14 @@ class PermanentError(Exception):
     """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
 
 
+class InputRejectedError(PermanentError):
+    """The provider refused a request for what it carries (a 400 or 422: a text over the
+    model's context length, an input it cannot take), not for who sent it or where (key,
+    model, quota, parameters). Retrying the same request cannot help, but the texts beside
+    the one at fault are not to blame: an embedding request of several texts that meets this
+    is split until the text at fault is alone (`models.embedding_client`)."""
+
+
 class QuotaExhaustedError(PermanentError):
     """The account's quota for this model is spent (OpenAI `insufficient_quota`, a Gemini daily
     or zero quota): waiting will not clear it, so the call layer sends this model nothing more
@@ -271,3 +279,9 @@ class EmbeddingBackend(Backend, ABC):
     @abstractmethod
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed texts (already instruction-formatted by the caller); L2-normalised rows."""
+
+    async def embed_each(self, texts: list[str]) -> list[list[float] | BaseException]:
+        """One vector per text, or the error of that text alone, in order. A backend that can
+        tell one text's failure from the others' (a local model) overrides this; here an
+        error raised by `embed` is the whole request's."""
+        return list(await self.embed(texts))

@@ -12,7 +12,9 @@ Rows are always L2-normalised (the EmbeddingBackend contract; cosine is then a d
 `embed(texts)` calls from many coroutines are coalesced by a micro-batcher; each window of
 texts is run in batches of `batch_size` (default 16 on CPU, 32 on an accelerator) in a worker
 thread, sorted by token length so padding wastes little; results come back in the caller's
-order. `params`: max_length (default: the checkpoint's max_seq_length, else 8192, capped at
+order. A text's failure is its own: a window that raises is split in halves, each run alone,
+down to the single text at fault, so which texts shared a window never decides which fail
+(`embed_each` hands each text's error back on its own). `params`: max_length (default: the checkpoint's max_seq_length, else 8192, capped at
 the model's position limit), revision, trust_remote_code, max_wait_ms.
 """
 
@@ -160,7 +162,7 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         wait = float(params.get("max_wait_ms", 5.0)) / 1000.0
         # a window of many batches per flush, so length sorting has something to sort
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(
-            with_torch_threads(self._embed_window), max_items=16 * self.batch_size, max_wait=wait
+            with_torch_threads(self._embed_isolated), max_items=16 * self.batch_size, max_wait=wait
         )
 
     def _load_error(self, exc: BaseException) -> ModelSpecError:
@@ -178,6 +180,31 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         if not texts:
             return []
         return list(await asyncio.gather(*(self._batcher.submit(text) for text in texts)))
+
+    async def embed_each(self, texts: list[str]) -> list[list[float] | BaseException]:
+        """Each text's vector, or its own error: the other texts' vectors are kept."""
+        if not texts:
+            return []
+        submitted = (self._batcher.submit(text) for text in texts)
+        return list(await asyncio.gather(*submitted, return_exceptions=True))
+
+    def _embed_isolated(self, key: Hashable, texts: list[str]) -> list[list[float] | BaseException]:
+        """Worker thread: `_embed_window`, with an error raised for the whole window found its
+        text: the window is split in halves, each run alone, down to single texts."""
+        try:
+            return self._embed_window(key, texts)
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                free_accelerator_memory()
+            if len(texts) == 1:
+                return [self._one_text_error(exc)]
+            half = len(texts) // 2
+            return self._embed_isolated(key, texts[:half]) + self._embed_isolated(key, texts[half:])
+
+    def _one_text_error(self, exc: Exception) -> BaseException:
+        if is_out_of_memory(exc):
+            return PermanentError(f"out of accelerator memory embedding one text: {exc}")
+        return exc
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()
@@ -275,7 +302,8 @@ class LastTokenEmbeddingBackend(LocalEmbeddingBackend):
         features: list[dict[str, Any]],
         results: list[list[float] | BaseException | None],
     ) -> None:
-        """One forward pass; on out-of-memory, halves down to single texts."""
+        """One forward pass; on out-of-memory, halves down to single texts (any other error
+        is raised, for `_embed_isolated` to find its text)."""
         try:
             vectors = self._forward(features)
         except Exception as exc:

@@ -3,7 +3,9 @@
 The checkpoint's own modules decide the vector (its pooling, its lower-casing, its
 max_seq_length); `encode` sorts each window of texts by length and runs it in batches of
 `batch_size`. Rows come back L2-normalised. An out-of-memory error halves the batch size and
-runs the window again, down to one text at a time.
+runs the window again, down to one text at a time; one text at a time still out of memory, or
+any other error, is raised for `LocalEmbeddingBackend._embed_isolated` to find the text at
+fault.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import Any
 import sentence_transformers
 from sentence_transformers import SentenceTransformer
 
-from titjudge.models.base import PermanentError
 from titjudge.models.embed import SENTENCE_TRANSFORMERS, LocalEmbeddingBackend, capped_length
 from titjudge.models.local_common import Checkpoint, free_accelerator_memory, is_out_of_memory
 from titjudge.models.options import ModelOptions
@@ -69,12 +70,9 @@ class SentenceTransformerBackend(LocalEmbeddingBackend):
                     show_progress_bar=False,
                 )
             except Exception as exc:
-                if not is_out_of_memory(exc):
+                if not is_out_of_memory(exc) or batch_size == 1:
                     raise
                 free_accelerator_memory()
-                if batch_size == 1:
-                    failed = PermanentError(f"out of accelerator memory embedding one text: {exc}")
-                    return [failed for _ in texts]
                 batch_size //= 2
                 continue
             return [[float(x) for x in row] for row in vectors]

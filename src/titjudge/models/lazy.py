@@ -124,6 +124,11 @@ class LazyBackend(TextBackend, EmbeddingBackend):
         assert isinstance(self.real, EmbeddingBackend)
         return await self.real.embed(texts)
 
+    async def embed_each(self, texts: list[str]) -> list[list[float] | BaseException]:
+        await self.ready()
+        assert isinstance(self.real, EmbeddingBackend)
+        return await self.real.embed_each(texts)
+
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc
 

@@ -15,6 +15,13 @@ share and litellm builds from Gemini's batchEmbedContents. Each vector is placed
 `index`, never by its position in `data`; a `base64` vector (`encoding_format: base64`) is
 little-endian float32, as OpenAI packs it. Rows come back L2-normalised; a zero vector is left
 as it is, for the call layer to refuse.
+
+A 400 or 422 (litellm's BadRequestError, ContextWindowExceededError, UnprocessableEntityError)
+is an `InputRejectedError`, which the call layer answers by splitting the request to find the
+text at fault (`models.embedding_client`), unless it names something other than the texts: a
+parameter (`"param": "dimensions"`; litellm's own UnsupportedParamsError), or a key (Gemini
+answers a bad key with a 400 API_KEY_INVALID). Those, like a 401, 403, 404 or spent quota,
+stay the whole request's.
 """
 
 from __future__ import annotations
@@ -22,11 +29,12 @@ from __future__ import annotations
 import base64
 import copy
 import math
+import re
 import struct
 from typing import Any
 
 from titjudge.errors import ConfigError
-from titjudge.models.base import EmbeddingBackend, PermanentError
+from titjudge.models.base import EmbeddingBackend, InputRejectedError, PermanentError
 from titjudge.models.litellm_backend import classify_litellm_error, litellm, setup_problems
 from titjudge.models.litellm_embed_settings import embedding_settings
 from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY
@@ -77,7 +85,29 @@ class LiteLLMEmbeddingBackend(EmbeddingBackend):
         return [_normalised(vector) for vector in vectors_by_index(response, len(texts))]
 
     def classify_error(self, exc: BaseException) -> BaseException:
-        return classify_litellm_error(exc)
+        mapped = classify_litellm_error(exc)
+        if rejects_input(exc, mapped):
+            return InputRejectedError(str(mapped))
+        return mapped
+
+
+#: a refusal that names something other than the texts: a parameter, or a key
+_NOT_THE_INPUT = re.compile(
+    r"""["']param["']\s*:\s*["'](?!input\b)[^"']+["']|api[_ ]?key""", re.IGNORECASE
+)
+
+
+def rejects_input(exc: BaseException, mapped: BaseException) -> bool:
+    """Whether litellm's `exc` (classified as `mapped`) refuses the request for the texts it
+    carries: a 400 or 422 naming no parameter but the input, and no key."""
+    if type(mapped) is not PermanentError:
+        return False
+    if not isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)):
+        return False
+    if isinstance(exc, litellm.UnsupportedParamsError):
+        return False
+    body = f"{getattr(exc, 'message', None) or ''}\n{exc}"
+    return _NOT_THE_INPUT.search(body) is None
 
 
 def vectors_by_index(response: Any, expected: int) -> list[list[float]]:

@@ -115,5 +115,19 @@ class ModelActor:
         except Exception as exc:
             return failure_of(self.backend, exc)
 
+    async def embed_each(
+        self, texts: list[str]
+    ) -> list[list[float] | RemoteFailure] | RemoteFailure:
+        """Each text's vector or its own failure; a failure of the whole call as one."""
+        assert isinstance(self.backend, EmbeddingBackend)
+        try:
+            answers = await self.backend.embed_each(texts)
+        except Exception as exc:
+            return failure_of(self.backend, exc)
+        return [
+            failure_of(self.backend, _as_exception(a)) if isinstance(a, BaseException) else a
+            for a in answers
+        ]
+
 
 __all__ = ["ModelActor", "RemoteFailure", "failure_of"]

@@ -268,6 +268,15 @@ class RayEmbeddingBackend(_Pooled, EmbeddingBackend):
         vectors: list[list[float]] = await self.pool.call("embed", texts)
         return vectors
 
+    async def embed_each(self, texts: list[str]) -> list[list[float] | BaseException]:
+        """Each text's vector, or its own error (sent back as a RemoteFailure)."""
+        from titjudge.models.ray_actors import RemoteFailure
+
+        if not texts:
+            return []
+        answers: list[list[float] | RemoteFailure] = await self.pool.call("embed_each", texts)
+        return [a.error() if isinstance(a, RemoteFailure) else a for a in answers]
+
 
 __all__ = [
     "ActorPool",

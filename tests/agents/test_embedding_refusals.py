@@ -1,0 +1,70 @@
+"""A whole run with a served embedding judge against the loopback embeddings server, which
+refuses (with vLLM's documented 400 for an input over the context length) any request carrying
+one item's description: that item alone fails, whatever the texts per request and however many
+items run at once (items of one prompt share its embedding, so who carries the prompt changes
+with both)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from doubles.embeddings_server import EmbeddingsServer
+
+import titjudge
+
+
+def served_config(data: Path, url: str, tmp: Path, batch_size: int, concurrency: int) -> dict:
+    return {
+        "name": "refusals",
+        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
+        "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
+        "judges": [
+            {
+                "name": "tit_served",
+                "kind": "embedding",
+                "model": "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B",
+                "api_base": url,
+                "batch_size": batch_size,
+                "backoff_initial": 0.0,
+                "max_attempts": 2,
+            }
+        ],
+        "run": {
+            "cache_dir": str(tmp / "cache"),
+            "out": str(tmp / "runs"),
+            "concurrency": concurrency,
+        },
+    }
+
+
+def failed_items(out: Path) -> set[str]:
+    lines = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    return {line["item_id"] for line in lines if line["status"] != "ok"}
+
+
+@pytest.mark.parametrize("poisoned", [0, 5])
+def test_only_the_item_with_the_refused_text_fails_whatever_the_batching(
+    synth_data, tmp_path, poisoned
+):
+    rows = [
+        json.loads(line)
+        for line in (synth_data / "descriptions.jsonl").read_text().split("\n")
+        if line
+    ]
+    target = rows[poisoned]
+    scores: list[str] = []
+    with EmbeddingsServer(dim=32) as server:
+        server.refuse(target["description"])
+        for batch_size in (1, 2):
+            for concurrency in (1, 4, 16):
+                tmp = tmp_path / f"b{batch_size}-c{concurrency}"
+                config = served_config(synth_data, server.url, tmp, batch_size, concurrency)
+                outcome = titjudge.evaluate(config)
+                assert failed_items(outcome.out_dir) == {target["item_id"]}, (
+                    batch_size,
+                    concurrency,
+                )
+                scores.append((outcome.out_dir / "scores.csv").read_text())
+    assert len(set(scores)) == 1  # every other item scored the same in every run

@@ -1,0 +1,89 @@
+"""One truth per run: the same config gives the same scores.csv, metrics.json and items.jsonl
+(apart from timing fields) whatever the process's hash seed, and whether it is computed fresh
+or answered entirely from the cache.
+
+Each run is its own `titjudge run` process with its own PYTHONHASHSEED, so any order taken
+from a set or a str-keyed hash (a rationale's word list, say) shows up as a difference. The
+config is the demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic
+benchmark, the lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from titjudge.cli.run import demo_config, minilm_dir
+from titjudge.data.synth.benchmark import synthesize
+
+#: fields that say how long a call took or whether the cache answered it, not what it answered
+TIMING = frozenset({"latency", "cached"})
+
+
+def without_timing(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value
+
+
+def run(config: Path, out: Path, hash_seed: int) -> None:
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "titjudge", "run", str(config), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def outputs(out: Path) -> dict[str, Any]:
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    return {
+        "scores.csv": (out / "scores.csv").read_text(),
+        "metrics.json": without_timing(json.loads((out / "metrics.json").read_text())),
+        "items.jsonl": without_timing(items),
+    }
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a["scores.csv"] == b["scores.csv"]
+    assert a["metrics.json"] == b["metrics.json"]
+    assert len(a["items.jsonl"]) == len(b["items.jsonl"])
+    for left, right in zip(a["items.jsonl"], b["items.jsonl"], strict=True):
+        assert left == right, (left["item_id"], left["variant"])
+
+
+@pytest.mark.slow
+def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cached(tmp_path):
+    data = tmp_path / "data"
+    synthesize(data, n_prompts=10, n_models=4, seed=0)
+    config = tmp_path / "run.yaml"
+    first_cache, second_cache = tmp_path / "first", tmp_path / "second"
+    # JSON is YAML; each fresh run gets a cache of its own
+    raw = demo_config(data, first_cache, minilm_dir())
+    config.write_text(json.dumps(raw))
+    other = tmp_path / "other.yaml"
+    other.write_text(json.dumps(demo_config(data, second_cache, minilm_dir())))
+
+    run(config, tmp_path / "fresh-1", hash_seed=1)
+    run(other, tmp_path / "fresh-2", hash_seed=2)
+    run(config, tmp_path / "cached-3", hash_seed=3)  # every judge call is in first's cache
+
+    fresh = outputs(tmp_path / "fresh-1")
+    assert len(fresh["items.jsonl"]) == 40 * len(raw["judges"])
+    assert all(line["status"] == "ok" for line in fresh["items.jsonl"])
+    assert_same(fresh, outputs(tmp_path / "fresh-2"))
+    summary = json.loads((tmp_path / "cached-3" / "summary.json").read_text())
+    judge = summary["usage"].get("judge", {"calls": 0, "cache_hits": 0})
+    assert judge["cache_hits"] == judge["calls"]  # nothing was computed again
+    assert_same(fresh, outputs(tmp_path / "cached-3"))
