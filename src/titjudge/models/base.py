@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from titjudge.errors import ConfigError
 from titjudge.models.spec import ModelSpec
 
 
@@ -218,6 +219,24 @@ class QuotaExhaustedError(PermanentError):
     """The account's quota for this model is spent (OpenAI `insufficient_quota`, a Gemini daily
     or zero quota): waiting will not clear it, so the call layer sends this model nothing more
     for the rest of the run."""
+
+
+class MissingCredentialsError(ConfigError):
+    """A call missed the cache and must be sent, but the key it needs is not in the
+    environment. Unlike a model failure, this is no failure record: the whole run stops (one
+    line, exit 2), keeping every answer already stored; set the variable and run again.
+    Credentials are checked only here, when a call must really be sent, so a fully cached
+    re-run needs no key (the preflight checks them up front only for models with no answers)."""
+
+    def __init__(self, spec: ModelSpec | str, variables: list[str]):
+        self.variables = list(variables)
+        one = len(self.variables) == 1
+        names = ", ".join(self.variables)
+        missing = f"{names} is not set" if one else f"none of {names} is set"
+        super().__init__(
+            f"{spec}: a call is not in the cache and must be sent, but {missing}; every answer "
+            f"already computed is kept in the cache: set {'it' if one else 'one'} and run again"
+        )
 
 
 class Backend:
