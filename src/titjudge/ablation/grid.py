@@ -233,6 +233,7 @@ async def run_ablation_async(
         default_concurrency=config.run.concurrency,
         default_rpm=config.run.rpm,
         execution=config.run.execution,
+        require_model=config.run.require_model,
     )
     ctx = GridContext(
         config=config,

@@ -187,6 +187,9 @@ class Generation:
     thinking_tokens: int | None = None
     #: the output cap the request carried (answer budget plus any thinking reserve)
     max_tokens_sent: int | None = None
+    #: the model the provider's reply says answered (OpenAI-compatible `model`, Gemini
+    #: `modelVersion`); None when the reply does not say (see `Backend.answered_by`)
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,13 @@ class Backend:
     def classify_error(self, exc: BaseException) -> BaseException:
         """Map a library exception to TransientError / PermanentError; default: as is."""
         return exc
+
+    def answered_by(self, generation: Generation) -> str | None:
+        """The model that gave `generation`: a local model (`hf:`, `replay:`) answers as
+        itself; a served one (`litellm:`) says who answered in its reply, which may not be
+        the model asked for (a retired model re-routed, an alias moved): None when it did not
+        say."""
+        return self.spec.model_id
 
     def cache_facts(self) -> dict[str, Any]:
         """What this backend adds to every request that changes the output, beyond the request

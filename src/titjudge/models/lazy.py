@@ -133,6 +133,10 @@ class LazyBackend(TextBackend, EmbeddingBackend):
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc
 
+    def answered_by(self, generation: Generation) -> str | None:
+        # a generation exists only once the real backend is built
+        return self.real.answered_by(generation) if self.real is not None else None
+
     def cache_facts(self) -> dict[str, Any]:
         return dict(self.plan.cache_facts)
 

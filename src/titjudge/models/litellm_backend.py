@@ -145,6 +145,11 @@ class LiteLLMBackend(TextBackend):
     def classify_error(self, exc: BaseException) -> BaseException:
         return classify_litellm_error(exc)
 
+    def answered_by(self, generation: Generation) -> str | None:
+        """What the reply's own model field says (litellm's `response.model`), never the model
+        asked for: a provider may answer with another (see `models.provenance`)."""
+        return generation.model
+
 
 def classify_litellm_error(exc: BaseException) -> BaseException:
     """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
