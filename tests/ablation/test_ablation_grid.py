@@ -217,11 +217,20 @@ def test_failed_column_row_and_items_are_reported_not_filled(
         ],
         extra_rows=[
             {
+                # the sharp row's model without its key: every call is in the cache (where a
+                # model is served and with which key does not enter a key), so none is sent
                 "name": "nokey",
                 "label": "No-key VLM",
                 "model": "litellm:openai/vlm-sharp",
                 "api_base": server.url,
                 "api_key_env": "TITJUDGE_TEST_NO_SUCH_KEY",
+            },
+            {
+                "name": "broken",
+                "label": "Broken VLM",
+                "model": "litellm:openai/vlm-sharp",
+                "api_base": server.url,
+                "prompt": "no_such_template",
             },
             {
                 "name": "offline",
@@ -238,8 +247,10 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     rows = read_csv(out / "table4.csv")
     shown = [c for c in COLUMNS if c != "TIT-Score"] + ["Flaky judge"]
     assert rows[0][: 1 + len(shown)] == ["VLM", *shown]  # dead column omitted, order kept
-    assert [r[0] for r in rows[1:]] == ["Sharp VLM", "Blurry VLM"]  # failed rows omitted
-    assert [r[-1] for r in rows[1:]] == [str(per_prompt)] * 2  # failed count of the flaky column
+    # failed rows omitted; the no-key row answered from the cache alone
+    assert [r[0] for r in rows[1:]] == ["Sharp VLM", "Blurry VLM", "No-key VLM"]
+    assert rows[3][1:] == rows[1][1:]
+    assert [r[-1] for r in rows[1:]] == [str(per_prompt)] * 3  # failed count of the flaky column
     markdown = (out / "table4.md").read_text()
     flaky = result.rows[0].cells["tit_flaky"]
     assert flaky.n_failed == per_prompt and flaky.metrics["n_scored"] == N_ITEMS - per_prompt
@@ -261,14 +272,13 @@ def test_failed_column_row_and_items_are_reported_not_filled(
         "column 'Dead judge' omitted: its judge produced no score in any row (Sharp VLM:" in notes
     )
     assert "Connection error" in notes
-    assert (
-        "row 'No-key VLM' failed and is omitted:" in notes and "TITJUDGE_TEST_NO_SUCH_KEY" in notes
-    )
+    assert "row 'Broken VLM' failed and is omitted:" in notes and "no_such_template" in notes
+    assert "No-key VLM" not in notes
     assert "row 'Unreachable VLM' produced no score and is omitted: every item failed" in notes
     assert all(f"- {note}" in markdown for note in result.notes)
 
     saved = json.loads((out / "ablation.json").read_text())
-    assert [r["status"] for r in saved["rows"]] == ["ok", "ok", "failed", "no_scores"]
+    assert [r["status"] for r in saved["rows"]] == ["ok", "ok", "ok", "failed", "no_scores"]
     dead = saved["rows"][0]["cells"]["tit_dead"]
     assert dead.pop("thresholds")["k_95"] is None  # no pairs, no threshold
     assert dead == {

@@ -98,31 +98,33 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
         assert models["openai/judge"]["loaded"] is False
 
 
-def test_a_partly_cached_rerun_without_a_key_fails_only_the_calls_it_must_make(
+def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_send(
     synth_data, tmp_path, embedding_path
 ):
     """The preflight leaves a model with cached answers to its build; when a call then misses
-    without credentials, those items fail with the reason and the cached ones are kept."""
+    without credentials, the run stops: one line naming the variable, exit 2, nothing sent.
+    Every cached answer is kept: with the key, the re-run asks only for what was missing."""
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
         assert _run(config, "--limit", "4")[0] == 0
         asked = server.stats.total
-        code, modules, _ = _run(config, without_key=True)
+        code, modules, err = _run(config, without_key=True)
         assert server.stats.total == asked  # nothing sent without a key
-    assert code == 1
-    assert modules["litellm"] is True  # a call missed: the backend was built (and refused)
-    lines = [
-        json.loads(line)
-        for line in (tmp_path / "runs" / "e2e" / "items.jsonl").read_text().splitlines()
-    ]
-    described = {line["item_id"]: line["describer"] for line in lines}
-    ok = [d for d in described.values() if d["status"] == "ok"]
-    failed = [d for d in described.values() if d["status"] == "failed"]
-    assert len(ok) == 4 and len(failed) == len(described) - 4 > 0
-    assert all(d["cached"] for d in ok)
-    for d in failed:
-        assert "cannot load the backend" in d["error"] and "OPENAI_API_KEY not set" in d["error"]
+        assert code == 2
+        assert modules["litellm"] is True  # a call missed: the backend was built (and refused)
+        errors = [line for line in err.splitlines() if "error" in line.lower()]
+        assert errors == [
+            "titjudge: error: litellm:openai/vlm: a call is not in the cache and must be sent, "
+            "but OPENAI_API_KEY is not set; every answer already computed is kept in the cache: "
+            "set it and run again"
+        ]
+        assert "Traceback" not in err
+        code, _, _ = _run(config)
+        assert code == 0
+        items = len(_scores(tmp_path / "runs" / "e2e")) // 2  # two variants per item
+        # the 4 items answered before were not asked again: 2 calls (describe, judge) per other
+        assert server.stats.total - asked == 2 * (items - 4)
 
 
 def test_a_fresh_run_without_a_key_is_still_refused_before_anything_runs(

@@ -21,7 +21,15 @@ from titjudge.report.run_dir import write_items
 def result(item_id: str, call: CallResult[str] | None, text: str | None) -> ItemResult:
     item = Item(item_id, "p1", "a red cat", Path(f"/img/{item_id}.png"), "m1")
     outcomes = [
-        JudgeOutcome("llm", "ok", score=7, rationale="fine", tokens_in=9, cost=0.002),
+        JudgeOutcome(
+            "llm",
+            "ok",
+            score=7,
+            rationale="fine",
+            tokens_in=9,
+            cost=0.002,
+            answered_by=["gpt-4o-2024-08-06"],
+        ),
         JudgeOutcome("lex", "failed", error="no description"),
     ]
     return ItemResult(item, Described(text, call=call, error=None if text else "cut"), outcomes)
@@ -31,6 +39,7 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
     cut = CallResult(
         ok=True, value="d", tokens_in=5, tokens_out=7, cost=None, latency=0.123456,
         attempts=2, finish_reason="length", thinking_tokens=3, truncated=True,
+        answered_by="gemini-2.5-pro",
     )  # fmt: skip
     plain = CallResult(ok=True, value="d", cost=0.001, finish_reason="stop", cached=True)
     assert write_items(tmp_path, [result("a", plain, None), result("b", cut, "desc")]) == 4
@@ -41,9 +50,11 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
     assert list(raw[0]) == [
         "item_id", "prompt_id", "t2i_model", "image", "variant", "status", "score", "rationale",
         "error", "details", "raw", "description", "describer", "tokens_in", "tokens_out", "cost",
-        "latency", "cached",
+        "latency", "cached", "answered_by",
     ]  # fmt: skip
-    # a describer's finish reason, thinking tokens and truncation appear only when they say something
+    assert raw[0]["answered_by"] == ["gpt-4o-2024-08-06"] and raw[1]["answered_by"] == []
+    # a describer's finish reason, thinking tokens, truncation and answering model appear only
+    # when they say something
     assert raw[0]["describer"] == {
         "status": "failed", "error": "cut", "tokens_in": 0, "tokens_out": 0, "cost": 0.001,
         "latency": 0.0, "cached": True, "attempts": 0,
@@ -51,7 +62,7 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
     assert raw[2]["describer"] == {
         "status": "ok", "error": None, "tokens_in": 5, "tokens_out": 7, "cost": None,
         "latency": 0.1235, "cached": False, "attempts": 2, "finish_reason": "length",
-        "thinking_tokens": 3, "truncated": True,
+        "thinking_tokens": 3, "truncated": True, "answered_by": "gemini-2.5-pro",
     }  # fmt: skip
     assert raw[0]["score"] == 7 and raw[1]["score"] is None
     items, variants = load_items(tmp_path / "items.jsonl")
@@ -61,6 +72,7 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
     assert (llm.status, llm.score, llm.rationale, llm.cost, llm.tokens_in) == (
         "ok", 7.0, "fine", 0.002, 9,
     )  # fmt: skip
+    assert llm.answered_by == ("gpt-4o-2024-08-06",) and items["b"].results["lex"].answered_by == ()
     assert items["a"].results["llm"].description is None
     assert items["b"].results["lex"].error == "no description"
 

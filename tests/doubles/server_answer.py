@@ -43,15 +43,16 @@ async def write_answer(
             else default_logprobs(text, k)
         )
     created = int(time.time())
+    model = reply.model or request.model
     if not request.stream:
         body = completion_body(
-            completion_id, created, request.model, text, finish, logprobs, request.n, tokens
+            completion_id, created, model, text, finish, logprobs, request.n, tokens
         )
         return json_response(200, body)
     options = request.body.get("stream_options")
     include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
     chunks = stream_chunks(
-        completion_id, created, request.model, text, finish, logprobs, tokens, include_usage
+        completion_id, created, model, text, finish, logprobs, tokens, include_usage
     )
     response = web.StreamResponse(
         status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}

@@ -96,7 +96,9 @@ class Reply:
 
     `logprobs`, when given, is returned verbatim to requests that ask for log-probabilities;
     otherwise the server derives them from the content (see `server_wire.default_logprobs`).
-    `delay` adds seconds of latency to this reply only.
+    `delay` adds seconds of latency to this reply only. `model`, when given, is the model the
+    reply says answered (the body's `model`, as a provider that re-routes a retired model
+    says); by default the reply names the model asked for.
     """
 
     content: str | None = None
@@ -105,6 +107,7 @@ class Reply:
     logprobs: tuple[TokenLogprob, ...] | None = None
     finish_reason: str = "stop"
     delay: float = 0.0
+    model: str | None = None
 
     @property
     def text(self) -> str:

@@ -195,11 +195,17 @@ def test_images_reach_the_server_as_data_uris(server, tmp_path, monkeypatch):
     assert [part.sha256 for part in seen[0].images] == [image.sha256]
 
 
-def test_missing_api_key_env_is_a_config_error(server, tmp_path):
+def test_missing_api_key_env_stops_the_first_call_that_must_be_sent(server, tmp_path, monkeypatch):
+    """The key is read when a call must really be sent, not when the client is made (a cached
+    answer needs none): then its absence is a ConfigError naming the variable, not a failure
+    record, and nothing is sent."""
     from titjudge.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="TITJUDGE_NO_SUCH_KEY"):
-        client(server, tmp_path, api_key_env="TITJUDGE_NO_SUCH_KEY")
+    monkeypatch.delenv("TITJUDGE_NO_SUCH_KEY", raising=False)
+    made = client(server, tmp_path, api_key_env="TITJUDGE_NO_SUCH_KEY")
+    with pytest.raises(ConfigError, match="but TITJUDGE_NO_SUCH_KEY is not set"):
+        ask(made)
+    assert server.stats.total == 0
 
 
 def test_cost_is_litellms_price_or_unknown_never_zero(server, tmp_path, monkeypatch):

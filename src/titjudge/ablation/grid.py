@@ -33,6 +33,7 @@ from titjudge.data.records import Item
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.metrics.evaluate import HumanData
+from titjudge.models.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.report import run_dir
@@ -107,8 +108,8 @@ async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> 
             progress_title=title,
             data=ctx.data,
         )
-    except CacheError:  # the shared cache cannot be used: no later row could store its answers
-        raise
+    except (CacheError, MissingCredentialsError):  # the shared cache cannot be used (no later
+        raise  # row could store its answers), or a call must be sent without its key: exit 2
     except TitjudgeError as exc:
         found.error = str(exc)
     except Exception as exc:  # one broken backend must not lose the other rows of a long grid
@@ -232,6 +233,7 @@ async def run_ablation_async(
         default_concurrency=config.run.concurrency,
         default_rpm=config.run.rpm,
         execution=config.run.execution,
+        require_model=config.run.require_model,
     )
     ctx = GridContext(
         config=config,

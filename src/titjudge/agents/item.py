@@ -20,7 +20,7 @@ from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.base import GenerateRequest, ImageInput, MissingCredentialsError
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import Progress
@@ -102,8 +102,8 @@ async def safe_judge(
 ) -> JudgeOutcome:
     try:
         return await judge.judge(item, image, described)
-    except CacheError:  # the cache cannot be written or read: the whole run stops, not one item
-        raise
+    except (CacheError, MissingCredentialsError):  # the cache cannot be used, or a call must
+        raise  # be sent without its key: the whole run stops, not one item
     except Exception as exc:  # a judge bug for one item must not cancel its siblings
         log.exception("judge %s crashed on item %s", judge.name, item.item_id)
         return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")

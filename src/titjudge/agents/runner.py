@@ -27,6 +27,7 @@ from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.hub import ModelHub, usage_since
+from titjudge.models.provenance import provenance
 from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
@@ -112,6 +113,7 @@ async def run_async(
             default_concurrency=config.run.concurrency,
             default_rpm=config.run.rpm,
             execution=config.run.execution,
+            require_model=config.run.require_model,
         )
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
@@ -192,6 +194,8 @@ async def run_async(
             role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
         },
         "cache": run_cache_counts(),
+        # per configured model, the models its replies say answered (`models.provenance`)
+        "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
         "wall_seconds": round(time.perf_counter() - started, 3),
         "human_pairs": len(human.pairs) if human else 0,
     }

@@ -88,6 +88,7 @@ async def score_async(
         default_concurrency=config.run.concurrency,
         default_rpm=config.run.rpm,
         execution=config.run.execution,
+        require_model=config.run.require_model,
     )
     try:
         judges = build_judges(config.judges, config.describer.model, config.describer, hub)

@@ -64,6 +64,7 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
 
     for role, record in outcome.summary["usage"].items():
         say(console, f"{role}: {Usage.from_json(record).text()}")
+    print_answering_models(outcome.summary.get("answered_by") or {}, console)
     say(console, f"run dir: {outcome.out_dir}")
     if outcome.n_failed_items:
         console.print(
@@ -73,6 +74,17 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+
+
+def print_answering_models(record: dict[str, Any], console: Console) -> None:
+    """A line per model whose replies came from another model than configured (in yellow), from
+    several, or under a snapshot's name (`models.provenance`); names as the provider sent them."""
+    from titjudge.models.provenance import provenance_lines
+    from titjudge.safety import terminal_safe
+
+    for line, warning in provenance_lines(record):
+        style = "yellow" if warning else ""
+        console.print(terminal_safe(line), style=style, markup=False, highlight=False)
 
 
 def print_model_means(means: dict[str, Any], console: Console) -> None:

@@ -16,6 +16,7 @@ from titjudge.judges.options import JudgeOptions
 from titjudge.judges.registry import judge_config_union
 from titjudge.models.execution import ExecutionOptions
 from titjudge.models.options import ModelOptions, StrictModel
+from titjudge.models.provenance import RequireModel
 from titjudge.models.spec import ModelSpec, parse_model_spec
 
 
@@ -76,6 +77,13 @@ class RunSettings(StrictModel):
         default_factory=ExecutionOptions,
         description="where hf:/embed: models run: in this process, or in Ray actors "
         "({backend: ray, address, actors_per_model, num_gpus_per_actor, ...}); see README 'Ray'",
+    )
+    require_model: RequireModel = Field(
+        "report",
+        description="a served model's reply names the model that answered: 'report' records and "
+        "reports one that is not the configured model (a retired model re-routed, an alias "
+        "moved); 'exact' makes such a reply a failure record, never cached (a dated snapshot "
+        "of the configured name counts as the same; see titjudge.models.provenance)",
     )
 
 

@@ -57,6 +57,8 @@ class JudgeOutcome:
     cached: bool = False
     #: model calls whose usage this record holds (its cost is unknown if any one's price is)
     calls: int = 0
+    #: the models that answered those calls, as their replies say (`models.provenance`)
+    answered_by: list[str] = field(default_factory=list)
 
     @classmethod
     def failed(cls, variant: str, error: str, call: CallResult[Any] | None = None) -> JudgeOutcome:
@@ -72,6 +74,12 @@ class JudgeOutcome:
         self.add_cost(call.cost)
         self.latency += call.latency
         self.cached = call.cached
+        self.note_model(call.answered_by)
+
+    def note_model(self, answered_by: str | None) -> None:
+        """Record one more model that answered a call of this outcome (each name once)."""
+        if answered_by and answered_by not in self.answered_by:
+            self.answered_by.append(answered_by)
 
     def add_cost(self, cost: float | None) -> None:
         """Add one call's cost; one unpriced call makes the total unknown (see `sum_costs`)."""

@@ -137,6 +137,7 @@ class ChecklistJudge(SamplingJudge):
 def _add_decomposition_usage(outcome: JudgeOutcome, split: CallResult[Any]) -> None:
     """The shared decomposition counts once: on the item whose call paid for it."""
     outcome.details["decomposition_cached"] = split.cached
+    outcome.note_model(split.answered_by)
     if not split.cached:
         outcome.tokens_in += split.tokens_in
         outcome.tokens_out += split.tokens_out

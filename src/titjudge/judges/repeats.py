@@ -113,6 +113,9 @@ def combine_samples(name: str, samples: list[JudgeOutcome]) -> JudgeOutcome:
     outcome.cost = sum_costs(s.cost for s in samples)
     outcome.latency = sum(s.latency for s in samples)
     outcome.cached = all(s.cached for s in samples)
+    for sample in samples:
+        for model in sample.answered_by:
+            outcome.note_model(model)
     return outcome
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from titjudge.errors import ConfigError
 from titjudge.models.spec import ModelSpec
 
 
@@ -186,6 +187,9 @@ class Generation:
     thinking_tokens: int | None = None
     #: the output cap the request carried (answer budget plus any thinking reserve)
     max_tokens_sent: int | None = None
+    #: the model the provider's reply says answered (OpenAI-compatible `model`, Gemini
+    #: `modelVersion`); None when the reply does not say (see `Backend.answered_by`)
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,24 @@ class QuotaExhaustedError(PermanentError):
     for the rest of the run."""
 
 
+class MissingCredentialsError(ConfigError):
+    """A call missed the cache and must be sent, but the key it needs is not in the
+    environment. Unlike a model failure, this is no failure record: the whole run stops (one
+    line, exit 2), keeping every answer already stored; set the variable and run again.
+    Credentials are checked only here, when a call must really be sent, so a fully cached
+    re-run needs no key (the preflight checks them up front only for models with no answers)."""
+
+    def __init__(self, spec: ModelSpec | str, variables: list[str]):
+        self.variables = list(variables)
+        one = len(self.variables) == 1
+        names = ", ".join(self.variables)
+        missing = f"{names} is not set" if one else f"none of {names} is set"
+        super().__init__(
+            f"{spec}: a call is not in the cache and must be sent, but {missing}; every answer "
+            f"already computed is kept in the cache: set {'it' if one else 'one'} and run again"
+        )
+
+
 class Backend:
     """Common part of every backend (not abstract itself: see TextBackend, EmbeddingBackend)."""
 
@@ -246,6 +268,13 @@ class Backend:
     def classify_error(self, exc: BaseException) -> BaseException:
         """Map a library exception to TransientError / PermanentError; default: as is."""
         return exc
+
+    def answered_by(self, generation: Generation) -> str | None:
+        """The model that gave `generation`: a local model (`hf:`, `replay:`) answers as
+        itself; a served one (`litellm:`) says who answered in its reply, which may not be
+        the model asked for (a retired model re-routed, an alias moved): None when it did not
+        say."""
+        return self.spec.model_id
 
     def cache_facts(self) -> dict[str, Any]:
         """What this backend adds to every request that changes the output, beyond the request

@@ -4,6 +4,8 @@ They go through the one pipeline (`models.pipeline`): cache lookup, claim, limit
 timeout, store. What is theirs: images fitted before keying, the checks that make a reply
 usable (not cut, not withheld, not empty), and for a validated object one re-ask quoting the
 validation error. Only validated results are cached, so a bad answer is asked again next run.
+Every reply keeps the model it says answered (`models.provenance`); under `run.require_model:
+exact` a reply from another model is a failure record, and a cached one is asked again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from titjudge.models.keys import generation_key
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.pipeline import Attempted, CallPipeline, Computed, probing
+from titjudge.models.provenance import RequireModel, refusal
 from titjudge.models.results import (
     TRUNCATED,
     CallResult,
@@ -45,10 +48,17 @@ class ModelClient(CallPipeline[TextBackend]):
     """Drives one text backend: free text and schema-validated replies."""
 
     def __init__(
-        self, backend: TextBackend, cache: CallCache, limiter: Limiter, options: ModelOptions
+        self,
+        backend: TextBackend,
+        cache: CallCache,
+        limiter: Limiter,
+        options: ModelOptions,
+        require_model: RequireModel = "report",
     ):
         super().__init__(backend, cache, limiter, options)
         self.params = dict(options.params)
+        #: `exact`: a reply from another model than the configured one is a failure record
+        self.require_model = require_model
         self.max_image_pixels = options.max_image_pixels
         #: options that change the output besides `params` (thinking): part of every key
         self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
@@ -84,6 +94,8 @@ class ModelClient(CallPipeline[TextBackend]):
                 return None
             cut = hit.get("finish_reason") in TRUNCATED
             if cut and not accept_truncated:  # a kept cut reply: asked again
+                return None
+            if self._refusal(hit.get("answered_by"), cached=True):  # another model's: asked again
                 return None
             result = from_hit(hit, hit["text"])
             result.truncated = cut
@@ -124,6 +136,8 @@ class ModelClient(CallPipeline[TextBackend]):
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
                 return None
+            if self._refusal(hit.get("answered_by"), cached=True):  # another model's: asked again
+                return None
             return from_hit(hit, schema.model_validate(hit["data"]))
 
         async def compute(_: list[int]) -> list[Computed]:
@@ -133,6 +147,21 @@ class ModelClient(CallPipeline[TextBackend]):
         return result
 
     # ------------------------------------------------------------------ internals
+
+    def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
+        """Why `run.require_model: exact` refuses a reply from `answered_by` (None: kept)."""
+        if self.require_model != "exact":
+            return None
+        return refusal(self.model, answered_by, cached=cached)
+
+    def _answered(self, done: Attempted[Generation], ok: bool) -> CallResult[Any]:
+        """The call's result with the model its reply says answered; a reply that
+        `run.require_model: exact` refuses is a failure naming both models."""
+        result = _result_from(done, ok, self.backend.answered_by(done.value))
+        refused = self._refusal(result.answered_by)
+        if refused is not None:
+            result.ok, result.error = False, refused
+        return result
 
     async def _fit(self, request: GenerateRequest) -> GenerateRequest:
         """Images above `max_image_pixels` downscaled; the resized bytes are what the key hashes."""
@@ -200,9 +229,9 @@ class ModelClient(CallPipeline[TextBackend]):
         problem = incomplete_reason(gen, request.max_tokens)
         keep = problem is not None and accept_truncated and gen.finish_reason in TRUNCATED
         keep = keep and bool(gen.text and gen.text.strip())
-        result = _result_from(done, ok=problem is None or keep)
+        result = self._answered(done, ok=problem is None or keep)
         if not result.ok:  # its tokens and cost still count; it is never cached
-            result.error = problem
+            result.error = result.error or problem
             return result, None
         result.truncated = keep
         result.value = gen.text.strip()
@@ -213,7 +242,9 @@ class ModelClient(CallPipeline[TextBackend]):
             done = await self._generate(request)
         except Exception as exc:
             return self._failure(exc), None
-        result: CallResult[S] = _result_from(done, ok=False)
+        result: CallResult[S] = self._answered(done, ok=False)
+        if result.error is not None:  # another model's reply (require_model): not re-asked
+            return result, None
         problem = incomplete_reason(done.value, request.max_tokens)
         if problem is not None:  # a cut or empty reply is not re-asked: the cause is named
             result.error = problem
@@ -255,7 +286,12 @@ class ModelClient(CallPipeline[TextBackend]):
             result.attempts += failed.attempts
             return False
         _merge(result, again)
+        result.answered_by = self.backend.answered_by(again.value)
         result.reasked = True
+        refused = self._refusal(result.answered_by)
+        if refused is not None:
+            result.error = f"re-ask {refused} (first reply: {first})"
+            return False
         problem = incomplete_reason(again.value, request.max_tokens)
         if problem is not None:
             result.error = f"re-ask {problem} (first reply: {first})"
@@ -268,7 +304,7 @@ class ModelClient(CallPipeline[TextBackend]):
         return True
 
 
-def _result_from(done: Attempted[Generation], ok: bool) -> CallResult[Any]:
+def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None) -> CallResult[Any]:
     gen = done.value
     return CallResult(
         ok=ok,
@@ -281,6 +317,7 @@ def _result_from(done: Attempted[Generation], ok: bool) -> CallResult[Any]:
         logprobs=gen.logprobs,
         finish_reason=gen.finish_reason,
         thinking_tokens=gen.thinking_tokens,
+        answered_by=answered_by,
     )
 
 

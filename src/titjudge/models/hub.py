@@ -19,6 +19,7 @@ from titjudge.models.execution import ExecutionOptions
 from titjudge.models.lazy import LazyBackend
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
+from titjudge.models.provenance import RequireModel
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 from titjudge.models.results import Usage
 from titjudge.models.spec import parse_model_spec
@@ -31,8 +32,11 @@ class ModelHub:
         default_concurrency: int = 32,
         default_rpm: float | None = None,
         execution: ExecutionOptions | None = None,
+        require_model: RequireModel = "report",
     ):
         self.cache = cache
+        #: `run.require_model`: whether a text reply from another model is refused
+        self.require_model: RequireModel = require_model
         self.default_concurrency = default_concurrency
         self.default_rpm = default_rpm
         self.execution = execution or ExecutionOptions()
@@ -94,7 +98,9 @@ class ModelHub:
                 parse_model_spec(model), options, lazy=True, execution=self.execution
             )
             limiter = self._limiter(options, backend)
-            self._text[key] = ModelClient(backend, self.cache, limiter, options)
+            self._text[key] = ModelClient(
+                backend, self.cache, limiter, options, require_model=self.require_model
+            )
         return self._text[key]
 
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:

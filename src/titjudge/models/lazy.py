@@ -9,7 +9,10 @@ the first time a call has to be sent, in a worker thread, outside the model's li
 timeout (loading an 8B model can take minutes; that is not the first call's latency).
 
 A build that fails is remembered: every call of that model then fails at once with the
-build's error (a failure record per call, never a retry of the build).
+build's error (a failure record per call, never a retry of the build). A build refused for
+absent credentials (`MissingCredentialsError`) is not a failure record: it stops the run, since
+every later call of the model would be refused alike (credentials are checked only here, so a
+fully cached re-run needs no key).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from titjudge.models.base import (
     EmbeddingBackend,
     GenerateRequest,
     Generation,
+    MissingCredentialsError,
     PermanentError,
     TextBackend,
 )
@@ -96,6 +100,8 @@ class LazyBackend(TextBackend, EmbeddingBackend):
                         self.real = real
                         for hook in self.on_built:
                             hook(real)
+        if isinstance(self._error, MissingCredentialsError):
+            raise MissingCredentialsError(self.spec, self._error.variables)
         if self._error is not None:
             raise PermanentError(f"{self.spec}: cannot load the backend: {self._error}")
 
@@ -131,6 +137,10 @@ class LazyBackend(TextBackend, EmbeddingBackend):
 
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc
+
+    def answered_by(self, generation: Generation) -> str | None:
+        # a generation exists only once the real backend is built
+        return self.real.answered_by(generation) if self.real is not None else None
 
     def cache_facts(self) -> dict[str, Any]:
         return dict(self.plan.cache_facts)

@@ -22,6 +22,7 @@ from titjudge.errors import ConfigError, did_you_mean
 from titjudge.models.base import (
     GenerateRequest,
     Generation,
+    MissingCredentialsError,
     PermanentError,
     QuotaExhaustedError,
     TextBackend,
@@ -79,9 +80,7 @@ class LiteLLMBackend(TextBackend):
     def _check_setup(self) -> None:
         """Refuse to build when the provider is unknown or its credentials are absent (the
         variable named by `api_key_env`, else the provider's usual ones, which litellm reads)."""
-        problems = setup_problems(self.spec, self.api_base, self.settings.api_key_env, self.params)
-        if problems:
-            raise ConfigError(f"{self.spec}: {'; '.join(problems)}")
+        check_setup(self.spec, self.api_base, self.settings.api_key_env, self.params)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self.settings.facts()}
@@ -146,6 +145,11 @@ class LiteLLMBackend(TextBackend):
     def classify_error(self, exc: BaseException) -> BaseException:
         return classify_litellm_error(exc)
 
+    def answered_by(self, generation: Generation) -> str | None:
+        """What the reply's own model field says (litellm's `response.model`), never the model
+        asked for: a provider may answer with another (see `models.provenance`)."""
+        return generation.model
+
 
 def classify_litellm_error(exc: BaseException) -> BaseException:
     """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
@@ -201,6 +205,35 @@ def setup_problems(
     provider's base-URL variables, and providers that need no key, such as hosted_vllm, need
     none; a list of endpoints serves one model, so its first stands for all). Only variable
     names appear, never a value."""
+    unknown, missing = _setup(spec, api_base, api_key_env, params)
+    if unknown is not None:
+        return [unknown]
+    return [f"{' or '.join(missing)} not set"] if missing else []
+
+
+def check_setup(
+    spec: ModelSpec,
+    api_base: str | list[str] | None,
+    api_key_env: str | None,
+    params: dict[str, Any] | None = None,
+) -> None:
+    """`setup_problems` as errors, for a backend's build (on the first call that must be sent):
+    an unknown provider is a ConfigError; absent credentials a MissingCredentialsError, which
+    stops the run (exit 2) rather than failing each call."""
+    unknown, missing = _setup(spec, api_base, api_key_env, params)
+    if unknown is not None:
+        raise ConfigError(f"{spec}: {unknown}")
+    if missing:
+        raise MissingCredentialsError(spec, missing)
+
+
+def _setup(
+    spec: ModelSpec,
+    api_base: str | list[str] | None,
+    api_key_env: str | None,
+    params: dict[str, Any] | None,
+) -> tuple[str | None, list[str]]:
+    """(why litellm cannot serve `spec`, or None; the credential variables missing)."""
     api_base = api_base[0] if isinstance(api_base, list) else api_base
     custom = (params or {}).get("custom_llm_provider")
     try:
@@ -208,17 +241,17 @@ def setup_problems(
             model=spec.model_id, custom_llm_provider=custom, api_base=api_base
         )
     except Exception:  # litellm raises BadRequestError: "LLM Provider NOT provided"
-        return [_unknown_provider(spec.model_id)]
+        return _unknown_provider(spec.model_id), []
     if api_key_env is not None:
-        return [] if os.environ.get(api_key_env) else [f"{api_key_env} not set"]
+        return None, [] if os.environ.get(api_key_env) else [api_key_env]
     model = f"{provider}/{spec.model_id}" if custom else spec.model_id
     found = litellm.validate_environment(model=model, api_base=api_base)
     missing = [
         k for k in found.get("missing_keys", []) if not (api_base and k.endswith("API_BASE"))
     ]
     if missing and not found.get("keys_in_environment"):
-        return [f"{' or '.join(missing)} not set"]
-    return []
+        return None, missing
+    return None, []
 
 
 def _unknown_provider(model_id: str) -> str:

@@ -33,9 +33,8 @@ import re
 import struct
 from typing import Any
 
-from titjudge.errors import ConfigError
 from titjudge.models.base import EmbeddingBackend, InputRejectedError, PermanentError
-from titjudge.models.litellm_backend import classify_litellm_error, litellm, setup_problems
+from titjudge.models.litellm_backend import check_setup, classify_litellm_error, litellm
 from titjudge.models.litellm_embed_settings import embedding_settings
 from titjudge.models.litellm_settings import DEFAULT_CONCURRENCY
 from titjudge.models.options import ModelOptions
@@ -52,11 +51,7 @@ class LiteLLMEmbeddingBackend(EmbeddingBackend):
         super().__init__(spec)
         self.settings = embedding_settings(spec, options)
         self.max_batch = self.settings.max_batch
-        problems = setup_problems(
-            spec, self.settings.api_base, self.settings.api_key_env, self.settings.params
-        )
-        if problems:
-            raise ConfigError(f"{spec}: {'; '.join(problems)}")
+        check_setup(spec, self.settings.api_base, self.settings.api_key_env, self.settings.params)
         register_secret(self.settings.api_key)
 
     def describe(self) -> dict[str, Any]:

@@ -74,9 +74,11 @@ def provider_limit(spec: ModelSpec, api_base: str | None) -> int:
     return SERVER_MAX_BATCH
 
 
-def embedding_settings(spec: ModelSpec, options: ModelOptions) -> EmbeddingSettings:
-    """The settings of one served embedding model; a chat model, or an unset `api_key_env`, is
-    a ConfigError here, before any call."""
+def embedding_settings(
+    spec: ModelSpec, options: ModelOptions, *, read_key: bool = True
+) -> EmbeddingSettings:
+    """The settings of one served embedding model; a chat model is a ConfigError here, before
+    any call. `read_key` as in `litellm_settings.settings`: the plan reads no key."""
     problem = not_an_embedding_model(spec)
     if problem is not None:
         raise ConfigError(f"{spec}: {problem}")
@@ -87,7 +89,7 @@ def embedding_settings(spec: ModelSpec, options: ModelOptions) -> EmbeddingSetti
             f"{spec}: an embedding model takes one api_base, not a list ({len(options.api_base)} "
             "endpoints); several endpoints are for text models (describers and LLM judges)"
         )
-    key = configured_key(spec, options)
+    key = configured_key(spec, options) if read_key else None
     limit = provider_limit(spec, options.api_base)
     return EmbeddingSettings(
         api_base=options.api_base,
@@ -100,8 +102,8 @@ def embedding_settings(spec: ModelSpec, options: ModelOptions) -> EmbeddingSetti
 
 
 def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
-    """The lazy backend's plan (registry entry point)."""
-    found = embedding_settings(spec, options)
+    """The lazy backend's plan (registry entry point): no key is read."""
+    found = embedding_settings(spec, options, read_key=False)
     return BackendPlan(
         default_concurrency=DEFAULT_CONCURRENCY, facts=found.facts(), max_batch=found.max_batch
     )

@@ -1,5 +1,7 @@
 """Reading a litellm reply: the text (without an inline thinking block), token counts, the
-price litellm already worked out, the finish reason and any log-probabilities.
+price litellm already worked out, the finish reason, any log-probabilities, and the model the
+reply says answered (`response.model`: an OpenAI-compatible body's `model`; for Gemini, litellm
+1.x sets it from the body's `modelVersion`, minus any `@version` suffix).
 """
 
 from __future__ import annotations
@@ -38,7 +40,13 @@ def generation_from(response: Any) -> Generation:
         finish_reason=getattr(choice, "finish_reason", None),
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
         thinking_tokens=int(thinking) if thinking else None,
+        model=_answering_model(response),
     )
+
+
+def _answering_model(response: Any) -> str | None:
+    model = getattr(response, "model", None)
+    return model.strip() if isinstance(model, str) and model.strip() else None
 
 
 def _logprobs(raw: Any) -> list[TokenLogprobs] | None:

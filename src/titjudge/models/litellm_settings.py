@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from titjudge.errors import ConfigError
-from titjudge.models.base import Capabilities
+from titjudge.models.base import Capabilities, MissingCredentialsError
 from titjudge.models.lazy import BackendPlan
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
@@ -78,29 +78,28 @@ class LiteLLMSettings:
 
 
 def configured_key(spec: ModelSpec, options: ModelOptions) -> str | None:
-    """The key `api_key_env` names (None when it names none); a named but unset variable is a
-    ConfigError. Text and embedding models read their key the same way."""
+    """The key `api_key_env` names (None when it names none); a named but unset (or empty)
+    variable is a MissingCredentialsError. Text and embedding models read their key the same
+    way, when the backend is built: on the first call that must be sent."""
     if options.api_key_env is None:
         return None
     key = os.environ.get(options.api_key_env)
     if not key:
-        raise ConfigError(
-            f"{spec}: api_key_env names {options.api_key_env!r}, but that environment "
-            "variable is not set"
-        )
+        raise MissingCredentialsError(spec, [options.api_key_env])
     return key
 
 
-def settings(spec: ModelSpec, options: ModelOptions) -> LiteLLMSettings:
-    """The settings of one `litellm:` model; a bad thinking option or an unset `api_key_env`
-    is a ConfigError here, before any call."""
+def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -> LiteLLMSettings:
+    """The settings of one `litellm:` model; a bad thinking option is a ConfigError here,
+    before any call. `read_key`: read the key `api_key_env` names (the backend's build, when a
+    call must be sent); the plan never reads it, so a fully cached re-run needs no key."""
     params: dict[str, Any] = copy.deepcopy(options.params)
     json_mode = bool(params.pop("json_schema_mode", True))
     try:
         thinking = plan_thinking(spec, options.thinking, options.api_base)
     except ThinkingError as exc:
         raise ConfigError(str(exc)) from None
-    key = configured_key(spec, options)
+    key = configured_key(spec, options) if read_key else None
     return LiteLLMSettings(
         api_base=options.api_base,
         api_key_env=options.api_key_env,
@@ -114,8 +113,8 @@ def settings(spec: ModelSpec, options: ModelOptions) -> LiteLLMSettings:
 
 
 def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
-    """The lazy backend's plan (registry entry point)."""
-    found = settings(spec, options)
+    """The lazy backend's plan (registry entry point): no key is read."""
+    found = settings(spec, options, read_key=False)
     return BackendPlan(
         capabilities=found.capabilities,
         default_concurrency=DEFAULT_CONCURRENCY,

@@ -30,6 +30,7 @@ from titjudge.cache.store import CallCache
 from titjudge.models.base import (
     Backend,
     Generation,
+    MissingCredentialsError,
     PermanentError,
     QuotaExhaustedError,
     TransientError,
@@ -343,7 +344,10 @@ class CallPipeline(Generic[B]):
             raise mapped from exc
 
     def _failure(self, exc: Exception) -> CallResult[Any]:
-        """A failed send as a failure record naming why (secrets redacted)."""
+        """A failed send as a failure record naming why (secrets redacted). Absent credentials
+        are no model failure: that error is raised again, and stops the run."""
+        if isinstance(exc, MissingCredentialsError):
+            raise exc
         attempts = getattr(exc, "_titjudge_attempts", 1)
         if isinstance(exc, TransientError):
             reason = f"gave up after {attempts} attempts: {exc}"

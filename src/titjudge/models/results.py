@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from titjudge.models.base import Generation, TokenLogprobs
@@ -37,6 +37,9 @@ class CallResult(Generic[T]):
     thinking_tokens: int | None = None
     #: the reply stopped at the token limit and the caller chose to keep it (`on_truncation: keep`)
     truncated: bool = False
+    #: the model that answered, as its reply says (see `Backend.answered_by`); None when no
+    #: reply came, or it did not say, or it was cached before titjudge recorded it
+    answered_by: str | None = None
 
 
 #: finish reasons that mean the reply was cut at the output cap (OpenAI/litellm "length",
@@ -109,12 +112,22 @@ class Usage:
     priced_cost: float = 0.0
     unpriced_calls: int = 0
     latency: float = 0.0
+    #: of the answered text calls (cache hits included), those whose answer does not record
+    #: which model gave it (cached before titjudge recorded it, or a provider that did not
+    #: say); embedding calls record no model and are not counted
+    unrecorded_model: int = 0
+    #: calls per model that answered them, as the replies say (hits included: a cached answer
+    #: was given by the model it records); see `models.provenance`
+    answered_by: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, result: CallResult[Any]) -> Usage:
         """One call's share."""
         paid = not result.cached
         return cls(
+            answered_by={result.answered_by: 1} if result.answered_by else {},
+            # a text answer carries its text (`raw`); an embedding's vector does not
+            unrecorded_model=int(result.ok and result.raw is not None and not result.answered_by),
             calls=1,
             cache_hits=int(result.cached),
             failures=int(not result.ok),
@@ -135,14 +148,21 @@ class Usage:
     def __iadd__(self, other: Usage) -> Usage:
         for f in _FIELDS:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for model, count in other.answered_by.items():
+            self.answered_by[model] = self.answered_by.get(model, 0) + count
         return self
 
     def __add__(self, other: Usage) -> Usage:
-        return dataclasses.replace(self).__iadd__(other)
+        return dataclasses.replace(self, answered_by=dict(self.answered_by)).__iadd__(other)
 
     def __sub__(self, other: Usage) -> Usage:
         """What was added since `other` (an earlier snapshot of the same ledger)."""
-        return Usage(*(getattr(self, f.name) - getattr(other, f.name) for f in _FIELDS))
+        since = Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in _FIELDS})
+        for model, count in self.answered_by.items():
+            left = count - other.answered_by.get(model, 0)
+            if left:
+                since.answered_by[model] = left
+        return since
 
     @property
     def cost(self) -> float | None:
@@ -175,14 +195,23 @@ class Usage:
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Usage:
         """Back from `to_json` (a run's summary.json); `cost` is derived, so not read."""
-        return cls(**{f.name: obj[f.name] for f in _FIELDS if f.name in obj})
+        found = cls(**{f.name: obj[f.name] for f in _FIELDS if f.name in obj})
+        answered = obj.get("answered_by")
+        if isinstance(answered, dict):
+            found.answered_by = {str(k): int(v) for k, v in answered.items()}
+        return found
 
     def to_json(self) -> dict[str, Any]:
         """Every counter, plus `cost`: a number when known, null when unknown."""
-        return {**{f.name: getattr(self, f.name) for f in _FIELDS}, "cost": self.cost}
+        return {
+            **{f.name: getattr(self, f.name) for f in _FIELDS},
+            "answered_by": dict(sorted(self.answered_by.items())),
+            "cost": self.cost,
+        }
 
 
-_FIELDS = dataclasses.fields(Usage)
+#: the counters (added and subtracted field by field); `answered_by` is merged apart
+_FIELDS = tuple(f for f in dataclasses.fields(Usage) if f.name != "answered_by")
 
 
 def total_cost(costs: Iterable[float | None]) -> float | None:
@@ -204,6 +233,7 @@ def usage_of(result: CallResult[Any]) -> dict[str, Any]:
         "logprobs": _logprobs_to(result.logprobs),
         "finish_reason": result.finish_reason,
         "thinking_tokens": result.thinking_tokens,
+        "answered_by": result.answered_by,
     }
 
 
@@ -221,6 +251,8 @@ def from_hit(hit: dict[str, Any], value: Any) -> CallResult[Any]:
         logprobs=_logprobs_from(hit.get("logprobs")),
         finish_reason=hit.get("finish_reason"),
         thinking_tokens=hit.get("thinking_tokens"),
+        # absent from answers cached before titjudge recorded it: unknown, never guessed
+        answered_by=hit.get("answered_by"),
     )
 
 

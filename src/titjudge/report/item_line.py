@@ -23,8 +23,8 @@ from titjudge.records import ItemResult
 
 _STATUSES: tuple[str, ...] = ("ok", "failed", "fallback")
 #: describer fields written only when they say something (a finish reason other than
-#: "stop", thinking tokens, a kept truncated reply)
-_ONLY_WHEN_SET = ("finish_reason", "thinking_tokens", "truncated")
+#: "stop", thinking tokens, a kept truncated reply, the model that answered)
+_ONLY_WHEN_SET = ("finish_reason", "thinking_tokens", "truncated", "answered_by")
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -36,7 +36,7 @@ def finite_or_none(value: Any) -> float | None:
 
 class DescriberLine(BaseModel):
     """The describer's call for the item: status (ok, failed, or skipped when no judge reads
-    descriptions), the reason when not ok, and usage."""
+    descriptions), the reason when not ok, usage, and the model its reply says answered."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -51,8 +51,9 @@ class DescriberLine(BaseModel):
     finish_reason: str | None = None
     thinking_tokens: int | None = None
     truncated: bool = False
+    answered_by: str | None = None
 
-    @field_validator("error", mode="before")
+    @field_validator("error", "answered_by", mode="before")
     @classmethod
     def _text_or_none(cls, value: Any) -> str | None:
         return value if isinstance(value, str) else None
@@ -90,6 +91,9 @@ class ItemLine(BaseModel):
     cost: float | None = None
     latency: float = 0.0
     cached: bool = False
+    #: the models that answered this variant's text calls, as their replies say (empty for a
+    #: judge that calls none, or only an embedding model)
+    answered_by: list[str] = Field(default_factory=list)
 
     @field_validator("item_id", "prompt_id", "t2i_model", "variant", mode="before")
     @classmethod
@@ -160,6 +164,11 @@ class ItemLine(BaseModel):
     def _cached(cls, value: Any) -> bool:
         return bool(value)
 
+    @field_validator("answered_by", mode="before")
+    @classmethod
+    def _models(cls, value: Any) -> list[str]:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
     @classmethod
     def parse(cls, obj: dict[str, Any], loc: str) -> ItemLine:
         """Validate one parsed line; a problem is one DataError at `loc` (file:line)."""
@@ -181,6 +190,7 @@ def describer_line(result: ItemResult) -> DescriberLine:
             "finish_reason": None if call.finish_reason == "stop" else call.finish_reason,
             "thinking_tokens": call.thinking_tokens,
             "truncated": call.truncated,
+            "answered_by": call.answered_by,
         }
     status = described.status or "failed"
     return DescriberLine.model_construct(
@@ -213,6 +223,7 @@ def item_lines(results: Iterable[ItemResult]) -> Iterator[ItemLine]:
                 cost=outcome.cost,
                 latency=round(outcome.latency, 4),
                 cached=outcome.cached,
+                answered_by=list(outcome.answered_by),
             )
 
 

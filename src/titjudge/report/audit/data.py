@@ -53,6 +53,8 @@ class VariantResult:
     tokens_in: int = 0
     tokens_out: int = 0
     cached: bool = False
+    #: the models that answered the variant's calls, as their replies say
+    answered_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class AuditData:
     summaries: dict[str, VariantSummary]
     n_pairs_outside: int
     usage: dict[str, Any]
+    #: summary.json's `answered_by`: per configured model, the models that answered
+    answered_by: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- classification

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from titjudge.data.images import ImageLoader, load_thumbnail
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
+from titjudge.models.provenance import provenance_lines
 from titjudge.models.results import total_cost
 from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult, ok_scores
 
@@ -240,6 +241,11 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         "n_human_ties": sum(p.pair.winner == "tie" for p in data.pairs),
         "describer_cost": total_cost(data.items[i].describer_cost for i in used),
         "n_missing_images": sum(1 for i in used if thumbs.get(data.items[i].image) is None),
+        # the models whose replies came from another model than configured, or from several
+        "answered_by": [
+            {"line": line, "warning": warning}
+            for line, warning in provenance_lines(data.answered_by)
+        ],
     }
     return {
         "run": run,

@@ -53,6 +53,7 @@ def _result(line: ItemLine) -> VariantResult:
         tokens_in=line.tokens_in,
         tokens_out=line.tokens_out,
         cached=line.cached,
+        answered_by=tuple(line.answered_by),
     )
 
 
@@ -195,4 +196,5 @@ def load_audit(run_dir: Path) -> AuditData:
         summaries=summarise_variants(variants, items, pairs, metrics),
         n_pairs_outside=outside,
         usage=_mapping(summary.get("usage")),
+        answered_by=_mapping(summary.get("answered_by")),
     )

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from titjudge.models.provenance import provenance_lines
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
@@ -104,6 +105,14 @@ def print_summary(data: AuditData, console: Console) -> None:
             f"{data.n_pairs_outside} human pairs left out: their images are not in this run",
             highlight=False,
         )
+    print_answering_models(data, console)
+
+
+def print_answering_models(data: AuditData, console: Console) -> None:
+    """The run's models whose replies came from another model than configured, from several,
+    or under a snapshot's name (`models.provenance`; yellow: not the configured model)."""
+    for line, warning in provenance_lines(data.answered_by):
+        console.print(safe(line), style="yellow" if warning else "")
 
 
 def _labelled(
@@ -127,6 +136,8 @@ def _result_lines(console: Console, side: str, result: VariantResult | None, ful
     _labelled(console, head + " rationale", result.rationale, limit)
     if result.error:
         _labelled(console, f"  {side} error", result.error, limit, "red")
+    if result.answered_by:
+        _labelled(console, f"  {side} answered by", ", ".join(result.answered_by), None, "dim")
     for key, value in result.details.items():
         shown = "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
         _labelled(console, f"  {side} {key}", shown, limit)
@@ -290,6 +301,7 @@ def print_items_summary(data: AuditData, console: Console, limit: int) -> None:
             cells.append(f"{score} {status}".strip())
         items.add_row(safe(item.item_id), safe(item.t2i_model), safe(item.prompt_id), *cells)
     console.print(items)
+    print_answering_models(data, console)
 
 
 def print_item(data: AuditData, item: AuditItem, console: Console) -> None:

@@ -389,7 +389,15 @@
     $("next").disabled = $("next2").disabled = state.page >= pages - 1;
   }
 
+  // the models whose replies came from another model than configured, or from several
+  function renderModels() {
+    (D.run.answered_by || []).forEach(function (m) {
+      add($("models"), el("div", m.warning ? "model-warning" : "", m.line));
+    });
+  }
+
   renderSummary();
+  renderModels();
   setupFilters();
   update();
   document.body.dataset.ready = "1";
