@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.errors import ConfigError, DataError
-from titjudge.files import atomic_write, read_json_object
+from titjudge.files import atomic_write, read_json_object, read_text
 
 #: the file in a name dir that holds the id of its latest run
 LATEST = "LATEST"
@@ -147,7 +147,7 @@ def latest_id(history: Path) -> str | None:
     """The id LATEST names (checked: a run id whose dir exists), else the newest id, else None."""
     pointer = history / LATEST
     if pointer.is_file():
-        run_id = pointer.read_text(encoding="utf-8").strip()
+        run_id = read_text(pointer, "LATEST file").strip()
         if not RUN_ID.match(run_id) or not (history / run_id).is_dir():
             raise DataError(f"{pointer}: names run {run_id!r}, which is not a run dir in {history}")
         return run_id
