@@ -4,6 +4,7 @@ the last to finish, and `--out DIR` names a run dir exactly without ever overwri
 import csv
 import json
 import re
+import time
 
 import pytest
 from doubles.server import FakeOpenAIServer, build_responder
@@ -84,11 +85,29 @@ def test_two_runs_in_one_second_get_two_dirs(tmp_path, monkeypatch):
     three = runs.stage_run(history=history)  # `taken` is a finished run now: drawn again
     assert three.run_id == "20261125T002233Z-0c0d"
     monkeypatch.undo()
-    # real ids, back to back: distinct, and they sort by start time
-    found = [runs.stage_run(history=tmp_path / "real") for _ in range(20)]
-    assert len({s.run_id for s in found}) == 20
-    assert all(RUN_ID.match(s.run_id) for s in found)
-    assert sorted(s.run_id[:16] for s in found) == [s.run_id[:16] for s in found]
+    # real ids, back to back (several in one millisecond): distinct
+    found = [runs.stage_run(history=tmp_path / "real").run_id for _ in range(50)]
+    assert len(set(found)) == 50 and all(RUN_ID.match(i) for i in found)
+    # a millisecond apart or more, they sort by start time
+    spaced = []
+    for _ in range(5):
+        spaced.append(runs.stage_run(history=tmp_path / "spaced").run_id)
+        time.sleep(0.002)
+    assert sorted(spaced) == spaced
+
+
+def test_a_run_id_is_the_start_time_to_the_millisecond():
+    from datetime import datetime, timezone
+
+    from titjudge.report import runs
+
+    at = datetime(2026, 11, 25, 0, 22, 33, 999_999, tzinfo=timezone.utc)
+    found = {runs.new_run_id(at) for _ in range(200)}
+    assert {i[:17] for i in found} == {"20261125T002233Z-"}
+    assert {int(i[17:], 16) // 64 for i in found} == {999}  # the millisecond
+    assert len(found) > 32  # and 64 random values beside it
+    earlier = runs.new_run_id(at.replace(microsecond=998_000))
+    assert all(earlier < i for i in found)
 
 
 def test_a_clash_at_the_end_takes_a_new_id_and_overwrites_nothing(tmp_path, monkeypatch):

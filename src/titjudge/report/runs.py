@@ -3,10 +3,11 @@
 Layout: `<run.out>/<name>/<run id>/` holds one run (an ablation: its tables and `rows/`), and
 `<run.out>/<name>/LATEST`, a one-line text file, holds the id of the run that finished last.
 A file, not a symlink: it works on every OS and filesystem, and a reader resolves it the same
-way everywhere (`resolve_run`). A run id is the UTC start time to the second plus four random
-hex digits (`20261125T002233Z-1a2b`), so ids sort by start time and two runs started in the
-same second still get two dirs. `--out DIR` names the run dir exactly; a DIR that exists and
-is not empty is refused (one line, exit 2), never merged into or moved.
+way everywhere (`resolve_run`). A run id is the UTC start time to the second, then four hex
+digits holding the millisecond and six random bits (`20261125T002233Z-1a2b`): ids sort by
+start time to the millisecond, and two runs started in the same second (or millisecond)
+still get two dirs. `--out DIR` names the run dir exactly; a DIR that exists and is not
+empty is refused (one line, exit 2), never merged into or moved.
 
 A run writes into a staging dir beside its target (`.<id>.partial`, or `.<DIR name>.<id>.partial`
 for `--out`) and renames it into place when everything is written, so a reader never sees
@@ -39,9 +40,13 @@ RUN_FILES = ("summary.json", "items.jsonl", "ablation.json")
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """`20261125T002233Z-1a2b`: the UTC time to the second, then 16 random bits."""
+    """`20261125T002233Z-1a2b`: the UTC time to the second, then four hex digits holding the
+    millisecond and six random bits (`ms * 64 + r`, below 64,000), so ids sort by start time
+    to the millisecond and two runs started in the same millisecond still differ (a drawn id
+    that is taken is drawn again: `stage_run`)."""
     stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return f"{stamp:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+    tail = (stamp.microsecond // 1000) * 64 + secrets.randbelow(64)
+    return f"{stamp:%Y%m%dT%H%M%SZ}-{tail:04x}"
 
 
 @dataclass
