@@ -150,6 +150,7 @@ def run(quick: bool, work: Path) -> Section:
                 *(["--limit", str(limit)] if limit else []),
             ]
             for label in ("fresh run (empty cache)", "fully cached re-run"):
+                fresh_dir(base / "out")  # `--out` must name a new or empty dir
                 before_requests, before_cpu = server.stats()["total"], server.cpu_seconds()
                 code, wall, cpu, rss = run_measured(command, base / f"{label.split()[0]}.log")
                 if code not in (0, 1):

@@ -129,7 +129,9 @@ def measure_run(
             )
         )
         cpu_before = server.cpu_seconds()
-        args = ["titjudge", str(config_path), "--out", str(work / "runs" / "bench")]
+        # `--out` must name a new or empty dir (a run never overwrites another)
+        out = fresh_dir(work / "runs" / "bench")
+        args = ["titjudge", str(config_path), "--out", str(out)]
         args += [
             *(["--limit", str(limit)] if limit else []),
             *(["--time-eval"] if time_eval else []),

@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     Table,
     fmt,
     fresh_dir,
+    latest_run_dir,
     server_process,
     standalone,
     synthetic,
@@ -102,7 +103,8 @@ def run(quick: bool, work: Path) -> Section:
                 before = server.stats()["total"]
                 rows[label] = run_once(path, None)
                 rows[label]["requests"] = server.stats()["total"] - before
-                summary = json.loads((base / "runs" / "variants" / "summary.json").read_text())
+                run_dir = latest_run_dir(base / "runs" / "variants")
+                summary = json.loads((run_dir / "summary.json").read_text())
                 rows[label]["own_wall"] = summary["wall_seconds"]
         for name, r in rows.items():
             table.add(

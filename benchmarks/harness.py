@@ -356,6 +356,13 @@ def fresh_dir(path: Path) -> Path:
     return path
 
 
+def latest_run_dir(name_dir: Path) -> Path:
+    """The run dir a `<run.out>/<name>` folder's LATEST names; the folder itself where there is
+    no LATEST (a run written before runs were kept apart, e.g. by a baseline revision)."""
+    pointer = name_dir / "LATEST"
+    return name_dir / pointer.read_text().strip() if pointer.is_file() else name_dir
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()

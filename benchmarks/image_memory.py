@@ -30,6 +30,7 @@ from harness import (  # noqa: E402
     Table,
     child_env,
     fmt,
+    latest_run_dir,
     server_process,
     standalone,
     timed_section,
@@ -119,7 +120,7 @@ def measure(work: Path, manifest: Path, url: str, src: Path, concurrency: int, l
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
     text = (work / f"run-{label}.log").read_text(errors="replace")
-    summary_path = work / "runs" / f"images-{label}" / "summary.json"
+    summary_path = latest_run_dir(work / "runs" / f"images-{label}") / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
     return {
         "exit": os.waitstatus_to_exitcode(status),

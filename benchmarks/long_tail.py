@@ -134,7 +134,8 @@ def two_processes(
             config["data"] = files
             path = work / f"config-{index}.json"
             path.write_text(json.dumps(config))
-            configs.append(["titjudge", str(path), "--out", str(work / "runs" / f"half-{index}")])
+            out = fresh_dir(work / "runs" / f"half-{index}")  # `--out`: a new or empty dir
+            configs.append(["titjudge", str(path), "--out", str(out)])
         cpu_before = server.cpu_seconds()
         with ThreadPoolExecutor(2) as pool:
             reports = list(pool.map(lambda args: run_child("child_pipeline.py", args), configs))

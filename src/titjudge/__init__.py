@@ -4,6 +4,7 @@
     outcome = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
     outcome.metrics["tit_llm_g"]["pairwise_accuracy"]
     single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
+    run_dir = titjudge.find_run("runs/tit-llm-gemini")   # its latest run: runs/tit-llm-gemini/<run id>
 
 Heavy dependencies (litellm, torch, transformers) load only when a backend that
 needs them is built, so importing this package stays cheap.
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
     from titjudge.config import RunConfig
+    from titjudge.report.runs import RunEntry
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
@@ -53,7 +55,8 @@ def evaluate(
     out: str | Path | None = None,
     progress: bool = False,
 ) -> RunOutcome:
-    """Describe and judge every manifest item, score against human pairs, write the run dir.
+    """Describe and judge every manifest item, score against human pairs, write the run dir:
+    a new `<run.out>/<name>/<run id>/` (`outcome.out_dir`), or exactly `out`.
 
     Inside a running event loop (Jupyter), use `await titjudge.agents.runner.run_async(...)`.
     """
@@ -76,4 +79,21 @@ def score(
     return _score(image, prompt, _as_config(config, None) if config is not None else None)
 
 
-__all__ = ["__version__", "evaluate", "load_config", "score"]
+def find_run(path: str | Path) -> Path:
+    """The run dir `path` means: a `<run.out>/<name>` folder's latest run (the id its LATEST
+    file names), or `path` itself when it is a run dir (`<run.out>/<name>/<run id>`, an
+    `--out` dir). Anything else raises `titjudge.errors.DataError`."""
+    from titjudge.report.runs import resolve_run
+
+    return resolve_run(path)
+
+
+def list_runs(path: str | Path) -> list[RunEntry]:
+    """The runs kept in a `<run.out>/<name>` folder, oldest first; `.latest` marks the one
+    LATEST names, `.path` is each run dir."""
+    from titjudge.report.runs import list_runs as _list
+
+    return _list(Path(path))
+
+
+__all__ = ["__version__", "evaluate", "find_run", "list_runs", "load_config", "score"]

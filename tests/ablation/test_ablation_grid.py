@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from run_dirs import latest_run
 
 from titjudge.ablation.config import AblationConfig
 from titjudge.ablation.grid import run_ablation_async
@@ -168,9 +169,9 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     config_path.write_text(yaml.safe_dump(raw))
     server.reset_stats()
     capsys.readouterr()
-    assert main(["ablation", str(config_path), "--out", str(out)]) == 0
+    assert main(["ablation", str(config_path)]) == 0  # into <run.out>/<name>/<run id>/
     assert server.stats.total == 0
-    assert (out / "table4.csv").read_bytes() == first_csv
+    assert (latest_run(tmp_path / "runs" / "grid") / "table4.csv").read_bytes() == first_csv
     captured = capsys.readouterr()
     printed = captured.out
     assert "Table 4" in printed and "Sharp VLM" in printed and "Blurry VLM" in printed

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
 
 pytest.importorskip("torch")
 from doubles.tiny_models import build_tiny_qwen3_embedding  # noqa: E402
@@ -75,8 +76,10 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
         assert code == 0
         assert fresh == {"litellm": True, "torch": True, "transformers": True, "langgraph": True}
         asked = server.stats.total
-        first = _scores(tmp_path / "runs" / "e2e")
-        run_record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())
+        first = _scores(latest_run(tmp_path / "runs" / "e2e"))
+        run_record = yaml.safe_load(
+            (latest_run(tmp_path / "runs" / "e2e") / "config.yaml").read_text()
+        )
         # the record written after the graph describes the models loaded during the run
         assert all(m.get("loaded") is not False for m in run_record["resolved"]["models"])
 
@@ -91,8 +94,8 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
             "langgraph": False,
         }
         assert server.stats.total == asked  # nothing asked again
-        assert _scores(tmp_path / "runs" / "e2e") == first
-        record = yaml.safe_load((tmp_path / "runs" / "e2e" / "config.yaml").read_text())
+        assert _scores(latest_run(tmp_path / "runs" / "e2e")) == first
+        record = yaml.safe_load((latest_run(tmp_path / "runs" / "e2e") / "config.yaml").read_text())
         models = {m["model_id"]: m for m in record["resolved"]["models"]}
         assert models[str(embedding_path)]["loaded"] is False
         assert models["openai/judge"]["loaded"] is False
@@ -122,7 +125,7 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
         assert "Traceback" not in err
         code, _, _ = _run(config)
         assert code == 0
-        items = len(_scores(tmp_path / "runs" / "e2e")) // 2  # two variants per item
+        items = len(_scores(latest_run(tmp_path / "runs" / "e2e"))) // 2  # two variants per item
         # the 4 items answered before were not asked again: 2 calls (describe, judge) per other
         assert server.stats.total - asked == 2 * (items - 4)
 

@@ -6,6 +6,7 @@ import json
 import pytest
 from doubles.server import FakeOpenAIServer, Fault, Reply, build_responder
 from pipeline_helpers import api_config, items_of, stored_descriptions
+from run_dirs import latest_run
 
 import titjudge
 from titjudge.cli import main
@@ -32,12 +33,13 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
 
         second = titjudge.evaluate(config)
         assert server.stats.total == 32  # served from the cache
-        assert (run_dir / "scores.csv").read_text() == scores
-        assert (run_dir / "metrics.json").read_text() == metrics
+        assert (second.out_dir / "scores.csv").read_text() == scores
+        assert (second.out_dir / "metrics.json").read_text() == metrics
         assert second.summary["cache"]["hits"] == 32
 
     assert first.summary["usage"]["judge"]["tokens_in"] > 0
-    summary = read_json(run_dir / "summary.json")  # the re-run's: nothing paid for again
+    # the re-run's: nothing paid for again
+    summary = read_json(second.out_dir / "summary.json")
     assert (
         summary["usage"]["describer"]["calls"] == 16 and summary["usage"]["judge"]["tokens_in"] == 0
     )
@@ -196,6 +198,6 @@ def test_demo_runs_offline(tmp_path, capsys, monkeypatch):
     assert main(["demo", "--out", str(tmp_path / "demo"), "--prompts", "4", "--models", "3"]) == 0
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "replay" in out and "GEMINI_API_KEY" in out
-    metrics = read_json(tmp_path / "demo" / "runs" / "demo" / "metrics.json")
+    metrics = read_json(latest_run(tmp_path / "demo" / "runs" / "demo") / "metrics.json")
     assert "lexical" in metrics and metrics["lexical"]["n_pairs"] > 0
     assert (tmp_path / "demo" / "demo.yaml").is_file()

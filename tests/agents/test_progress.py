@@ -10,6 +10,7 @@ import re
 import yaml
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
 
 import titjudge
 from titjudge.agents.runner import run_async
@@ -175,7 +176,9 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
             last = found[-1]
             assert (last["described"], last["judged"], last["total"]) == ("16", "16", "16")
             assert (int(last["hits"]), int(last["calls"])) == (hits, calls)
-            summary = json.loads((tmp_path / "runs" / "e2e" / "summary.json").read_text())
+            summary = json.loads(
+                (latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text()
+            )
             cache = summary["cache"]
             assert (cache["hits"], cache["calls"], cache["misses"]) == (hits, calls, calls - hits)
             usage = summary["usage"]

@@ -11,6 +11,7 @@ import time
 import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
 
 import titjudge
 
@@ -78,7 +79,14 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig, kill_poi
     # only calls in flight at a kill are asked again: at most IN_FLIGHT per kill
     assert full <= paid <= full + len(kill_points) * IN_FLIGHT
     assert repeated <= len(kill_points) * IN_FLIGHT
-    crash_dir = tmp_path / "crash" / "runs" / "e2e"
+    history = tmp_path / "crash" / "runs" / "e2e"
+    crash_dir = latest_run(history)
+    # a killed run cannot clean up after itself: its staging dir stays, never a run dir;
+    # an interrupted one (SIGINT) removes its own
+    partial = sorted(p.name for p in history.iterdir() if p.name.endswith(".partial"))
+    assert len(partial) == (len(kill_points) if sig == signal.SIGKILL else 0), partial
+    finished = sorted(p.name for p in history.iterdir() if not p.name.endswith(".partial"))
+    assert finished == sorted([crash_dir.name, "LATEST"])  # one run: the one that finished
     assert (crash_dir / "scores.csv").read_text() == (baseline.out_dir / "scores.csv").read_text()
     assert (crash_dir / "metrics.json").read_text() == (
         baseline.out_dir / "metrics.json"

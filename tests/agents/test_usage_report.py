@@ -6,6 +6,7 @@ import pytest
 import yaml
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -20,12 +21,12 @@ def test_run_summary_says_cost_unknown_for_an_unpriced_model(synth_data, tmp_pat
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         assert main(["run", str(path)]) == 0
         first = capsys.readouterr().out
-        run_dir = tmp_path / "runs" / "e2e"
+        run_dir = latest_run(tmp_path / "runs" / "e2e")
         summary = json.loads((run_dir / "summary.json").read_text())
         lines = [json.loads(x) for x in (run_dir / "items.jsonl").read_text().splitlines()]
         assert main(["run", str(path)]) == 0
         again = capsys.readouterr().out
-        cached = json.loads((run_dir / "summary.json").read_text())
+        cached = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
 
     describer, judge = summary["usage"]["describer"], summary["usage"]["judge"]
     assert describer["cost"] is None and describer["unpriced_calls"] == 16

@@ -82,6 +82,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge.cli.data",
         "titjudge.cli.metrics",
         "titjudge.cli.run",
+        "titjudge.cli.runs",
     ]
 
 
@@ -96,6 +97,8 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "run",
         "score",
         "demo",
+        "runs list",
+        "runs prune",
         "cache stats",
         "cache clear",
         "ablation",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from doubles.embeddings_server import EmbeddingsServer
 from doubles.server import FakeOpenAIServer, build_responder
+from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.synth.benchmark import synthesize
@@ -94,7 +95,8 @@ def test_served_rows_fill_every_served_cell_and_a_rerun_asks_nothing(data, tmp_p
         b.get("chat_template_kwargs") == {"enable_thinking": False} for b in judges
     )
     assert {r["body"]["model"] for r in emb.requests} == {"Qwen/Qwen3-Embedding-8B"}
-    grid = json.loads(next((tmp_path / "runs").glob("*/ablation.json")).read_text())
+    (name_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    grid = json.loads((latest_run(name_dir) / "ablation.json").read_text())
     text = json.dumps(grid)
     for row in SERVED_ROWS:
         assert row in text

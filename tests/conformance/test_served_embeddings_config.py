@@ -13,6 +13,7 @@ import pytest
 from doubles.embeddings_server import EmbeddingsServer
 from doubles.server import FakeOpenAIServer
 from doubles.server_text import hashed_embedding
+from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.synth.benchmark import synthesize
@@ -45,10 +46,9 @@ def run(tmp: Path, data: Path, *sets: str) -> int:
 
 
 def records(tmp: Path) -> list[dict[str, Any]]:
-    found = []
-    for run_dir in sorted(p for p in (tmp / "runs").iterdir() if p.is_dir()):
-        found.append([json.loads(x) for x in (run_dir / "items.jsonl").read_text().splitlines()])
-    return found[-1]
+    (name_dir,) = [p for p in (tmp / "runs").iterdir() if p.is_dir()]
+    run_dir = latest_run(name_dir)  # the latest run's records
+    return [json.loads(x) for x in (run_dir / "items.jsonl").read_text().splitlines()]
 
 
 def test_without_keys_the_preflight_names_openai_and_gemini_only(

@@ -46,6 +46,7 @@ from provider_server import (
     openai_ok,
     schema_ref_sibling_paths,
 )
+from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.synth.benchmark import synthesize
@@ -101,7 +102,8 @@ def _run(config: str, data: Path, tmp: Path, *sets: str) -> int:
 
 
 def _records(tmp: Path) -> list[dict[str, Any]]:
-    (run_dir,) = [p for p in (tmp / "runs").iterdir() if p.is_dir()]
+    (name_dir,) = [p for p in (tmp / "runs").iterdir() if p.is_dir()]
+    run_dir = latest_run(name_dir)
     return [json.loads(x) for x in (run_dir / "items.jsonl").read_text().splitlines()]
 
 
@@ -233,7 +235,8 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
     assert GEMINI_KEY.encode() not in _everything_written(tmp)
     assert GEMINI_KEY not in caplog.text
 
-    summary = json.loads(next((tmp / "runs").glob("*/summary.json")).read_text())
+    (name_dir,) = [p for p in (tmp / "runs").iterdir() if p.is_dir()]
+    summary = json.loads((latest_run(name_dir) / "summary.json").read_text())
     describer = summary["usage"]["describer"]
     assert (describer["failures"], describer["truncated"], describer["blocked"]) == (3, 2, 1)
     assert summary["usage"]["judge"]["truncated"] == 2  # the empty verdict, for both LLM judges

@@ -10,6 +10,7 @@ import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from PIL import Image
+from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -172,7 +173,7 @@ def test_limit_zero(fault_data, server, tmp_path, capsys):
 def test_unwritable_out_dir_keeps_earlier_results(fault_data, server, tmp_path, capsys):
     path = write_config(tmp_path, config(fault_data, server.url, tmp_path))
     assert run_cli(["run", str(path), "--limit", "4"], capsys)[0] == 0
-    scores = tmp_path / "runs" / "faults" / "scores.csv"
+    scores = latest_run(tmp_path / "runs" / "faults") / "scores.csv"
     before = scores.read_text()
     requests = server.stats.total
     # a run dir below a file cannot be created (root ignores permission bits, so no chmod)
@@ -224,7 +225,7 @@ def test_bad_images_fail_their_items_only(fault_copy, server, tmp_path, capsys):
     assert code == 1 and "have failed variants" in out
     records = {
         (r["item_id"], r["variant"]): r
-        for r in map(json.loads, (tmp_path / "runs" / "faults" / "items.jsonl").open())
+        for r in map(json.loads, (latest_run(tmp_path / "runs" / "faults") / "items.jsonl").open())
     }
     for item_id, message in expected.items():
         record = records[(item_id, "lexical")]
@@ -235,7 +236,7 @@ def test_bad_images_fail_their_items_only(fault_copy, server, tmp_path, capsys):
     long = records[(lines[7]["item_id"], "tit_llm")]
     assert long["status"] == "failed" and "context length exceeded" in long["error"]
     assert records[(lines[7]["item_id"], "lexical")]["status"] == "ok"
-    summary = json.loads((tmp_path / "runs" / "faults" / "summary.json").read_text())
+    summary = json.loads((latest_run(tmp_path / "runs" / "faults") / "summary.json").read_text())
     assert summary["image_errors"] == 4 and summary["failed_items"] == 5
 
 

@@ -15,9 +15,11 @@ import subprocess
 import sys
 import uuid
 
+import full_disk
 import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
+from run_dirs import latest_run
 
 from titjudge.cache.store import CallCache
 from titjudge.cli import main
@@ -62,7 +64,7 @@ def _resume_and_check(path, server, cache_dir, stored, capsys):
     before = server.stats.total
     code = main(["run", str(path)])
     assert code == 0, capsys.readouterr().err
-    summary = json.loads((path.parent / "runs" / "faults" / "summary.json").read_text())
+    summary = json.loads((latest_run(path.parent / "runs" / "faults") / "summary.json").read_text())
     assert summary["cache"]["hits"] == stored
     assert server.stats.total - before == CALLS - stored
     assert _answers(cache_dir) == CALLS
@@ -90,7 +92,7 @@ def test_a_file_size_limit_stops_the_run_and_keeps_what_was_stored(
     stored = _answers(cache_dir)
     said = int(done.stderr.split(" answer")[-2].rsplit(" ", 1)[-1])
     assert 0 < stored < CALLS and said == stored  # the line counts exactly what survived
-    assert not (tmp_path / "runs" / "faults" / "scores.csv").exists()  # no half a run
+    assert list((tmp_path / "runs" / "faults").iterdir()) == []  # no half a run, no staging dir
     _resume_and_check(path, server, cache_dir, stored, capsys)
 
 
@@ -135,9 +137,11 @@ def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
     _resume_and_check(path, server, cache_dir, stored, capsys)
 
 
-def test_answers_reach_the_cache_before_any_run_file(fault_data, server, tmp_path, capsys):
-    """The run files cannot be written (scores.csv is a folder): every answer is in the cache
-    anyway, so the re-run asks the server nothing."""
+def test_answers_reach_the_cache_before_any_run_file(
+    fault_data, server, tmp_path, capsys, monkeypatch
+):
+    """The run files cannot be written (the disk is full for scores.csv): every answer is in
+    the cache anyway, so the re-run asks the server nothing."""
     cfg = config(fault_data, server.url, tmp_path)
     for role in (cfg["describer"], cfg["judges"][0]):
         # the fault suite's 1 s timeout re-sends a call that a loaded machine answers late,
@@ -145,11 +149,10 @@ def test_answers_reach_the_cache_before_any_run_file(fault_data, server, tmp_pat
         role["timeout"] = 60.0
     path = tmp_path / "run.yaml"
     path.write_text(json.dumps(cfg))
-    blocker = tmp_path / "runs" / "faults" / "scores.csv"
-    (blocker / "in-the-way").mkdir(parents=True)
-    code = main(["run", str(path)])
+    with monkeypatch.context() as patch:
+        full_disk.install("scores.csv", patch)
+        code = main(["run", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and "scores.csv: cannot write" in err
+    assert code == 2 and "scores.csv: cannot write (No space left on device)" in err
     assert server.stats.total == CALLS and _answers(tmp_path / "cache") == CALLS
-    shutil.rmtree(blocker)
     _resume_and_check(path, server, tmp_path / "cache", CALLS, capsys)

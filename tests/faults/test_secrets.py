@@ -5,6 +5,7 @@ import logging
 
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
+from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -35,4 +36,7 @@ def test_key_never_leaks(fault_data, tmp_path, monkeypatch, capsys, caplog):
     for file in tmp_path.rglob("*"):
         if file.is_file():
             assert SECRET.encode() not in file.read_bytes(), file
-    assert "TITJUDGE_TEST_KEY" in (tmp_path / "runs" / "faults" / "config.yaml").read_text()
+    assert (
+        "TITJUDGE_TEST_KEY"
+        in (latest_run(tmp_path / "runs" / "faults") / "config.yaml").read_text()
+    )

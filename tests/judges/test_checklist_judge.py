@@ -65,7 +65,8 @@ def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
     checklists = synthetic_checklists(synth_data)
     texts = description_by_item(synth_data)
     prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}
-    lines = {line["item_id"]: line for line in read_lines(outcome.out_dir / "items.jsonl")}
+    # the re-run's own run dir (the first run's is kept beside it)
+    lines = {line["item_id"]: line for line in read_lines(again.out_dir / "items.jsonl")}
     scores = set()
     for item_id, line in lines.items():
         elements = checklists[prompts[item_id]]

@@ -26,6 +26,7 @@ from titjudge.config.schema import (
     JudgeConfig,
     RunConfig,
     RunSettings,
+    check_run_name,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
@@ -35,10 +36,6 @@ from titjudge.models.preflight import ModelUse, answered_models, check_models
 from titjudge.models.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
-
-#: top-level keys of a metrics summary (metrics.summary.RESERVED_KEYS, not imported: it pulls
-#: in numpy and scipy); a column may not take one of these names
-RESERVED_NAMES = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
 
 
 def _no_dots(name: str, what: str) -> None:
@@ -115,7 +112,10 @@ else:
 
 
 class AblationConfig(StrictModel):
-    name: str = Field(pattern=NAME_PATTERN)
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="names the folder of its grids: <run.out>/<name>/<run id>/",
+    )
     data: DataConfig = Field(description="manifest and human pairs shared by every row")
     describers: list[AblationDescriber] = Field(description="table rows: one VLM backbone each")
     comparers: list[AblationComparer] = Field(description="table columns, in order")
@@ -123,6 +123,8 @@ class AblationConfig(StrictModel):
     bootstrap: int = Field(
         1000, ge=0, description="bootstrap resamples of prompts for CIs (0 = off)"
     )
+
+    _run_name = field_validator("name")(check_run_name)
 
     @field_validator("describers")
     @classmethod
@@ -142,9 +144,6 @@ class AblationConfig(StrictModel):
         _unique([c.name for c in value], "comparer names")
         if not any(c.enabled for c in value):
             raise ValueError("every comparer is disabled; enable at least one")
-        for comparer in value:
-            if comparer.name in RESERVED_NAMES:
-                raise ValueError(f"comparer name {comparer.name!r} is reserved; rename it")
         enabled = [c.name for c in value if c.enabled]
         for comparer in value:
             if (

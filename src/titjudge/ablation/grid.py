@@ -36,7 +36,7 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
-from titjudge.report import run_dir
+from titjudge.report import run_dir, runs
 
 log = logging.getLogger(__name__)
 #: longest error text quoted in a note (full reasons are in the row's items.jsonl)
@@ -84,7 +84,9 @@ class GridContext:
     config: AblationConfig
     columns: list[ColumnInfo]
     disabled: list[ColumnInfo]
+    #: where the grid writes (its staging dir) and where it lands once complete
     out_dir: Path
+    final_dir: Path
     hub: ModelHub
     #: the items and human data every row runs on, read once for the grid
     data: tuple[list[Item], HumanData | None]
@@ -96,12 +98,12 @@ class GridContext:
 async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> RowRun:
     """Run one VLM row; a row that cannot run at all is returned with its error, not raised.
     `title` names the row in its progress display (`row 2/3 sharp`)."""
-    found = RowRun(row=row, run_dir=ctx.out_dir / "rows" / row.name)
+    found = RowRun(row=row, run_dir=ctx.final_dir / "rows" / row.name)
     try:
         found.outcome = await run_async(
             row_run_config(ctx.config, row),
             limit=ctx.limit,
-            out=found.run_dir,
+            out=ctx.out_dir / "rows" / row.name,
             show_progress=ctx.show_progress,
             bootstrap=ctx.config.bootstrap,
             hub=ctx.hub,
@@ -218,13 +220,39 @@ async def run_ablation_async(
     show_progress: bool = False,
     on_row: Callable[[int, int, AblationDescriber], None] | None = None,
 ) -> AblationResult:
-    """Run every enabled row, then write tables, heatmap and ablation.json into the out dir."""
+    """Run every enabled row, then write tables, heatmap and ablation.json into the grid's
+    dir: `<run.out>/<name>/<run id>/` (`report.runs`), or exactly `out`. The whole grid, its
+    rows' run dirs under `rows/` included, is staged and moved into place at the end."""
     # a data problem is the user's and would fail every row alike: stop before anything (exit 2).
     # Every row runs on the same data section, so it is read once here for all of them.
     data = load_run_data(row_run_config(config, config.rows[0]), limit)
-    out_dir = run_dir.prepare_out_dir(out or config.run.out / config.name)
+    staged = (
+        runs.stage_run(exact=out)
+        if out is not None
+        else runs.stage_run(history=config.run.out / config.name)
+    )
+    try:
+        result = await _run_staged(config, staged, data, limit, show_progress, on_row)
+        result.out_dir = staged.staging
+        write_outputs(result)
+        result.out_dir = staged.commit()
+    except BaseException:  # a failed or interrupted grid leaves no half grid behind
+        staged.discard()
+        raise
+    return result
+
+
+async def _run_staged(
+    config: AblationConfig,
+    staged: runs.StagedRun,
+    data: tuple[list[Item], HumanData | None],
+    limit: int | None,
+    show_progress: bool,
+    on_row: Callable[[int, int, AblationDescriber], None] | None,
+) -> AblationResult:
+    """Every row, written into the staging dir; rows' run dirs are named where they land."""
     labels = config.labels()
-    atomic_write(out_dir / "ablation.yaml", dump_config(config))
+    atomic_write(staged.staging / "ablation.yaml", dump_config(config))
     # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
     # loads once, not once per row; each row's own VLM is released when its row ends.
     cache = CallCache(config.run.cache_dir)
@@ -243,7 +271,8 @@ async def run_ablation_async(
             for c in config.comparers
             if not c.enabled
         ],
-        out_dir=out_dir,
+        out_dir=staged.staging,
+        final_dir=staged.target,
         hub=hub,
         data=data,
         limit=limit,
@@ -251,13 +280,11 @@ async def run_ablation_async(
         on_row=on_row,
     )
     try:
-        result = evaluate_grid(ctx, await run_rows(ctx))
+        return evaluate_grid(ctx, await run_rows(ctx))
     finally:
         cache.save_run_stats(config.name, cache_counts(hub.usage_by_model(), cache.stats.writes))
         await hub.aclose()
         cache.close()
-    write_outputs(result)
-    return result
 
 
 def ablation_json(result: AblationResult) -> dict[str, Any]:

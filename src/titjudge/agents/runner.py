@@ -1,8 +1,12 @@
 """Run a config end to end: load data, build models, run the graph, write the run dir.
 
+Each run writes a new run dir (`report.runs`: `<run.out>/<name>/<run id>/`, or exactly
+`--out`), staged beside its target and moved into place once every file is written; a run
+that fails or is interrupted leaves earlier runs as they were and no half run.
+
 Resuming is the cache's job: a re-run of the same config after a crash or Ctrl-C asks
 no model again for anything it already answered, and writes the same scores.csv and
-metrics.json an uninterrupted run would have written.
+metrics.json an uninterrupted run would have written (in a run dir of its own).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from titjudge.models.provenance import provenance
 from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
-from titjudge.report import run_dir
+from titjudge.report import run_dir, runs
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 
 log = logging.getLogger(__name__)
@@ -77,7 +81,8 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
     return items, HumanData(pairs=pairs, ranks=ranks, items=items)
 
 
-def default_out_dir(config: RunConfig) -> Path:
+def history_dir(config: RunConfig) -> Path:
+    """Where a config's runs are kept, one dir per run id (`report.runs`)."""
     return config.run.out / config.name
 
 
@@ -105,7 +110,48 @@ async def run_async(
     its rows); without it the run loads them itself."""
     started = time.perf_counter()
     items, human = data if data is not None else load_run_data(config, limit)
-    out_dir = run_dir.prepare_out_dir(out or default_out_dir(config))
+    staged = (
+        runs.stage_run(exact=out)
+        if out is not None
+        else runs.stage_run(history=history_dir(config))
+    )
+    try:
+        found = await _run_staged(
+            config,
+            staged.staging,
+            items,
+            human,
+            limit=limit,
+            show_progress=show_progress,
+            bootstrap=bootstrap,
+            hub=hub,
+            progress_title=progress_title,
+            progress_interval=progress_interval,
+        )
+        found.summary["wall_seconds"] = round(time.perf_counter() - started, 3)
+        run_dir.write_json(staged.staging, "summary.json", found.summary)
+        found.out_dir = staged.commit()
+    except BaseException:  # a failed or interrupted run leaves no half run behind
+        staged.discard()
+        raise
+    return found
+
+
+async def _run_staged(
+    config: RunConfig,
+    out_dir: Path,
+    items: list[Item],
+    human: HumanData | None,
+    *,
+    limit: int | None,
+    show_progress: bool,
+    bootstrap: int,
+    hub: ModelHub | None,
+    progress_title: str,
+    progress_interval: float,
+) -> RunOutcome:
+    """The run itself, every file written into `out_dir` (the staging dir) except
+    summary.json, which `run_async` writes once the wall time is known."""
     owned = hub is None
     if hub is None:
         hub = ModelHub(
@@ -174,11 +220,11 @@ async def run_async(
         if owned:
             cache.save_run_stats(config.name, run_cache_counts())
             await hub.aclose()
-    results, runs, metrics = evaluation.results, evaluation.pairwise, evaluation.metrics
+    results, pair_runs, metrics = evaluation.results, evaluation.pairwise, evaluation.metrics
     run_dir.write_score_rows(out_dir, evaluation.rows)
     run_dir.write_items(out_dir, results)
-    for run in runs.values():
-        run_dir.write_pairs(out_dir, run)
+    for pair_run in pair_runs.values():
+        run_dir.write_pairs(out_dir, pair_run)
     if metrics:
         run_dir.write_json(out_dir, "metrics.json", metrics)
     summary = {
@@ -196,7 +242,7 @@ async def run_async(
         "cache": run_cache_counts(),
         # per configured model, the models its replies say answered (`models.provenance`)
         "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
-        "wall_seconds": round(time.perf_counter() - started, 3),
+        "wall_seconds": None,
         "human_pairs": len(human.pairs) if human else 0,
     }
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
@@ -204,11 +250,10 @@ async def run_async(
 
         models = {r.item.item_id: r.item.t2i_model for r in results}
         summary["model_means"] = model_means(evaluation.rows, models)
-    if runs:
+    if pair_runs:
         from titjudge.metrics.pairwise_stats import run_summary
 
-        summary["pairwise"] = {name: run_summary(run) for name, run in runs.items()}
-    run_dir.write_json(out_dir, "summary.json", summary)
+        summary["pairwise"] = {name: run_summary(run) for name, run in pair_runs.items()}
     if owned:
         cache.close()
     return RunOutcome(

@@ -28,7 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="ablation config (YAML): describers (rows) and comparers (columns)",
     )
-    p.add_argument("--out", type=Path, help="output folder (default: <run.out>/<name>)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="output folder, exactly; refused if it exists and is not empty "
+        "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
+    )
     add_set(p, "e.g. describers.gpt-4o.enabled=false")
     p.add_argument("--limit", type=int, help="only the first N manifest items")
     p.add_argument(

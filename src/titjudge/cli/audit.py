@@ -22,7 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "audit a run pair by pair: why each judge agreed or disagreed with humans",
     )
     p.add_argument(
-        "run_dir", type=Path, metavar="RUN_DIR", help="run dir written by `titjudge run`"
+        "run_dir",
+        type=Path,
+        metavar="RUN_DIR",
+        help="run dir written by `titjudge run`, or its <run.out>/<name> folder (its latest run)",
     )
     p.add_argument(
         "--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"
@@ -66,7 +69,7 @@ def audit(args: argparse.Namespace) -> int:
     data = load_audit(args.run_dir)
     if not data.pairs and (args.pair is not None or args.disagreements):
         raise DataError(
-            f"{args.run_dir}: the run has no human pairs (no data.human_pairs); "
+            f"{data.run_dir}: the run has no human pairs (no data.human_pairs); "
             "browse its items with --item ITEM_ID or --html FILE"
         )
     overview = args.html is None and args.pair is None and args.item is None
@@ -113,7 +116,7 @@ def audit(args: argparse.Namespace) -> int:
             from titjudge.errors import did_you_mean
 
             raise DataError(
-                f"{args.run_dir}: no item {args.item!r} in this run"
+                f"{data.run_dir}: no item {args.item!r} in this run"
                 f"{did_you_mean(args.item, data.items)}"
             )
         print_item(data, data.items[args.item], console)

@@ -18,7 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "agreement of variant scores with human judgments: accuracy, SRCC, KRCC, nDCG, leaderboard",
     )
     p.add_argument(
-        "scores", type=Path, help="scores CSV: item_id,variant,score,status (ok|failed|fallback)"
+        "scores",
+        type=Path,
+        help="scores CSV: item_id,variant,score,status (ok|failed|fallback); or a run dir, or "
+        "its <run.out>/<name> folder (its latest run), to read that run's scores.csv",
     )
     p.add_argument(
         "--pairs", type=Path, required=True, help="human pairs CSV: prompt_id,item_a,item_b,winner"
@@ -71,6 +74,10 @@ def metrics(args: argparse.Namespace) -> int:
         from titjudge.data.manifest import load_manifest
 
         items = load_manifest(args.manifest)
+    if args.scores.is_dir():
+        from titjudge.report.runs import resolve_run
+
+        args.scores = resolve_run(args.scores) / "scores.csv"
     scores = load_scores(args.scores)
     if not scores:
         raise DataError(f"{args.scores}: scores file has no rows")

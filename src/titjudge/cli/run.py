@@ -21,7 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("config", type=Path, help="run config (YAML)")
     add_set(p)
     p.add_argument("--limit", type=int, help="only the first N manifest items")
-    p.add_argument("--out", type=Path, help="run dir (default: <run.out>/<name>)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="the run dir, exactly; refused if it exists and is not empty "
+        "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
+    )
 
     p = command(subparsers, "score", score, "describe one image and judge it against one prompt")
     p.add_argument("image", type=Path)

@@ -87,12 +87,27 @@ class RunSettings(StrictModel):
     )
 
 
+def check_run_name(value: str) -> str:
+    """A config's name is a folder under `run.out` that keeps its runs: '.' or '..' would
+    put them in run.out itself or above it."""
+    if set(value) == {"."}:
+        raise ValueError(
+            f"name {value!r} cannot name a folder of runs under run.out; use letters or digits"
+        )
+    return value
+
+
 class RunConfig(StrictModel):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_.\-]+$",
+        description="names the folder of this config's runs: <run.out>/<name>/<run id>/",
+    )
     data: DataConfig | None = Field(None, description="needed by `run`; `score` works without")
     describer: DescriberConfig
     judges: list[JudgeConfig] = Field(default_factory=list)
     run: RunSettings = Field(default_factory=RunSettings)
+
+    _run_name = field_validator("name")(check_run_name)
 
     @model_validator(mode="after")
     def _judges_consistent(self) -> RunConfig:

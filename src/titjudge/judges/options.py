@@ -14,6 +14,9 @@ from titjudge.models.options import ModelOptions, StrictModel
 from titjudge.models.spec import parse_model_spec
 
 ScoreMode = Literal["sampled", "expected"]
+#: metrics.json's top-level keys beside the variants (`metrics.summary`): a judge (a variant)
+#: of one of these names would overwrite them, so no judge or comparer may take one
+RESERVED_NAMES: tuple[str, ...] = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
 #: alternatives per token read by score_mode expected and lmm_yes when `top_logprobs` is not set
 DEFAULT_TOP_LOGPROBS = 20
 
@@ -33,6 +36,16 @@ class JudgeOptions(StrictModel):
     fallback: str | None = Field(
         None, description="name of a judge whose score replaces a failed one"
     )
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in RESERVED_NAMES:
+            raise ValueError(
+                f"judge name {value!r} is reserved: metrics.json keeps its "
+                f"{', '.join(RESERVED_NAMES)} under those names; rename the judge"
+            )
+        return value
 
     @property
     def own_model(self) -> str | None:

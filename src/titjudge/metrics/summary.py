@@ -36,6 +36,7 @@ import numpy as np
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
+from titjudge.judges.options import RESERVED_NAMES
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
@@ -50,8 +51,8 @@ from titjudge.metrics.pairwise import (
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 
-#: top-level keys of the summary; a variant may not take one of these names
-RESERVED_KEYS: tuple[str, ...] = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
+#: the summary's own top-level keys; no variant may take one (a judge config refuses them too)
+RESERVED_KEYS: tuple[str, ...] = RESERVED_NAMES
 #: metrics that get a bootstrap confidence interval
 CI_METRICS: tuple[str, ...] = ("pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg")
 

@@ -1,5 +1,6 @@
 """Write a run directory (docs/method.md, "Files"). Every file is written atomically
-(`titjudge.files.atomic_write`).
+(`titjudge.files.atomic_write`), into the staging dir that `report.runs` moves into place
+once the run is complete.
 
 - config.yaml: the resolved config plus what it resolved to (model facts, template
   hashes, package versions); never an API key.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 import platform
-import tempfile
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,7 +27,6 @@ import yaml
 
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
-from titjudge.errors import ConfigError
 from titjudge.files import atomic_write, jsonl_text
 from titjudge.judges.pairwise import PairwiseRun
 from titjudge.records import ItemResult
@@ -45,17 +44,6 @@ PACKAGES = (
     "torch",
     "transformers",
 )
-
-
-def prepare_out_dir(path: Path) -> Path:
-    """Create the run dir and prove it is writable before any model is called."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"output dir {path}: not writable ({exc.strerror or exc})") from None
-    return path
 
 
 @functools.cache

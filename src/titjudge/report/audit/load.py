@@ -32,6 +32,7 @@ from titjudge.report.audit.data import (
     score_scale,
 )
 from titjudge.report.item_line import ItemLine
+from titjudge.report.runs import resolve_run
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -151,8 +152,9 @@ def summarise_variants(
 
 
 def load_audit(run_dir: Path) -> AuditData:
-    """Read a run dir and the data its config names; problems are one-line DataErrors."""
-    run_dir = Path(run_dir)
+    """Read a run dir (or a name dir's latest run, `report.runs.resolve_run`) and the data its
+    config names; problems are one-line DataErrors."""
+    run_dir = resolve_run(run_dir)
     items_path, config_path = run_dir / "items.jsonl", run_dir / "config.yaml"
     if not items_path.is_file():
         raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")

@@ -1,0 +1,134 @@
+"""A run that fails or is interrupted part-way through writing leaves no half run: the
+previous run and LATEST stay exactly as they were, and no staging dir is left behind.
+
+Each failure is injected where it bites: the metrics raising after every answer is in, a full
+disk (a real ENOSPC from /dev/full, in a child process) while items.jsonl is written after
+scores.csv, and Ctrl-C between two run files."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import full_disk
+import pytest
+from doubles.server import FakeOpenAIServer, build_responder
+from fault_helpers import config, descriptions
+
+import titjudge.agents.finish
+import titjudge.report.run_dir
+from titjudge.cli import main
+from titjudge.errors import DataError
+
+TESTS = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def server(fault_data):
+    with FakeOpenAIServer(
+        responder=build_responder("auto", descriptions=descriptions(fault_data))
+    ) as srv:
+        yield srv
+
+
+@pytest.fixture
+def first_run(fault_data, server, tmp_path, capsys):
+    """One finished run of the config; returns (config path, runs folder, snapshot of it)."""
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(config(fault_data, server.url, tmp_path)))
+    assert main(["run", str(path)]) == 0
+    capsys.readouterr()
+    runs = tmp_path / "runs"
+    return path, runs, snapshot(runs)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file and folder under `folder` (names, hidden ones too) with the files' bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>"
+        for p in folder.rglob("*")
+    }
+
+
+def _one_line(err: str) -> str:
+    """The one line that says what went wrong (stderr is no terminal here, so the progress
+    display writes plain `progress:` records there too)."""
+    assert "Traceback" not in err
+    lines = [line for line in err.strip().splitlines() if not line.startswith("progress: ")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_metrics_raising_leaves_the_previous_run_as_it_was(first_run, monkeypatch, capsys):
+    path, runs, before = first_run
+
+    def broken(*args, **kwargs):
+        raise DataError("metrics: something about the scores is wrong")
+
+    monkeypatch.setattr(titjudge.agents.finish, "evaluate_run", broken)
+    assert main(["run", str(path), "--set", "judges.tit_llm.model=litellm:openai/other"]) == 2
+    assert "something about the scores is wrong" in _one_line(capsys.readouterr().err)
+    assert snapshot(runs) == before  # not even the new config.yaml
+
+
+def test_a_full_disk_mid_write_keeps_the_previous_run(first_run, tmp_path):
+    """scores.csv is written, then items.jsonl meets a full disk: one line, exit 2, and the
+    new scores.csv is nowhere (before, it sat beside the previous run's items.jsonl)."""
+    path, runs, before = first_run
+    child = (
+        "import sys, full_disk; full_disk.install('items.jsonl');"
+        "from titjudge.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS / "faults"), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", child, "run", str(path), "--limit", "20"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("titjudge: error: ")
+    assert line.endswith("items.jsonl: cannot write (No space left on device)")
+    assert snapshot(runs) == before
+
+
+def test_ctrl_c_between_two_run_files_keeps_the_previous_run(first_run, monkeypatch, capsys):
+    path, runs, before = first_run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(titjudge.report.run_dir, "write_items", interrupted)
+    assert main(["run", str(path), "--limit", "5"]) == 130
+    assert "interrupted" in _one_line(capsys.readouterr().err)
+    assert snapshot(runs) == before
+
+
+def test_an_exact_out_dir_is_not_created_by_a_failed_run(first_run, tmp_path, monkeypatch, capsys):
+    path, _, _ = first_run
+
+    def broken(out, results):
+        raise DataError(f"{out / 'items.jsonl'}: cannot write (No space left on device)")
+
+    monkeypatch.setattr(titjudge.report.run_dir, "write_items", broken)
+    assert main(["run", str(path), "--out", str(tmp_path / "exact")]) == 2
+    assert "No space left on device" in _one_line(capsys.readouterr().err)
+    assert not (tmp_path / "exact").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".exact")] == []
+
+
+def test_the_full_disk_double_really_fails_with_enospc(tmp_path, monkeypatch):
+    """The double itself: a write of the chosen file fails, others succeed."""
+    from titjudge.files import atomic_write
+
+    full_disk.install("items.jsonl", monkeypatch)
+    atomic_write(tmp_path / "other.txt", "fine")
+    with pytest.raises(DataError, match=r"items.jsonl: cannot write \(No space left on device\)"):
+        atomic_write(tmp_path / "items.jsonl", "x" * 100_000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]

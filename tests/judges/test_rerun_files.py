@@ -1,0 +1,42 @@
+"""A second run under the same name with fewer judges and no human pairs holds only its own
+files: before, the first run's metrics.json (numbers for judges no longer in the run) and
+pairs_<judge>.jsonl stayed beside the new scores.csv. Each run has its own dir now."""
+
+from doubles.server import FakeOpenAIServer
+from judge_helpers import ModesResponder, run_config
+
+import titjudge
+
+JUDGES = [
+    {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},
+    {"name": "lexical", "kind": "lexical"},
+]
+
+
+def test_a_smaller_rerun_has_only_its_own_files(synth_data, tmp_path):
+    with FakeOpenAIServer(responder=ModesResponder(synth_data)) as server:
+        config = run_config(synth_data, server.url, tmp_path, JUDGES)
+        first = titjudge.evaluate(config)
+        config["judges"] = [{"name": "lexical", "kind": "lexical"}]
+        config["data"].pop("human_pairs")
+        second = titjudge.evaluate(config)
+    assert first.out_dir.parent == second.out_dir.parent == tmp_path / "runs" / "modes"
+    assert first.out_dir != second.out_dir
+    assert sorted(p.name for p in first.out_dir.iterdir()) == [
+        "config.yaml",
+        "items.jsonl",
+        "metrics.json",
+        "pairs_pair.jsonl",
+        "scores.csv",
+        "summary.json",
+    ]
+    assert sorted(p.name for p in second.out_dir.iterdir()) == [
+        "config.yaml",
+        "items.jsonl",
+        "scores.csv",
+        "summary.json",
+    ]
+    assert {
+        line.split(",")[1] for line in (second.out_dir / "scores.csv").read_text().splitlines()[1:]
+    } == {"lexical"}
+    assert titjudge.find_run(tmp_path / "runs" / "modes") == second.out_dir
