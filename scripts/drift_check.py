@@ -175,7 +175,7 @@ def write_lock(venv: Path) -> None:
         key=str.lower,
     )  # a local label (+cpu) names a build, not a release: pip matches ==X to X+cpu
     head = (
-        "# titjudge's tested set: every package of `pip install -e \".[dev]\"`, exact.\n"
+        '# titjudge\'s tested set: every package of `pip install -e ".[dev]"`, exact.\n'
         "# The README's set-up installs with `-c requirements.lock`; CI runs that line.\n"
         f"# Written by `python scripts/drift_check.py newest --write-lock` on {dt.date.today()}\n"
         "# from a fresh venv whose suite passed (docs/dependencies.md has the run).\n"

@@ -14,9 +14,7 @@ from titjudge.models.pipeline import CallPipeline
 
 def _wait(attempt: int, exc: BaseException | None = None, **options: Any) -> float:
     pipeline: Any = CallPipeline.__new__(CallPipeline)
-    pipeline.options = SimpleNamespace(
-        **{"backoff_initial": 0.5, "backoff_max": 10.0, **options}
-    )
+    pipeline.options = SimpleNamespace(**{"backoff_initial": 0.5, "backoff_max": 10.0, **options})
     outcome = SimpleNamespace(exception=lambda: exc)
     state: Any = SimpleNamespace(attempt_number=attempt, outcome=outcome)
     return pipeline._wait(state)
