@@ -127,8 +127,8 @@ def test_thinking_and_schemas_are_planned_as_for_one_endpoint(monkeypatch):
 
 
 def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
-    """The failover asks the other endpoint too (litellm's Router does not tell a 400 from a
-    5xx), then the 400 is classified as for one endpoint: permanent, no titjudge retry."""
+    """The 400 is classified as for one endpoint: permanent, no titjudge retry, so no
+    endpoint is asked twice (litellm's Router may ask the other one within the attempt)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
         for server in (first, second):
@@ -138,7 +138,8 @@ def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
         result = asyncio.run(client.text(GenerateRequest(prompt="p"), role="describer"))
         assert not result.ok and "Invalid value for 'messages'" in result.error
         assert result.attempts == 1
-        assert first.stats.total == 1 and second.stats.total == 1
+        asked = (first.stats.total, second.stats.total)
+        assert max(asked) == 1 and sum(asked) in (1, 2), asked
 
 
 def test_a_duplicate_endpoint_in_a_config_is_one_line_and_exit_2(tmp_path, capsys):
