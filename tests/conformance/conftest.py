@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
+from provider_calls import ModelLayer  # noqa: E402
 from provider_server import ProviderServer  # noqa: E402
 
 
@@ -26,3 +28,11 @@ def provider_server(_provider_server_session: ProviderServer) -> Iterator[Provid
     server.validate_gemini = True
     yield server
     server.reset()
+
+
+@pytest.fixture
+def layer(
+    provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> ModelLayer:
+    """titjudge's backends and call layer aimed at the stand-in (see provider_calls.py)."""
+    return ModelLayer(provider_server, monkeypatch, tmp_path)

@@ -329,9 +329,7 @@ def test_gpt4o_config_end_to_end(provider_server, data, tmp_path, monkeypatch, c
         "truncated: the reply stopped at the token limit (finish_reason=length"
     )
     assert judged[leaks]["status"] == "fallback"
-    assert (
-        "AuthenticationError" in judged[leaks]["error"] and "[REDACTED]" in judged[leaks]["error"]
-    )
+    assert "Incorrect API key provided: [REDACTED]" in judged[leaks]["error"]
     assert OPENAI_KEY.encode() not in _everything_written(tmp)
     assert OPENAI_KEY not in caplog.text
 

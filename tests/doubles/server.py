@@ -16,13 +16,11 @@ how, is a hash of (seed, body hash, n), independent of arrival order under concu
 a retry (n+1) draws afresh. Replies queued with `script()` are used first, in arrival
 order, and override both the responder and the fault rate.
 
-What litellm 1.x (`acompletion`, `openai/` provider) raises for each fault:
-429, rpm and tpm -> RateLimitError (Retry-After in `exc.litellm_response_headers`, not in
-`exc.response.headers`); 500 -> InternalServerError; 503 -> ServiceUnavailableError;
-400 -> BadRequestError; 401 -> AuthenticationError; context_length ->
-ContextWindowExceededError; timeout -> Timeout; reset and a dead server ->
-InternalServerError("Connection error.") wrapping openai.APIConnectionError; malformed ->
-InternalServerError (JSON decode message). Content faults arrive as normal replies.
+What titjudge's litellm backend makes of each fault (`classify_litellm_error`; the tests in
+tests/testing assert it): 429, rpm and tpm -> TransientError, `rate_limited`, `retry_after`
+read from the Retry-After header; 500, 503, malformed (a 200 cut mid-JSON), reset, timeout
+and a dead server -> TransientError; 400 and 401 -> PermanentError; context_length ->
+PermanentError "context length exceeded: ...". Content faults arrive as normal replies.
 
 Modules: `server_app` (handlers, fault decisions), `server_answer` (a chat answer, streamed
 or not), `server_limits` (rpm and tpm 429s), `server_request` (ChatRequest, Reply,

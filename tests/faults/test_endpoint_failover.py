@@ -2,8 +2,8 @@
 mid-run, and no call is lost; when every endpoint is down, calls end as failure records.
 
 The endpoints are two loopback OpenAI-compatible servers (doubles.server); a stopped one
-refuses connections and cuts the requests it had in flight, which litellm's openai client
-reports as InternalServerError "Connection error." (see the doubles.server docstring).
+refuses connections and cuts the requests it had in flight, which titjudge classifies as a
+transient failure (see the doubles.server docstring).
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def test_retry_after_is_honoured(server, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        ("400", "BadRequestError"),
-        ("401", "AuthenticationError"),
+        ("400", "Invalid value for 'messages'"),  # the server's own text
+        ("401", "Incorrect API key provided"),
         ("context_length", "context length exceeded"),
     ],
 )

@@ -12,11 +12,14 @@ import time
 import urllib.request
 from typing import Any
 
+import pytest
 from doubles.server import ChatRequest, FakeOpenAIServer
 from doubles.server_scripts import DescribeResponder, JudgeResponder, build_responder
 from doubles.server_text import describe_from_hash
-from fake_server_support import litellm, run
+from fake_server_support import embedder, generate, run
 from PIL import Image
+
+from titjudge.models.base import GenerateRequest, Generation, ImageInput
 
 
 def png(color: tuple[int, int, int]) -> bytes:
@@ -25,10 +28,9 @@ def png(color: tuple[int, int, int]) -> bytes:
     return buffer.getvalue()
 
 
-def image_message(data: bytes, text: str) -> list[dict[str, Any]]:
-    uri = "data:image/png;base64," + base64.b64encode(data).decode()
-    parts = [{"type": "image_url", "image_url": {"url": uri}}, {"type": "text", "text": text}]
-    return [{"role": "user", "content": parts}]
+def describe_image(url: str, image: bytes, text: str) -> Generation:
+    """One image and a text in one user turn, sent as titjudge sends them (a data URI)."""
+    return generate(url, GenerateRequest(text, images=(ImageInput(image, "image/png"),)))
 
 
 def get_json(url: str) -> Any:
@@ -44,20 +46,6 @@ def post_json(url: str, body: dict[str, Any]) -> Any:
         return json.loads(response.read())
 
 
-def call(url: str, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-    return run(
-        litellm.acompletion(
-            model="openai/test-model",
-            api_base=url,
-            api_key="sk-test",
-            messages=messages,
-            num_retries=0,
-            max_retries=0,
-            **kwargs,
-        )
-    )
-
-
 def test_describe_hashes_the_decoded_image_and_uses_stored_descriptions() -> None:
     red, blue = png((255, 0, 0)), png((0, 0, 255))
     stored = {hashlib.sha256(red).hexdigest(): "A plain red square."}
@@ -69,13 +57,13 @@ def test_describe_hashes_the_decoded_image_and_uses_stored_descriptions() -> Non
         return describe(request)
 
     with FakeOpenAIServer(responder=spy) as fake:
-        first = call(fake.url, image_message(red, "Please describe the image."))
-        second = call(fake.url, image_message(blue, "Please describe the image."))
-    assert first.choices[0].message.content == "A plain red square."
+        first = describe_image(fake.url, red, "Please describe the image.")
+        second = describe_image(fake.url, blue, "Please describe the image.")
+    assert first.text == "A plain red square."
     blue_sha = hashlib.sha256(blue).hexdigest()
     assert seen[1].image_sha256 == [blue_sha]
-    assert second.choices[0].message.content == describe_from_hash(blue_sha)
-    assert first.usage.prompt_tokens == 5 + 4 + 85 + 3  # text, message, one image, primer
+    assert second.text == describe_from_hash(blue_sha)
+    assert first.tokens_in == 5 + 4 + 85 + 3  # text, message, one image, primer
 
 
 def test_lmm_style_judge_request_scores_prompt_against_the_image_description() -> None:
@@ -84,27 +72,14 @@ def test_lmm_style_judge_request_scores_prompt_against_the_image_description() -
         describer=DescribeResponder({hashlib.sha256(red).hexdigest(): "a red square"})
     )
     with FakeOpenAIServer(responder=judge) as fake:
-        response = call(
-            fake.url, image_message(red, "Score the image.\nPROMPT: a red square on blue")
-        )
-    assert (
-        json.loads(response.choices[0].message.content)["score"] == 67
-    )  # {red, square} / {red, square, blue}
+        response = describe_image(fake.url, red, "Score the image.\nPROMPT: a red square on blue")
+    assert json.loads(response.text)["score"] == 67  # {red, square} / {red, square, blue}
 
 
-def test_embeddings_through_litellm_and_both_wire_encodings() -> None:
+def test_embeddings_through_titjudge_and_both_wire_encodings() -> None:
     texts = ["a red fox on a stone", "a red fox sleeping on a stone", "income tax forms"]
     with FakeOpenAIServer(embedding_dim=64) as fake:
-        result = run(
-            litellm.aembedding(
-                model="openai/test-embed",
-                api_base=fake.url,
-                api_key="sk-test",
-                input=texts,
-                max_retries=0,
-            )
-        )
-        vectors = [item["embedding"] for item in result.data]
+        vectors = run(embedder(fake.url).embed(texts))
         plain = post_json(
             fake.url + "/embeddings", {"model": "e", "input": texts[0], "encoding_format": "float"}
         )
@@ -116,16 +91,17 @@ def test_embeddings_through_litellm_and_both_wire_encodings() -> None:
     assert [len(v) for v in vectors] == [64, 64, 64]
     cos = [[sum(a * b for a, b in zip(u, v, strict=True)) for v in vectors] for u in vectors]
     assert cos[0][1] > 0.8 and abs(cos[0][2]) < 0.3
+    served = plain["data"][0]["embedding"]
+    assert vectors[0] == pytest.approx(served, abs=1e-12)  # the server's are unit vectors
     decoded = list(struct.unpack("<64f", base64.b64decode(packed["data"][0]["embedding"])))
-    assert plain["data"][0]["embedding"] == vectors[0]
-    assert decoded == [float(struct.unpack("<f", struct.pack("<f", x))[0]) for x in vectors[0]]
+    assert decoded == [float(struct.unpack("<f", struct.pack("<f", x))[0]) for x in served]
     assert plain["usage"] == {"prompt_tokens": 6, "total_tokens": 6}
 
 
 def test_models_health_and_stats_endpoints() -> None:
     with FakeOpenAIServer() as fake:
-        call(fake.url, [{"role": "user", "content": "hello"}])
-        call(fake.url, [{"role": "user", "content": "hello"}])
+        generate(fake.url, "hello")
+        generate(fake.url, "hello")
         root = fake.url.removesuffix("/v1")
         assert get_json(root + "/health") == {"status": "ok"}
         models = get_json(fake.url + "/models")
@@ -168,11 +144,10 @@ def test_request_log_ties_each_judge_call_to_the_image_it_judges() -> None:
 
     auto = build_responder("auto", descriptions={red_sha: "A plain red square."})
     with FakeOpenAIServer(responder=auto) as fake:
-        call(fake.url, image_message(red, "Please describe the image."))
-        served = call(fake.url, image_message(blue, "Please describe the image."))
-        blue_text = served.choices[0].message.content
+        describe_image(fake.url, red, "Please describe the image.")
+        blue_text = describe_image(fake.url, blue, "Please describe the image.").text
         for description in ("A plain red square.", blue_text, "a text nobody described"):
-            call(fake.url, [{"role": "user", "content": judge_text(description)}])
+            generate(fake.url, judge_text(description))
         records = [(r.image, r.prompt) for r in fake.stats.records]
     prompt_sha = hashlib.sha256(prompt.encode()).hexdigest()
     # the stored description, then one the server derived and served, then an unknown one

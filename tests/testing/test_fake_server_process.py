@@ -8,20 +8,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from doubles.relies import installed
 from doubles.server import (
     server_command,
     server_env,
     start_server_process,
     stop_server_process,
 )
-from fake_server_support import (
-    JUDGE_MESSAGE,
-    JUDGE_SCORE_0_100,
-    complete,
-    failure,
-    litellm,
-    response_headers,
-)
+from fake_server_support import JUDGE_MESSAGE, JUDGE_SCORE_0_100, failure, generate
+
+from titjudge.models.base import TransientError
 
 
 def stats(url: str) -> dict[str, object]:
@@ -31,11 +27,11 @@ def stats(url: str) -> dict[str, object]:
         return json.loads(response.read())
 
 
-def test_launcher_prints_url_serves_litellm_and_stops_cleanly() -> None:
+def test_launcher_prints_url_serves_titjudge_and_stops_cleanly() -> None:
     proc, url = start_server_process(["--port", "0", "--responder", "judge", "--latency", "0.05"])
     try:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        data = json.loads(complete(url, JUDGE_MESSAGE).choices[0].message.content)
+        data = json.loads(generate(url, JUDGE_MESSAGE).text)
         assert data["score"] == JUDGE_SCORE_0_100
         counters = stats(url)
         assert counters["total"] == 1 and counters["by_status"] == {"200": 1}
@@ -51,28 +47,27 @@ def test_scripted_replies_and_faults_from_a_file(tmp_path: Path) -> None:
     )
     proc, url = start_server_process(["--responder", "scripted", "--script", str(script)])
     try:
-        assert complete(url, "a").choices[0].message.content == "first"
-        exc = failure(url, "b")
-        assert isinstance(exc, litellm.RateLimitError)
-        assert response_headers(exc)["retry-after"] == "4"
-        assert complete(url, "c").choices[0].message.content == '{"score": 9}'
+        assert generate(url, "a").text == "first"
+        error = failure(url, "b")
+        assert isinstance(error, TransientError), f"{error!r} ({installed()})"
+        assert (error.rate_limited, error.retry_after) == (True, 4.0), installed()
+        assert generate(url, "c").text == '{"score": 9}'
         exhausted = failure(url, "d")
-        assert isinstance(exhausted, litellm.InternalServerError)
+        assert isinstance(exhausted, TransientError) and not exhausted.rate_limited
         assert "scripted responder has no replies left (it had 3)" in str(exhausted)
     finally:
         stop_server_process(proc)
 
 
-def test_killed_server_gives_a_connection_error_to_litellm() -> None:
+def test_killed_server_is_a_transient_failure() -> None:
     proc, url = start_server_process([])
-    assert complete(url, "alive").choices[0].message.content == "alive"
+    assert generate(url, "alive").text == "alive"
     proc.kill()
     proc.wait(10)
     stop_server_process(proc)
-    exc = failure(url, "anyone there?")
-    # like a reset: litellm reports the openai APIConnectionError as InternalServerError (500)
-    assert type(exc) is litellm.InternalServerError
-    assert "Connection error" in str(exc)
+    error = failure(url, "anyone there?")
+    assert isinstance(error, TransientError), f"{error!r} ({installed()})"  # like a reset
+    assert not error.rate_limited and error.retry_after is None
 
 
 def test_bad_command_line_input_exits_2_with_one_line(tmp_path: Path) -> None:

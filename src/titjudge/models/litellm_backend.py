@@ -118,6 +118,10 @@ class LiteLLMBackend(TextBackend):
             **copy.deepcopy(self.params),
             **self.thinking.kwargs,
         }
+        if self.family == "openai_reasoning" and "temperature" not in self.params:
+            # OpenAI's reasoning models take only the default temperature (1); litellm
+            # refuses any other before sending (UnsupportedParamsError), so none is sent
+            del kwargs["temperature"]
         if self.thinking.body:
             kwargs["extra_body"] = _deep_merge(kwargs.get("extra_body") or {}, self.thinking.body)
         if self.api_base:
