@@ -165,23 +165,38 @@ def run_suite(clone: Path, venv: Path, log: Path) -> dict[str, object]:
     }
 
 
+#: torch's CUDA runtime packages: a CPU build needs none of them
+CUDA_ONLY = re.compile(r"^(nvidia-|cuda-|triton==)", re.I)
+
+
 def write_lock(venv: Path) -> None:
+    """The newest venv's packages, exact, except torch: the lock keeps its CPU build (and none
+    of the CUDA packages a PyPI torch brings), so the README's install stays CPU-only. The
+    set written is then proven by `drift_check.py lock`."""
     out = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "freeze", "--exclude-editable"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    pins = sorted(
-        (re.sub(r"\+[\w.]+$", "", line) for line in out.splitlines() if "==" in line),
-        key=str.lower,
-    )  # a local label (+cpu) names a build, not a release: pip matches ==X to X+cpu
+    torch = next(
+        (line for line in LOCK.read_text().splitlines() if line.startswith("torch==")), None
+    )
+    pins = []
+    for line in out.splitlines():
+        if "==" not in line or CUDA_ONLY.match(line):
+            continue
+        if line.startswith("torch==") and torch is not None:
+            line = torch
+        pins.append(re.sub(r"\+[\w.]+$", "", line))  # a local label (+cpu) names a build
+    pins.sort(key=str.lower)
     head = (
-        '# titjudge\'s tested set: every package of `pip install -e ".[dev]"`, exact.\n'
+        "# titjudge's tested set: every package of `pip install -e \".[dev]\"`, exact.\n"
         "# The README's set-up installs with `-c requirements.lock`; CI runs that line.\n"
         f"# Written by `python scripts/drift_check.py newest --write-lock` on {dt.date.today()}\n"
-        "# from a fresh venv whose suite passed (docs/dependencies.md has the run).\n"
+        "# from a fresh venv whose suite passed, torch held at its CPU build; then proven by\n"
+        "# `python scripts/drift_check.py lock` (docs/dependencies.md has both runs).\n"
     )
     LOCK.write_text(head + "\n".join(pins) + "\n")
-    print(f"drift_check: wrote {LOCK.relative_to(ROOT)} ({len(pins)} pins)")
+    print(f"drift_check: wrote {LOCK.relative_to(ROOT)} ({len(pins)} pins); now run: lock")
 
 
 def record(results: list[dict[str, object]]) -> None:
