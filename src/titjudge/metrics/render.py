@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from titjudge.metrics.significance import significance_mark
-from titjudge.metrics.summary import RESERVED_KEYS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,18 +79,18 @@ def threshold_lines(summary: dict[str, Any]) -> list[str]:
     largest = summary["thresholds"]["n_pairs"]
     by_count: dict[int, list[str]] = {}
     for name in variant_names(summary):
-        n = summary[name]["n_pairs"]
-        if n != largest and summary[name]["thresholds"]["k_95"] is not None:
+        n = summary["variants"][name]["n_pairs"]
+        if n != largest and summary["variants"][name]["thresholds"]["k_95"] is not None:
             by_count.setdefault(n, []).append(name)
     for _, names in sorted(by_count.items(), reverse=True):
-        own = threshold_line(summary[names[0]]["thresholds"])
+        own = threshold_line(summary["variants"][names[0]]["thresholds"])
         if own is not None:
             lines.append(f"{', '.join(names)}: {own[0].lower()}{own[1:]}")
     return lines
 
 
 def variant_names(summary: dict[str, Any]) -> list[str]:
-    return [name for name in summary if name not in RESERVED_KEYS]
+    return list(summary["variants"])
 
 
 def plain_table(title: str, headers: Sequence[str], left: int = 1) -> Table:
@@ -142,7 +141,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("variant", "SRCC", "KRCC", f"nDCG ({settings['gain']})"),
     )
     for name in names:
-        row = summary[name]
+        row = summary["variants"][name]
         ci = row["ci"]
         add_plain_row(
             pairwise,
@@ -171,8 +170,11 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             f"[brackets]: {100 * settings['confidence']:g}% bootstrap CI over prompts "
             f"({settings['bootstrap']:,} resamples, seed {settings['seed']})",
         )
+    variants = summary["variants"]
     skipped = [
-        f"{n}: {summary[n]['n_prompts_skipped']}" for n in names if summary[n]["n_prompts_skipped"]
+        f"{n}: {variants[n]['n_prompts_skipped']}"
+        for n in names
+        if variants[n]["n_prompts_skipped"]
     ]
     if skipped:
         say(
