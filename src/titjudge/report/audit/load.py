@@ -171,7 +171,8 @@ def _verdict(
     ra, rb = item_a.results.get(variant), item_b.results.get(variant)
     found = classify(pair, ra, rb, round_digits)
     if (
-        ra is not None
+        found.outcome != "human_tie"
+        and ra is not None
         and rb is not None
         and "failed" not in (ra.status, rb.status)
         and ra.status != rb.status
