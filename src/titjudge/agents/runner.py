@@ -243,7 +243,13 @@ async def _run_staged(
                 [judge.record() for judge in judges],
                 answered_models(results),
             ),
-            describer.backend.describe() | {"template": template.record()},
+            {
+                "model": config.describer.model,
+                "template": template.name,
+                "template_sha256": template.sha256,
+                "max_tokens": config.describer.max_tokens,
+                "temperature": config.describer.temperature,
+            },
         )
         write_record(out_dir, run_record)
     metrics = run_record.metrics_json() if run_record is not None else {}
