@@ -74,7 +74,6 @@ def run_dir(synth_data, tmp_path_factory) -> Path:
     garbled = {texts[human[1]["item_a"]], texts[human[3]["item_b"]]}
     with FakeOpenAIServer(responder=TyingResponder(synth_data, tie_pairs, garbled)) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp, JUDGES))
-    assert outcome.record is not None
     return outcome.out_dir
 
 
@@ -171,14 +170,18 @@ def record_config(run_dir: Path) -> dict:
 
 
 def test_a_pair_tied_in_both_orders_is_never_agree(run_dir: Path, capsys) -> None:
-    audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
-    pairs = {p["pair_id"]: p for p in audit_json["pairs"]}
     tied = [
         line
         for line in read_lines(run_dir / "pairs_pw.jsonl")
         if line["human"] in ("a", "b") and [o["choice"] for o in line["orders"]] == ["tie", "tie"]
     ]
     assert tied
+    for line in tied:  # the terminal view of each such pair: a tie, from the verdict
+        pair_id = f"{line['item_a']}|{line['item_b']}"
+        text = _cli(capsys, "audit", str(run_dir), "--pair", pair_id, "--variant", "pw")
+        assert "── pw: metric tie" in text, pair_id
+    audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
+    pairs = {p["pair_id"]: p for p in audit_json["pairs"]}
     for line in tied:
         shown = pairs[f"{line['item_a']}|{line['item_b']}"]["variants"]["pw"]
         assert shown["outcome"] == "metric_tie"
