@@ -155,6 +155,7 @@ def test_every_view_shows_the_records_accuracy(
         assert page_variants[name]["counts"]["agree"] == entry.n_correct
         assert f"{100 * accuracy:.1f}%" in _pct_cells(audit_text, name, 1), name
         assert f"{100 * accuracy:.2f}%" in _pct_cells(run_text, name, 2), name
+    assert "pw: pairwise accuracy from its verdicts" in run_text and "first-shown" in run_text
     # McNemar tables read the same outcomes: each variant's accuracy on the shared pairs
     for comparison in metrics["comparisons"]:
         for side in ("a", "b"):

@@ -182,12 +182,29 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             "Prompts skipped by SRCC/KRCC (too few images or constant scores/ranks): "
             + ", ".join(skipped),
         )
+    for name in names:
+        if variants[name].get("accuracy_source") == "verdicts":
+            say(console, _verdicts_line(name, variants[name].get("pairwise") or {}))
     if summary["leaderboard"] is not None:
         _print_leaderboard(summary["leaderboard"], console)
     if summary["comparisons"]:
         _print_comparisons(summary["comparisons"], console)
     for note in summary["notes"]:
         say(console, f"note: {note}")
+
+
+def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
+    """A pairwise judge: accuracy from its verdicts, and how often the first position won."""
+    line = f"{name}: pairwise accuracy from its verdicts (both orders; a disagreement is a tie)"
+    if bias.get("n_decisive"):
+        line += (
+            f"; the first-shown image won {bias['n_first_wins']:,} of {bias['n_decisive']:,} "
+            f"decisive single-order verdicts (position bias {bias['position_bias_rate']:+.2f}, "
+            f"p {_p(bias['position_bias_p_value'])})"
+        )
+    if bias.get("order_agreement_rate") is not None:
+        line += f"; the orders agreed on {_pct(bias['order_agreement_rate'], 1)} of pairs"
+    return line
 
 
 def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
