@@ -221,3 +221,28 @@ def test_audit_names_each_variants_model_and_template(run_dir: Path, capsys, tmp
             assert sha in page
     assert metrics["variants"]["tit_llm"]["provenance"]["fallback"] == "tit_score"
     assert metrics["variants"]["tit_llm"]["provenance"]["sampling"]["temperature"] == 0.0
+
+
+def test_load_run_reads_a_name_dirs_latest_run(run_dir: Path) -> None:
+    record = titjudge.load_run(run_dir.parent)  # <run.out>/<name>: its LATEST run
+    assert record.run_dir == run_dir
+    assert [v.verdict for v in record.verdicts["pw"]] == [
+        line["verdict"] for line in read_lines(run_dir / "pairs_pw.jsonl")
+    ]
+
+
+def test_metrics_on_a_pairwise_variant_without_its_verdicts_says_why(
+    run_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """A scores CSV whose run config names `pw` as pairwise, with pairs_pw.jsonl gone: one
+    line and exit 2, never the win-rate accuracy."""
+    import shutil
+
+    for name in ("scores.csv", "config.yaml"):
+        shutil.copy(run_dir / name, tmp_path / name)
+    pairs = record_config(run_dir)["data"]["human_pairs"]
+    assert main(["metrics", str(tmp_path / "scores.csv"), "--pairs", pairs, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.strip().splitlines()
+    assert "'pw' is a pairwise judge" in line and "pairs_pw.jsonl is missing" in line
