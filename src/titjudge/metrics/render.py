@@ -234,8 +234,8 @@ def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
 
 def _print_comparisons(comparisons: list[dict[str, Any]], console: Console) -> None:
     table = plain_table(
-        "Paired comparisons (exact McNemar, shared pairs)",
-        ("A", "B", "pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
+        "Paired comparisons (exact McNemar; accuracies on the pairs both variants were counted on)",
+        ("A", "B", "shared pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
         left=2,
     )
     for c in comparisons:
