@@ -7,7 +7,8 @@ metrics and counts statuses and failed items; the run writes what it returns as 
 Every number is computed once, by `metrics.summary.evaluate`: it applies the fallback rule
 (`metrics.fallback`) and, for a pairwise judge, reads its pair outcomes from the verdicts
 (its per-item scores are win rates, which give SRCC, KRCC, nDCG, the leaderboard and tie
-calibration as for any variant). Nothing is patched in afterwards.
+calibration as for any variant). No number is patched in afterwards; the repeat spreads
+below are a key of their own (`repeats`), and `report.record` adds each variant's provenance.
 
 Repeated judges (`repeats: N`): every metric is also computed with sample k's scores
 alone, for each k, and `repeats` reports mean, std (n-1), min, max and the values across
