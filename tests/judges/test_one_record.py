@@ -63,16 +63,18 @@ class TyingResponder(ModesResponder):
 @pytest.fixture(scope="module")
 def run_dir(synth_data, tmp_path_factory) -> Path:
     import csv
-    import os
 
-    os.environ.setdefault("OPENAI_API_KEY", "sk-test-not-a-real-key")
     tmp = tmp_path_factory.mktemp("one-record")
     texts = description_by_item(synth_data)
     with (synth_data / "pairs.csv").open() as handle:
         human = [r for r in csv.DictReader(handle) if r["winner"] != "tie"]
     tie_pairs = {frozenset((texts[r["item_a"]], texts[r["item_b"]])) for r in human[::2]}
     garbled = {texts[human[1]["item_a"]], texts[human[3]["item_b"]]}
-    with FakeOpenAIServer(responder=TyingResponder(synth_data, tie_pairs, garbled)) as server:
+    with (
+        pytest.MonkeyPatch.context() as patch,  # litellm's openai/ provider wants a key
+        FakeOpenAIServer(responder=TyingResponder(synth_data, tie_pairs, garbled)) as server,
+    ):
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp, JUDGES))
     return outcome.out_dir
 
