@@ -2,9 +2,10 @@
 
     import titjudge
     outcome = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
-    outcome.metrics["tit_llm_g"]["pairwise_accuracy"]
+    outcome.metrics["variants"]["tit_llm_g"]["pairwise_accuracy"]
     single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
     run_dir = titjudge.find_run("runs/tit-llm-gemini")   # its latest run: runs/tit-llm-gemini/<run id>
+    record = titjudge.load_run("runs/tit-llm-gemini")    # its results: record.variants["tit_llm_g"]
 
 Heavy dependencies (litellm, torch, transformers) load only when a backend that
 needs them is built, so importing this package stays cheap.
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
     from titjudge.config import RunConfig
+    from titjudge.report.record import RunRecord
     from titjudge.report.runs import RunEntry
 
 
@@ -88,6 +90,16 @@ def find_run(path: str | Path) -> Path:
     return resolve_run(path)
 
 
+def load_run(path: str | Path) -> RunRecord:
+    """A run's results as one typed record (`titjudge.report.record.RunRecord`), read from
+    a run dir or a `<run.out>/<name>` folder's latest run: per variant its metrics and
+    provenance (`record.variants[name]`), run-level facts, and each pairwise judge's
+    verdicts (`record.verdicts[name]`). The same record every titjudge view reads."""
+    from titjudge.report.record import load_run as _load
+
+    return _load(path)
+
+
 def list_runs(path: str | Path) -> list[RunEntry]:
     """The runs kept in a `<run.out>/<name>` folder, oldest first; `.latest` marks the one
     LATEST names, `.path` is each run dir."""
@@ -96,4 +108,12 @@ def list_runs(path: str | Path) -> list[RunEntry]:
     return _list(Path(path))
 
 
-__all__ = ["__version__", "evaluate", "find_run", "list_runs", "load_config", "score"]
+__all__ = [
+    "__version__",
+    "evaluate",
+    "find_run",
+    "list_runs",
+    "load_config",
+    "load_run",
+    "score",
+]

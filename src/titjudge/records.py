@@ -38,8 +38,9 @@ class ItemResult:
 @dataclass
 class RunEvaluation:
     """What the evaluator hands the run writer: items in item-id order with the pairwise
-    judges' per-item outcomes attached, their score rows, the metrics ({} without human
-    data), the pairwise runs, per-variant status counts and the failed-item count."""
+    judges' per-item outcomes attached, their score rows, the metrics
+    (`metrics.summary.evaluate`'s dict, format 2; {} without human data), the pairwise runs,
+    per-variant status counts and the failed-item count."""
 
     results: list[ItemResult]
     rows: list[ScoreRow]

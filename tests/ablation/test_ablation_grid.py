@@ -105,12 +105,12 @@ def test_grid_tables_match_row_runs_and_rerun_is_free(
     accuracies = {}
     for line, name in zip(rows[1:], ["sharp", "blurry"], strict=True):
         metrics = json.loads((out / "rows" / name / "metrics.json").read_text())
-        accuracies[name] = [metrics[v]["pairwise_accuracy"] for v in VARIANTS]
+        accuracies[name] = [metrics["variants"][v]["pairwise_accuracy"] for v in VARIANTS]
         assert [float(x) for x in line[1:6]] == [round(100 * a, 4) for a in accuracies[name]]
-        assert line[6:11] == [str(metrics[v]["n_pairs"]) for v in VARIANTS]
+        assert line[6:11] == [str(metrics["variants"][v]["n_pairs"]) for v in VARIANTS]
         assert line[11:] == ["0"] * 5
         # every variant scored every item of the row's own run
-        assert [metrics[v]["n_scored"] for v in VARIANTS] == [N_ITEMS] * 5
+        assert [metrics["variants"][v]["n_scored"] for v in VARIANTS] == [N_ITEMS] * 5
     assert accuracies["sharp"] != accuracies["blurry"]  # the two VLMs really describe differently
 
     # Markdown: same cells, best bold and second underlined within each row

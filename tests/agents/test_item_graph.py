@@ -177,7 +177,7 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
         return RunEvaluation(
             results=kept,
             rows=[],
-            metrics={"marker": {"pairwise_accuracy": 0.123}},
+            metrics={"version": 2, "variants": {"marker": {"pairwise_accuracy": 0.123}}},
             pairwise={},
             status_counts={"marker": {"ok": 7, "fallback": 0, "failed": 5}},
             n_failed_items=5,
@@ -187,9 +187,9 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
     outcome = asyncio.run(run_async(config))
     out = outcome.out_dir
     assert seen["n"] == 16
-    assert json.loads((out / "metrics.json").read_text()) == {
-        "marker": {"pairwise_accuracy": 0.123}
-    }
+    written = json.loads((out / "metrics.json").read_text())
+    assert written["variants"]["marker"]["pairwise_accuracy"] == 0.123
+    assert outcome.metrics == written
     summary = json.loads((out / "summary.json").read_text())
     assert summary["failed_items"] == 5 and summary["items"] == 2
     assert summary["variants"] == {"marker": {"ok": 7, "fallback": 0, "failed": 5}}

@@ -44,9 +44,9 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
         summary["usage"]["describer"]["calls"] == 16 and summary["usage"]["judge"]["tokens_in"] == 0
     )
     report = read_json(run_dir / "metrics.json")
-    assert report["tit_llm"]["n_pairs"] == report["lexical"]["n_pairs"] > 0
+    assert report["variants"]["tit_llm"]["n_pairs"] == report["variants"]["lexical"]["n_pairs"] > 0
     # the stored descriptions are faithful, so a word-overlap judge beats chance
-    assert report["tit_llm"]["pairwise_accuracy"] > 0.5
+    assert report["variants"]["tit_llm"]["pairwise_accuracy"] > 0.5
     lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
     llm = [line for line in lines if line["variant"] == "tit_llm"]
     assert len(llm) == 16 and all(
@@ -94,7 +94,10 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
     )
     assert outcome.exit_code == 1
     metrics = read_json(outcome.out_dir / "metrics.json")
-    assert (metrics["tit_llm"]["n_failed"], metrics["tit_llm"]["n_fallback"]) == (2, 1)
+    assert (
+        metrics["variants"]["tit_llm"]["n_failed"],
+        metrics["variants"]["tit_llm"]["n_fallback"],
+    ) == (2, 1)
     lines = {
         (r["item_id"], r["variant"]): r
         for r in map(json.loads, (outcome.out_dir / "items.jsonl").open())
@@ -199,5 +202,5 @@ def test_demo_runs_offline(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "replay" in out and "GEMINI_API_KEY" in out
     metrics = read_json(latest_run(tmp_path / "demo" / "runs" / "demo") / "metrics.json")
-    assert "lexical" in metrics and metrics["lexical"]["n_pairs"] > 0
+    assert "lexical" in metrics["variants"] and metrics["variants"]["lexical"]["n_pairs"] > 0
     assert (tmp_path / "demo" / "demo.yaml").is_file()

@@ -181,10 +181,16 @@ def test_audit_metrics_and_the_api_read_a_name_dirs_latest_run(
     # metrics: a name dir or a run dir reads that run's scores.csv
     latest = _metrics_json(capsys, history, synth_data)
     older = _metrics_json(capsys, history / first, synth_data)
-    assert latest["lexical"]["n_items"] == 4 and older["lexical"]["n_items"] == 16
+    assert (
+        latest["variants"]["lexical"]["n_items"] == 4
+        and older["variants"]["lexical"]["n_items"] == 16
+    )
     with (history / first / "scores.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == older["lexical"]["n_items"] + older["tit_llm"]["n_items"]
+    assert (
+        len(rows)
+        == older["variants"]["lexical"]["n_items"] + older["variants"]["tit_llm"]["n_items"]
+    )
 
     # LATEST is the truth: pointing it back at the first run makes that the latest
     (history / "LATEST").write_text(first + "\n")

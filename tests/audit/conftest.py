@@ -172,13 +172,26 @@ def write_run(root: Path) -> Path:
     }
     (run / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     metrics = {
-        "llm": {
-            "pairwise_accuracy": 0.25,
-            "metric_tie_rate": 0.5,
-            "n_failed": 1,
-            "n_fallback": 1,
-            "ci": {"pairwise_accuracy": [0.1, 0.6]},
-        }
+        "version": 2,
+        "variants": {
+            "llm": {
+                "pairwise_accuracy": 0.25,
+                "metric_tie_rate": 0.5,
+                "n_failed": 1,
+                "n_fallback": 1,
+                "ci": {"pairwise_accuracy": [0.1, 0.6]},
+                "provenance": {
+                    "kind": "llm",
+                    "model": "litellm:openai/judge",
+                    "answered_by": ["judge-2024-08-06"],
+                    "template": "judge_similarity",
+                    "template_sha256": "ab" * 32,
+                    "sampling": {"temperature": 0.0},
+                    "fallback": "emb",
+                },
+            },
+            "emb": {"pairwise_accuracy": 0.6, "metric_tie_rate": 0.0},
+        },
     }
     (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     (run / "summary.json").write_text(

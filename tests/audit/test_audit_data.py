@@ -67,15 +67,13 @@ def test_fallback_scores_count_and_failed_sides_keep_the_other_score(handmade_ru
     }
 
 
-def test_summary_takes_metrics_json_and_computes_what_it_lacks(handmade_run: Path) -> None:
+def test_summary_takes_the_run_records_numbers(handmade_run: Path) -> None:
     data = load_audit(handmade_run)
     llm, emb = data.summaries["llm"], data.summaries["emb"]
     assert (llm.pairwise_accuracy, llm.ci, llm.metric_tie_rate) == (0.25, (0.1, 0.6), 0.5)
-    assert (emb.pairwise_accuracy, emb.ci, emb.metric_tie_rate) == (
-        0.6,
-        None,
-        0.0,
-    )  # 3 of 5, no metrics
+    assert (emb.pairwise_accuracy, emb.ci, emb.metric_tie_rate) == (0.6, None, 0.0)
+    assert llm.provenance is not None and llm.provenance.template_sha256 == "ab" * 32
+    assert emb.provenance is None  # not recorded: shown as such, never guessed
     assert llm.cost == pytest.approx(6 * 0.002) and emb.cost is None
     assert llm.scale == pytest.approx(statistics.pstdev([8, 5, 5, 0.6, 2]))
 
@@ -157,7 +155,7 @@ def test_score_scale() -> None:
 
 def test_counts_agree_with_metrics_json_of_a_real_run(pipeline_run: Path) -> None:
     data = load_audit(pipeline_run)
-    metrics = json.loads((pipeline_run / "metrics.json").read_text())["lexical"]
+    metrics = json.loads((pipeline_run / "metrics.json").read_text())["variants"]["lexical"]
     counts = data.summaries["lexical"].counts
     assert len(data.pairs) == 50  # 5 prompts x C(5, 2), every pair judged
     assert counts["agree"] == metrics["n_correct"]
@@ -208,3 +206,16 @@ def test_pairs_outside_a_limited_run_are_counted_not_shown(
     (run / "items.jsonl").write_text("\n".join(kept) + "\n")
     data = load_audit(run)
     assert (len(data.pairs), data.n_pairs_outside) == (3, 3)
+
+
+def test_a_format_1_metrics_file_is_read_with_its_variants_moved(tmp_path: Path) -> None:
+    """metrics.json written before the record (variants beside the run-level keys) still
+    loads: its variants under `variants`, no provenance; a newer format is one clear line."""
+    from titjudge.report.record import parse_record
+
+    old = {"llm": {"pairwise_accuracy": 0.5, "n_pairs": 4}, "thresholds": {"n_pairs": 4}}
+    record = parse_record(old, "metrics.json")
+    assert record.version == 1 and record.variants["llm"].pairwise_accuracy == 0.5
+    assert record.thresholds == {"n_pairs": 4} and record.variants["llm"].provenance is None
+    with pytest.raises(DataError, match="metrics format 9 is not one this titjudge reads"):
+        parse_record({"version": 9, "variants": {}}, "metrics.json")

@@ -102,8 +102,12 @@ def test_payload_stores_each_image_and_text_once(handmade_run: Path, tmp_path: P
     llm, emb = p1_m3[5]
     assert payload["texts"][llm[2]] == HOSTILE and llm[5] == emb[5]
     # pair 3 (P1_m1 vs P1_m3, B better): llm disagrees by 3, emb by 0.15
-    assert payload["pairs"][2] == [0, 2, 1, [1, 1], [-3.0, -0.15]]
+    assert payload["pairs"][2] == [0, 2, 1, [1, 1], [-3.0, -0.15], [None, None]]
     assert payload["variants"][0]["ci"] == [0.1, 0.6]
+    # provenance from the run record: model asked for, answering model, template sha256
+    assert "litellm:openai/judge" in payload["variants"][0]["provenance"]
+    assert "judge-2024-08-06" in payload["variants"][0]["provenance"]
+    assert "ab" * 32 in payload["variants"][0]["provenance"]
 
 
 def test_thumbnails_are_small_data_uris(handmade_run: Path) -> None:

@@ -53,7 +53,7 @@ def test_metrics_refuses_pairs_naming_items_without_scores(tmp_path, capsys):
 
 def test_metrics_accepts_pairs_of_scored_items(tmp_path, capsys):
     assert main(["metrics", *_files(tmp_path, GOOD_PAIRS), "--json", "--bootstrap", "0"]) == 0
-    assert json.loads(capsys.readouterr().out)["v"]["pairwise_accuracy"] == 0.5
+    assert json.loads(capsys.readouterr().out)["variants"]["v"]["pairwise_accuracy"] == 0.5
 
 
 def test_metrics_with_a_manifest_refuses_items_it_does_not_list(tmp_path, capsys):

@@ -77,8 +77,9 @@ def test_every_mode_is_an_ablation_column(synth_data, tmp_path):
     metrics = json.loads((tmp_path / "out" / "rows" / "vlm" / "metrics.json").read_text())
     shown = [float(x) for x in row[1 : 1 + len(labels)]]
     assert shown == [
-        round(100 * metrics[spec["name"]]["pairwise_accuracy"], 4) for spec, _ in COLUMNS
+        round(100 * metrics["variants"][spec["name"]]["pairwise_accuracy"], 4)
+        for spec, _ in COLUMNS
     ]
-    assert metrics["pair"]["accuracy_source"].startswith("verdicts")
-    assert metrics["rep"]["repeats"]["n"] == 2
+    assert metrics["variants"]["pair"]["accuracy_source"].startswith("verdicts")
+    assert metrics["variants"]["rep"]["repeats"]["n"] == 2
     assert (tmp_path / "out" / "rows" / "vlm" / "pairs_pair.jsonl").is_file()

@@ -83,7 +83,7 @@ def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
     assert sum(not r.outcomes[0].details["decomposition_cached"] for r in outcome.results) == 4
     # the re-run's items.jsonl: every decomposition came from the cache
     assert all(line["details"]["decomposition_cached"] for line in lines.values())
-    assert "pairwise_accuracy" in outcome.metrics["check"]
+    assert "pairwise_accuracy" in outcome.metrics["variants"]["check"]
 
 
 def _checklist():

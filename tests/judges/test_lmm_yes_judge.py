@@ -63,5 +63,5 @@ def test_lmm_yes_run_through_the_loopback_server(synth_data, tmp_path):
         assert line["score"] == pytest.approx(p_yes / (p_yes + p_no), abs=1e-6)
         assert line["details"]["p_yes"] == pytest.approx(p_yes, abs=1e-6)
         assert line["details"]["answer_token"] == ("Yes" if p_yes >= p_no else "No")
-    metrics = outcome.metrics["yes"]
+    metrics = outcome.metrics["variants"]["yes"]
     assert metrics["n_pairs"] == 23 and metrics["pairwise_accuracy"] is not None

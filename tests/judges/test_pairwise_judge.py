@@ -14,8 +14,11 @@ from judge_helpers import (
 )
 
 import titjudge
+from titjudge.data.records import HumanPair
 from titjudge.judges.pairwise import OrderJudgement, PairJudgement
-from titjudge.metrics.pairwise_stats import position_bias, verdict_accuracy, win_rates
+from titjudge.metrics.pairwise import summarise_outcomes
+from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes, win_rates
+from titjudge.metrics.tables import build_eval_data
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},
@@ -71,7 +74,7 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
     n_ties = sum(expected[(r["item_a"], r["item_b"])] == "tie" for r in decided)
 
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    entry = metrics["pair"]
+    entry = metrics["variants"]["pair"]
     assert entry["n_pairs"] == len(decided) == 23 and entry["n_human_ties"] == 1
     assert entry["n_correct"] == n_correct and entry["n_metric_ties"] == n_ties
     assert entry["pairwise_accuracy"] == n_correct / 23
@@ -79,7 +82,7 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
         entry["pairwise"]["position_bias_rate"] == 0.0
         and entry["pairwise"]["order_agreement_rate"] == 1.0
     )
-    assert "win_rate_pairwise_accuracy" in entry and entry["srcc"] is not None
+    assert entry["accuracy_source"] == "verdicts" and entry["srcc"] is not None
     assert "pair" in metrics["leaderboard"]["variants"]
 
     # win rates: (wins + ties/2) / pairs, written as the variant's scores
@@ -110,7 +113,7 @@ def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_pat
     responder = ModesResponder(synth_data, favour_first=True)
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, JUDGES[:1]))
-    entry = outcome.metrics["pair"]
+    entry = outcome.metrics["variants"]["pair"]
     bias = entry["pairwise"]
     assert (bias["n_first_wins"], bias["n_second_wins"], bias["n_decisive"]) == (48, 0, 48)
     assert bias["position_bias_rate"] == 1.0 and bias["first_position_win_share"] == 1.0
@@ -121,14 +124,15 @@ def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_pat
     assert {r.outcomes[0].score for r in outcome.results} == {0.5}
 
 
-def _pair(forward, backward, human="a", samples=None):
+def _pair(forward, backward, human="a", samples=None, ids=("x", "y")):
+    x, y = ids
     return PairJudgement(
         "p",
-        "x",
-        "y",
+        x,
+        y,
         human,
-        OrderJudgement("x", "y", forward, samples[0] if samples else [forward]),
-        OrderJudgement("y", "x", backward, samples[1] if samples else [backward]),
+        OrderJudgement(x, y, forward, samples[0] if samples else [forward]),
+        OrderJudgement(y, x, backward, samples[1] if samples else [backward]),
     )
 
 
@@ -138,13 +142,21 @@ def test_verdict_rules_and_statistics_by_hand():
     half = _pair("tie", "second")  # one tie, one choice -> tie
     failed = _pair(None, "second")
     assert [p.verdict() for p in (agree, flip, half, failed)] == ["a", "tie", "tie", None]
-    found = verdict_accuracy([agree, flip, half, failed])
-    assert (
-        found["n_pairs"],
-        found["n_correct"],
-        found["n_metric_ties"],
-        found["n_pairs_skipped"],
-    ) == (3, 1, 2, 1)
+    # the same verdicts on four distinct human pairs (item_a preferred), as the metrics count them
+    judged = [
+        _pair(*orders, ids=(f"a{n}", f"b{n}"))
+        for n, orders in enumerate(
+            [("first", "second"), ("first", "first"), ("tie", "second"), (None, "second")]
+        )
+    ]
+    data = build_eval_data([HumanPair("p", j.item_a, j.item_b, "a") for j in judged], [])
+    found = summarise_outcomes(verdict_outcomes(judged, data), data.n_human_ties)
+    assert (found.n_pairs, found.n_correct, found.n_metric_ties, found.n_pairs_skipped) == (
+        3,
+        1,
+        2,
+        1,
+    )
     bias = position_bias([agree, flip, half, failed])
     # decisive verdicts: agree (first, second), flip (first, first), half (second), failed (second)
     assert (bias["n_first_wins"], bias["n_second_wins"]) == (3, 3) and bias[

@@ -90,7 +90,7 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
     assert any(len(set(s)) > 1 for s in samples.values())
 
     # the metric's spread across repeats: each repeat's metrics from its own sample alone
-    spread = outcome.metrics["rep"]["repeats"]
+    spread = outcome.metrics["variants"]["rep"]["repeats"]
     items = {row["item_id"] for row in manifest(synth_data)}
     human_pairs, ranks = _human(synth_data)
     per_k = [
@@ -99,7 +99,7 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
             human_pairs,
             ranks,
             bootstrap=0,
-        )["r"]
+        )["variants"]["r"]
         for k in range(3)
     ]
     accuracies = [m["pairwise_accuracy"] for m in per_k]
@@ -107,7 +107,7 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
     assert spread["pairwise_accuracy"]["mean"] == pytest.approx(statistics.fmean(accuracies))
     assert spread["pairwise_accuracy"]["std"] == pytest.approx(statistics.stdev(accuracies))
     assert spread["srcc"]["min"] == pytest.approx(min(m["srcc"] for m in per_k))
-    assert five.metrics["rep"]["repeats"]["n"] == 5
+    assert five.metrics["variants"]["rep"]["repeats"]["n"] == 5
     five_samples = expected_samples(synth_data, 5)
     assert {r.item.item_id: r.outcomes[0].score for r in five.results} == {
         i: statistics.median(v) for i, v in five_samples.items()
@@ -146,7 +146,7 @@ def test_repeated_pairwise_judge_reports_spread_from_verdicts(synth_data, tmp_pa
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, [judge]))
     assert responder.count("pair") == 24 * 2 * 2  # pairs x orders x samples
-    entry = outcome.metrics["pair"]
+    entry = outcome.metrics["variants"]["pair"]
     # the loopback judge is deterministic, so both repeats agree with the median verdicts exactly
     assert entry["repeats"]["pairwise_accuracy"]["values"] == [entry["pairwise_accuracy"]] * 2
     assert entry["repeats"]["pairwise_accuracy"]["std"] == 0.0

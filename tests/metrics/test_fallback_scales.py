@@ -37,7 +37,9 @@ def test_a_fallback_cosine_does_not_reorder_an_llm_judges_ranking():
     items, pairs, ranks, outcomes = _example()
     results = [ItemResult(i, Described("a description"), [outcomes[i.item_id]]) for i in items]
     human = HumanData(pairs=pairs, ranks=ranks, items=items)
-    metrics = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics["tit_llm"]
+    metrics = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics["variants"][
+        "tit_llm"
+    ]
     assert metrics["srcc"] == pytest.approx(1.0)  # 0.4 when the cosine is ranked in
     assert metrics["krcc"] == pytest.approx(1.0)
     assert metrics["n_fallback_unranked"] == 1
@@ -86,8 +88,8 @@ def test_metrics_command_applies_the_same_fallback_rule_as_a_run(
     argv += ["--manifest", str(tmp_path / "manifest.jsonl"), "--bootstrap", "0", "--json"]
     assert main(argv) == 0
     cli = json.loads(capsys.readouterr().out)
-    assert cli["tit_llm"]["srcc"] == pytest.approx(1.0)
-    assert cli["tit_llm"]["n_fallback_unranked"] == 1
-    assert cli["tit_llm"]["n_pairs_mixed_source"] == 3
-    assert cli["tit_llm"] == run["tit_llm"]
+    assert cli["variants"]["tit_llm"]["srcc"] == pytest.approx(1.0)
+    assert cli["variants"]["tit_llm"]["n_fallback_unranked"] == 1
+    assert cli["variants"]["tit_llm"]["n_pairs_mixed_source"] == 3
+    assert cli["variants"]["tit_llm"] == run["variants"]["tit_llm"]
     assert cli["leaderboard"] == run["leaderboard"]

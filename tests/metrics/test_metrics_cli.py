@@ -83,16 +83,17 @@ def test_json_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str])
         "--seed",
         "3",
     )
+    assert set(out["variants"]) == {"flat", "good"}
     assert set(out) == {
-        "flat",
-        "good",
+        "version",
+        "variants",
         "thresholds",
         "leaderboard",
         "comparisons",
         "settings",
         "notes",
     }
-    good, flat = out["good"], out["flat"]
+    good, flat = out["variants"]["good"], out["variants"]["flat"]
     # the fallback rule, as in a run: d's fallback score stays out of the pair d-e (the pair
     # d-f is a human tie) and out of p2's ranking, where e > f is then ranked correctly
     assert (good["pairwise_accuracy"], good["n_pairs"], good["n_fallback"]) == (1.0, 4, 1)
@@ -100,9 +101,13 @@ def test_json_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str])
     assert good["srcc"] == pytest.approx(1.0)
     assert (flat["srcc"], flat["n_pairs_skipped"], flat["n_failed"]) == (None, 2, 1)
     assert flat["metric_tie_rate"] == 1.0
-    assert out["thresholds"]["n_pairs"] == 5
+    assert out["thresholds"]["n_pairs"] == 4  # the largest n_pairs: good's, after the fallback rule
     assert out["leaderboard"]["models"] == ["Y", "X", "Z"]
-    assert out["comparisons"][0]["p_value"] == pytest.approx(0.25)
+    # McNemar reads the pairs each variant was counted on: d-e is out of good's (fallback rule)
+    assert (out["comparisons"][0]["n_pairs"], out["comparisons"][0]["p_value"]) == (
+        2,
+        pytest.approx(0.5),
+    )
     assert out["settings"]["bootstrap"] == 100 and out["settings"]["seed"] == 3
     assert set(good["ci"]) == {"pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg"}
 
@@ -113,16 +118,16 @@ def test_explicit_ranks_gain_and_no_manifest(
     base = [str(files["scores.csv"]), "--pairs", str(files["pairs.csv"]), "--bootstrap", "0"]
     derived = run_json(capsys, *base)
     explicit = run_json(capsys, *base, "--ranks", str(files["ranks.csv"]))
-    assert explicit["good"]["srcc"] == derived["good"]["srcc"]
+    assert explicit["variants"]["good"]["srcc"] == derived["variants"]["good"]["srcc"]
     assert explicit["leaderboard"] is None and "--manifest" in explicit["notes"][0]
-    assert explicit["good"]["ci"]["pairwise_accuracy"] is None
+    assert explicit["variants"]["good"]["ci"]["pairwise_accuracy"] is None
     exponential = run_json(capsys, *base, "--gain", "exponential", "--top-k", "1")
     assert exponential["settings"]["gain"] == "exponential"
     # flat scores are constant, so position 1 holds the mean gain of the scored images.
     # p1 (c failed): gains a = 2^2-1 = 3, b = 2^1-1 = 1 -> 2 / 3
     # p2: e = 3, d = f = 2^0.5-1 -> ((3 + 2 (sqrt 2 - 1)) / 3) / 3
     p2 = (3 + 2 * (math.sqrt(2) - 1)) / 3 / 3
-    assert exponential["flat"]["ndcg"] == pytest.approx((2 / 3 + p2) / 2)
+    assert exponential["variants"]["flat"]["ndcg"] == pytest.approx((2 / 3 + p2) / 2)
 
 
 def test_tables(
@@ -164,7 +169,6 @@ def test_tables(
             "scores.csv:2: score 'x' is not a number",
         ),
         ({"scores.csv": "item_id,variant,score,status\n"}, "scores file has no rows"),
-        ({"scores.csv": SCORES + "a,notes,1,ok\n"}, "'notes' is reserved"),
         ({"pairs.csv": "prompt_id,item_a,item_b,winner\np1,a,b,left\n"}, "pairs.csv:2:"),
     ],
 )

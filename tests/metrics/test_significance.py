@@ -106,7 +106,7 @@ def _summary_with(n_correct: int, n: int) -> dict:
 @pytest.mark.parametrize(("n_correct", "stars"), [(13, ""), (14, "*"), (16, "*"), (17, "**")])
 def test_printed_table_marks_agree_with_printed_threshold(n_correct: int, stars: str) -> None:
     summary = _summary_with(n_correct, 20)
-    assert summary["v"]["n_correct"] == n_correct
+    assert summary["variants"]["v"]["n_correct"] == n_correct
     console = Console(markup=False, record=True, width=240)
     print_summary(summary, console)
     text = console.export_text()
@@ -132,7 +132,7 @@ def test_a_variant_with_fewer_pairs_gets_its_own_printed_threshold() -> None:
     scores += [ScoreRow(f"b{i}", "w", float(i >= 13), "ok") for i in range(18)]
     scores += [ScoreRow(f"a{i}", "w", None, "failed") for i in (18, 19)]
     summary = evaluate(scores, pairs, ranks, bootstrap=0)
-    assert (summary["w"]["n_pairs"], summary["w"]["n_correct"]) == (18, 13)
+    assert (summary["variants"]["w"]["n_pairs"], summary["variants"]["w"]["n_correct"]) == (18, 13)
     console = Console(markup=False, record=True, width=400)
     print_summary(summary, console)
     text = console.export_text()

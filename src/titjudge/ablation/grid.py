@@ -55,13 +55,16 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
             if judged.status == "failed" and judged.variant not in first_error:
                 first_error[judged.variant] = judged.error or "failed"
     cells = {}
+    # each cell is its variant's entry in the row run's record (metrics.json), as written
+    variants = outcome.record.variants if outcome.record is not None else {}
     for column in columns:
         counts = outcome.status_counts.get(column.name, {})
+        entry = variants.get(column.name)
         cells[column.name] = CellResult(
             n_items=sum(counts.values()),
             n_failed=counts.get("failed", 0),
             n_fallback=counts.get("fallback", 0),
-            metrics=outcome.metrics.get(column.name),
+            metrics=entry.model_dump(mode="json") if entry is not None else None,
             error=first_error.get(column.name),
         )
     return cells

@@ -37,6 +37,13 @@ from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir, runs
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
+from titjudge.report.record import (
+    RunRecord,
+    answered_models,
+    build_record,
+    variant_provenance,
+    write_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,8 @@ class RunOutcome:
     metrics: dict[str, Any]
     summary: dict[str, Any]
     results: list[ItemResult] = field(repr=False, default_factory=list)
+    #: the run's record (metrics.json, typed); None without human pairs
+    record: RunRecord | None = field(repr=False, default=None)
 
     @property
     def exit_code(self) -> int:
@@ -220,13 +229,30 @@ async def _run_staged(
         if owned:
             cache.save_run_stats(config.name, run_cache_counts())
             await hub.aclose()
-    results, pair_runs, metrics = evaluation.results, evaluation.pairwise, evaluation.metrics
+    results, pair_runs = evaluation.results, evaluation.pairwise
     run_dir.write_score_rows(out_dir, evaluation.rows)
     run_dir.write_items(out_dir, results)
     for pair_run in pair_runs.values():
         run_dir.write_pairs(out_dir, pair_run)
-    if metrics:
-        run_dir.write_json(out_dir, "metrics.json", metrics)
+    run_record = None
+    if evaluation.metrics:
+        run_record = build_record(
+            evaluation.metrics,
+            variant_provenance(
+                [j.model_dump(mode="json") for j in config.judges],
+                [judge.record() for judge in judges],
+                answered_models(results),
+            ),
+            {
+                "model": config.describer.model,
+                "template": template.name,
+                "template_sha256": template.sha256,
+                "max_tokens": config.describer.max_tokens,
+                "temperature": config.describer.temperature,
+            },
+        )
+        write_record(out_dir, run_record)
+    metrics = run_record.metrics_json() if run_record is not None else {}
     summary = {
         "name": config.name,
         "items": len(results),
@@ -264,6 +290,7 @@ async def _run_staged(
         metrics=metrics,
         summary=summary,
         results=results,
+        record=run_record,
     )
 
 

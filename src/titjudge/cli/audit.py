@@ -1,5 +1,5 @@
-"""`titjudge audit RUN_DIR [--html FILE] [--pair ID | --item ID] [--disagreements [--variant V]
-[--limit N]]`; a run without human pairs lists its items (`--limit N` of them)."""
+"""`titjudge audit RUN_DIR [--html FILE] [--json] [--pair ID | --item ID] [--disagreements
+[--variant V] [--limit N]]`; a run without human pairs lists its items (`--limit N` of them)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the audit as JSON: per variant its numbers, counts and provenance; per "
+        "pair each variant's outcome (a pairwise judge's verdict and both orders)",
     )
     p.add_argument("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'")
     p.add_argument("--item", metavar="ITEM_ID", help="print one item: description, rationales")
@@ -67,6 +73,15 @@ def audit(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}")
     data = load_audit(args.run_dir)
+    if args.json:
+        import json
+        import sys
+
+        from titjudge.metrics.summary import jsonable
+        from titjudge.report.audit.json_view import audit_json
+
+        sys.stdout.write(json.dumps(jsonable(audit_json(data)), indent=2, allow_nan=False) + "\n")
+        return 0
     if not data.pairs and (args.pair is not None or args.disagreements):
         raise DataError(
             f"{data.run_dir}: the run has no human pairs (no data.human_pairs); "

@@ -1,10 +1,17 @@
-"""`titjudge metrics SCORES --pairs PAIRS`: score variants against human judgments."""
+"""`titjudge metrics SCORES --pairs PAIRS`: score variants against human judgments;
+`titjudge metrics RUN_DIR`: the run's own numbers (its record, metrics.json).
+
+A pairwise judge's accuracy comes from its verdicts, never from its win rates: a scores CSV
+inside a run dir (or a run dir with `--pairs`) reads them from the run's
+pairs_<judge>.jsonl; a variant the run's config names as pairwise whose verdicts file is
+missing is refused in one line, rather than given another number."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from titjudge.cli.common import command
 
@@ -21,10 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "scores",
         type=Path,
         help="scores CSV: item_id,variant,score,status (ok|failed|fallback); or a run dir, or "
-        "its <run.out>/<name> folder (its latest run), to read that run's scores.csv",
+        "its <run.out>/<name> folder (its latest run): without --pairs, the run's own numbers "
+        "(metrics.json); with --pairs, its scores.csv (and pairwise verdicts) against those pairs",
     )
     p.add_argument(
-        "--pairs", type=Path, required=True, help="human pairs CSV: prompt_id,item_a,item_b,winner"
+        "--pairs",
+        type=Path,
+        help="human pairs CSV: prompt_id,item_a,item_b,winner (needed with a scores CSV)",
     )
     p.add_argument(
         "--ranks",
@@ -66,18 +76,22 @@ def metrics(args: argparse.Namespace) -> int:
     from titjudge.data.ranking import rank_items
     from titjudge.data.scores import load_scores
     from titjudge.errors import DataError
-    from titjudge.metrics.fallback import apply_fallback_rule
     from titjudge.metrics.summary import evaluate, to_json
 
+    if args.scores.is_dir():
+        from titjudge.report.runs import resolve_run
+
+        run = resolve_run(args.scores)
+        if args.pairs is None:
+            return _print_record(run, args.json)
+        args.scores = run / "scores.csv"
+    elif args.pairs is None:
+        raise DataError(f"{args.scores}: --pairs PAIRS is needed to score a scores CSV")
     items = None
     if args.manifest is not None:
         from titjudge.data.manifest import load_manifest
 
         items = load_manifest(args.manifest)
-    if args.scores.is_dir():
-        from titjudge.report.runs import resolve_run
-
-        args.scores = resolve_run(args.scores) / "scores.csv"
     scores = load_scores(args.scores)
     if not scores:
         raise DataError(f"{args.scores}: scores file has no rows")
@@ -86,23 +100,79 @@ def metrics(args: argparse.Namespace) -> int:
     if items is None:
         check_pairs_known(pairs, {row.item_id for row in scores}, args.pairs, str(args.scores))
     ranks = load_ranks(args.ranks) if args.ranks is not None else rank_items(pairs)
-    options = {
-        "bootstrap": args.bootstrap,
-        "seed": args.seed,
-        "gain": args.gain,
-        "top_k": args.top_k,
-        "round_digits": args.round_digits,
-    }
-    # fallback rows (another judge's scale) are kept out of rank metrics, as in a run
-    summary = apply_fallback_rule(
-        evaluate(scores, pairs, ranks, items, **options), scores, pairs, ranks, items, **options
+    # one pass: fallback rows kept out of rank metrics, pairwise variants from their verdicts
+    summary = evaluate(
+        scores,
+        pairs,
+        ranks,
+        items,
+        verdicts=_verdicts(args.scores, {row.variant for row in scores}),
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        gain=args.gain,
+        top_k=args.top_k,
+        round_digits=args.round_digits,
     )
     if args.json:
         sys.stdout.write(to_json(summary) + "\n")
         return 0
+    _print(summary)
+    return 0
+
+
+def _print(summary: dict[str, Any]) -> None:
     from rich.console import Console
 
     from titjudge.metrics.render import print_summary
 
     print_summary(summary, Console(markup=False))
+
+
+def _print_record(run: Path, as_json: bool) -> int:
+    """The run's own numbers, as its record holds them."""
+    from titjudge.errors import DataError
+    from titjudge.metrics.summary import to_json
+    from titjudge.report.record import load_record
+
+    record = load_record(run)
+    if record is None:
+        raise DataError(
+            f"{run}: the run wrote no metrics (no data.human_pairs); "
+            "score its scores.csv with --pairs PAIRS"
+        )
+    summary = record.metrics_json()
+    if as_json:
+        sys.stdout.write(to_json(summary) + "\n")
+    else:
+        _print(summary)
     return 0
+
+
+def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
+    """The pairwise judges' verdicts of the run dir holding `scores` (pairs_<judge>.jsonl);
+    a variant its config.yaml names as pairwise without that file is a DataError."""
+    from titjudge.errors import DataError
+    from titjudge.judges.pairwise import PairJudgement
+    from titjudge.report.record import load_verdicts
+
+    folder = scores.parent
+    found: dict[str, Any] = {}
+    for name in sorted(variants):
+        path = folder / f"pairs_{name}.jsonl"
+        if path.is_file():
+            found[name] = [PairJudgement.from_record(v.model_dump()) for v in load_verdicts(path)]
+    config = folder / "config.yaml"
+    if config.is_file():
+        from titjudge.config import load_yaml
+
+        judges = load_yaml(config).get("judges") or []
+        for judge in judges:
+            if not isinstance(judge, dict) or judge.get("kind") != "pairwise":
+                continue
+            name = str(judge.get("name"))
+            if name in variants and name not in found:
+                raise DataError(
+                    f"{scores}: variant {name!r} is a pairwise judge and its accuracy comes "
+                    f"from its verdicts, but {folder / f'pairs_{name}.jsonl'} is missing"
+                )
+    return found

@@ -60,6 +60,14 @@ class OrderJudgement:
     cost: float | None = None
     latency: float = 0.0
     cached: bool = True
+    #: the models whose replies gave this order's samples (`models.provenance`)
+    answered_by: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, obj: dict[str, Any]) -> OrderJudgement:
+        """One `orders` entry of a pairs_<judge>.jsonl line (as `vars` wrote it)."""
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in obj.items() if k in known})
 
     def winner(self, sample: int | None = None) -> str | None:
         """Item id chosen, 'tie', or None when this order (or sample) failed."""
@@ -105,6 +113,19 @@ class PairJudgement:
             "status": "failed" if verdict is None else "ok",
             "orders": [vars(order) for order in (self.forward, self.backward)],
         }
+
+    @classmethod
+    def from_record(cls, obj: dict[str, Any]) -> PairJudgement:
+        """A pairs_<judge>.jsonl line back into the judgement it was written from."""
+        forward, backward = obj["orders"]
+        return cls(
+            str(obj["prompt_id"]),
+            str(obj["item_a"]),
+            str(obj["item_b"]),
+            obj.get("human"),
+            OrderJudgement.from_record(forward),
+            OrderJudgement.from_record(backward),
+        )
 
 
 @dataclass
@@ -184,6 +205,8 @@ class PairwiseJudge(Judge):
             order.tokens_out += call.tokens_out
             order.latency += call.latency
             order.cached = order.cached and call.cached
+            if call.answered_by and call.answered_by not in order.answered_by:
+                order.answered_by.append(call.answered_by)
         order.cost = sum_costs(call.cost for _, call in found)
         codes = [_CODE[c] for c in order.samples if c is not None]
         if not codes:

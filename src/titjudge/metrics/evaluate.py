@@ -4,19 +4,11 @@
 them), attaches the pairwise judges' per-item outcomes, makes the score rows, computes the
 metrics and counts statuses and failed items; the run writes what it returns as it is.
 
-A variant that fell back for some items holds scores from two judges. Pairs that
-compare a judged score with a fallback score are left out of that variant's pairwise
-metrics and counted (`n_pairs_mixed_source`), so two scales are never compared. Its rank
-metrics (SRCC, KRCC, nDCG, its leaderboard standing) rank only the judged scores: fallback
-items are left out of each prompt's ranking like failed ones and counted
-(`n_fallback_unranked`). `metrics.fallback.apply_fallback_rule` does this, for the run
-and for `titjudge metrics` alike.
-
-Pairwise judges: their per-item scores are win rates, which give SRCC, KRCC, nDCG and
-the leaderboard as for any variant; their pairwise accuracy, tie rate, p-value and
-thresholds are replaced by the ones read straight from the verdicts (the win-rate
-versions stay as `win_rate_pairwise_accuracy` etc.), and `pairwise` holds the position
-bias. McNemar comparisons and tie calibration still use the win rates.
+Every number is computed once, by `metrics.summary.evaluate`: it applies the fallback rule
+(`metrics.fallback`) and, for a pairwise judge, reads its pair outcomes from the verdicts
+(its per-item scores are win rates, which give SRCC, KRCC, nDCG, the leaderboard and tie
+calibration as for any variant). No number is patched in afterwards; the repeat spreads
+below are a key of their own (`repeats`), and `report.record` adds each variant's provenance.
 
 Repeated judges (`repeats: N`): every metric is also computed with sample k's scores
 alone, for each k, and `repeats` reports mean, std (n-1), min, max and the values across
@@ -32,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
-from titjudge.judges.pairwise import PairwiseRun
+from titjudge.judges.pairwise import PairJudgement, PairwiseRun
 from titjudge.judges.repeats import repeat_count, repeat_score_rows
 from titjudge.records import ItemResult, RunEvaluation
 
@@ -44,16 +36,6 @@ REPEAT_METRICS = (
     "krcc",
     "ndcg",
     "leaderboard_srcc",
-)
-#: score-based fields a pairwise variant keeps under a `win_rate_` prefix
-_WIN_RATE_FIELDS = (
-    "pairwise_accuracy",
-    "n_pairs",
-    "n_pairs_skipped",
-    "n_correct",
-    "metric_tie_rate",
-    "n_metric_ties",
-    "p_value",
 )
 
 
@@ -133,42 +115,30 @@ def _metrics(
     """Metrics per variant; `{}` without human data (the run then only writes scores)."""
     if human is None or not human.pairs or not rows:
         return {}
-    from titjudge.metrics.fallback import apply_fallback_rule
     from titjudge.metrics.summary import evaluate
 
-    summary = evaluate(rows, human.pairs, human.ranks, human.items, bootstrap=bootstrap, seed=seed)
-    apply_fallback_rule(
-        summary, rows, human.pairs, human.ranks, human.items, bootstrap=bootstrap, seed=seed
+    verdicts = {name: run.judgements for name, run in pairwise.items()}
+    summary = evaluate(
+        rows,
+        human.pairs,
+        human.ranks,
+        human.items,
+        verdicts=verdicts,
+        bootstrap=bootstrap,
+        seed=seed,
     )
-    for name, run in pairwise.items():
-        if name in summary:
-            summary[name] = _with_verdicts(summary[name], run, human, bootstrap, seed)
-    for variant, spread in _repeat_spreads(results, human, pairwise).items():
-        if variant in summary:
-            summary[variant] = {**summary[variant], "repeats": spread}
+    variants = summary["variants"]
+    for variant, found in _repeat_spreads(results, human, verdicts).items():
+        if variant in variants:
+            variants[variant]["repeats"] = found
     return summary
 
 
-def _with_verdicts(
-    entry: dict[str, Any], run: PairwiseRun, human: HumanData, bootstrap: int, seed: int
-) -> dict[str, Any]:
-    from titjudge.metrics.pairwise_stats import accuracy_interval, position_bias, verdict_accuracy
-
-    found = verdict_accuracy(run.judgements)
-    entry = {**entry, **{f"win_rate_{key}": entry.get(key) for key in _WIN_RATE_FIELDS}}
-    entry.update(found)
-    entry["accuracy_source"] = "verdicts (both orders; disagreement = tie)"
-    ci = dict(entry.get("ci") or {})
-    ci.update(accuracy_interval(run.judgements, human.pairs, human.ranks, bootstrap, seed))
-    entry["ci"] = ci
-    entry["pairwise"] = position_bias(run.judgements)
-    return entry
-
-
 def _repeat_spreads(
-    results: Sequence[ItemResult], human: HumanData, pairwise: Mapping[str, PairwiseRun]
+    results: Sequence[ItemResult],
+    human: HumanData,
+    verdicts: Mapping[str, Sequence[PairJudgement]],
 ) -> dict[str, dict[str, Any]]:
-    from titjudge.metrics.pairwise_stats import verdict_accuracy
     from titjudge.metrics.summary import evaluate
 
     ids = [r.item.item_id for r in results]
@@ -181,15 +151,19 @@ def _repeat_spreads(
         n = repeat_count(outcomes)
         if n < 2 or len(outcomes) != len(ids):
             continue
-        per_repeat: list[dict[str, Any]] = []
-        for k in range(n):
-            rows = repeat_score_rows(ids, outcomes, variant, k)
-            metrics = dict(
-                evaluate(rows, human.pairs, human.ranks, human.items, bootstrap=0)[variant]
-            )
-            if variant in pairwise:
-                metrics.update(verdict_accuracy(pairwise[variant].judgements, sample=k))
-            per_repeat.append(metrics)
+        own = {variant: verdicts[variant]} if variant in verdicts else {}
+        per_repeat = [
+            evaluate(
+                repeat_score_rows(ids, outcomes, variant, k),
+                human.pairs,
+                human.ranks,
+                human.items,
+                verdicts=own,
+                sample=k,
+                bootstrap=0,
+            )["variants"][variant]
+            for k in range(n)
+        ]
         spreads[variant] = {
             "n": n,
             **{

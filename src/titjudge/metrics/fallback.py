@@ -6,72 +6,59 @@ counted (`n_pairs_mixed_source`). Its rank metrics (SRCC, KRCC, nDCG, its leader
 standing) rank only the judged scores: fallback items are left out of each prompt's
 ranking like failed ones and counted (`n_fallback_unranked`).
 
-`titjudge run` and `titjudge metrics` both apply it through `apply_fallback_rule`, so a
-scores CSV gives the same numbers as the run that wrote it.
+`metrics.summary.evaluate` applies it while it computes each variant's numbers (once), so
+`titjudge run` and `titjudge metrics` on a scores CSV give the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
+import numpy as np
 
-#: metrics that rank a prompt's items by score: a fallback's scores (another judge's scale)
-#: never enter them; those items are left out of the ranking like failed ones
-RANK_METRICS = (
-    "srcc",
-    "krcc",
-    "n_prompts",
-    "n_prompts_skipped",
-    "ndcg",
-    "n_prompts_ndcg",
-    "n_prompts_skipped_ndcg",
-    "leaderboard_srcc",
-)
+from titjudge.metrics.tables import EvalData
 
 
-def apply_fallback_rule(
-    summary: dict[str, Any],
-    rows: Sequence[ScoreRow],
-    pairs: Sequence[HumanPair],
-    ranks: Sequence[RankRow],
-    items: Sequence[Item] | None,
-    **options: Any,
-) -> dict[str, Any]:
-    """`summary` (from `metrics.summary.evaluate` with the same `options`) with every variant
-    that has fallback rows re-evaluated under the fallback rule; changed in place, returned."""
-    from titjudge.metrics.summary import evaluate
+@dataclass(frozen=True)
+class FallbackMasks:
+    """Which pairs a variant's fallback rows leave out, and its vector for rank metrics."""
 
-    for variant in sorted({r.variant for r in rows if r.status == "fallback"}):
-        own = [r for r in rows if r.variant == variant]
-        source = {r.item_id: r.status for r in own}
-        clean = [p for p in pairs if not _mixed(p, source)]
-        redone = evaluate(own, clean, ranks, items, **options)
-        entry = dict(redone[variant])
-        entry["n_pairs_mixed_source"] = len(pairs) - len(clean)
-        # rank metrics order a prompt's items by score: the fallback's scores (another scale)
-        # stay out of them, as failed items do, so judged scores are ranked among themselves
-        judged = [
-            r if r.status != "fallback" else ScoreRow(r.item_id, r.variant, None, "failed")
-            for r in own
-        ]
-        ranked = evaluate(judged, clean, ranks, items, **options)
-        for key in RANK_METRICS:
-            if key in ranked[variant]:
-                entry[key] = ranked[variant][key]
-        entry["ci"] = {
-            **(entry.get("ci") or {}),
-            **{k: v for k, v in (ranked[variant].get("ci") or {}).items() if k in RANK_METRICS},
-        }
-        entry["n_fallback_unranked"] = sum(r.status == "fallback" for r in own)
-        board = summary.get("leaderboard")
-        if board and ranked.get("leaderboard"):
-            board["variants"][variant] = ranked["leaderboard"]["variants"][variant]
-        summary[variant] = entry
-    return summary
+    #: per non-tie human pair / per human tie pair: True where the two sides mix sources
+    mixed_pairs: np.ndarray
+    mixed_ties: np.ndarray
+    #: the score vector with fallback items unscored (NaN), for rank metrics
+    rank_vector: np.ndarray
+    n_fallback: int
+
+    @property
+    def n_mixed(self) -> int:
+        return int(self.mixed_pairs.sum() + self.mixed_ties.sum())
 
 
-def _mixed(pair: HumanPair, source: Mapping[str, str]) -> bool:
-    a, b = source.get(pair.item_a), source.get(pair.item_b)
-    return a is not None and b is not None and "failed" not in (a, b) and a != b
+def fallback_masks(
+    vector: np.ndarray, statuses: Mapping[str, str], data: EvalData
+) -> FallbackMasks | None:
+    """The rule's masks for a variant with item `statuses` (ok|fallback|failed); None when
+    the variant never fell back."""
+    if "fallback" not in statuses.values():
+        return None
+    source = np.full(len(data.item_ids), "", dtype=object)
+    for item_id, status in statuses.items():
+        pos = data.item_pos.get(item_id)
+        if pos is not None:
+            source[pos] = status
+
+    def mixed(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        a, b = source[left], source[right]
+        known = (a != "") & (b != "") & (a != "failed") & (b != "failed")
+        return np.asarray(known & (a != b), dtype=bool)
+
+    rank_vector = vector.copy()
+    rank_vector[source == "fallback"] = np.nan
+    return FallbackMasks(
+        mixed_pairs=mixed(data.pair_winner, data.pair_loser),
+        mixed_ties=mixed(data.tie_a, data.tie_b),
+        rank_vector=rank_vector,
+        n_fallback=int(sum(s == "fallback" for s in statuses.values())),
+    )

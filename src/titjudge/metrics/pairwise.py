@@ -98,15 +98,25 @@ def pairwise_accuracy(
     return summarise_outcomes(outcomes, data.n_human_ties)
 
 
-def calibrate_ties(score_vector: np.ndarray, data: EvalData) -> TieCalibration:
-    """Best acc_eq over epsilon in {0} and every observed |score difference|.
+def calibrate_ties(
+    score_vector: np.ndarray,
+    data: EvalData,
+    skip_pairs: np.ndarray | None = None,
+    skip_ties: np.ndarray | None = None,
+) -> TieCalibration:
+    """Best acc_eq over epsilon in {0} and every observed |score difference|; `skip_pairs` /
+    `skip_ties` mark non-tie / tie human pairs left out (the fallback rule's mixed pairs).
 
     Accuracy only changes where epsilon crosses an observed |difference|, so those
     candidates are exhaustive. Among equally good epsilons the smallest is returned.
     """
     diff = score_vector[data.pair_winner] - score_vector[data.pair_loser]
+    if skip_pairs is not None:
+        diff = diff[~skip_pairs]
     diff = diff[np.isfinite(diff)]
     tie_diff = np.abs(score_vector[data.tie_a] - score_vector[data.tie_b])
+    if skip_ties is not None:
+        tie_diff = tie_diff[~skip_ties]
     tie_diff = np.sort(tie_diff[np.isfinite(tie_diff)])
     n_pairs = int(diff.size + tie_diff.size)
     if n_pairs == 0:

@@ -4,9 +4,10 @@
   verdict (both orders parsed). A tie (including an order disagreement) is half a win
   for each side, so a judge that always ties gives every image 0.5. An image in no
   judged pair has no win rate: its outcome fails, it is never 0.5.
-- Pairwise accuracy (from verdicts, no score needed): over human non-tie pairs whose
-  verdict exists, the share where the verdict names the human winner; a verdict tie
-  is wrong and is counted as a metric tie.
+- Pairwise accuracy (from verdicts, never from the win rates): over human non-tie pairs
+  whose verdict exists, the share where the verdict names the human winner; a verdict tie
+  is wrong and is counted as a metric tie (`verdict_outcomes`, read by
+  `metrics.summary.evaluate` like any variant's pair outcomes).
 - Position bias: every pair is shown both ways, so an order-blind judge's decisive
   single-order verdicts pick the first-shown image exactly half the time.
   `position_bias_rate` = (first wins - second wins) / decisive verdicts, in [-1, 1]: 0 is
@@ -21,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from titjudge.data.records import HumanPair, RankRow
 from titjudge.judges.base import JudgeOutcome
 from titjudge.judges.pairwise import PairJudgement, PairwiseRun
 from titjudge.judges.repeats import spread
 from titjudge.metrics.exact import binomtest_half
+from titjudge.metrics.pairwise import PairOutcomes
+from titjudge.metrics.tables import EvalData
 from titjudge.models.results import sum_costs
 
 
@@ -102,71 +104,43 @@ def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJud
             outcome.tokens_in += (order.tokens_in + first) // 2
             outcome.tokens_out += (order.tokens_out + first) // 2
             halves.append(None if order.cost is None else order.cost / 2)
+            for model in order.answered_by:
+                outcome.note_model(model)
             outcome.latency += order.latency / 2
             cached = cached and order.cached
     outcome.cost = sum_costs(halves)
     outcome.cached = cached
 
 
-def verdict_accuracy(
-    judgements: Sequence[PairJudgement], sample: int | None = None
-) -> dict[str, Any]:
-    """Pairwise accuracy straight from the verdicts (see the module docstring)."""
-    from titjudge.metrics.significance import binomial_p_value, significance_thresholds
-
-    decided = [j for j in judgements if j.human in ("a", "b")]
-    verdicts = [(j, j.verdict(sample)) for j in decided]
-    evaluated = [(j, v) for j, v in verdicts if v is not None]
-    correct = sum(v == j.human for j, v in evaluated)
-    ties = sum(v == "tie" for _, v in evaluated)
-    n = len(evaluated)
-    return {
-        "pairwise_accuracy": correct / n if n else None,
-        "n_pairs": n,
-        "n_pairs_skipped": len(decided) - n,
-        "n_correct": correct,
-        "metric_tie_rate": ties / n if n else None,
-        "n_metric_ties": ties,
-        "n_human_ties": sum(j.human == "tie" for j in judgements),
-        "p_value": binomial_p_value(correct, n),
-        "thresholds": significance_thresholds(n).as_dict(),
+def verdict_outcomes(
+    judgements: Sequence[PairJudgement], data: EvalData, sample: int | None = None
+) -> PairOutcomes:
+    """Per non-tie human pair of `data`, what the verdicts say: evaluated (a verdict exists),
+    correct (it names the human winner), metric tie (the verdict is a tie, or the two orders
+    disagreed). The same arrays a score vector gives (`metrics.pairwise.pair_outcomes`), so
+    accuracy, tie rate, p-value, bootstrap CI and McNemar all come from one place."""
+    index = {
+        (data.item_ids[int(w)], data.item_ids[int(lo)]): i
+        for i, (w, lo) in enumerate(zip(data.pair_winner, data.pair_loser, strict=True))
     }
-
-
-def accuracy_interval(
-    judgements: Sequence[PairJudgement],
-    pairs: Sequence[HumanPair],
-    ranks: Sequence[RankRow],
-    bootstrap: int,
-    seed: int,
-    confidence: float = 0.95,
-) -> dict[str, list[float] | None]:
-    """Bootstrap intervals of verdict accuracy and tie rate, resampling prompts exactly as
-    `metrics.summary.evaluate` does (same prompt order, same seed, so the same draws)."""
-    from titjudge.metrics.bootstrap import ratio_interval, resample_counts
-    from titjudge.metrics.tables import build_eval_data
-
-    data = build_eval_data(pairs, ranks)
-    index = {prompt_id: i for i, prompt_id in enumerate(data.prompt_ids)}
-    correct, evaluated, ties = (np.zeros(data.n_prompts) for _ in range(3))
+    size = data.pair_winner.size
+    evaluated, correct, tie = (np.zeros(size, dtype=bool) for _ in range(3))
     for judged in judgements:
-        verdict = judged.verdict()
-        if judged.human not in ("a", "b") or verdict is None or judged.prompt_id not in index:
+        if judged.human not in ("a", "b"):
             continue
-        i = index[judged.prompt_id]
-        evaluated[i] += 1
-        correct[i] += verdict == judged.human
-        ties[i] += verdict == "tie"
-    counts = resample_counts(data.n_prompts, bootstrap, seed)
-    found = {
-        "pairwise_accuracy": ratio_interval(correct, evaluated, counts, confidence)
-        if bootstrap
-        else None,
-        "metric_tie_rate": ratio_interval(ties, evaluated, counts, confidence)
-        if bootstrap
-        else None,
-    }
-    return {name: None if value is None else list(value) for name, value in found.items()}
+        winner, loser = (
+            (judged.item_a, judged.item_b)
+            if judged.human == "a"
+            else (judged.item_b, judged.item_a)
+        )
+        i = index.get((winner, loser))
+        verdict = judged.verdict(sample)
+        if i is None or verdict is None:
+            continue
+        evaluated[i] = True
+        correct[i] = verdict == judged.human
+        tie[i] = verdict == "tie"
+    return PairOutcomes(evaluated, correct, tie)
 
 
 def position_bias(judgements: Sequence[PairJudgement]) -> dict[str, Any]:

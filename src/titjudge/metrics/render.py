@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from titjudge.metrics.significance import significance_mark
-from titjudge.metrics.summary import RESERVED_KEYS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,18 +79,18 @@ def threshold_lines(summary: dict[str, Any]) -> list[str]:
     largest = summary["thresholds"]["n_pairs"]
     by_count: dict[int, list[str]] = {}
     for name in variant_names(summary):
-        n = summary[name]["n_pairs"]
-        if n != largest and summary[name]["thresholds"]["k_95"] is not None:
+        n = summary["variants"][name]["n_pairs"]
+        if n != largest and summary["variants"][name]["thresholds"]["k_95"] is not None:
             by_count.setdefault(n, []).append(name)
     for _, names in sorted(by_count.items(), reverse=True):
-        own = threshold_line(summary[names[0]]["thresholds"])
+        own = threshold_line(summary["variants"][names[0]]["thresholds"])
         if own is not None:
             lines.append(f"{', '.join(names)}: {own[0].lower()}{own[1:]}")
     return lines
 
 
 def variant_names(summary: dict[str, Any]) -> list[str]:
-    return [name for name in summary if name not in RESERVED_KEYS]
+    return list(summary["variants"])
 
 
 def plain_table(title: str, headers: Sequence[str], left: int = 1) -> Table:
@@ -142,7 +141,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("variant", "SRCC", "KRCC", f"nDCG ({settings['gain']})"),
     )
     for name in names:
-        row = summary[name]
+        row = summary["variants"][name]
         ci = row["ci"]
         add_plain_row(
             pairwise,
@@ -171,8 +170,11 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             f"[brackets]: {100 * settings['confidence']:g}% bootstrap CI over prompts "
             f"({settings['bootstrap']:,} resamples, seed {settings['seed']})",
         )
+    variants = summary["variants"]
     skipped = [
-        f"{n}: {summary[n]['n_prompts_skipped']}" for n in names if summary[n]["n_prompts_skipped"]
+        f"{n}: {variants[n]['n_prompts_skipped']}"
+        for n in names
+        if variants[n]["n_prompts_skipped"]
     ]
     if skipped:
         say(
@@ -180,12 +182,29 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             "Prompts skipped by SRCC/KRCC (too few images or constant scores/ranks): "
             + ", ".join(skipped),
         )
+    for name in names:
+        if variants[name].get("accuracy_source") == "verdicts":
+            say(console, _verdicts_line(name, variants[name].get("pairwise") or {}))
     if summary["leaderboard"] is not None:
         _print_leaderboard(summary["leaderboard"], console)
     if summary["comparisons"]:
         _print_comparisons(summary["comparisons"], console)
     for note in summary["notes"]:
         say(console, f"note: {note}")
+
+
+def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
+    """A pairwise judge: accuracy from its verdicts, and how often the first position won."""
+    line = f"{name}: pairwise accuracy from its verdicts (both orders; a disagreement is a tie)"
+    if bias.get("n_decisive"):
+        line += (
+            f"; the first-shown image won {bias['n_first_wins']:,} of {bias['n_decisive']:,} "
+            f"decisive single-order verdicts (position bias {bias['position_bias_rate']:+.2f}, "
+            f"p {_p(bias['position_bias_p_value'])})"
+        )
+    if bias.get("order_agreement_rate") is not None:
+        line += f"; the orders agreed on {_pct(bias['order_agreement_rate'], 1)} of pairs"
+    return line
 
 
 def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
@@ -215,8 +234,8 @@ def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
 
 def _print_comparisons(comparisons: list[dict[str, Any]], console: Console) -> None:
     table = plain_table(
-        "Paired comparisons (exact McNemar, shared pairs)",
-        ("A", "B", "pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
+        "Paired comparisons (exact McNemar; accuracies on the pairs both variants were counted on)",
+        ("A", "B", "shared pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
         left=2,
     )
     for c in comparisons:

@@ -1,8 +1,15 @@
-"""`evaluate`: every metric for every variant in one JSON-ready dict (`metrics --json`).
+"""`evaluate`: every metric for every variant in one JSON-ready dict (`metrics --json`,
+the metrics of metrics.json; `report.record.RunRecord` is its typed form).
+
+Each number is computed once, here: a variant's pair outcomes (which human pairs it got
+right, tied, skipped) come from its scores, or, for a pairwise judge, from its verdicts
+(`verdicts=`), with the fallback rule applied (`metrics.fallback`); accuracy, tie rate,
+p-value, CI and the McNemar comparisons all read those same outcomes.
 
 Shape (undefined values are None, serialised as null, never 0)::
 
-    {variant: {...per-variant fields below...},
+    {"version": METRICS_VERSION,
+     "variants": {variant: {...per-variant fields below...}},
      "thresholds": {n_pairs, mean, sd, k_95, acc_95, p_95, k_999, acc_999, p_999},
                    # for the largest n_pairs of any variant (metrics/significance.py)
      "leaderboard": {models, human, variants} | None,   # None without items (manifest)
@@ -19,14 +26,17 @@ thresholds (for this variant's n_pairs), srcc, krcc, n_prompts, n_prompts_skippe
 ndcg, n_prompts_ndcg, n_prompts_skipped_ndcg, tie_calibrated_accuracy, tie_epsilon,
 ci {pairwise_accuracy, metric_tie_rate, srcc, krcc, ndcg: [lo, hi] | None},
 n_items (score rows), n_scored (ok + fallback), n_failed, n_fallback and, with a
-manifest, leaderboard_srcc.
+manifest, leaderboard_srcc; accuracy_source (`scores` or `verdicts`). A variant that fell
+back: n_pairs_mixed_source, n_fallback_unranked. A pairwise variant: `pairwise` (position
+bias and order agreement, `metrics.pairwise_stats.position_bias`); its rank metrics and tie
+calibration read its win rates.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from itertools import combinations
 from typing import Any
@@ -37,9 +47,11 @@ from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
 from titjudge.judges.options import RESERVED_NAMES
+from titjudge.judges.pairwise import PairJudgement
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
+from titjudge.metrics.fallback import fallback_masks
 from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
 from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
 from titjudge.metrics.pairwise import (
@@ -48,10 +60,15 @@ from titjudge.metrics.pairwise import (
     pair_outcomes,
     summarise_outcomes,
 )
+from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 
-#: the summary's own top-level keys; no variant may take one (a judge config refuses them too)
+#: the format of the dict `evaluate` returns (metrics.json, `metrics --json`): 2 puts the
+#: variants under their own key; 1 (before) mixed them with the run-level keys
+METRICS_VERSION = 2
+#: run-level keys of format 1, where variants sat beside them; a judge config still refuses
+#: them as names, so a format-1 file is never ambiguous
 RESERVED_KEYS: tuple[str, ...] = RESERVED_NAMES
 #: metrics that get a bootstrap confidence interval
 CI_METRICS: tuple[str, ...] = ("pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg")
@@ -107,6 +124,8 @@ def evaluate(
     ranks: Sequence[RankRow],
     items: Sequence[Item] | None = None,
     *,
+    verdicts: Mapping[str, Sequence[PairJudgement]] | None = None,
+    sample: int | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
     gain: Gain = "linear",
@@ -116,9 +135,11 @@ def evaluate(
 ) -> dict[str, Any]:
     """All metrics for every variant in `scores` against human pairs and ranks.
 
-    `bootstrap` resamples of prompts (0 = no intervals), drawn once with `seed` and
-    shared by all variants. Without `items` there is no model per image, so the
-    leaderboard is None and a note says why.
+    `verdicts`: a pairwise judge's judgements by variant; that variant's pair outcomes come
+    from them (sample `sample` of a repeated judge; None = the pair's verdict), its rank
+    metrics from its scores (win rates). `bootstrap` resamples of prompts (0 = no
+    intervals), drawn once with `seed` and shared by all variants. Without `items` there is
+    no model per image, so the leaderboard is None and a note says why.
     """
     if gain not in GAINS:
         raise DataError(f"unknown gain {gain!r}; choose one of {', '.join(GAINS)}")
@@ -126,38 +147,56 @@ def evaluate(
         raise DataError(f"--bootstrap must be >= 0, got {bootstrap}")
     if top_k is not None and top_k < 1:
         raise DataError(f"--top-k must be at least 1, got {top_k}")
+    verdicts = verdicts or {}
     rows = list(scores)
     by_variant = scores_by_variant(rows, round_digits)
     statuses = status_counts(rows)
-    clash = sorted(set(by_variant) & set(RESERVED_KEYS))
-    if clash:
-        raise DataError(
-            f"variant name {clash[0]!r} is reserved for the summary; rename the variant"
-        )
+    item_status: dict[str, dict[str, str]] = {}
+    for row in rows:
+        item_status.setdefault(row.variant, {})[row.item_id] = row.status
 
     data = build_eval_data(pairs, ranks)
     counts = resample_counts(data.n_prompts, bootstrap, seed)
-    summary: dict[str, Any] = {}
-    vectors: dict[str, np.ndarray] = {}
+    variants: dict[str, dict[str, Any]] = {}
+    rank_vectors: dict[str, np.ndarray] = {}
     outcomes: dict[str, PairOutcomes] = {}
     for name in sorted(by_variant):
-        vector = vectors[name] = data.score_vector(by_variant[name])
-        outcome = outcomes[name] = pair_outcomes(vector, data)
+        vector = data.score_vector(by_variant[name])
+        masks = fallback_masks(vector, item_status[name], data)
+        rank_vector = rank_vectors[name] = vector if masks is None else masks.rank_vector
+        if name in verdicts:
+            outcome = verdict_outcomes(verdicts[name], data, sample)
+        else:
+            outcome = pair_outcomes(vector, data)
+        n_mixed = 0
+        if masks is not None:
+            keep = ~masks.mixed_pairs
+            outcome = PairOutcomes(
+                outcome.evaluated & keep, outcome.correct & keep, outcome.metric_tie & keep
+            )
+            n_mixed = int(masks.mixed_pairs.sum())
+        outcomes[name] = outcome
         pairwise = summarise_outcomes(outcome, data.n_human_ties)
-        srcc, krcc = prompt_correlations(vector, data)
-        ndcg = prompt_ndcg(vector, data, gain, top_k)
-        calibration = calibrate_ties(vector, data)
+        srcc, krcc = prompt_correlations(rank_vector, data)
+        ndcg = prompt_ndcg(rank_vector, data, gain, top_k)
+        calibration = calibrate_ties(
+            vector,
+            data,
+            None if masks is None else masks.mixed_pairs,
+            None if masks is None else masks.mixed_ties,
+        )
         status = statuses[name]
-        summary[name] = {
+        entry = variants[name] = {
             "pairwise_accuracy": pairwise.accuracy,
             "n_pairs": pairwise.n_pairs,
-            "n_pairs_skipped": pairwise.n_pairs_skipped,
+            "n_pairs_skipped": pairwise.n_pairs_skipped - n_mixed,
             "n_correct": pairwise.n_correct,
             "metric_tie_rate": pairwise.metric_tie_rate,
             "n_metric_ties": pairwise.n_metric_ties,
             "n_human_ties": pairwise.n_human_ties,
             "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
             "thresholds": significance_thresholds(pairwise.n_pairs).as_dict(),
+            "accuracy_source": "verdicts" if name in verdicts else "scores",
             "srcc": srcc.mean,
             "krcc": krcc.mean,
             "n_prompts": srcc.n_prompts,
@@ -179,21 +218,27 @@ def evaluate(
             "n_failed": status["failed"],
             "n_fallback": status["fallback"],
         }
+        if masks is not None:
+            entry["n_pairs_mixed_source"] = masks.n_mixed
+            entry["n_fallback_unranked"] = masks.n_fallback
+        if name in verdicts:
+            entry["pairwise"] = position_bias(verdicts[name])
 
-    largest = max((summary[name]["n_pairs"] for name in vectors), default=0)
+    largest = max((v["n_pairs"] for v in variants.values()), default=0)
+    summary: dict[str, Any] = {"version": METRICS_VERSION, "variants": variants}
     summary["thresholds"] = significance_thresholds(largest).as_dict()
     notes: list[str] = []
     if items is None:
         summary["leaderboard"] = None
         notes.append("leaderboard omitted: it needs each image's t2i_model (pass --manifest)")
     else:
-        board = leaderboard_from_arrays(vectors, data, items)
+        board = leaderboard_from_arrays(rank_vectors, data, items)
         summary["leaderboard"] = _leaderboard_json(board)
-        for name in vectors:
-            summary[name]["leaderboard_srcc"] = board.srcc[name]
+        for name in rank_vectors:
+            variants[name]["leaderboard_srcc"] = board.srcc[name]
     summary["comparisons"] = [
         {**asdict(result), "accuracy_a": result.accuracy_a, "accuracy_b": result.accuracy_b}
-        for a, b in combinations(sorted(vectors), 2)
+        for a, b in combinations(sorted(outcomes), 2)
         for result in [mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])]
     ]
     summary["settings"] = {

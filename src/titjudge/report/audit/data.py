@@ -3,14 +3,21 @@
 Built from a run dir by `audit_load.load_audit`. No I/O, HTML or terminal code here, so
 the page and the terminal views show the same facts, and tests can pin them.
 
-Per (pair, variant) the outcome is one of:
+Per (pair, variant) the outcome is the one the variant's metrics counted (so the counts
+match the run record's n_correct and n_metric_ties):
 - `agree`: the variant scores the human-preferred image strictly higher;
 - `disagree`: it scores the other image strictly higher;
 - `metric_tie`: equal scores (after the run's `round_digits`, as in metrics.json);
-- `failed`: either side has no score (status `failed`, or absent from the run);
+- `failed`: the pair was not evaluated: either side has no score (status `failed`, or
+  absent from the run), or (the fallback rule, `metrics.fallback`) one side's score is the
+  fallback judge's, another scale;
 - `human_tie`: humans called the pair a tie, so there is nothing to agree with.
+A pairwise judge is classified from its verdict on the pair (`classify_judged`), never from
+its per-image win rates: the verdict names the preferred image (agree), the other
+(disagree), or is a tie (both orders tied, or the orders disagreed: metric_tie); the pair's
+`judged` keeps each order's choice and rationale.
 The margin is score(preferred) - score(other) (negative = a mistake; for human ties,
-score(a) - score(b)). "Most confident mistakes first" is the margin ascending (see
+score(a) - score(b)); for a pairwise judge +1 (agree), -1 (disagree), 0 (tie). "Most confident mistakes first" is the margin ascending (see
 `sort_key`; the page's script implements the same order).
 """
 
@@ -24,6 +31,8 @@ from typing import Any, Literal
 
 from titjudge.data.records import HumanPair, ScoreStatus
 from titjudge.errors import DataError, did_you_mean
+from titjudge.report.record import PairVerdict as JudgedPair
+from titjudge.report.record import Provenance, RunRecord
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
 OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")
@@ -77,6 +86,8 @@ class PairVerdict:
     score_a: float | None
     score_b: float | None
     margin: float | None
+    #: a pairwise judge's verdict on the pair, both orders with their rationales
+    judged: JudgedPair | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,12 @@ class VariantSummary:
     cost: float | None
     counts: Mapping[Outcome, int]
     scale: float
+    #: where the numbers came from (kind, model asked for and answering, template sha256)
+    provenance: Provenance | None = None
+    #: "scores" or "verdicts" (a pairwise judge)
+    accuracy_source: str = "scores"
+    #: a pairwise judge's position bias and order agreement (the record's `pairwise`)
+    position: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,8 @@ class AuditData:
     usage: dict[str, Any]
     #: summary.json's `answered_by`: per configured model, the models that answered
     answered_by: dict[str, Any] = field(default_factory=dict)
+    #: the run's record (metrics.json): every number the views show comes from it
+    record: RunRecord = field(default_factory=RunRecord)
 
 
 # --------------------------------------------------------------------------- classification
@@ -145,6 +164,23 @@ def classify(
     margin = a - b if pair.winner == "a" else b - a
     outcome: Outcome = "agree" if margin > 0 else "disagree" if margin < 0 else "metric_tie"
     return PairVerdict(outcome, score_a, score_b, margin)
+
+
+def classify_judged(pair: HumanPair, judged: JudgedPair | None) -> PairVerdict:
+    """A pairwise judge's outcome on one human pair, from its verdict (module docstring)."""
+    if judged is None or judged.verdict is None:
+        return PairVerdict("failed", None, None, None, judged)
+    if pair.winner == "tie":
+        return PairVerdict("human_tie", None, None, None, judged)
+    preferred = judged.verdict if judged.item_a == pair.item_a else _swap(judged.verdict)
+    if preferred == "tie":
+        return PairVerdict("metric_tie", None, None, 0.0, judged)
+    agree = preferred == pair.winner
+    return PairVerdict("agree" if agree else "disagree", None, None, 1.0 if agree else -1.0, judged)
+
+
+def _swap(verdict: str) -> str:
+    return {"a": "b", "b": "a"}.get(verdict, verdict)
 
 
 def sort_key(verdict: PairVerdict, scale: float = 1.0) -> tuple[int, float]:
@@ -264,3 +300,44 @@ def score_scale(scores: Iterable[float]) -> float:
     mean = sum(values) / len(values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
     return sd if sd > 0 else 1.0
+
+
+# --------------------------------------------------------------------------- provenance lines
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def provenance_line(name: str, data: AuditData) -> str:
+    """'tit_llm: llm, asked litellm:openai/judge, answered by judge; template ... (sha256 ...)'."""
+    summary = data.summaries[name]
+    found = summary.provenance
+    if found is None:
+        return f"{name}: provenance not recorded (run written before titjudge recorded it)"
+    parts = [found.kind or "?", f"asked {found.model or '(no model)'}"]
+    parts.append(f"answered by {', '.join(found.answered_by) or '(not recorded)'}")
+    if found.template:
+        parts.append(f"template {found.template} (sha256 {found.template_sha256})")
+    if found.thinking:
+        parts.append(f"thinking {found.thinking}")
+    if found.sampling:
+        parts.append(", ".join(f"{k} {v}" for k, v in found.sampling.items()))
+    if found.fallback:
+        parts.append(f"falls back to {found.fallback}")
+    parts.append(f"accuracy from {summary.accuracy_source}")
+    return f"{name}: " + "; ".join(parts)
+
+
+def position_line(name: str, position: dict[str, Any]) -> str:
+    """A pairwise judge's position bias and order agreement, from the run record."""
+    share, agree = position.get("first_position_win_share"), position.get("order_agreement_rate")
+    p_value = position.get("position_bias_p_value")
+    return (
+        f"{name} position: the first-shown image won {position.get('n_first_wins', 0)} and the "
+        f"second {position.get('n_second_wins', 0)} of {position.get('n_decisive', 0)} decisive "
+        f"single-order verdicts (first {_pct(share)}"
+        + (f", p {p_value:.3g}" if p_value is not None else "")
+        + f"); the two orders agreed on {_pct(agree)} of "
+        f"{position.get('n_pairs_both_orders', 0)} pairs"
+    )

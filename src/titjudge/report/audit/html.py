@@ -33,7 +33,15 @@ from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.models.provenance import provenance_lines
 from titjudge.models.results import total_cost
-from titjudge.report.audit.data import OUTCOMES, AuditData, VariantResult, ok_scores
+from titjudge.report.audit.data import (
+    OUTCOMES,
+    AuditData,
+    PairVerdict,
+    VariantResult,
+    ok_scores,
+    position_line,
+    provenance_line,
+)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -138,6 +146,19 @@ def details_text(details: Mapping[str, Any]) -> str | None:
     return "\n".join(lines) or None
 
 
+def _judged_row(verdict: PairVerdict, intern: _Strings) -> list[Any] | None:
+    """A pairwise judge's verdict on a pair: [verdict, orders agreed, [[first shown, choice,
+    rationale, error], ...]]; None for a scoring judge."""
+    judged = verdict.judged
+    if judged is None:
+        return None
+    return [
+        judged.verdict,
+        judged.orders_agree,
+        [[o.first, o.choice, intern(o.rationale), intern(o.error)] for o in judged.orders],
+    ]
+
+
 def _result_row(result: VariantResult | None, intern: _Strings) -> list[Any] | None:
     if result is None:
         return None
@@ -212,6 +233,7 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
             _WINNER_CODE[p.pair.winner],
             [_OUTCOME_CODE[p.verdicts[v].outcome] for v in data.variants],
             [_short(p.verdicts[v].margin) for v in data.variants],
+            [_judged_row(p.verdicts[v], intern) for v in data.variants],
         ]
         for p in data.pairs
     ]
@@ -226,6 +248,9 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
             "cost": s.cost,
             "counts": dict(s.counts),
             "scale": s.scale,
+            "accuracy_source": s.accuracy_source,
+            "provenance": provenance_line(s.name, data),
+            "position": position_line(s.name, dict(s.position)) if s.position else None,
             **_ok_scores(data, s.name),
         }
         for s in (data.summaries[v] for v in data.variants)

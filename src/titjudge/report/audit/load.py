@@ -3,9 +3,11 @@
 without `data.human_pairs` loads with no pairs: its items are what the audit shows.
 
 Every problem with a file is one DataError naming `file:line`; optional files
-(metrics.json, summary.json) may be absent. Headline numbers come from metrics.json
-where the run wrote them (so the page repeats, never re-derives, the reported accuracy
-and CI) and from our own pair counts otherwise.
+(metrics.json, summary.json) may be absent. Headline numbers and provenance come from the
+run's record (`report.record.load_run`: metrics.json and the pairwise verdicts), so the
+terminal, the page and `--json` repeat, never re-derive, the reported accuracy and CI; the
+per-pair outcomes are those the metrics counted (a pairwise judge's from its verdicts, the
+fallback rule's mixed pairs as not evaluated).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from titjudge.config import load_yaml
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
+from titjudge.data.records import HumanPair
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, read_json_object
 from titjudge.models.results import total_cost
@@ -26,13 +29,16 @@ from titjudge.report.audit.data import (
     AuditItem,
     AuditPair,
     Outcome,
+    PairVerdict,
     VariantResult,
     VariantSummary,
     classify,
+    classify_judged,
     score_scale,
 )
 from titjudge.report.item_line import ItemLine
-from titjudge.report.runs import resolve_run
+from titjudge.report.record import PairVerdict as JudgedPair
+from titjudge.report.record import RunRecord, load_run
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -120,26 +126,23 @@ def summarise_variants(
     variants: Sequence[str],
     items: Mapping[str, AuditItem],
     pairs: Sequence[AuditPair],
-    metrics: Mapping[str, Any],
+    record: RunRecord,
 ) -> dict[str, VariantSummary]:
+    """Per variant: the record's numbers and provenance, and the outcome counts of its pairs."""
     summaries = {}
     for name in variants:
         counts: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
         for audit_pair in pairs:
             counts[audit_pair.verdicts[name].outcome] += 1
         results = [i.results[name] for i in items.values() if name in i.results]
-        m = _mapping(metrics.get(name))
-        scored = counts["agree"] + counts["disagree"] + counts["metric_tie"]
-        ci = (m.get("ci") or {}).get("pairwise_accuracy")
+        found = record.variants.get(name)
+        ci = (found.get("ci") or {}).get("pairwise_accuracy") if found else None
+        position = found.get("pairwise") if found else None
         summaries[name] = VariantSummary(
             name=name,
-            pairwise_accuracy=m.get(
-                "pairwise_accuracy", counts["agree"] / scored if scored else None
-            ),
+            pairwise_accuracy=found.pairwise_accuracy if found else None,
             ci=(float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
-            metric_tie_rate=m.get(
-                "metric_tie_rate", counts["metric_tie"] / scored if scored else None
-            ),
+            metric_tie_rate=found.metric_tie_rate if found else None,
             n_failed=sum(r.status == "failed" for r in results),
             n_fallback=sum(r.status == "fallback" for r in results),
             cost=total_cost(r.cost for r in results),
@@ -147,17 +150,44 @@ def summarise_variants(
             scale=score_scale(
                 r.score for r in results if r.score is not None and r.status != "failed"
             ),
+            provenance=found.provenance if found else None,
+            accuracy_source=found.accuracy_source if found else "scores",
+            position=position if isinstance(position, dict) else None,
         )
     return summaries
+
+
+def _verdict(
+    pair: HumanPair,
+    variant: str,
+    item_a: AuditItem,
+    item_b: AuditItem,
+    judged: Mapping[str, Mapping[frozenset[str], JudgedPair]],
+    round_digits: int | None,
+) -> PairVerdict:
+    """The outcome the variant's metrics counted for this pair (see `report.audit.data`)."""
+    if variant in judged:
+        return classify_judged(pair, judged[variant].get(frozenset((pair.item_a, pair.item_b))))
+    ra, rb = item_a.results.get(variant), item_b.results.get(variant)
+    found = classify(pair, ra, rb, round_digits)
+    if (
+        found.outcome != "human_tie"
+        and ra is not None
+        and rb is not None
+        and "failed" not in (ra.status, rb.status)
+        and ra.status != rb.status
+    ):  # the fallback rule: a judged score never meets the fallback judge's scale
+        return PairVerdict("failed", found.score_a, found.score_b, None)
+    return found
 
 
 def load_audit(run_dir: Path) -> AuditData:
     """Read a run dir (or a name dir's latest run, `report.runs.resolve_run`) and the data its
     config names; problems are one-line DataErrors."""
-    run_dir = resolve_run(run_dir)
+    record = load_run(run_dir)
+    assert record.run_dir is not None
+    run_dir = record.run_dir
     items_path, config_path = run_dir / "items.jsonl", run_dir / "config.yaml"
-    if not items_path.is_file():
-        raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")
     config = load_yaml(config_path)
     pairs_path = _config_path(config, "human_pairs", config_path)
     manifest_path = _config_path(config, "manifest", config_path)
@@ -165,11 +195,12 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(f"{config_path}: data.manifest is missing; it holds the prompts")
     items, variants = load_items(items_path)
     prompts = {item.prompt_id: item.prompt for item in load_manifest(manifest_path)}
-    metrics = _json_or_empty(run_dir / "metrics.json", "metrics file")
-    settings = _mapping(metrics.get("settings"))
-    round_digits = (
-        settings.get("round_digits") if isinstance(settings.get("round_digits"), int) else None
-    )
+    digits = record.settings.get("round_digits")
+    round_digits = digits if isinstance(digits, int) else None
+    judged = {
+        name: {frozenset((v.item_a, v.item_b)): v for v in found}
+        for name, found in record.verdicts.items()
+    }
     pairs: list[AuditPair] = []
     outside = 0
     # without human pairs there is nothing to agree with: the audit browses the items
@@ -178,10 +209,7 @@ def load_audit(run_dir: Path) -> AuditData:
         if item_a is None or item_b is None:
             outside += 1  # e.g. a `--limit` run: the pair's images were not judged
             continue
-        verdicts = {
-            v: classify(pair, item_a.results.get(v), item_b.results.get(v), round_digits)
-            for v in variants
-        }
+        verdicts = {v: _verdict(pair, v, item_a, item_b, judged, round_digits) for v in variants}
         pairs.append(AuditPair(len(pairs), pair, verdicts))
     if pairs_path is not None and not pairs:
         raise DataError(
@@ -195,8 +223,9 @@ def load_audit(run_dir: Path) -> AuditData:
         items=items,
         prompts=prompts,
         pairs=pairs,
-        summaries=summarise_variants(variants, items, pairs, metrics),
+        summaries=summarise_variants(variants, items, pairs, record),
         n_pairs_outside=outside,
         usage=_mapping(summary.get("usage")),
         answered_by=_mapping(summary.get("answered_by")),
+        record=record,
     )

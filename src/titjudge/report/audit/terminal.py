@@ -21,7 +21,10 @@ from titjudge.report.audit.data import (
     Outcome,
     VariantResult,
     ok_scores,
+    position_line,
+    provenance_line,
 )
+from titjudge.report.record import PairVerdict as JudgedPair
 from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {
@@ -105,7 +108,18 @@ def print_summary(data: AuditData, console: Console) -> None:
             f"{data.n_pairs_outside} human pairs left out: their images are not in this run",
             highlight=False,
         )
+    print_provenance(data, console)
     print_answering_models(data, console)
+
+
+def print_provenance(data: AuditData, console: Console) -> None:
+    """Per variant the model asked for and the models that answered, the template and its
+    sha256, thinking and sampling; a pairwise judge's position bias."""
+    for name in data.variants:
+        console.print(safe(provenance_line(name, data)), style="dim")
+        position = data.summaries[name].position
+        if position:
+            console.print(safe(position_line(name, dict(position))))
 
 
 def print_answering_models(data: AuditData, console: Console) -> None:
@@ -228,8 +242,31 @@ def print_pair(
         head.append_text(safe(name))
         head.append(f": {OUTCOME_LABEL[v.outcome]}", style=OUTCOME_STYLE[v.outcome])
         console.print(head)
+        if v.judged is not None:
+            _judged_lines(console, v.judged, full)
+            continue
         _result_lines(console, "A", data.items[pair.item_a].results.get(name), full)
         _result_lines(console, "B", data.items[pair.item_b].results.get(name), full)
+
+
+def _judged_lines(console: Console, judged: JudgedPair, full: bool) -> None:
+    """A pairwise judge's verdict: each order's choice and rationale, whether they agreed."""
+    limit = None if full else CLIP
+    agreed = judged.orders_agree
+    _labelled(
+        console,
+        "  verdict",
+        f"{judged.verdict or 'none (an order failed)'}; the orders "
+        + ("agreed" if agreed else "disagreed" if agreed is False else "could not be compared"),
+        None,
+    )
+    for number, order in enumerate(judged.orders, start=1):
+        side = "A" if order.first == judged.item_a else "B"
+        label = f"  order {number} ({side} first shown)"
+        _labelled(console, label + " chose", order.choice or f"failed: {order.error}", None)
+        _labelled(console, label + " rationale", order.rationale, limit)
+        if order.answered_by:
+            _labelled(console, label + " answered by", ", ".join(order.answered_by), None, "dim")
 
 
 def print_disagreements(

@@ -327,6 +327,7 @@
       var box = add(card, el("details", "vr"));
       if (open) { box.open = true; }
       add(box, el("summary", "", D.variants[v].name + ": rationales"));
+      if (p[5] && p[5][v]) { judgedBox(box, p[5][v], a); continue; }
       var two = add(box, el("div", "two"));
       variantSide(two, a, v, "A");
       variantSide(two, b, v, "B");
@@ -391,8 +392,26 @@
 
   // the models whose replies came from another model than configured, or from several
   function renderModels() {
+    // each variant's provenance: model asked for and answering, template and its sha256
+    D.variants.forEach(function (v) {
+      if (v.provenance) { add($("models"), el("div", "provenance", v.provenance)); }
+      if (v.position) { add($("models"), el("div", "provenance", v.position)); }
+    });
     (D.run.answered_by || []).forEach(function (m) {
       add($("models"), el("div", m.warning ? "model-warning" : "", m.line));
+    });
+  }
+
+  // a pairwise judge's verdict on a pair: each order's choice and rationale
+  function judgedBox(parent, judged, a) {
+    add(parent, el("p", "", "Verdict: " + (judged[0] === null ? "none (an order failed)" : judged[0]) +
+      "; the orders " + (judged[1] === null ? "could not be compared" : judged[1] ? "agreed" : "disagreed")));
+    judged[2].forEach(function (o, n) {
+      var box = add(parent, el("div", "order"));
+      add(box, el("strong", "", "Order " + (n + 1) + " (" + (o[0] === a[0] ? "A" : "B") +
+        " shown first): " + (o[1] === null ? "failed" : o[1])));
+      var why = text(o[2]) || text(o[3]);
+      if (why) { add(box, el("p", "", why)); }
     });
   }
 

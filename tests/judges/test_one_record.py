@@ -1,0 +1,250 @@
+"""One truth per run: every view of a run shows the numbers of its one record.
+
+A synthetic run through the loopback server with an LLM judge that falls back to an
+embedding judge on garbled replies, that embedding judge, and a pairwise judge that ties
+some pairs in both orders. The run's tables, `titjudge metrics` (on the run and on its
+scores CSV), `titjudge audit` (terminal, HTML, `--json`) and `titjudge.load_run` must show
+the same accuracy for every variant; a pair the pairwise judge tied in both orders is never
+"agree"; the audit page and `--json` name each variant's model and template sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer, Reply
+from judge_helpers import ModesResponder, description_by_item, read_lines, run_config
+
+import titjudge
+from titjudge.cli import main
+
+JUDGES = [
+    {
+        "name": "tit_llm",
+        "kind": "llm",
+        "model": "litellm:openai/judge",
+        "fallback": "tit_score",
+        "temperature": 0.0,
+    },
+    {
+        "name": "tit_score",
+        "kind": "embedding",
+        "model": "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B",
+    },
+    {"name": "pw", "kind": "pairwise", "model": "litellm:openai/judge"},
+]
+
+
+class TyingResponder(ModesResponder):
+    """The fair responder, except: the pairwise judge answers `tie` for every other human
+    pair (both orders), and the LLM judge's reply for two descriptions is garbled (so the
+    LLM judge falls back to the embedding judge for those images)."""
+
+    def __init__(self, data: Path, tie_pairs: set[frozenset[str]], garbled: set[str]):
+        super().__init__(data)
+        self.tie_pairs, self.garbled = tie_pairs, garbled
+
+    def __call__(self, request):  # type: ignore[no-untyped-def]
+        text = request.text
+        if "FIRST DESCRIPTION:" in text:
+            found = re.search(
+                r"FIRST DESCRIPTION:\n(.*?)\n\nSECOND DESCRIPTION:\n(.*?)\n\n", text, re.S
+            )
+            if found and frozenset(found.groups()) in self.tie_pairs:
+                return Reply(data={"rationale": "both cover the prompt equally", "winner": "tie"})
+        elif not request.images and any(g in request.all_text for g in self.garbled):
+            return Reply(content="I would rate this quite highly overall.")
+        return super().__call__(request)
+
+
+@pytest.fixture(scope="module")
+def run_dir(synth_data, tmp_path_factory) -> Path:
+    import csv
+
+    tmp = tmp_path_factory.mktemp("one-record")
+    texts = description_by_item(synth_data)
+    with (synth_data / "pairs.csv").open() as handle:
+        human = [r for r in csv.DictReader(handle) if r["winner"] != "tie"]
+    tie_pairs = {frozenset((texts[r["item_a"]], texts[r["item_b"]])) for r in human[::2]}
+    garbled = {texts[human[1]["item_a"]], texts[human[3]["item_b"]]}
+    with (
+        pytest.MonkeyPatch.context() as patch,  # litellm's openai/ provider wants a key
+        FakeOpenAIServer(responder=TyingResponder(synth_data, tie_pairs, garbled)) as server,
+    ):
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp, JUDGES))
+    return outcome.out_dir
+
+
+def _cli(capsys, *args: str) -> str:
+    code = main(list(args))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return out
+
+
+def _pct_cells(text: str, name: str, digits: int) -> list[str]:
+    """Every 'NN.NN%' on the lines that start with the variant's name (table rows)."""
+    pattern = rf"\d+\.\d{{{digits}}}%"
+    return [
+        cell
+        for line in text.splitlines()
+        if re.match(rf"^[│┃|\s]*{re.escape(name)}\s", line)
+        for cell in re.findall(pattern, line)
+    ]
+
+
+def test_every_view_shows_the_records_accuracy(
+    run_dir: Path, capsys, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # table rows unfolded, one line per variant
+    record = titjudge.load_run(run_dir)
+    assert record.version == 2 and set(record.variants) == {"tit_llm", "tit_score", "pw"}
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert set(metrics["variants"]) == set(record.variants)
+    pw = record.variants["pw"]
+    assert pw.accuracy_source == "verdicts"
+    # the pairwise judge's accuracy is its verdicts': pairs_pw.jsonl's `correct`
+    lines = read_lines(run_dir / "pairs_pw.jsonl")
+    judged = [line for line in lines if line["human"] in ("a", "b")]
+    assert pw.n_pairs == len(judged)
+    assert pw.n_correct == sum(line["correct"] is True for line in judged)
+    assert pw.n_metric_ties == sum(line["verdict"] == "tie" for line in judged) > 0
+    assert record.variants["tit_llm"].get("n_fallback") > 0
+
+    from_metrics_run = json.loads(_cli(capsys, "metrics", str(run_dir), "--json"))
+    from_scores = json.loads(
+        _cli(
+            capsys,
+            "metrics",
+            str(run_dir / "scores.csv"),
+            "--pairs",
+            str(Path(record_config(run_dir)["data"]["human_pairs"])),
+            "--manifest",
+            str(Path(record_config(run_dir)["data"]["manifest"])),
+            "--json",
+        )
+    )
+    audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
+    audit_text = _cli(capsys, "audit", str(run_dir))
+    html_file = tmp_path / "audit.html"
+    _cli(capsys, "audit", str(run_dir), "--html", str(html_file))
+    page = json.loads(
+        re.search(
+            r'<script type="application/json" id="audit-data">(.*?)</script>',
+            html_file.read_text(),
+            re.S,
+        ).group(1)
+    )
+    page_variants = {v["name"]: v for v in page["variants"]}
+    run_text = _cli(capsys, "metrics", str(run_dir))
+    for name, entry in record.variants.items():
+        accuracy = entry.pairwise_accuracy
+        assert accuracy is not None
+        assert metrics["variants"][name]["pairwise_accuracy"] == accuracy
+        assert from_metrics_run["variants"][name]["pairwise_accuracy"] == accuracy
+        assert from_scores["variants"][name]["pairwise_accuracy"] == accuracy, name
+        assert from_scores["variants"][name]["n_correct"] == entry.n_correct
+        assert audit_json["variants"][name]["pairwise_accuracy"] == accuracy
+        assert page_variants[name]["accuracy"] == accuracy
+        # counts of agree / metric tie are the ones the accuracy was computed from
+        counts = audit_json["variants"][name]["counts"]
+        assert counts["agree"] == entry.n_correct, name
+        assert counts["metric_tie"] == entry.n_metric_ties, name
+        assert page_variants[name]["counts"]["agree"] == entry.n_correct
+        assert f"{100 * accuracy:.1f}%" in _pct_cells(audit_text, name, 1), name
+        assert f"{100 * accuracy:.2f}%" in _pct_cells(run_text, name, 2), name
+    assert "pw: pairwise accuracy from its verdicts" in run_text and "first-shown" in run_text
+    # McNemar tables read the same outcomes: each variant's accuracy on the shared pairs
+    for comparison in metrics["comparisons"]:
+        for side in ("a", "b"):
+            entry = record.variants[comparison[f"variant_{side}"]]
+            if comparison["n_pairs"] == entry.n_pairs:
+                assert comparison[f"accuracy_{side}"] == entry.pairwise_accuracy
+
+
+def record_config(run_dir: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((run_dir / "config.yaml").read_text())
+
+
+def test_a_pair_tied_in_both_orders_is_never_agree(run_dir: Path, capsys) -> None:
+    tied = [
+        line
+        for line in read_lines(run_dir / "pairs_pw.jsonl")
+        if line["human"] in ("a", "b") and [o["choice"] for o in line["orders"]] == ["tie", "tie"]
+    ]
+    assert tied
+    for line in tied:  # the terminal view of each such pair: a tie, from the verdict
+        pair_id = f"{line['item_a']}|{line['item_b']}"
+        text = _cli(capsys, "audit", str(run_dir), "--pair", pair_id, "--variant", "pw")
+        assert "── pw: metric tie" in text, pair_id
+    audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
+    pairs = {p["pair_id"]: p for p in audit_json["pairs"]}
+    for line in tied:
+        shown = pairs[f"{line['item_a']}|{line['item_b']}"]["variants"]["pw"]
+        assert shown["outcome"] == "metric_tie"
+        assert [o["choice"] for o in shown["orders"]] == ["tie", "tie"]
+        assert shown["orders"][0]["rationale"] == "both cover the prompt equally"
+        assert shown["orders_agree"] is True
+    text = _cli(capsys, "audit", str(run_dir), "--pair", f"{tied[0]['item_a']}|{tied[0]['item_b']}")
+    assert "both cover the prompt equally" in text and "first shown" in text
+    summary = _cli(capsys, "audit", str(run_dir))
+    assert "position" in summary
+
+
+def test_audit_names_each_variants_model_and_template(run_dir: Path, capsys, tmp_path) -> None:
+    from titjudge.prompts.loader import load_template
+
+    audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
+    html_file = tmp_path / "audit.html"
+    _cli(capsys, "audit", str(run_dir), "--html", str(html_file))
+    page = html_file.read_text()
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    expected = {
+        "tit_llm": ("litellm:openai/judge", load_template("judge_similarity").sha256),
+        "pw": ("litellm:openai/judge", load_template("pairwise").sha256),
+        "tit_score": ("litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B", None),
+    }
+    for name, (model, sha) in expected.items():
+        for provenance in (
+            audit_json["variants"][name]["provenance"],
+            metrics["variants"][name]["provenance"],
+        ):
+            assert provenance["model"] == model and provenance["template_sha256"] == sha
+            if name != "tit_score":  # text replies name their model; embeddings do not
+                assert provenance["answered_by"] == ["judge"], name
+        assert model in page
+        if sha:
+            assert sha in page
+    assert metrics["variants"]["tit_llm"]["provenance"]["fallback"] == "tit_score"
+    assert metrics["variants"]["tit_llm"]["provenance"]["sampling"]["temperature"] == 0.0
+
+
+def test_load_run_reads_a_name_dirs_latest_run(run_dir: Path) -> None:
+    record = titjudge.load_run(run_dir.parent)  # <run.out>/<name>: its LATEST run
+    assert record.run_dir == run_dir
+    assert [v.verdict for v in record.verdicts["pw"]] == [
+        line["verdict"] for line in read_lines(run_dir / "pairs_pw.jsonl")
+    ]
+
+
+def test_metrics_on_a_pairwise_variant_without_its_verdicts_says_why(
+    run_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """A scores CSV whose run config names `pw` as pairwise, with pairs_pw.jsonl gone: one
+    line and exit 2, never the win-rate accuracy."""
+    import shutil
+
+    for name in ("scores.csv", "config.yaml"):
+        shutil.copy(run_dir / name, tmp_path / name)
+    pairs = record_config(run_dir)["data"]["human_pairs"]
+    assert main(["metrics", str(tmp_path / "scores.csv"), "--pairs", pairs, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.strip().splitlines()
+    assert "'pw' is a pairwise judge" in line and "pairs_pw.jsonl is missing" in line
