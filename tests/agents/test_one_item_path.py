@@ -36,8 +36,8 @@ print("MODULES " + json.dumps({m: m in sys.modules for m in ("langgraph", "litel
 sys.exit(code)
 """
 
-#: what may differ between a fresh run and its cached re-run: timings and cache flags
-VOLATILE = {"latency", "cached"}
+#: what may differ between a fresh run and its cached re-run: timings, cache flags, when it ran
+VOLATILE = {"latency", "cached", "wall_seconds", "created", "started", "finished"}
 
 
 class WithheldLogprobs(ModesResponder):
@@ -80,24 +80,27 @@ def _config(data: Path, url: str, embed_url: str, tmp: Path) -> dict[str, Any]:
     return config
 
 
-def _strip(value: Any) -> Any:
+def _strip(value: Any, run_id: str) -> Any:
+    """`value` without its volatile keys, its run's id (in a path or a field) made `<run>`."""
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: _strip(v, run_id) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        return [_strip(v, run_id) for v in value]
+    if isinstance(value, str):
+        return value.replace(run_id, "<run>")
     return value
 
 
-def _lines(path: Path) -> list[Any]:
-    return [_strip(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _outputs(run: Path) -> dict[str, Any]:
+    def lines(name: str) -> list[Any]:
+        text = (run / name).read_text()
+        return [_strip(json.loads(line), run.name) for line in text.splitlines() if line.strip()]
+
     return {
-        "scores.csv": (run / "scores.csv").read_text(),
-        "metrics.json": _strip(json.loads((run / "metrics.json").read_text())),
-        "items.jsonl": _lines(run / "items.jsonl"),
-        "pairs_pair.jsonl": _lines(run / "pairs_pair.jsonl"),
+        "scores.csv": (run / "scores.csv").read_text().replace(run.name, "<run>"),
+        "metrics.json": _strip(json.loads((run / "metrics.json").read_text()), run.name),
+        "items.jsonl": lines("items.jsonl"),
+        "pairs_pair.jsonl": lines("pairs_pair.jsonl"),
     }
 
 
