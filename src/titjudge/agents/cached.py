@@ -3,8 +3,10 @@
 A re-run whose answers are all cached would spend most of its time on LangGraph's work per
 step (two steps per item) and on reading images again. So, before the graph, each item is
 tried once under `models.pipeline.cache_only()`: its image as an earlier run remembered it
-(`ImageLoader.peek`: deferred, not read), its description and every per-item judge, through
-the same code the graph's nodes run (`agents.item`). An item whose every call is answered becomes its result here. An
+(`ImageLoader.peek`: deferred, not read), then the very steps the graph's nodes wrap
+(`agents.item`: describe, judge with its route, fallback when routed there, finish), so the
+judges are gathered, the fallback decided and the result made by the same functions on both
+paths. An item whose every call is answered becomes its result here. An
 item with any answer missing, or an image no earlier run read unchanged, is left to the
 graph, which asks again everything it needs (its cached answers are read a second time,
 counted once). Nothing here sends a request, claims a key, reads an image or loads a model.
@@ -14,13 +16,8 @@ from __future__ import annotations
 
 import asyncio
 
-from titjudge.agents.item import (
-    RunContext,
-    apply_fallbacks,
-    describe_image,
-    needs_fallback,
-    safe_judge,
-)
+from titjudge.agents import item as steps
+from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
 from titjudge.models.pipeline import cache_only
 from titjudge.records import ItemResult
@@ -49,19 +46,17 @@ async def _from_cache(item: Item, ctx: RunContext) -> ItemResult | None:
     if image is None:
         return None
     with cache_only() as probe:
-        described = await describe_image(image, ctx)
-        if probe.missed:
+        described = (await steps.describe(item, ctx, image))["described"]
+        if probe.missed:  # the graph describes it again: its judges need not be tried here
             return None
-        outcomes = [await safe_judge(j, item, image, described) for j in ctx.judges]
+        route, outcomes = await steps.judge(item, image, described, ctx)
         if probe.missed:
             return None
     probe.commit()
-    if needs_fallback(outcomes, ctx.fallbacks):
-        outcomes = apply_fallbacks(outcomes, ctx.fallbacks)
     ctx.progress.item_described()
-    result = ItemResult(item=item, described=described, outcomes=outcomes, image_error=None)
-    ctx.progress.item_done(result)
-    return result
+    if route == "fallback":
+        outcomes = steps.fallback(outcomes, ctx)
+    return steps.finish(item, described, outcomes, None, ctx)
 
 
 __all__ = ["resolve_cached"]

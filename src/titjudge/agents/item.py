@@ -1,7 +1,9 @@
-"""One item's work, as the graph's nodes (`agents.nodes`) and the cached pass
-(`agents.cached`) both do it: load the image, describe it, run every per-item judge, apply
-fallbacks. Nothing here imports LangGraph, so a re-run answered entirely from the cache never
-loads it.
+"""One item's steps, the one implementation that both item paths run: the item graph's nodes
+(`agents.nodes`) wrap them, and the cached pass (`agents.cached`) calls them directly under a
+cache-only probe. `describe` (load the image unless given, describe it), `judge` (every
+per-item judge, gathered with `gather_eager`, and the route: on to `fallback` or done),
+`fallback` and `finish` (the item's result, reported). Nothing here imports LangGraph, so a
+re-run answered entirely from the cache never loads it.
 
 Every per-item error is caught here and becomes a failure record: one bad image or one
 failed call never cancels its siblings. A cache that cannot be used stops the run.
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from titjudge.agents.gather import gather_eager
 from titjudge.cache.store import CacheError
 from titjudge.data.images import ImageLoader
 from titjudge.data.records import HumanPair, Item
@@ -23,9 +26,12 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.base import GenerateRequest, ImageInput, MissingCredentialsError
 from titjudge.models.call import ModelClient
 from titjudge.prompts.loader import PromptTemplate
-from titjudge.records import Progress
+from titjudge.records import ItemResult, Progress
 
 log = logging.getLogger(__name__)
+
+#: where an item goes after its judges: its fallbacks, or done
+Route = Literal["fallback", "done"]
 
 
 @dataclass
@@ -57,14 +63,17 @@ class RunContext:
     images: ImageLoader = field(default_factory=lambda: ImageLoader(concurrency=1))
 
 
-async def describe_item(item: Item, ctx: RunContext) -> dict[str, Any]:
-    try:
-        image = await ctx.images.load(item.image)
-    except CacheError:  # what was learnt of the image cannot be stored: the run stops
-        raise
-    except DataError as exc:
-        failed = Described(text=None, error=f"image: {exc}")
-        return {"image": None, "described": failed, "image_error": str(exc)}
+async def describe(item: Item, ctx: RunContext, image: ImageInput | None = None) -> dict[str, Any]:
+    """The describe step: the item's image (loaded, unless the caller holds it already), its
+    description, and the image's error when it cannot be loaded (then nothing is asked)."""
+    if image is None:
+        try:
+            image = await ctx.images.load(item.image)
+        except CacheError:  # what was learnt of the image cannot be stored: the run stops
+            raise
+        except DataError as exc:
+            failed = Described(text=None, error=f"image: {exc}")
+            return {"image": None, "described": failed, "image_error": str(exc)}
     return {"image": image, "described": await describe_image(image, ctx), "image_error": None}
 
 
@@ -92,9 +101,36 @@ async def describe_image(image: ImageInput, ctx: RunContext) -> Described:
     return Described(text=call.value, call=call)
 
 
+async def judge(
+    item: Item, image: ImageInput | None, described: Described, ctx: RunContext
+) -> tuple[Route, list[JudgeOutcome]]:
+    """The judge step: every per-item judge on the item, concurrently (`gather_eager`), in
+    config order, and the route: to `fallback` only when a judge with a fallback failed."""
+    outcomes = await gather_eager(safe_judge(j, item, image, described) for j in ctx.judges)
+    return ("fallback" if needs_fallback(outcomes, ctx.fallbacks) else "done"), outcomes
+
+
 def needs_fallback(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> bool:
     """Whether a judge that has a configured fallback failed."""
     return any(o.status == "failed" and o.variant in fallbacks for o in outcomes)
+
+
+def fallback(outcomes: list[JudgeOutcome], ctx: RunContext) -> list[JudgeOutcome]:
+    """The fallback step: each failed judge with a fallback takes its fallback's score."""
+    return apply_fallbacks(outcomes, ctx.fallbacks)
+
+
+def finish(
+    item: Item,
+    described: Described,
+    outcomes: list[JudgeOutcome],
+    image_error: str | None,
+    ctx: RunContext,
+) -> ItemResult:
+    """The item is done: its result, reported to the run's progress."""
+    result = ItemResult(item=item, described=described, outcomes=outcomes, image_error=image_error)
+    ctx.progress.item_done(result)
+    return result
 
 
 async def safe_judge(
@@ -124,10 +160,14 @@ def apply_fallbacks(outcomes: list[JudgeOutcome], fallbacks: dict[str, str]) -> 
 
 
 __all__ = [
+    "Route",
     "RunContext",
     "apply_fallbacks",
+    "describe",
     "describe_image",
-    "describe_item",
+    "fallback",
+    "finish",
+    "judge",
     "needs_fallback",
     "safe_judge",
 ]

@@ -7,7 +7,9 @@ back to describe, or to END when the feed is empty. Routing from judge and fallb
 `Command` with declared destinations, so an item costs two LangGraph steps (three with a
 fallback) and no state copy for a routing function. A run with no feed scores one item.
 
-The work itself (`agents.item`) catches every per-item error as a failure record: one bad
+Each node is a thin wrapper of its step in `agents.item`, the same functions the cached pass
+(`agents.cached`) calls directly, so an item is judged, routed and finished the same way on
+both paths. The steps catch every per-item error as a failure record: one bad
 image or one failed call never cancels a LangGraph step (which would cancel its siblings).
 What the nodes need comes from the run context (`Runtime[RunContext]`), never from the
 graph's state, which holds only this item's own data.
@@ -15,7 +17,6 @@ graph's state, which holds only this item's own data.
 
 from __future__ import annotations
 
-import asyncio
 import operator
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
@@ -24,13 +25,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from titjudge.agents.item import (
-    RunContext,
-    apply_fallbacks,
-    describe_item,
-    needs_fallback,
-    safe_judge,
-)
+from titjudge.agents import item as steps
+from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.models.base import ImageInput
@@ -54,42 +50,35 @@ class ItemState(TypedDict, total=False):
 
 
 async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Load the image and describe it; a description no judge reads is skipped. The item
-    counts as described once this returns, whatever the outcome."""
-    update = await describe_item(state["item"], runtime.context)
+    """`item.describe`: load the image and describe it (a description no judge reads is
+    skipped). The item counts as described once this returns, whatever the outcome."""
+    update = await steps.describe(state["item"], runtime.context)
     runtime.context.progress.item_described()
     return update
 
 
 async def judge(state: ItemState, runtime: Runtime[RunContext]) -> Command[str]:
-    """Every per-item judge on this item, concurrently; then to `fallback` only when a judge
-    that has a configured fallback failed, else the item is done."""
-    item, image, described = state["item"], state.get("image"), state["described"]
-    outcomes = list(
-        await asyncio.gather(
-            *(safe_judge(j, item, image, described) for j in runtime.context.judges)
-        )
+    """`item.judge`: every per-item judge on this item; then on along its route: `fallback`,
+    or the item is done."""
+    route, outcomes = await steps.judge(
+        state["item"], state.get("image"), state["described"], runtime.context
     )
-    if needs_fallback(outcomes, runtime.context.fallbacks):
+    if route == "fallback":
         return Command(goto="fallback", update={"outcomes": outcomes})
     return _finish(state, outcomes, runtime.context)
 
 
 async def fallback(state: ItemState, runtime: Runtime[RunContext]) -> Command[str]:
-    outcomes = apply_fallbacks(state["outcomes"], runtime.context.fallbacks)
-    return _finish(state, outcomes, runtime.context)
+    """`item.fallback`, then the item is done."""
+    return _finish(state, steps.fallback(state["outcomes"], runtime.context), runtime.context)
 
 
 def _finish(state: ItemState, outcomes: list[JudgeOutcome], ctx: RunContext) -> Command[str]:
-    """The item is done: report it, drop its image, and route to describe with the worker's
-    next item, or to END when the feed is empty."""
-    result = ItemResult(
-        item=state["item"],
-        described=state["described"],
-        outcomes=outcomes,
-        image_error=state.get("image_error"),
+    """`item.finish`, drop the item's image, and route to describe with the worker's next
+    item, or to END when the feed is empty."""
+    result = steps.finish(
+        state["item"], state["described"], outcomes, state.get("image_error"), ctx
     )
-    ctx.progress.item_done(result)
     feed = state.get("feed")
     following = next(feed, None) if feed is not None else None
     update: dict[str, Any] = {"outcomes": outcomes, "results": [result], "image": None}

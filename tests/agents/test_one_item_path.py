@@ -1,0 +1,141 @@
+"""One item, one path (issue 29): an item finished by the graph on a fresh run and by the
+cached pass on a fully cached re-run comes out the same, for a config with a fallback that
+fires, a repeated judge and a repeated pairwise judge.
+
+The fresh run is in-process; the re-run is `titjudge run` in a child process, so its
+`sys.modules` shows that LangGraph was never imported (every item went through the cached
+pass, not the graph). The LLM judge scores with `score_mode: expected`, and the loopback
+server withholds the score's log-probabilities for a few items: a valid (so cached) verdict
+that the judge cannot score, so the fallback to the embedding judge fires on both runs
+with nothing asked again.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from doubles.embeddings_server import EmbeddingsServer
+from doubles.server import FakeOpenAIServer, Reply, TokenLogprob
+from judges.judge_helpers import ModesResponder, run_config
+from run_dirs import latest_run
+
+import titjudge
+
+#: items whose expected score cannot be computed (every fourth one)
+POISONED = range(0, 16, 4)
+
+RUN = """
+import json, sys
+from titjudge.cli import main
+code = main(sys.argv[1:])
+print("MODULES " + json.dumps({m: m in sys.modules for m in ("langgraph", "litellm")}))
+sys.exit(code)
+"""
+
+#: what may differ between a fresh run and its cached re-run: timings, cache flags, when it ran
+VOLATILE = {"latency", "cached", "wall_seconds", "created", "started", "finished"}
+
+
+class WithheldLogprobs(ModesResponder):
+    """ModesResponder, but an expected-score request about a poisoned item's description gets
+    its verdict with log-probabilities that hold no score token."""
+
+    def __init__(self, data: Path, poisoned: set[str]):
+        super().__init__(data)
+        self.poisoned = poisoned
+
+    def __call__(self, request):
+        reply = super().__call__(request)
+        if request.logprobs and any(text in request.text for text in self.poisoned):
+            return Reply(data=reply.data, logprobs=(TokenLogprob("{}", -0.01),))
+        return reply
+
+
+def _config(data: Path, url: str, embed_url: str, tmp: Path) -> dict[str, Any]:
+    judges = [
+        {
+            "name": "tit_llm",
+            "kind": "llm",
+            "model": "litellm:openai/judge",
+            "score_mode": "expected",
+            "fallback": "tit_embed",
+        },
+        {
+            "name": "tit_embed",
+            "kind": "embedding",
+            "model": "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B",
+            "api_base": embed_url,
+        },
+        {"name": "rep", "kind": "llm", "model": "litellm:openai/judge", "temperature": 0.7},
+        {"name": "lexical", "kind": "lexical"},
+        {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},
+    ]
+    config = run_config(data, url, tmp, judges, name="one_path")
+    config["judges"][2]["repeats"] = 3
+    config["judges"][4].update(temperature=0.5, repeats=2)
+    return config
+
+
+def _strip(value: Any, run_id: str) -> Any:
+    """`value` without its volatile keys, its run's id (in a path or a field) made `<run>`."""
+    if isinstance(value, dict):
+        return {k: _strip(v, run_id) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_strip(v, run_id) for v in value]
+    if isinstance(value, str):
+        return value.replace(run_id, "<run>")
+    return value
+
+
+def _outputs(run: Path) -> dict[str, Any]:
+    def lines(name: str) -> list[Any]:
+        text = (run / name).read_text()
+        return [_strip(json.loads(line), run.name) for line in text.splitlines() if line.strip()]
+
+    return {
+        "scores.csv": (run / "scores.csv").read_text().replace(run.name, "<run>"),
+        "metrics.json": _strip(json.loads((run / "metrics.json").read_text()), run.name),
+        "items.jsonl": lines("items.jsonl"),
+        "pairs_pair.jsonl": lines("pairs_pair.jsonl"),
+    }
+
+
+def test_fresh_graph_and_cached_pass_write_the_same_run(synth_data, tmp_path):
+    rows = [
+        json.loads(line)
+        for line in (synth_data / "descriptions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    poisoned = {rows[i]["description"] for i in POISONED}
+    responder = WithheldLogprobs(synth_data, poisoned)
+    with FakeOpenAIServer(responder=responder) as server, EmbeddingsServer(dim=32) as embed:
+        config = _config(synth_data, server.url, embed.url, tmp_path)
+        fresh = titjudge.evaluate(config)
+        fell_back = fresh.status_counts["tit_llm"]["fallback"]
+        assert fell_back == len(POISONED) and fresh.status_counts["tit_llm"]["ok"] == 12
+        assert fresh.status_counts["rep"]["ok"] == 16
+        asked, embedded = server.stats.total, len(embed.requests)
+        first = _outputs(fresh.out_dir)
+
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump(config))
+        done = subprocess.run(
+            [sys.executable, "-c", RUN, "run", str(path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (server.stats.total, len(embed.requests)) == (asked, embedded)  # nothing asked
+    modules = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("MODULES "))[8:])
+    assert modules["langgraph"] is False  # the cached pass, not the graph
+    again = latest_run(tmp_path / "runs" / "one_path")
+    assert again != fresh.out_dir
+    second = _outputs(again)
+    for name, found in first.items():
+        assert second[name] == found, name
