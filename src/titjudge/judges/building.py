@@ -69,7 +69,9 @@ def provider_supports_logprobs(client: ModelClient) -> bool | None:
     Ollama do not, for example); None when it cannot tell or the backend is not litellm."""
     if client.backend.spec.backend != "litellm":
         return None
-    import litellm
+    # through the backend module, which sets LITELLM_LOCAL_MODEL_COST_MAP before the import
+    # (a bare `import litellm` fetches its price map online: ~2.4 s of retries offline)
+    from titjudge.models.litellm_backend import litellm
 
     try:
         params = litellm.get_supported_openai_params(model=client.backend.spec.model_id)
