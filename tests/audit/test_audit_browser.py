@@ -28,6 +28,7 @@ from titjudge.report.audit.data import (
 )
 from titjudge.report.audit.html import build_payload, render_page, thumbnail_data_uri
 from titjudge.report.audit.load import load_audit, summarise_variants
+from titjudge.report.record import RunRecord
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -270,7 +271,7 @@ def lpg_sized(tmp_path: Path, n_prompts: int = 200, n_models: int = 13) -> Audit
         items,
         prompts,
         pairs,
-        summarise_variants(["llm", "emb"], items, pairs, {}),
+        summarise_variants(["llm", "emb"], items, pairs, RunRecord()),
         0,
         {},
     )

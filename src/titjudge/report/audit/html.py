@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import hashlib
 import io
 import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,7 +111,19 @@ def make_thumbnails(
     async def every() -> list[str | None]:
         return await asyncio.gather(*(one(path) for path in unique))
 
-    return dict(zip(unique, asyncio.run(every()), strict=True))
+    return dict(zip(unique, _run_to_end(every), strict=True))
+
+
+def _run_to_end(main: Callable[[], Coroutine[Any, Any, list[str | None]]]) -> list[str | None]:
+    """asyncio.run(main()), also from code already inside an event loop (a notebook, or
+    Playwright's sync API in the browser tests), where asyncio.run refuses: there the loop
+    runs in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="titjudge-thumbs") as pool:
+        return pool.submit(lambda: asyncio.run(main())).result()
 
 
 # --------------------------------------------------------------------------- payload
