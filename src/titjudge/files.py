@@ -1,4 +1,5 @@
-"""Reading and writing the project's files: one atomic writer, one JSONL reader.
+"""Reading and writing the project's files: one atomic writer, one JSONL reader, one YAML
+mapping reader (`load_yaml`, for configs and the run dirs' config.yaml).
 
 Writing is atomic: the bytes go to a temp file in the target's own folder, are flushed to
 disk and then renamed over the target, so a reader never sees half a file and a failed
@@ -20,9 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
-from titjudge.errors import DataError, where
+from titjudge.errors import ConfigError, DataError, where
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -135,11 +137,35 @@ def jsonl_text(records: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
 
 
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping; one clear error for a missing file or bad YAML."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        loc = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{loc}: invalid YAML ({problem})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config must be a YAML mapping, got {type(data).__name__}")
+    return data
+
+
 __all__ = [
     "atomic_open",
     "atomic_write",
     "iter_jsonl",
     "jsonl_text",
+    "load_yaml",
     "parse_record",
     "read_json_object",
     "read_text",

@@ -14,31 +14,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError, did_you_mean
+from titjudge.files import load_yaml
 from titjudge.judges.options import JudgeOptions
 from titjudge.models.options import StrictModel
-
-
-def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping; one clear error for a missing file or bad YAML."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        loc = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{loc}: invalid YAML ({problem})") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: config must be a YAML mapping, got {type(data).__name__}")
-    return data
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from titjudge.models.images import MAX_SIDE, PIL_VERSION
+from titjudge.records.images import MAX_SIDE, PIL_VERSION
 
 #: bump when what `load_image` makes of a file changes
 LOADER_VERSION = 1

@@ -4,7 +4,7 @@ PNG, JPEG, WebP and GIF in RGB/RGBA/L mode, at most MAX_SIDE pixels on a side, a
 byte-for-byte (their hash keys the cache). An image longer than MAX_SIDE is downscaled to
 it before anything else is done with it, holding as little as Pillow allows (a JPEG decodes
 at 1/2, 1/4 or 1/8 scale; other formats decode once at full size and only the resized copy
-is kept), then re-encoded as `titjudge.models.images.encode` does (JPEG stays JPEG, WebP
+is kept), then re-encoded as `titjudge.records.images.encode` does (JPEG stays JPEG, WebP
 stays WebP, the rest PNG); its cache key is the hash of those new bytes. Anything else (CMYK
 JPEG, 16-bit PNG, TIFF, palette images...) becomes an 8-bit RGB(A) or greyscale PNG, so
 every backend receives something it can decode. A missing, truncated or corrupt file, or an
@@ -37,8 +37,8 @@ from PIL import Image, UnidentifiedImageError
 
 from titjudge.data.image_digests import MetaStore, identity
 from titjudge.errors import DataError
-from titjudge.models.base import ImageInput
-from titjudge.models.images import (
+from titjudge.records.image_input import ImageInput
+from titjudge.records.images import (
     MAX_SIDE,
     downscale,
     draft,

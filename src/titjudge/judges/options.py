@@ -12,11 +12,9 @@ from pydantic import Field, field_validator, model_validator
 
 from titjudge.models.options import ModelOptions, StrictModel
 from titjudge.models.spec import parse_model_spec
+from titjudge.records.names import RESERVED_NAMES
 
 ScoreMode = Literal["sampled", "expected"]
-#: metrics.json's top-level keys beside the variants (`metrics.summary`): a judge (a variant)
-#: of one of these names would overwrite them, so no judge or comparer may take one
-RESERVED_NAMES: tuple[str, ...] = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
 #: alternatives per token read by score_mode expected and lmm_yes when `top_logprobs` is not set
 DEFAULT_TOP_LOGPROBS = 20
 

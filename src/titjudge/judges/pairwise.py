@@ -19,13 +19,12 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from titjudge.data.records import HumanPair, Item, Winner
+from titjudge.data.records import HumanPair, Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
@@ -37,104 +36,11 @@ from titjudge.models.hub import ModelHub
 from titjudge.models.options import ModelOptions
 from titjudge.models.results import sum_costs
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.pairs import Choice, OrderJudgement, PairJudgement, PairwiseRun
 
-Choice = Literal["first", "second", "tie"]
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
 #: pairs judged concurrently per step; the model's limiter bounds requests in flight
 PAIR_CHUNK = 128
-
-
-@dataclass
-class OrderJudgement:
-    """One presentation order of a pair: its (median) choice, every sample, and usage."""
-
-    first: str
-    second: str
-    choice: Choice | None = None
-    samples: list[Choice | None] = field(default_factory=list)
-    rationale: str | None = None
-    error: str | None = None
-    raw: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float | None = None
-    latency: float = 0.0
-    cached: bool = True
-    #: the models whose replies gave this order's samples (`models.provenance`)
-    answered_by: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_record(cls, obj: dict[str, Any]) -> OrderJudgement:
-        """One `orders` entry of a pairs_<judge>.jsonl line (as `vars` wrote it)."""
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in obj.items() if k in known})
-
-    def winner(self, sample: int | None = None) -> str | None:
-        """Item id chosen, 'tie', or None when this order (or sample) failed."""
-        choice = (
-            self.choice
-            if sample is None
-            else (self.samples[sample] if sample < len(self.samples) else None)
-        )
-        if choice is None:
-            return None
-        return {"first": self.first, "second": self.second, "tie": "tie"}[choice]
-
-
-@dataclass
-class PairJudgement:
-    prompt_id: str
-    item_a: str
-    item_b: str
-    human: Winner | None
-    forward: OrderJudgement  # item_a shown first
-    backward: OrderJudgement  # item_b shown first
-
-    def verdict(self, sample: int | None = None) -> Literal["a", "b", "tie"] | None:
-        """'a'/'b' when both orders chose that image, 'tie' otherwise, None when an order failed."""
-        one, two = self.forward.winner(sample), self.backward.winner(sample)
-        if one is None or two is None:
-            return None
-        if one == two and one != "tie":
-            return "a" if one == self.item_a else "b"
-        return "tie"
-
-    def record(self) -> dict[str, Any]:
-        """One line of pairs_<judge>.jsonl."""
-        verdict = self.verdict()
-        correct = None if verdict is None or self.human in (None, "tie") else verdict == self.human
-        return {
-            "prompt_id": self.prompt_id,
-            "item_a": self.item_a,
-            "item_b": self.item_b,
-            "human": self.human,
-            "verdict": verdict,
-            "correct": correct,
-            "status": "failed" if verdict is None else "ok",
-            "orders": [vars(order) for order in (self.forward, self.backward)],
-        }
-
-    @classmethod
-    def from_record(cls, obj: dict[str, Any]) -> PairJudgement:
-        """A pairs_<judge>.jsonl line back into the judgement it was written from."""
-        forward, backward = obj["orders"]
-        return cls(
-            str(obj["prompt_id"]),
-            str(obj["item_a"]),
-            str(obj["item_b"]),
-            obj.get("human"),
-            OrderJudgement.from_record(forward),
-            OrderJudgement.from_record(backward),
-        )
-
-
-@dataclass
-class PairwiseRun:
-    """Everything one pairwise judge produced in a run."""
-
-    judge: str
-    repeats: int
-    judgements: list[PairJudgement]
 
 
 class PairwiseJudge(Judge):
@@ -323,3 +229,17 @@ def build_pairwise(
     return PairwiseJudge(
         config.name, client, template, config.max_tokens, config.temperature, config.repeats
     )
+
+
+__all__ = [
+    "PAIR_CHUNK",
+    "Choice",
+    "OrderJudgement",
+    "PairJudgement",
+    "PairwiseJudge",
+    "PairwiseJudgeConfig",
+    "PairwiseRun",
+    "build_pairwise",
+    "pairs_to_judge",
+    "run_pairwise",
+]

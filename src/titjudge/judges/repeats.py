@@ -16,30 +16,13 @@ scores alone, for each k) is the evaluator's job: `repeat_score_rows` gives its 
 from __future__ import annotations
 
 import asyncio
-import statistics
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from titjudge.data.records import Item, ScoreRow
+from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
 from titjudge.models.base import ImageInput
 from titjudge.models.results import sum_costs
-
-
-def spread(values: Sequence[float]) -> dict[str, float | None]:
-    """Median, sample stdev, IQR, min and max of the successful samples' scores."""
-    if not values:
-        return {"median": None, "stdev": None, "iqr": None, "min": None, "max": None}
-    q1, q3 = np.percentile(np.asarray(values, dtype=float), [25, 75])
-    return {
-        "median": float(statistics.median(values)),
-        "stdev": float(statistics.stdev(values)) if len(values) > 1 else 0.0,
-        "iqr": float(q3 - q1),
-        "min": float(min(values)),
-        "max": float(max(values)),
-    }
+from titjudge.records.repeats import repeat_count, repeat_score_rows, spread
 
 
 class RepeatedJudge(Judge):
@@ -119,22 +102,4 @@ def combine_samples(name: str, samples: list[JudgeOutcome]) -> JudgeOutcome:
     return outcome
 
 
-def repeat_count(outcomes: Sequence[JudgeOutcome]) -> int:
-    """N when these outcomes come from a repeated judge, else 0."""
-    return max(
-        (int(o.details["repeats"]["n"]) for o in outcomes if "repeats" in o.details), default=0
-    )
-
-
-def repeat_score_rows(
-    item_ids: Sequence[str], outcomes: Sequence[JudgeOutcome], variant: str, sample: int
-) -> list[ScoreRow]:
-    """Score rows using only sample `sample` of every item (fallback or failed items: failed)."""
-    rows = []
-    for item_id, outcome in zip(item_ids, outcomes, strict=True):
-        scores = (
-            outcome.details.get("repeats", {}).get("scores", []) if outcome.status == "ok" else []
-        )
-        score = scores[sample] if sample < len(scores) else None
-        rows.append(ScoreRow(item_id, variant, score, "ok" if score is not None else "failed"))
-    return rows
+__all__ = ["RepeatedJudge", "combine_samples", "repeat_count", "repeat_score_rows", "spread"]

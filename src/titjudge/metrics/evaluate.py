@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
-from titjudge.judges.pairwise import PairJudgement, PairwiseRun
-from titjudge.judges.repeats import repeat_count, repeat_score_rows
 from titjudge.records import ItemResult, RunEvaluation
+from titjudge.records.pairs import PairJudgement, PairwiseRun
+from titjudge.records.repeats import repeat_count, repeat_score_rows
 
 #: metrics whose spread across repeats is reported
 REPEAT_METRICS = (

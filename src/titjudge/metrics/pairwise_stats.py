@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from titjudge.judges.base import JudgeOutcome
-from titjudge.judges.pairwise import PairJudgement, PairwiseRun
-from titjudge.judges.repeats import spread
 from titjudge.metrics.exact import binomtest_half
 from titjudge.metrics.pairwise import PairOutcomes
 from titjudge.metrics.tables import EvalData
-from titjudge.models.results import sum_costs
+from titjudge.records.calls import sum_costs
+from titjudge.records.outcomes import JudgeOutcome
+from titjudge.records.pairs import PairJudgement, PairwiseRun
+from titjudge.records.repeats import spread
 
 
 def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:

@@ -46,8 +46,6 @@ import numpy as np
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
-from titjudge.judges.options import RESERVED_NAMES
-from titjudge.judges.pairwise import PairJudgement
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
@@ -63,6 +61,8 @@ from titjudge.metrics.pairwise import (
 from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
+from titjudge.records.names import RESERVED_NAMES
+from titjudge.records.pairs import PairJudgement
 
 #: the format of the dict `evaluate` returns (metrics.json, `metrics --json`): 2 puts the
 #: variants under their own key; 1 (before) mixed them with the run-level keys

@@ -8,11 +8,8 @@ Replays are free, so they are not cached.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, model_validator
 
 from titjudge.errors import DataError, where
 from titjudge.files import iter_jsonl, parse_record
@@ -25,6 +22,7 @@ from titjudge.models.base import (
 )
 from titjudge.models.options import ModelOptions
 from titjudge.models.spec import ModelSpec
+from titjudge.records.descriptions import DescriptionLine
 
 
 class ReplayBackend(TextBackend):
@@ -57,37 +55,6 @@ class ReplayBackend(TextBackend):
                 f"{self.path} holds no description for this image (sha256 {digest[:12]}...)"
             )
         return Generation(text=text, tokens_in=0, tokens_out=0, cost=0.0, finish_reason="stop")
-
-
-class DescriptionLine(BaseModel):
-    """One line of a descriptions file: the image (its sha256, or a path relative to the
-    file) and its description. Written by the synthetic benchmark, read by the replay."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    item_id: str | None = None
-    image: str | None = None
-    image_sha256: str | None = None
-    description: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _needs_description_and_image(cls, obj: Any) -> Any:
-        description = obj.get("description") if isinstance(obj, dict) else None
-        if not isinstance(description, str) or not description.strip():
-            raise ValueError("missing 'description'")
-        if not (obj.get("image_sha256") or obj.get("image")):
-            raise ValueError("needs 'image_sha256' or 'image'")
-        return obj
-
-    def digest(self, folder: Path, loc: str) -> str:
-        """The image's sha256: as written, or hashed from the image file next to the file."""
-        if self.image_sha256:
-            return self.image_sha256
-        image = folder / str(self.image)
-        if not image.is_file():
-            raise DataError(f"{loc}: image {self.image!r} not found")
-        return hashlib.sha256(image.read_bytes()).hexdigest()
 
 
 def load_descriptions(path: Path) -> dict[str, str]:

@@ -28,8 +28,8 @@ import yaml
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
 from titjudge.files import atomic_write, jsonl_text
-from titjudge.judges.pairwise import PairwiseRun
 from titjudge.records import ItemResult
+from titjudge.records.pairs import PairwiseRun
 from titjudge.report.item_line import item_lines
 
 PACKAGES = (

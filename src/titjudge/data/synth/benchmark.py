@@ -33,7 +33,7 @@ from titjudge.data.synth.text import describe_rendering, write_prompt
 from titjudge.data.votes import AggregationResult, aggregate_votes
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, jsonl_text
-from titjudge.models.replay import DescriptionLine
+from titjudge.records.descriptions import DescriptionLine
 
 #: every judge sees latent quality plus a per-image "appeal" shared by all judges (sd),
 #: so human verdicts track but do not equal the truth

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 from titjudge.data.images import ImageLoader, load_thumbnail
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
-from titjudge.models.provenance import provenance_lines
-from titjudge.models.results import total_cost
+from titjudge.records.calls import total_cost
+from titjudge.records.provenance import provenance_lines
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,

@@ -16,13 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from titjudge.config import load_yaml
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
 from titjudge.data.records import HumanPair
 from titjudge.errors import ConfigError, DataError, where
-from titjudge.files import iter_jsonl, read_json_object
-from titjudge.models.results import total_cost
+from titjudge.files import iter_jsonl, load_yaml, read_json_object
+from titjudge.records.calls import total_cost
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,

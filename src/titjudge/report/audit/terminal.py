@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from titjudge.models.provenance import provenance_lines
+from titjudge.records.provenance import provenance_lines
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,

@@ -1,6 +1,14 @@
 """Records that cross stages: what the graph produces for an item and for a run, and what the
-ablation grid produces per cell, row and grid. Stages import these; these import only leaf
-records (data items, judge outcomes), so every package can depend on them without a circle.
+ablation grid produces per cell, row and grid (here), and the recorded facts they hold, in
+the submodules: data items (`items`), call results and usage (`calls`), judge outcomes
+(`outcomes`), pairwise judgements (`pairs`), repeat statistics (`repeats`), image inputs
+(`image_input`, `images`), model specs and provenance lines (`spec`, `provenance`),
+descriptions file lines (`descriptions`) and reserved names (`names`).
+
+The package sits below the models, judges and data loaders that fill these in and imports
+none of them (`lint-imports` holds that), so every stage, the metrics and the reports read
+records without a circle and without importing a judge or a model. The old import paths
+(`titjudge.judges.base`, `titjudge.models.results`, ...) re-export what moved here.
 """
 
 from __future__ import annotations
@@ -12,10 +20,10 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from titjudge.data.records import Item, ScoreRow
-from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.judges.pairwise import PairwiseRun
-from titjudge.models.results import Usage
+from titjudge.records.calls import Usage
+from titjudge.records.items import Item, ScoreRow
+from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.pairs import PairwiseRun
 
 
 @dataclass
