@@ -138,6 +138,9 @@ class EmbeddingsServer(LoopbackThread):
     def __init__(self, dim: int = 64):
         self.dim = dim
         self.shuffle = False
+        #: the model the replies name (OpenAI's reply carries `model`): None names the one
+        #: asked for; another name stands for a provider that re-routed the request
+        self.answer_as: str | None = None
         self.vector: Callable[[str, int], list[float]] = hashed_embedding
         self.requests: list[dict[str, Any]] = []
         self._canned: list[Canned] = []
@@ -212,7 +215,8 @@ class EmbeddingsServer(LoopbackThread):
             data.reverse()
         tokens = sum(len(text.split()) for text in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        reply = {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
+        model = self.answer_as or body.get("model")
+        reply = {"object": "list", "data": data, "model": model, "usage": usage}
         return web.json_response(reply)
 
     def _refusal(self, texts: list[str]) -> Canned | None:

@@ -24,6 +24,7 @@ import titjudge  # noqa: E402
 from titjudge.cache.store import CallCache  # noqa: E402
 from titjudge.data.synth.benchmark import synthesize  # noqa: E402
 from titjudge.models.base import GenerateRequest  # noqa: E402
+from titjudge.models.embedding_client import _vector_hit  # noqa: E402
 from titjudge.models.execution import ExecutionOptions  # noqa: E402
 from titjudge.models.hub import ModelHub  # noqa: E402
 from titjudge.models.keys import embedding_key  # noqa: E402
@@ -184,7 +185,8 @@ def test_a_run_reaches_an_existing_cluster_through_ray_address(
     cached = [cache.peek(embedding_key(parse_model_spec(model), text)) for text in texts]
     cache.close()
     for row, want in zip(cached, asyncio.run(qwen3_embedder.embed(texts)), strict=True):
-        assert row == pytest.approx(want, abs=1e-6)
+        hit = _vector_hit(row)  # the cache entry as the embedding client reads it
+        assert hit is not None and hit.value == pytest.approx(want, abs=1e-6)
 
     in_process = titjudge.evaluate(run_config(data, model, tmp_path / "process", None), limit=4)
     expected = item_scores(in_process.out_dir)

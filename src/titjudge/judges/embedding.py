@@ -76,9 +76,11 @@ class EmbeddingJudge(Judge):
         )
         for side, call in (("prompt", query), ("description", document)):
             if not call.ok or call.value is None:
-                return JudgeOutcome.failed(
+                failed = JudgeOutcome.failed(
                     self.name, f"embedding of the {side} failed: {call.error}"
                 )
+                failed.note_model(call.answered_by)
+                return failed
         try:
             score = cosine(query.value, document.value)  # type: ignore[arg-type]
         except ValueError as exc:
@@ -91,6 +93,8 @@ class EmbeddingJudge(Judge):
         )
         outcome.latency = query.latency + document.latency
         outcome.cached = query.cached and document.cached
+        for call in (query, document):
+            outcome.note_model(call.answered_by)
         return outcome
 
 

@@ -182,3 +182,10 @@ class EmbeddingBackend(Backend, ABC):
         tell one text's failure from the others' (a local model) overrides this; here an
         error raised by `embed` is the whole request's."""
         return list(await self.embed(texts))
+
+    async def embed_answered(
+        self, texts: list[str]
+    ) -> tuple[list[list[float] | BaseException], str | None]:
+        """`embed_each` and the model that answered: a local model answers as itself; a
+        served one (`litellm:`) says so in its reply (None when it did not say)."""
+        return await self.embed_each(texts), self.spec.model_id

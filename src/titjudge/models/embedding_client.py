@@ -43,6 +43,7 @@ from titjudge.models.keys import embedding_key
 from titjudge.models.limits import Limiter
 from titjudge.models.options import ModelOptions
 from titjudge.models.pipeline import CallPipeline, Computed
+from titjudge.models.provenance import RequireModel, refusal
 from titjudge.models.results import CallResult
 from titjudge.models.token_estimate import embedding_tokens
 from titjudge.safety import redact
@@ -54,10 +55,17 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
     """Drives one embedding backend: one vector per text, cached per text."""
 
     def __init__(
-        self, backend: EmbeddingBackend, cache: CallCache, limiter: Limiter, options: ModelOptions
+        self,
+        backend: EmbeddingBackend,
+        cache: CallCache,
+        limiter: Limiter,
+        options: ModelOptions,
+        require_model: RequireModel = "report",
     ):
         super().__init__(backend, cache, limiter, options)
         self.params = dict(options.params)
+        #: `exact`: a vector from another model than the configured one is a failure record
+        self.require_model = require_model
 
     async def embed(self, texts: list[str], *, role: str) -> list[CallResult[list[float]]]:
         """One result per text, in order; a text fails only for a reason of its own or of
@@ -71,15 +79,28 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             done = await asyncio.gather(*(self._embed_call(batch) for batch in requests))
             return [computed for batch in done for computed in batch]
 
-        return await self._run(role, [(key, key) for key in keys], _vector_hit, compute)
+        def accept(hit: Any) -> CallResult[Any] | None:
+            found = _vector_hit(hit)
+            if found is not None and self._refusal(found.answered_by, cached=True):
+                return None  # another model's vector (require_model: exact): asked again
+            return found
+
+        return await self._run(role, [(key, key) for key in keys], accept, compute)
+
+    def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
+        """Why `run.require_model: exact` refuses a vector from `answered_by` (None: kept)."""
+        if self.require_model != "exact":
+            return None
+        return refusal(self.model, answered_by, cached=cached)
 
     async def _embed_call(self, texts: list[str]) -> list[Computed]:
         """One request for `texts`; refused for what it carries, it is split in two and
         each half asked alone, down to single texts."""
         try:
             tokens = embedding_tokens(texts) if self.limiter.tpm_pacer is not None else 0
-            done = await self._attempt(lambda: self.backend.embed_each(texts), tokens)
-            answers = _answers(done.value, len(texts))
+            done = await self._attempt(lambda: self.backend.embed_answered(texts), tokens)
+            raw, answered_by = done.value
+            answers = _answers(raw, len(texts))
         except Exception as exc:  # a failed embedding is a failure record, never a vector
             if isinstance(exc, InputRejectedError) and len(texts) > 1:
                 log.info(
@@ -97,13 +118,24 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             failed = self._failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
         latency = done.latency / len(texts)
+        refused = self._refusal(answered_by)
         computed: list[Computed] = []
         for answer in answers:
             if isinstance(answer, BaseException):
                 computed.append((self._text_failure(answer, done.attempts), None))
+            elif refused is not None:  # a failure record naming both models, never cached
+                refusal_record: CallResult[Any] = CallResult(
+                    ok=False, error=refused, attempts=done.attempts, latency=latency
+                )
+                refusal_record.answered_by = answered_by
+                computed.append((refusal_record, None))
             else:
                 result = CallResult(ok=True, value=answer, attempts=done.attempts, latency=latency)
-                computed.append((result, answer))
+                result.answered_by = answered_by
+                stored: Any = (
+                    {"vector": answer, "answered_by": answered_by} if answered_by else answer
+                )
+                computed.append((result, stored))
         return computed
 
     def _text_failure(self, exc: BaseException, attempts: int) -> CallResult[Any]:
@@ -117,9 +149,17 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
 
 
 def _vector_hit(hit: Any) -> CallResult[Any] | None:
+    """A cached vector: a plain list (an entry that records no answering model, as every
+    entry written before titjudge recorded it), or `{"vector", "answered_by"}`."""
+    answered_by = None
+    if isinstance(hit, dict) and isinstance(hit.get("vector"), list):
+        answered_by = hit.get("answered_by")
+        hit = hit["vector"]
     if not isinstance(hit, list):
         return None
-    return CallResult(ok=True, value=[float(x) for x in hit], cached=True)
+    result = CallResult(ok=True, value=[float(x) for x in hit], cached=True)
+    result.answered_by = str(answered_by) if answered_by else None
+    return result
 
 
 class InvalidEmbeddingError(Exception):

@@ -35,7 +35,7 @@ class ModelHub:
         require_model: RequireModel = "report",
     ):
         self.cache = cache
-        #: `run.require_model`: whether a text reply from another model is refused
+        #: `run.require_model`: whether a reply (text or vectors) from another model is refused
         self.require_model: RequireModel = require_model
         self.default_concurrency = default_concurrency
         self.default_rpm = default_rpm
@@ -110,7 +110,9 @@ class ModelHub:
                 parse_model_spec(model), options, lazy=True, execution=self.execution
             )
             limiter = self._limiter(options, backend)
-            self._embed[key] = EmbeddingClient(backend, self.cache, limiter, options)
+            self._embed[key] = EmbeddingClient(
+                backend, self.cache, limiter, options, self.require_model
+            )
         return self._embed[key]
 
     async def release(self, model: str) -> None:

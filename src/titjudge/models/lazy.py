@@ -135,6 +135,13 @@ class LazyBackend(TextBackend, EmbeddingBackend):
         assert isinstance(self.real, EmbeddingBackend)
         return await self.real.embed_each(texts)
 
+    async def embed_answered(
+        self, texts: list[str]
+    ) -> tuple[list[list[float] | BaseException], str | None]:
+        await self.ready()
+        assert isinstance(self.real, EmbeddingBackend)
+        return await self.real.embed_answered(texts)
+
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc
 

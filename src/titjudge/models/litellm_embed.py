@@ -74,10 +74,20 @@ class LiteLLMEmbeddingBackend(EmbeddingBackend):
         return kwargs
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors, _ = await self.embed_answered(texts)
+        return [v for v in vectors if not isinstance(v, BaseException)]
+
+    async def embed_answered(
+        self, texts: list[str]
+    ) -> tuple[list[list[float] | BaseException], str | None]:
+        """The vectors and the model the reply names (OpenAI's and vLLM's embeddings replies
+        carry `model`); None when it names none."""
         if not texts:
-            return []
+            return [], None
         response = await litellm.aembedding(**self.request_kwargs(texts))
-        return [_normalised(vector) for vector in vectors_by_index(response, len(texts))]
+        vectors = [_normalised(vector) for vector in vectors_by_index(response, len(texts))]
+        model = _field(response, "model")
+        return list(vectors), str(model) if model else None
 
     def classify_error(self, exc: BaseException) -> BaseException:
         mapped = classify_litellm_error(exc)
