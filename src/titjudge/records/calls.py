@@ -97,7 +97,8 @@ class Usage:
     latency: float = 0.0
     #: of the answered text calls (cache hits included), those whose answer does not record
     #: which model gave it (cached before titjudge recorded it, or a provider that did not
-    #: say); embedding calls record no model and are not counted
+    #: say); embedding calls (answered_by recorded since, but no raw reply kept) are not
+    #: counted here
     unrecorded_model: int = 0
     #: calls per model that answered them, as the replies say (hits included: a cached answer
     #: was given by the model it records); see `models.provenance`
