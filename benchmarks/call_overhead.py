@@ -48,8 +48,8 @@ class Bench:
     def __init__(self, url: str, model: str, cache_dir: Path):
         from titjudge.cache.store import CallCache
         from titjudge.judges.schemas import JudgeVerdict
+        from titjudge.models.core.options import ModelOptions
         from titjudge.models.hub import ModelHub
-        from titjudge.models.options import ModelOptions
 
         self.url, self.model = url, model
         options = ModelOptions(
@@ -67,14 +67,14 @@ class Bench:
         return self.counter
 
     def _request(self, index: int) -> Any:
-        from titjudge.models.base import GenerateRequest
+        from titjudge.models.core.base import GenerateRequest
 
         return GenerateRequest(prompt=_prompt(index), max_tokens=256)
 
     async def bare(self, n: int, structured: bool = False) -> None:
         import litellm
 
-        from titjudge.models.structured import response_schema
+        from titjudge.models.calls.structured import response_schema
 
         extra: dict[str, Any] = {}
         if structured:

@@ -130,7 +130,7 @@ def _idle() -> None:
     import litellm  # noqa: F401
 
     import titjudge.agents.runner  # noqa: F401
-    import titjudge.models.litellm_backend  # noqa: F401
+    import titjudge.models.litellm.backend  # noqa: F401
 
     _report(started, cpu_started)
 
@@ -139,7 +139,7 @@ def _litellm_import() -> None:
     import titjudge.agents.runner  # noqa: F401
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    import titjudge.models.litellm_backend  # noqa: F401
+    import titjudge.models.litellm.backend  # noqa: F401
 
     _report(started, cpu_started)
 

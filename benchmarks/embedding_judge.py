@@ -66,7 +66,7 @@ def load_pairs(data: Path) -> list[tuple[str, str]]:
 
 
 def build_backend(path: Path, device: str, dtype: str | None, batch_size: int | None) -> Any:
-    from titjudge.models.options import ModelOptions
+    from titjudge.models.core.options import ModelOptions
     from titjudge.models.registry import build_embedding_backend
 
     options = ModelOptions(device=device, dtype=dtype, batch_size=batch_size)
@@ -123,7 +123,7 @@ def batched_sorted(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
 def batched_in_order(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
     import torch
 
-    from titjudge.models.embed import last_token
+    from titjudge.models.local.embed import last_token
 
     texts = [text for pair in pairs for text in pair]
     vectors: list[list[float]] = []

@@ -41,8 +41,8 @@ from titjudge.agents.item import RunContext  # noqa: E402
 from titjudge.data.images import ImageLoader  # noqa: E402
 from titjudge.data.records import Item  # noqa: E402
 from titjudge.judges.base import Described, Judge, JudgeOutcome  # noqa: E402
-from titjudge.models.base import GenerateRequest  # noqa: E402
-from titjudge.models.results import CallResult  # noqa: E402
+from titjudge.models.calls.results import CallResult  # noqa: E402
+from titjudge.models.core.base import GenerateRequest  # noqa: E402
 from titjudge.prompts.loader import load_template  # noqa: E402
 from titjudge.records import ItemResult  # noqa: E402
 

@@ -31,7 +31,7 @@ WARM = 16
 def _requests(n: int, images: bool) -> list[Any]:
     from PIL import Image
 
-    from titjudge.models.base import GenerateRequest, ImageInput
+    from titjudge.models.core.base import GenerateRequest, ImageInput
 
     requests = []
     for i in range(n):
@@ -52,7 +52,7 @@ async def _phase(
 ) -> tuple[float, float, list[str]]:
     """(seconds to load, seconds for every call at once, texts) for one model on `hub`, after
     `warm` calls (first forward passes, one per actor at least) that are not timed."""
-    from titjudge.models.options import ModelOptions
+    from titjudge.models.core.options import ModelOptions
 
     client = hub.text_client(model, ModelOptions(device="cpu", batch_size=8, max_attempts=1))
     started = time.perf_counter()
@@ -99,7 +99,7 @@ def run(quick: bool, work: Path) -> Section:
     def body(section: Section) -> None:
         from doubles.tiny_models import build_tiny_qwen3, build_tiny_qwen25_vl
 
-        from titjudge.models.execution import ExecutionOptions
+        from titjudge.models.core.execution import ExecutionOptions
 
         vl = build_tiny_qwen25_vl(work / "tiny-vl")
         lm = build_tiny_qwen3(work / "tiny-lm")

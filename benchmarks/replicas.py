@@ -37,9 +37,9 @@ def _measure(urls: list[str], per_endpoint: int, calls: int, cache: Path) -> dic
     import os
 
     from titjudge.cache.store import CallCache
-    from titjudge.models.base import GenerateRequest
+    from titjudge.models.core.base import GenerateRequest
+    from titjudge.models.core.options import ModelOptions
     from titjudge.models.hub import ModelHub
-    from titjudge.models.options import ModelOptions
 
     os.environ.setdefault("OPENAI_API_KEY", KEY)
     options = ModelOptions(

@@ -189,7 +189,7 @@ def write_lock(venv: Path) -> None:
         pins.append(re.sub(r"\+[\w.]+$", "", line))  # a local label (+cpu) names a build
     pins.sort(key=str.lower)
     head = (
-        "# titjudge's tested set: every package of `pip install -e \".[dev]\"`, exact.\n"
+        '# titjudge\'s tested set: every package of `pip install -e ".[dev]"`, exact.\n'
         "# The README's set-up installs with `-c requirements.lock`; CI runs that line.\n"
         f"# Written by `python scripts/drift_check.py newest --write-lock` on {dt.date.today()}\n"
         "# from a fresh venv whose suite passed, torch held at its CPU build; then proven by\n"

@@ -15,10 +15,10 @@ from PIL import Image
 from pipeline_helpers import api_config, stored_descriptions
 
 import titjudge.data.images as images_module
-import titjudge.models.call as call_module
+import titjudge.models.calls.text_client as call_module
 from titjudge.agents.runner import run_async
 from titjudge.config import RunConfig
-from titjudge.models.base import ImageInput
+from titjudge.models.core.base import ImageInput
 
 N_ITEMS = 16  # the synth_data fixture: 4 prompts x 4 models
 

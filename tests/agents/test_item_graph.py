@@ -14,7 +14,7 @@ from titjudge.agents.runner import run_async
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.records import Item
 from titjudge.judges.base import Judge, JudgeOutcome
-from titjudge.models.results import CallResult
+from titjudge.models.calls.results import CallResult
 from titjudge.prompts.loader import load_template
 from titjudge.records import RunEvaluation
 

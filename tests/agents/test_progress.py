@@ -17,7 +17,7 @@ from titjudge.agents.runner import run_async
 from titjudge.cli import main
 from titjudge.config import RunConfig, validate_config
 from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.results import Usage
+from titjudge.models.calls.results import Usage
 from titjudge.records import ItemResult, Progress
 from titjudge.report.progress import ProgressDisplay, progress_line
 

@@ -10,8 +10,8 @@ import pytest
 from titjudge.data.records import Item
 from titjudge.errors import DataError
 from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.replay import load_descriptions
-from titjudge.models.results import CallResult
+from titjudge.models.calls.results import CallResult
+from titjudge.models.local.replay import load_descriptions
 from titjudge.records import ItemResult
 from titjudge.report.audit.load import load_items
 from titjudge.report.item_line import ItemLine

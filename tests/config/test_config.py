@@ -4,7 +4,7 @@ import pytest
 
 from titjudge.config import apply_overrides, load_config
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.spec import parse_model_spec
+from titjudge.models.core.spec import parse_model_spec
 
 BASE = """
 name: tit-llm-gemini

@@ -25,14 +25,15 @@ from provider_server import ProviderServer
 from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import GenerateRequest, Generation
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.results import CallResult
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, Generation
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
-from titjudge.models.litellm_backend import LiteLLMBackend, build
-from titjudge.models.litellm_embed import LiteLLMEmbeddingBackend
-from titjudge.models.options import ModelOptions
-from titjudge.models.results import CallResult
-from titjudge.models.spec import parse_model_spec
+from titjudge.models.litellm.backend import LiteLLMBackend
+from titjudge.models.litellm.embed import LiteLLMEmbeddingBackend
+from titjudge.models.litellm.factory import build
 
 S = TypeVar("S", bound=BaseModel)
 

@@ -18,9 +18,9 @@ from provider_server import (
 
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 GEMINI = "litellm:gemini/gemini-2.5-pro"
 GOOD = json.dumps({"rationale": "fine", "score": 80})

@@ -19,9 +19,9 @@ from provider_server import gemini_ok, openai_ok
 
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 GEMINI = "litellm:gemini/gemini-2.5-pro"
 GPT4O = "litellm:openai/gpt-4o"

@@ -34,13 +34,13 @@ from provider_server import (
 from pydantic import BaseModel, Field
 
 from titjudge.errors import ConfigError
-from titjudge.models.base import (
+from titjudge.models.calls.structured import response_schema
+from titjudge.models.core.base import (
     GenerateRequest,
     PermanentError,
     QuotaExhaustedError,
     TransientError,
 )
-from titjudge.models.structured import response_schema
 
 PRO = "gemini-2.5-pro"
 GEMINI = f"gemini/{PRO}"

@@ -28,7 +28,7 @@ from provider_server import (
     vllm_max_logprobs_error,
 )
 
-from titjudge.models.base import (
+from titjudge.models.core.base import (
     GenerateRequest,
     PermanentError,
     QuotaExhaustedError,

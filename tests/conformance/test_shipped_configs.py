@@ -50,7 +50,7 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.synth.benchmark import synthesize
-from titjudge.models.provider_schema import openai_strict_violations
+from titjudge.models.litellm.schemas import openai_strict_violations
 
 REPO = Path(__file__).resolve().parents[2]
 GEMINI_KEY = "AIzaSy-conformance-secret-0123456789"

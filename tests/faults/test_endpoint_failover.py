@@ -13,9 +13,9 @@ import asyncio
 from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 MODEL = "litellm:openai/test-model"
 

@@ -8,7 +8,7 @@ from fault_helpers import config, descriptions
 
 import titjudge
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.structured import parse_structured
+from titjudge.models.calls.structured import parse_structured
 
 FAULTS = ("429", "500", "503", "timeout", "reset", "malformed", "fenced", "invalid_schema", "prose")
 

@@ -22,9 +22,9 @@ from titjudge.judges.base import Described
 from titjudge.judges.llm import LLMJudgeConfig
 from titjudge.judges.lmm_yes import LMMYesJudgeConfig, answer_side
 from titjudge.judges.registry import build_judge
-from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.hf_generate import decode_images, render_prompt
+from titjudge.models.core.base import GenerateRequest, ImageInput
 from titjudge.models.hub import ModelHub
+from titjudge.models.local.hf_generate import decode_images, render_prompt
 from titjudge.prompts.loader import load_template
 
 PROMPT = "a red cat sitting on a woven mat near a wooden door"

@@ -8,8 +8,8 @@ import random
 from types import SimpleNamespace
 from typing import Any
 
-from titjudge.models.base import TransientError
-from titjudge.models.pipeline import CallPipeline
+from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.core.base import TransientError
 
 
 def _wait(attempt: int, exc: BaseException | None = None, **options: Any) -> float:

@@ -8,9 +8,9 @@ from doubles.server import Fault
 
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 GOOD = {"rationale": "all there", "score": 77}
 

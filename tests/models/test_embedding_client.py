@@ -6,13 +6,13 @@ import time
 
 from titjudge.cache.store import CallCache
 from titjudge.models import hub as hub_module
-from titjudge.models.base import EmbeddingBackend, TransientError
-from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.calls.keys import embedding_key
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.core.base import EmbeddingBackend, TransientError
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
-from titjudge.models.keys import embedding_key
-from titjudge.models.limits import Limiter
-from titjudge.models.options import ModelOptions
-from titjudge.models.spec import parse_model_spec
 
 
 class CountingBackend(EmbeddingBackend):

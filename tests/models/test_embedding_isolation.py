@@ -21,9 +21,9 @@ from titjudge.cache.store import CallCache
 from titjudge.data.records import Item
 from titjudge.judges.base import Described
 from titjudge.judges.embedding import EmbeddingJudge
-from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 VLLM = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 OPENAI = "litellm:openai/text-embedding-3-small"

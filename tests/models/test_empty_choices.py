@@ -9,9 +9,9 @@ from doubles.server import Fault
 
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 GOOD = {"rationale": "all there", "score": 77}
 REASON = "the provider's reply has no choices (an empty 'choices' list)"

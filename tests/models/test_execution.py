@@ -15,19 +15,19 @@ import yaml
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.synth.benchmark import synthesize
 from titjudge.errors import ConfigError
-from titjudge.models.base import (
+from titjudge.models.core.base import (
     Capabilities,
     PermanentError,
     QuotaExhaustedError,
     TextBackend,
     TransientError,
 )
-from titjudge.models.execution import ExecutionOptions
-from titjudge.models.lazy import BackendPlan, LazyBackend
-from titjudge.models.options import ModelOptions
-from titjudge.models.ray_backend import plan_in_actors
+from titjudge.models.core.execution import ExecutionOptions
+from titjudge.models.core.lazy import BackendPlan, LazyBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.ray.backend import plan_in_actors
 from titjudge.models.registry import build_text_backend
-from titjudge.models.spec import parse_model_spec
 
 BASE = {"name": "x", "describer": {"model": "replay:d.jsonl"}}
 
@@ -95,7 +95,7 @@ class _Backend(TextBackend):
 
 def test_a_model_error_crosses_back_as_its_own_kind(monkeypatch) -> None:
     pytest.importorskip("ray")
-    from titjudge.models.ray_actors import failure_of
+    from titjudge.models.ray.actors import failure_of
 
     monkeypatch.setenv("SOME_API_KEY", "sk-secret-value-123456")
     backend = _Backend(parse_model_spec("hf:/m"))
@@ -184,7 +184,7 @@ def fake_ray(monkeypatch):
 def test_a_local_instance_is_started_quietly_by_a_keeper_thread_and_stopped(
     fake_ray, monkeypatch
 ) -> None:
-    from titjudge.models import ray_session
+    from titjudge.models.ray import session as ray_session
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert ray_session.connect(ExecutionOptions(backend="ray", num_cpus=2)) == "started"
@@ -197,7 +197,7 @@ def test_a_local_instance_is_started_quietly_by_a_keeper_thread_and_stopped(
 
 
 def test_ray_address_joins_the_cluster_and_release_leaves_it_running(fake_ray, monkeypatch) -> None:
-    from titjudge.models import ray_session
+    from titjudge.models.ray import session as ray_session
 
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
     assert ray_session.connect(ExecutionOptions(backend="ray")) == "existing"

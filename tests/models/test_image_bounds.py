@@ -7,10 +7,10 @@ import io
 from PIL import Image
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.images import fit_image, fitted_size
-from titjudge.models.options import ModelOptions
+from titjudge.records.images import fit_image, fitted_size
 
 
 def _png(width, height, color=(200, 30, 30)):
@@ -52,7 +52,7 @@ def test_the_bound_is_part_of_the_cache_key(tmp_path):
             ModelOptions(api_base="http://127.0.0.1:9/v1", max_image_pixels=bound),
         )
         fitted = asyncio.run(client._fit(request))
-        from titjudge.models.keys import generation_key
+        from titjudge.models.calls.keys import generation_key
 
         return fitted, generation_key(client.backend.spec, fitted, params=client.params)
 

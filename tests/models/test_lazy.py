@@ -4,12 +4,12 @@ build fails every call at once with its reason; the hub's limiter takes the buil
 import asyncio
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import EmbeddingBackend
-from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.core.base import EmbeddingBackend
+from titjudge.models.core.lazy import BackendPlan, LazyBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
-from titjudge.models.lazy import BackendPlan, LazyBackend
-from titjudge.models.options import ModelOptions
-from titjudge.models.spec import parse_model_spec
 
 SPEC = parse_model_spec("embed:/models/e")
 

@@ -2,9 +2,9 @@ import asyncio
 import time
 
 from titjudge.cache.store import CallCache
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.limits import Limiter
-from titjudge.models.options import ModelOptions
 
 
 def test_starts_are_spaced_even_after_the_event_loop_stalls():

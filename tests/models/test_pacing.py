@@ -8,12 +8,12 @@ import time
 import pytest
 from PIL import Image
 
-from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.limits import Limiter
-from titjudge.models.options import ModelOptions
-from titjudge.models.pacing import GROWTH_ROUNDS, HEADROOM, AdaptiveWindow, Pacer
-from titjudge.models.spec import parse_model_spec
-from titjudge.models.token_estimate import openai_image_tokens, request_tokens
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.pacing import GROWTH_ROUNDS, HEADROOM, AdaptiveWindow, Pacer
+from titjudge.models.calls.token_estimate import openai_image_tokens, request_tokens
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 
 
 def most_in_window(times, window):

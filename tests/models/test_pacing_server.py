@@ -7,9 +7,9 @@ import pytest
 from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 #: 9000 tokens per 3 s window = 180,000 per minute. Each request: ~90 prompt tokens as the
 #: server counts them (~107 estimated) + 4 reserved for the one-token reply; N of them are more

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from titjudge.models.limits import Limiter
-from titjudge.models.pacing import HEADROOM, TOLD_DECREASE, TOLD_FLOOR, Pacer
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.pacing import HEADROOM, TOLD_DECREASE, TOLD_FLOOR, Pacer
 
 
 def usage_started(pacer, now, estimate, used, latency, seconds):

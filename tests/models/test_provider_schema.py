@@ -19,13 +19,13 @@ from titjudge.judges.checklist_schema import (
     verdicts_schema,
 )
 from titjudge.judges.schemas import JudgeVerdict, PairVerdict, verdict_schema
-from titjudge.models.provider_schema import (
+from titjudge.models.calls.structured import response_schema
+from titjudge.models.litellm.schemas import (
     gemini_schema,
     gemini_violations,
     openai_strict_schema,
     openai_strict_violations,
 )
-from titjudge.models.structured import response_schema
 
 CHECKLIST = PromptChecklist(
     elements=[

@@ -1,7 +1,7 @@
 import pytest
 
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.structured import StructuredOutputError, parse_structured
+from titjudge.models.calls.structured import StructuredOutputError, parse_structured
 
 
 def test_plain_fenced_and_prose_wrapped_json():

@@ -1,6 +1,6 @@
 """Thinking as a model option: what each provider is sent, and what it would reject.
 
-Provider facts (cited in titjudge.models.thinking): Gemini 2.5 Pro thinks always, budget
+Provider facts (cited in titjudge.models.core.thinking): Gemini 2.5 Pro thinks always, budget
 128-32,768, 0 rejected ("This model only works in thinking mode"; Gemini thinking docs,
 googleapis/python-genai#811); Flash 0-24,576; thinking counts against maxOutputTokens.
 vLLM takes Qwen3's switch as `chat_template_kwargs` in the body (vLLM reasoning-outputs docs).
@@ -11,8 +11,8 @@ import pytest
 from titjudge.config import DescriberConfig
 from titjudge.errors import ConfigError
 from titjudge.judges.llm import LLMJudgeConfig
-from titjudge.models.spec import parse_model_spec
-from titjudge.models.thinking import ThinkingError, ThinkingOptions, plan_thinking
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
 
 PRO = parse_model_spec("litellm:gemini/gemini-2.5-pro")
 FLASH = parse_model_spec("litellm:gemini/gemini-2.5-flash")

@@ -2,8 +2,8 @@
 
 import pytest
 
+from titjudge.models.calls.results import CallResult, Usage, total_cost
 from titjudge.models.hub import usage_since
-from titjudge.models.results import CallResult, Usage, total_cost
 from titjudge.records import Progress
 from titjudge.report.progress import progress_line, stats_text
 
@@ -96,7 +96,7 @@ def test_per_item_costs_stay_unknown_when_any_call_is_unpriced():
     """An item's cost over several calls (two calls, a re-ask, repeats, a pairwise item's
     share) is unknown when one price is; a partial sum would read as the whole."""
     from titjudge.judges.base import JudgeOutcome
-    from titjudge.models.results import sum_costs
+    from titjudge.models.calls.results import sum_costs
 
     assert sum_costs([0.001, 0.002]) == pytest.approx(0.003)
     assert sum_costs([0.001, None]) is None and sum_costs([None, 0.001]) is None

@@ -16,8 +16,8 @@ from doubles.tiny_models import (
 )
 from PIL import Image
 
-from titjudge.models.base import EmbeddingBackend, ImageInput, TextBackend
-from titjudge.models.options import ModelOptions
+from titjudge.models.core.base import EmbeddingBackend, ImageInput, TextBackend
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 
 

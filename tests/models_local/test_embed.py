@@ -18,12 +18,12 @@ from doubles.tiny_models import _CORPUS
 from transformers import AutoModel, AutoTokenizer
 
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.base import EmbeddingBackend
-from titjudge.models.embed import last_token, read_layout
-from titjudge.models.local_common import resolve_checkpoint
-from titjudge.models.options import ModelOptions
+from titjudge.models.core.base import EmbeddingBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.local.common import resolve_checkpoint
+from titjudge.models.local.embed import last_token, read_layout
 from titjudge.models.registry import build_embedding_backend
-from titjudge.models.spec import parse_model_spec
 
 TEXTS = [
     "a cat on a mat",

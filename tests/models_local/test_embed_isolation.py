@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from titjudge.cache.store import CallCache
-from titjudge.models.embedding_client import EmbeddingClient
-from titjudge.models.limits import Limiter
-from titjudge.models.options import ModelOptions
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.core.options import ModelOptions
 
 POISON = "a text this model cannot embed"
 TEXTS = [f"a quiet harbour with {n} boats at dawn" for n in range(10)]
@@ -88,9 +88,9 @@ def test_a_text_failing_in_a_ray_actor_comes_back_alone(tmp_path: Path) -> None:
     """What an actor sends back per text (a vector, or that text's RemoteFailure) reaches the
     client per text (the actor pool here is a stand-in: no Ray instance is started)."""
     pytest.importorskip("ray")
-    from titjudge.models.ray_actors import RemoteFailure
-    from titjudge.models.ray_backend import RayEmbeddingBackend
-    from titjudge.models.spec import parse_model_spec
+    from titjudge.models.core.spec import parse_model_spec
+    from titjudge.models.ray.actors import RemoteFailure
+    from titjudge.models.ray.backend import RayEmbeddingBackend
 
     class Pool:
         size, facts = 1, {"default_concurrency": 4}

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import GenerateRequest, TextBackend
-from titjudge.models.hf_plan import plan
+from titjudge.models.core.base import GenerateRequest, TextBackend
+from titjudge.models.core.lazy import LazyBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
-from titjudge.models.lazy import LazyBackend
-from titjudge.models.options import ModelOptions
-from titjudge.models.spec import parse_model_spec
+from titjudge.models.local.hf_plan import plan
 
 
 @pytest.mark.parametrize("which", ["vl", "qwen3"])

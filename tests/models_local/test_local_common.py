@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.local_common import (
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.local.common import (
     MicroBatcher,
     check_params,
     resolve_checkpoint,
@@ -19,7 +20,6 @@ from titjudge.models.local_common import (
     resolve_dtype,
     with_torch_threads,
 )
-from titjudge.models.spec import parse_model_spec
 
 SPEC = parse_model_spec("hf:some/model")
 

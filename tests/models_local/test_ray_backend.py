@@ -23,15 +23,15 @@ ray = pytest.importorskip("ray")
 import titjudge  # noqa: E402
 from titjudge.cache.store import CallCache  # noqa: E402
 from titjudge.data.synth.benchmark import synthesize  # noqa: E402
-from titjudge.models.base import GenerateRequest  # noqa: E402
-from titjudge.models.embedding_client import _vector_hit  # noqa: E402
-from titjudge.models.execution import ExecutionOptions  # noqa: E402
+from titjudge.models.calls.embedding_client import _vector_hit  # noqa: E402
+from titjudge.models.calls.keys import embedding_key  # noqa: E402
+from titjudge.models.core.base import GenerateRequest  # noqa: E402
+from titjudge.models.core.execution import ExecutionOptions  # noqa: E402
+from titjudge.models.core.options import ModelOptions  # noqa: E402
+from titjudge.models.core.spec import parse_model_spec  # noqa: E402
 from titjudge.models.hub import ModelHub  # noqa: E402
-from titjudge.models.keys import embedding_key  # noqa: E402
-from titjudge.models.options import ModelOptions  # noqa: E402
-from titjudge.models.ray_backend import RayTextBackend  # noqa: E402
+from titjudge.models.ray.backend import RayTextBackend  # noqa: E402
 from titjudge.models.registry import build_text_backend  # noqa: E402
-from titjudge.models.spec import parse_model_spec  # noqa: E402
 
 OPTIONS = ModelOptions(device="cpu", batch_size=4)
 

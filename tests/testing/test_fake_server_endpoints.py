@@ -19,7 +19,7 @@ from doubles.server_text import describe_from_hash
 from fake_server_support import embedder, generate, run
 from PIL import Image
 
-from titjudge.models.base import GenerateRequest, Generation, ImageInput
+from titjudge.models.core.base import GenerateRequest, Generation, ImageInput
 
 
 def png(color: tuple[int, int, int]) -> bytes:

@@ -26,14 +26,14 @@ from fake_server_support import (
 )
 from pydantic import BaseModel, Field
 
-from titjudge.models.base import (
+from titjudge.models.calls.structured import response_schema
+from titjudge.models.core.base import (
     GenerateRequest,
     Generation,
     PermanentError,
     TokenLogprobs,
     TransientError,
 )
-from titjudge.models.structured import response_schema
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from doubles.server import (
 )
 from fake_server_support import JUDGE_MESSAGE, JUDGE_SCORE_0_100, failure, generate
 
-from titjudge.models.base import TransientError
+from titjudge.models.core.base import TransientError
 
 
 def stats(url: str) -> dict[str, object]:

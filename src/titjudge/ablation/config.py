@@ -31,9 +31,9 @@ from titjudge.config.schema import (
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
-from titjudge.models.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, answered_models, check_models
-from titjudge.models.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 

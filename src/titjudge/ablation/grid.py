@@ -33,7 +33,7 @@ from titjudge.data.records import Item
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.base import MissingCredentialsError
+from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.report import run_dir, runs

@@ -23,8 +23,8 @@ from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.base import GenerateRequest, ImageInput, MissingCredentialsError
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, ImageInput, MissingCredentialsError
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import ItemResult, Progress
 

@@ -29,7 +29,7 @@ from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.base import ImageInput
+from titjudge.models.core.base import ImageInput
 from titjudge.records import ItemResult
 
 #: LangGraph steps one item takes at most (describe, judge, fallback): a worker's recursion

@@ -30,9 +30,9 @@ from titjudge.errors import ConfigError
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
+from titjudge.models.calls.provenance import provenance
+from titjudge.models.calls.results import Usage
 from titjudge.models.hub import ModelHub, usage_since
-from titjudge.models.provenance import provenance
-from titjudge.models.results import Usage
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir, runs
@@ -266,7 +266,7 @@ async def _run_staged(
             role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
         },
         "cache": run_cache_counts(),
-        # per configured model, the models its replies say answered (`models.provenance`)
+        # per configured model, the models its replies say answered (`models.calls.provenance`)
         "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
         "wall_seconds": None,
         "human_pairs": len(human.pairs) if human else 0,

@@ -163,7 +163,7 @@ class CallCache:
 
     # ------------------------------------------------------------------ facts
     # What a run learnt besides answers (an image file's hash and size: `data.image_digests`,
-    # a resized image's hash: `models.call`): shortcuts, not answers. They are lines appended
+    # a resized image's hash: `models.calls.text_client`): shortcuts, not answers. They are lines appended
     # to FACTS_FILE beside the database (each line one write, so runs sharing the dir do not
     # interleave them), read once per process; one that cannot be written is only logged (the
     # next run does the work again), and a line that does not parse is skipped.

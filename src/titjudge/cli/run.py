@@ -65,7 +65,7 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
         print_summary(outcome.metrics, console)
     elif "model_means" in outcome.summary:
         print_model_means(outcome.summary["model_means"], console)
-    from titjudge.models.results import Usage
+    from titjudge.models.calls.results import Usage
 
     for role, record in outcome.summary["usage"].items():
         say(console, f"{role}: {Usage.from_json(record).text()}")
@@ -83,8 +83,8 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
 
 def print_answering_models(record: dict[str, Any], console: Console) -> None:
     """A line per model whose replies came from another model than configured (in yellow), from
-    several, or under a snapshot's name (`models.provenance`); names as the provider sent them."""
-    from titjudge.models.provenance import provenance_lines
+    several, or under a snapshot's name (`models.calls.provenance`); names as the provider sent them."""
+    from titjudge.models.calls.provenance import provenance_lines
     from titjudge.safety import terminal_safe
 
     for line, warning in provenance_lines(record):

@@ -15,7 +15,7 @@ from titjudge.config.schema import (
     RunConfig,
     RunSettings,
 )
-from titjudge.models.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions, StrictModel
 
 __all__ = [
     "DataConfig",

@@ -16,7 +16,7 @@ from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError, did_you_mean
 from titjudge.files import load_yaml
 from titjudge.judges.options import JudgeOptions
-from titjudge.models.options import StrictModel
+from titjudge.models.core.options import StrictModel
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

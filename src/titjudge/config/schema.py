@@ -14,10 +14,10 @@ from pydantic import Field, field_validator, model_validator
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions
 from titjudge.judges.registry import judge_config_union
-from titjudge.models.execution import ExecutionOptions
-from titjudge.models.options import ModelOptions, StrictModel
-from titjudge.models.provenance import RequireModel
-from titjudge.models.spec import ModelSpec, parse_model_spec
+from titjudge.models.calls.provenance import RequireModel
+from titjudge.models.core.execution import ExecutionOptions
+from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.spec import ModelSpec, parse_model_spec
 
 
 class DataConfig(StrictModel):
@@ -83,7 +83,7 @@ class RunSettings(StrictModel):
         description="a served model's reply names the model that answered: 'report' records and "
         "reports one that is not the configured model (a retired model re-routed, an alias "
         "moved); 'exact' makes such a reply a failure record, never cached (a dated snapshot "
-        "of the configured name counts as the same; see titjudge.models.provenance)",
+        "of the configured name counts as the same; see titjudge.models.calls.provenance)",
     )
 
 

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from titjudge.data.records import Item
-from titjudge.models.base import ImageInput
+from titjudge.models.core.base import ImageInput
 from titjudge.records.outcomes import Described, DescribedStatus, JudgeOutcome, Status
 
 

@@ -8,7 +8,7 @@ from titjudge.errors import ConfigError
 from titjudge.judges.base import SamplingJudge
 from titjudge.judges.options import JudgeOptions, LogprobOptions
 from titjudge.judges.repeats import RepeatedJudge
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.text_client import ModelClient
 from titjudge.prompts.loader import PromptTemplate, load_template
 
 #: OpenAI-compatible servers return at most this many alternatives per token
@@ -71,7 +71,7 @@ def provider_supports_logprobs(client: ModelClient) -> bool | None:
         return None
     # through the backend module, which sets LITELLM_LOCAL_MODEL_COST_MAP before the import
     # (a bare `import litellm` fetches its price map online: ~2.4 s of retries offline)
-    from titjudge.models.litellm_backend import litellm
+    from titjudge.models.litellm.backend import litellm
 
     try:
         params = litellm.get_supported_openai_params(model=client.backend.spec.model_id)

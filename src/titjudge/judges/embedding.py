@@ -24,12 +24,12 @@ from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.base import ImageInput
-from titjudge.models.embedding_client import EmbeddingClient
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.core.base import ImageInput
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
-from titjudge.models.litellm_embed_settings import not_an_embedding_model
-from titjudge.models.options import ModelOptions
-from titjudge.models.spec import parse_model_spec
+from titjudge.models.litellm.embed_settings import not_an_embedding_model
 
 
 def query_text(prompt: str, instruction: str | None) -> str:

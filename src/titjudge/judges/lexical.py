@@ -16,9 +16,9 @@ from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.base import ImageInput
+from titjudge.models.core.base import ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 STOPWORDS = frozenset(

@@ -18,11 +18,11 @@ from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
-from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.results import CallResult
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
-from titjudge.models.results import CallResult
 from titjudge.prompts.loader import PromptTemplate
 
 

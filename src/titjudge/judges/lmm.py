@@ -14,10 +14,10 @@ from titjudge.judges.building import repeated
 from titjudge.judges.llm import LLMJudge, Scoring, verdict_parts
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
-from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 
 

@@ -27,10 +27,10 @@ from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
 from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
-from titjudge.models.base import GenerateRequest, ImageInput, TokenLogprobs
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, ImageInput, TokenLogprobs
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 
 #: tokens generated: enough to get past a leading space or newline to the answer

@@ -10,8 +10,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from titjudge.models.options import ModelOptions, StrictModel
-from titjudge.models.spec import parse_model_spec
+from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.records.names import RESERVED_NAMES
 
 ScoreMode = Literal["sampled", "expected"]

@@ -30,11 +30,11 @@ from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairVerdict
-from titjudge.models.base import GenerateRequest, ImageInput
-from titjudge.models.call import ModelClient
+from titjudge.models.calls.results import sum_costs
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
-from titjudge.models.results import sum_costs
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.pairs import Choice, OrderJudgement, PairJudgement, PairwiseRun
 

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from titjudge.judges.base import Judge
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.options import ModelOptions
 
 #: build(config, describer_model, describer_options, hub): the judge, checked against its model
 Builder = Callable[[Any, str, ModelOptions, ModelHub], Judge]

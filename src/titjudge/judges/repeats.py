@@ -20,8 +20,8 @@ from typing import Any
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
-from titjudge.models.base import ImageInput
-from titjudge.models.results import sum_costs
+from titjudge.models.calls.results import sum_costs
+from titjudge.models.core.base import ImageInput
 from titjudge.records.repeats import repeat_count, repeat_score_rows, spread
 
 

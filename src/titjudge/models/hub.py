@@ -2,7 +2,7 @@
 
 Clients of the same model (say the describer and the self-eval judge on one VLM) share
 one backend, one limiter and one usage ledger, so limits hold across roles. `execution`
-says where local models run (in this process, or in Ray actors: `models.execution`).
+says where local models run (in this process, or in Ray actors: `models.core.execution`).
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.base import Backend
-from titjudge.models.call import ModelClient
-from titjudge.models.embedding_client import EmbeddingClient
-from titjudge.models.execution import ExecutionOptions
-from titjudge.models.lazy import LazyBackend
-from titjudge.models.limits import Limiter
-from titjudge.models.options import ModelOptions
-from titjudge.models.provenance import RequireModel
+from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.provenance import RequireModel
+from titjudge.models.calls.results import Usage
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import Backend
+from titjudge.models.core.execution import ExecutionOptions
+from titjudge.models.core.lazy import LazyBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.registry import build_embedding_backend, build_text_backend
-from titjudge.models.results import Usage
-from titjudge.models.spec import parse_model_spec
 
 
 class ModelHub:
@@ -151,7 +151,7 @@ class ModelHub:
         for client in self._clients():
             await client.backend.aclose()
         if self.execution.ray:
-            from titjudge.models.ray_session import release
+            from titjudge.models.ray.session import release
 
             release()
 

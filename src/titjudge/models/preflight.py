@@ -10,7 +10,7 @@ must already be in the Hugging Face cache when HF_HUB_OFFLINE forbids downloadin
 Which models a config uses is its command's business (`agents.preflight`, `ablation.config`).
 
 A `litellm:` model that already has answers in the run's cache is checked later, when its
-backend is built on the first call that misses the cache (`models.lazy`): checking it now would
+backend is built on the first call that misses the cache (`models.core.lazy`): checking it now would
 import litellm (~3 s) for a re-run that may never call it. A fresh run's models have no answers,
 so they are all checked here.
 """
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
-from titjudge.models.local_common import resolve_checkpoint
-from titjudge.models.options import ModelOptions
-from titjudge.models.spec import ModelSpec, parse_model_spec
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import ModelSpec, parse_model_spec
+from titjudge.models.local.common import resolve_checkpoint
 
 #: what the `hf:` and `embed:` backends import whatever the checkpoint
 LOCAL_LIBRARIES = ("torch", "transformers")
@@ -49,7 +49,7 @@ def model_problems(spec: ModelSpec, options: ModelOptions) -> list[str]:
     """What stops `spec`, reached with `options`, from running; empty when nothing does."""
     if spec.backend == "litellm":
         # imported only for configs with litellm models (the import is slow)
-        from titjudge.models.litellm_backend import setup_problems
+        from titjudge.models.litellm.backend import setup_problems
 
         return setup_problems(spec, options.api_base, options.api_key_env, options.params)
     if spec.backend in ("hf", "embed"):

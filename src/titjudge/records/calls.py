@@ -1,7 +1,7 @@
 """What one model call returns (`CallResult`) and what calls took (`Usage`, `sum_costs`,
 `total_cost`): the recorded facts every stage reads. Kept low, below the models and judges that
 fill them in, so records, metrics and reports read them without importing either;
-`titjudge.models.results` re-exports them under their old import path.
+`titjudge.models.calls.results` re-exports them under their old import path.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class Usage:
     #: counted here
     unrecorded_model: int = 0
     #: calls per model that answered them, as the replies say (hits included: a cached answer
-    #: was given by the model it records); see `models.provenance`
+    #: was given by the model it records); see `models.calls.provenance`
     answered_by: dict[str, int] = field(default_factory=dict)
 
     @classmethod

@@ -1,6 +1,6 @@
 """One line of a descriptions file (`DescriptionLine`): written by the synthetic benchmark,
 read by the replay describer. Kept low so the data package writes it without importing the
-models; `titjudge.models.replay` re-exports it under its old import path."""
+models; `titjudge.models.local.replay` re-exports it under its old import path."""
 
 from __future__ import annotations
 

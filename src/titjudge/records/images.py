@@ -110,7 +110,7 @@ PIL_VERSION = PIL.__version__
 
 def entry(sha256: str, mime: str, size: tuple[int, int]) -> dict[str, Any]:
     """What is remembered of an image made from a file (its hash, type and pixel size), so
-    that a re-run keys it without reading it (`data.image_digests`, `models.call`)."""
+    that a re-run keys it without reading it (`data.image_digests`, `models.calls.text_client`)."""
     return {"sha256": sha256, "mime": mime, "width": size[0], "height": size[1]}
 
 

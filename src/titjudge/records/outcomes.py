@@ -58,7 +58,7 @@ class JudgeOutcome:
     cached: bool = False
     #: model calls whose usage this record holds (its cost is unknown if any one's price is)
     calls: int = 0
-    #: the models that answered those calls, as their replies say (`models.provenance`)
+    #: the models that answered those calls, as their replies say (`models.calls.provenance`)
     answered_by: list[str] = field(default_factory=list)
 
     @classmethod

@@ -30,7 +30,7 @@ class OrderJudgement:
     cost: float | None = None
     latency: float = 0.0
     cached: bool = True
-    #: the models whose replies gave this order's samples (`models.provenance`)
+    #: the models whose replies gave this order's samples (`models.calls.provenance`)
     answered_by: list[str] = field(default_factory=list)
 
     @classmethod

@@ -124,7 +124,7 @@ def print_provenance(data: AuditData, console: Console) -> None:
 
 def print_answering_models(data: AuditData, console: Console) -> None:
     """The run's models whose replies came from another model than configured, from several,
-    or under a snapshot's name (`models.provenance`; yellow: not the configured model)."""
+    or under a snapshot's name (`models.calls.provenance`; yellow: not the configured model)."""
     for line, warning in provenance_lines(data.answered_by):
         console.print(safe(line), style="yellow" if warning else "")
 

@@ -1,0 +1,194 @@
+"""Embedding calls, through the same pipeline as every other model call.
+
+Each text is keyed alone, so a prompt shared by 13 images (or by every describer of an
+ablation) is embedded once, even when those images are judged at the same moment: concurrent
+requests for one text share one computation. The texts of one `embed` call that are neither
+cached nor in flight go to the backend together, in requests of at most the backend's
+`max_batch` texts (a provider's limit), each under the model's limits, retries and timeout.
+A reply is checked before it is kept: one finite, non-zero vector per text, all of one length.
+
+A text's result never depends on which other texts shared its request:
+- a transient error (429, 5xx, a timeout, a lost connection) is retried for the whole request
+  by the retry policy; once retries are spent, every text of the request is a failure record
+  (nothing about them is known, and the next run asks again);
+- an `InputRejectedError` (the provider's 400 or 422 for what the request carries: one text
+  over the context length, say) is the one failure tied to some text: the request is split in
+  two and each half sent on its own, down to single texts, so only a text refused when sent
+  alone is a failure record. A refused request was not answered, so no text is paid for twice;
+  refusals of every text cost at most 2n - 1 requests for n texts;
+- any other error (a key, a model or quota problem, a malformed reply) is the request's, not a
+  text's: every text of it is a failure record, and splitting would only repeat it;
+- a backend that answers per text (`EmbeddingBackend.embed_each`: a local model, which finds
+  the text at fault within its own batch) fails that text alone; a reply whose vector for one
+  text is empty, non-finite or zero fails that text alone, and the other vectors are kept.
+Failures are never cached; every vector answered is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+from typing import Any
+
+from titjudge.cache.store import CallCache
+from titjudge.models.calls.keys import embedding_key
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.pipeline import CallPipeline, Computed
+from titjudge.models.calls.provenance import RequireModel, refusal
+from titjudge.models.calls.results import CallResult
+from titjudge.models.calls.token_estimate import embedding_tokens
+from titjudge.models.core.base import (
+    EmbeddingBackend,
+    InputRejectedError,
+    PermanentError,
+    TransientError,
+)
+from titjudge.models.core.options import ModelOptions
+from titjudge.safety import redact
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddingClient(CallPipeline[EmbeddingBackend]):
+    """Drives one embedding backend: one vector per text, cached per text."""
+
+    def __init__(
+        self,
+        backend: EmbeddingBackend,
+        cache: CallCache,
+        limiter: Limiter,
+        options: ModelOptions,
+        require_model: RequireModel = "report",
+    ):
+        super().__init__(backend, cache, limiter, options)
+        self.params = dict(options.params)
+        #: `exact`: a vector from another model than the configured one is a failure record
+        self.require_model = require_model
+
+    async def embed(self, texts: list[str], *, role: str) -> list[CallResult[list[float]]]:
+        """One result per text, in order; a text fails only for a reason of its own or of
+        every request that carried it (see the module's notes)."""
+        keys = [embedding_key(self.backend.spec, text, params=self.params) for text in texts]
+
+        async def compute(positions: list[int]) -> list[Computed]:
+            todo = [texts[i] for i in positions]
+            size = self.backend.max_batch or len(todo)
+            requests = [todo[start : start + size] for start in range(0, len(todo), size)]
+            done = await asyncio.gather(*(self._embed_call(batch) for batch in requests))
+            return [computed for batch in done for computed in batch]
+
+        def accept(hit: Any) -> CallResult[Any] | None:
+            found = _vector_hit(hit)
+            if found is not None and self._refusal(found.answered_by, cached=True):
+                return None  # another model's vector (require_model: exact): asked again
+            return found
+
+        return await self._run(role, [(key, key) for key in keys], accept, compute)
+
+    def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
+        """Why `run.require_model: exact` refuses a vector from `answered_by` (None: kept)."""
+        if self.require_model != "exact":
+            return None
+        return refusal(self.model, answered_by, cached=cached)
+
+    async def _embed_call(self, texts: list[str]) -> list[Computed]:
+        """One request for `texts`; refused for what it carries, it is split in two and
+        each half asked alone, down to single texts."""
+        try:
+            tokens = embedding_tokens(texts) if self.limiter.tpm_pacer is not None else 0
+            done = await self._attempt(lambda: self.backend.embed_answered(texts), tokens)
+            raw, answered_by = done.value
+            answers = _answers(raw, len(texts))
+        except Exception as exc:  # a failed embedding is a failure record, never a vector
+            if isinstance(exc, InputRejectedError) and len(texts) > 1:
+                log.info(
+                    "%s refused a request of %d texts for what it carries (%s); asking each "
+                    "half alone",
+                    self.model,
+                    len(texts),
+                    redact(str(exc)),
+                )
+                half = len(texts) // 2
+                first, second = await asyncio.gather(
+                    self._embed_call(texts[:half]), self._embed_call(texts[half:])
+                )
+                return first + second
+            failed = self._failure(exc)
+            return [(dataclasses.replace(failed), None) for _ in texts]
+        latency = done.latency / len(texts)
+        refused = self._refusal(answered_by)
+        computed: list[Computed] = []
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                computed.append((self._text_failure(answer, done.attempts), None))
+            elif refused is not None:  # a failure record naming both models, never cached
+                refusal_record: CallResult[Any] = CallResult(
+                    ok=False, error=refused, attempts=done.attempts, latency=latency
+                )
+                refusal_record.answered_by = answered_by
+                computed.append((refusal_record, None))
+            else:
+                result = CallResult(ok=True, value=answer, attempts=done.attempts, latency=latency)
+                result.answered_by = answered_by
+                stored: Any = (
+                    {"vector": answer, "answered_by": answered_by} if answered_by else answer
+                )
+                computed.append((result, stored))
+        return computed
+
+    def _text_failure(self, exc: BaseException, attempts: int) -> CallResult[Any]:
+        """One text's own error in an answered request, as its failure record."""
+        if not isinstance(exc, (TransientError, PermanentError)):
+            exc = self.backend.classify_error(exc)
+        if not isinstance(exc, Exception):
+            exc = RuntimeError(str(exc) or type(exc).__name__)
+        exc._titjudge_attempts = attempts  # type: ignore[attr-defined]
+        return self._failure(exc)
+
+
+def _vector_hit(hit: Any) -> CallResult[Any] | None:
+    """A cached vector: a plain list (an entry that records no answering model, as every
+    entry written before titjudge recorded it), or `{"vector", "answered_by"}`."""
+    answered_by = None
+    if isinstance(hit, dict) and isinstance(hit.get("vector"), list):
+        answered_by = hit.get("answered_by")
+        hit = hit["vector"]
+    if not isinstance(hit, list):
+        return None
+    result = CallResult(ok=True, value=[float(x) for x in hit], cached=True)
+    result.answered_by = str(answered_by) if answered_by else None
+    return result
+
+
+class InvalidEmbeddingError(Exception):
+    """The backend answered, but not with one finite, non-zero vector per text, all of one
+    length."""
+
+
+def _answers(raw: Any, expected: int) -> list[list[float] | BaseException]:
+    """The backend's reply checked: per text, a non-empty vector of finite numbers, not all
+    zeros (it has no direction, so no cosine), or that text's own error; the vectors all of
+    one length. A reply of the wrong size, or of vectors of several lengths (which one is
+    right cannot be told), is the whole request's error."""
+    if len(raw) != expected:
+        raise InvalidEmbeddingError(f"backend returned {len(raw)} vectors for {expected} texts")
+    answers: list[list[float] | BaseException] = []
+    for answer in raw:
+        if isinstance(answer, BaseException):
+            answers.append(answer)
+            continue
+        vector = [float(x) for x in answer]
+        if not vector or not all(math.isfinite(x) for x in vector):
+            answers.append(InvalidEmbeddingError("backend returned an empty or non-finite vector"))
+        elif not any(vector):
+            answers.append(InvalidEmbeddingError("backend returned a zero vector"))
+        else:
+            answers.append(vector)
+    lengths = sorted({len(a) for a in answers if not isinstance(a, BaseException)})
+    if len(lengths) > 1:
+        raise InvalidEmbeddingError(
+            f"backend returned vectors of different lengths ({', '.join(map(str, lengths))})"
+        )
+    return answers

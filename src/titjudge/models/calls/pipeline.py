@@ -1,0 +1,393 @@
+"""The one call pipeline every model call goes through, whatever it asks for.
+
+in-process dedup -> cache lookup -> cross-process claim -> limits (concurrency, rpm, tpm,
+pauses) -> tenacity retries, each attempt under `timeout` -> validate -> cache store.
+
+A call kind (free text and validated objects in `models.calls.text_client`, embeddings in
+`models.calls.embedding_client`) supplies only what differs: the keys of what it asks, how a cached
+entry becomes a result (or is unusable), and how the missing answers are computed and
+validated. A call never raises for a model problem: it returns a `CallResult` whose `ok` is
+False and whose `error` says why. Only validated results are stored, so a bad answer is asked
+again next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from titjudge.cache.store import CallCache
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.results import CallResult, Usage
+from titjudge.models.core.base import (
+    Backend,
+    Generation,
+    MissingCredentialsError,
+    PermanentError,
+    QuotaExhaustedError,
+    TransientError,
+)
+from titjudge.models.core.options import ModelOptions
+from titjudge.safety import redact
+
+log = logging.getLogger(__name__)
+B = TypeVar("B", bound=Backend)
+R = TypeVar("R")
+
+CLAIM_POLL_SECONDS = 0.05
+
+#: a cached entry as a result, or None when there is none or it cannot be used
+Accept = Callable[[Any], CallResult[Any] | None]
+#: one computed answer: its result and what the cache keeps of it (None: nothing)
+Computed = tuple[CallResult[Any], Any]
+#: computes the answers at the given positions of a call, in order
+Compute = Callable[[list[int]], Awaitable[list[Computed]]]
+
+
+class CacheProbe:
+    """Calls made under `cache_only()` are answered from the cache alone: a call whose
+    answer is not there sends nothing and claims nothing, returns a failure, and marks the
+    probe `missed`. What the calls answered counts in their models' ledgers only once the
+    caller `commit()`s (it keeps the results), so a probe that missed counts nothing."""
+
+    NOT_CACHED = "not in the cache (answered from the cache only)"
+
+    def __init__(self) -> None:
+        self.missed = False
+        self._counted: list[tuple[Usage, list[CallResult[Any]]]] = []
+
+    def count(self, ledger: Usage, results: list[CallResult[Any]]) -> None:
+        self._counted.append((ledger, results))
+
+    def commit(self) -> None:
+        for ledger, results in self._counted:
+            for result in results:
+                ledger.add(result)
+        self._counted.clear()
+
+
+_PROBE: ContextVar[CacheProbe | None] = ContextVar("titjudge_cache_probe", default=None)
+
+
+def probing() -> CacheProbe | None:
+    """The probe the current call runs under, if any."""
+    return _PROBE.get()
+
+
+@contextmanager
+def cache_only() -> Iterator[CacheProbe]:
+    """Answer the calls made inside from the cache alone (see `CacheProbe`)."""
+    probe = CacheProbe()
+    token = _PROBE.set(probe)
+    try:
+        yield probe
+    finally:
+        _PROBE.reset(token)
+
+
+@dataclass
+class Attempted(Generic[R]):
+    """What a backend returned, after how many attempts and how long in all."""
+
+    value: R
+    attempts: int
+    latency: float
+
+
+class CallPipeline(Generic[B]):
+    """Caching, claims, limits, retries and timeouts for one backend, shared by every kind."""
+
+    def __init__(self, backend: B, cache: CallCache, limiter: Limiter, options: ModelOptions):
+        self.backend = backend
+        self.cache = cache
+        self.limiter = limiter
+        self.options = options
+        self.usage: dict[str, Usage] = {}
+        self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
+        #: set when the model's quota is spent: nothing more is sent to it this run
+        self.dead: str | None = None
+
+    @property
+    def model(self) -> str:
+        return str(self.backend.spec)
+
+    # ------------------------------------------------------------------ dedup and cache
+
+    async def _run(
+        self, role: str, keys: Sequence[tuple[str, str]], accept: Accept, compute: Compute
+    ) -> list[CallResult[Any]]:
+        """One result per (cache key, sharing key), in order. Positions with a sharing key
+        already in flight in this process wait for that answer; repeats share the first."""
+        results: list[CallResult[Any] | None] = [None] * len(keys)
+        waiting: dict[int, asyncio.Future[CallResult[Any]]] = {}
+        owned: dict[str, list[int]] = {}
+        futures: dict[str, asyncio.Future[CallResult[Any]]] = {}
+        for i, (_, shared) in enumerate(keys):
+            if shared in owned:
+                owned[shared].append(i)
+            elif shared in self._inflight:
+                waiting[i] = self._inflight[shared]
+            else:
+                owned[shared] = [i]
+                futures[shared] = asyncio.get_running_loop().create_future()
+                self._inflight[shared] = futures[shared]
+
+        def settle(i: int) -> None:
+            """Position `i` is answered: its waiters in this process get it now, not once the
+            whole call is done (a cache hit next to a computed text is a hit for them too)."""
+            shared = keys[i][1]
+            if self._inflight.get(shared) is futures[shared]:
+                del self._inflight[shared]
+            futures[shared].set_result(_present(results[i]))
+
+        try:
+            firsts = [positions[0] for positions in owned.values()]
+            if firsts:
+                await self._answer(keys, firsts, accept, compute, results, settle)
+            for positions in owned.values():
+                first = _present(results[positions[0]])
+                for i in positions[1:]:
+                    results[i] = dataclasses.replace(first, cached=True)
+        except BaseException as exc:
+            for future in futures.values():
+                if not future.done():
+                    future.set_exception(exc)
+                    future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            for shared, future in futures.items():
+                if self._inflight.get(shared) is future:
+                    del self._inflight[shared]
+        for i, future in waiting.items():
+            results[i] = dataclasses.replace(await asyncio.shield(future), cached=True)
+        final = [_present(result) for result in results]
+        ledger = self.usage.setdefault(role, Usage())
+        probe = _PROBE.get()
+        if probe is not None:
+            probe.count(ledger, final)
+        else:
+            for result in final:
+                ledger.add(result)
+        return final
+
+    async def _answer(
+        self,
+        keys: Sequence[tuple[str, str]],
+        positions: list[int],
+        accept: Accept,
+        compute: Compute,
+        results: list[CallResult[Any] | None],
+        settle: Callable[[int], None],
+    ) -> None:
+        """Fill (and `settle`) `results` at `positions` from the cache, from another run, or by computing.
+
+        Claims are taken without waiting; the answers claimed are computed and stored before
+        any claim held by another run is waited on, so a run never waits while holding a
+        claim (two runs asking for the same keys in opposite orders cannot block each other).
+        """
+        pending = []
+        for i in positions:
+            found = accept(self.cache.get(keys[i][0])) if self._cached() else None
+            if found is None:
+                pending.append(i)
+            else:
+                results[i] = found
+                settle(i)
+        probe = _PROBE.get()
+        if probe is not None and pending:
+            probe.missed = True
+            for i in pending:
+                results[i] = CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
+                settle(i)
+            return
+        while pending:
+            mine = [i for i in pending if self._claim(keys[i][0])]
+            theirs = [i for i in pending if i not in mine]
+            if mine:
+                await self._compute_claimed(keys, mine, accept, compute, results, settle)
+            pending = []
+            for i in theirs:
+                found = await self._wait_for_other_run(keys[i][0], accept)
+                if found is None:  # the other run gave up: its claim is free to take
+                    pending.append(i)
+                else:
+                    results[i] = found
+                    settle(i)
+
+    async def _compute_claimed(
+        self,
+        keys: Sequence[tuple[str, str]],
+        claimed: list[int],
+        accept: Accept,
+        compute: Compute,
+        results: list[CallResult[Any] | None],
+        settle: Callable[[int], None],
+    ) -> None:
+        try:
+            todo = []
+            for i in claimed:  # the previous owner may have stored and released meanwhile
+                found = accept(self.cache.peek(keys[i][0])) if self._cached() else None
+                if found is None:
+                    todo.append(i)
+                else:
+                    results[i] = found
+                    settle(i)
+            if todo:
+                computed = await compute(todo)
+                for i, (result, entry) in zip(todo, computed, strict=True):
+                    if result.ok and entry is not None and self._cached():
+                        self.cache.set(keys[i][0], entry, self.model)
+                    results[i] = result
+        finally:
+            if self._cached():  # after the answers are stored, so waiters find them
+                for i in claimed:
+                    self.cache.release(keys[i][0])
+        for i in todo:
+            settle(i)
+
+    def _cached(self) -> bool:
+        return self.backend.cacheable
+
+    def _claim(self, key: str) -> bool:
+        if not self._cached():
+            return True
+        ttl = (self.options.timeout + self.options.backoff_max) * self.options.max_attempts
+        return self.cache.claim(key, ttl)
+
+    async def _wait_for_other_run(self, key: str, accept: Accept) -> CallResult[Any] | None:
+        """Another run holds `key`: its answer once stored, or None once it let go without one."""
+        while True:
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            found = accept(self.cache.peek(key))
+            if found is not None:
+                return found
+            if not self.cache.claimed_elsewhere(key):
+                return None
+
+    # ------------------------------------------------------------------ sending
+
+    async def _attempt(self, send: Callable[[], Awaitable[R]], tokens: int = 0) -> Attempted[R]:
+        """Send with retries on transient errors only; each attempt waits for a limiter slot
+        and is charged `tokens` (the request's estimate) under the model's tpm."""
+        try:
+            await self.backend.ready()
+        except Exception as exc:  # the model could not be loaded: nothing was sent
+            exc._titjudge_attempts = 0  # type: ignore[attr-defined]
+            raise
+        count = 0
+        started = time.perf_counter()
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TransientError),
+            stop=stop_after_attempt(self.options.max_attempts),
+            wait=self._wait,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    count += 1
+                    value = await self._once(send, tokens)
+        except Exception as exc:
+            exc._titjudge_attempts = count  # type: ignore[attr-defined]
+            raise
+        return Attempted(value, count, time.perf_counter() - started)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            return float(min(max(retry_after, 0.0), self.options.backoff_max))
+        # exponential backoff with jitter (Google's retry strategy), computed here: tenacity
+        # renamed its own helper's argument (initial -> multiplier) in 9.2
+        initial = self.options.backoff_initial
+        backoff = initial * 2 ** (state.attempt_number - 1) + random.uniform(0, initial)
+        return float(min(max(backoff, 0.0), self.options.backoff_max))
+
+    async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
+        async with self.limiter.slot(tokens) as grant:
+            if self.dead is not None:  # checked once a slot is granted: waiters see it too
+                raise PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
+            try:
+                value = await self._send(send)
+            except TransientError as exc:
+                if exc.rate_limited:  # the whole model pauses for the provider's wait
+                    wait = exc.retry_after
+                    grant.rate_limited(
+                        None if wait is None else min(wait, self.options.backoff_max)
+                    )
+                raise
+            grant.settle(_tokens_used(value))
+            return value
+
+    async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
+        timeout = self.options.timeout
+        try:
+            return await asyncio.wait_for(send(), timeout)
+        except (TransientError, PermanentError):
+            raise
+        except asyncio.TimeoutError:
+            raise TransientError(f"no reply within {timeout:g} s") from None
+        except Exception as exc:
+            mapped = self.backend.classify_error(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+
+    def _failure(self, exc: Exception) -> CallResult[Any]:
+        """A failed send as a failure record naming why (secrets redacted). Absent credentials
+        are no model failure: that error is raised again, and stops the run."""
+        if isinstance(exc, MissingCredentialsError):
+            raise exc
+        attempts = getattr(exc, "_titjudge_attempts", 1)
+        if isinstance(exc, TransientError):
+            reason = f"gave up after {attempts} attempts: {exc}"
+        elif isinstance(exc, PermanentError):
+            reason = f"{exc}"
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
+        reason = redact(reason)  # a provider may echo the key in its error text
+        if isinstance(exc, QuotaExhaustedError) and self.dead is None:
+            self.dead = reason
+            log.warning(
+                "%s: %s. No further requests go to this model in this run; everything already "
+                "answered is kept, and a re-run after the quota is restored resumes from the cache.",
+                self.model,
+                reason,
+            )
+        log.info("%s call failed: %s", self.model, reason)
+        return CallResult(ok=False, error=reason, attempts=attempts)
+
+
+def _tokens_used(value: Any) -> int | None:
+    """The tokens a reply says it used (prompt + completion), or None when it does not say."""
+    if isinstance(value, Generation) and value.tokens_in is not None:
+        return value.tokens_in + (value.tokens_out or 0)
+    return None
+
+
+def _present(result: CallResult[Any] | None) -> CallResult[Any]:
+    if result is None:
+        raise RuntimeError("the call pipeline left a position unanswered")
+    return result
+
+
+__all__ = [
+    "Accept",
+    "Attempted",
+    "CacheProbe",
+    "CallPipeline",
+    "Compute",
+    "Computed",
+    "cache_only",
+    "probing",
+]

@@ -1,0 +1,342 @@
+"""Text and validated-object calls: the two kinds of call that ask a model to write.
+
+They go through the one pipeline (`models.calls.pipeline`): cache lookup, claim, limits, retries,
+timeout, store. What is theirs: images fitted before keying, the checks that make a reply
+usable (not cut, not withheld, not empty), and for a validated object one re-ask quoting the
+validation error. Only validated results are cached, so a bad answer is asked again next run.
+Every reply keeps the model it says answered (`models.calls.provenance`); under `run.require_model:
+exact` a reply from another model is a failure record, and a cached one is asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from titjudge.cache.store import CallCache
+from titjudge.errors import DataError
+from titjudge.models.calls.keys import generation_key
+from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.pipeline import Attempted, CallPipeline, Computed, probing
+from titjudge.models.calls.provenance import RequireModel, refusal
+from titjudge.models.calls.results import (
+    TRUNCATED,
+    CallResult,
+    from_hit,
+    incomplete_reason,
+    sum_costs,
+    usage_of,
+)
+from titjudge.models.calls.structured import (
+    StructuredOutputError,
+    parse_structured,
+    response_schema,
+)
+from titjudge.models.calls.token_estimate import request_tokens
+from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
+from titjudge.models.core.options import ModelOptions
+from titjudge.records.images import PIL_VERSION, entry, fit_image, read_entry
+
+S = TypeVar("S", bound=BaseModel)
+
+REASK = (
+    "Your previous reply could not be used: {error}. Reply again with only the JSON object, "
+    "with exactly the requested fields and types, and nothing else."
+)
+
+
+class ModelClient(CallPipeline[TextBackend]):
+    """Drives one text backend: free text and schema-validated replies."""
+
+    def __init__(
+        self,
+        backend: TextBackend,
+        cache: CallCache,
+        limiter: Limiter,
+        options: ModelOptions,
+        require_model: RequireModel = "report",
+    ):
+        super().__init__(backend, cache, limiter, options)
+        self.params = dict(options.params)
+        #: `exact`: a reply from another model than the configured one is a failure record
+        self.require_model = require_model
+        self.max_image_pixels = options.max_image_pixels
+        #: options that change the output besides `params` (thinking): part of every key
+        self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
+        self._fit_memo: dict[str, ImageInput] = {}
+        thinking = options.thinking
+        #: output tokens reserved under tpm beyond max_tokens (a thinking budget)
+        self._thinking_reserve = (thinking.budget or 0) if thinking and thinking.enabled else 0
+
+    # ------------------------------------------------------------------ public calls
+
+    async def text(
+        self,
+        request: GenerateRequest,
+        *,
+        role: str,
+        template: dict[str, str] | None = None,
+        accept_truncated: bool = False,
+    ) -> CallResult[str]:
+        """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
+        keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
+        not accept cut text treats such a cached entry as no answer)."""
+        request = await self._fit(request)
+        key = generation_key(
+            self.backend.spec,
+            request,
+            params=self.params,
+            template=template,
+            options=self.key_options,
+        )
+
+        def accept(hit: Any) -> CallResult[Any] | None:
+            if not isinstance(hit, dict):
+                return None
+            cut = hit.get("finish_reason") in TRUNCATED
+            if cut and not accept_truncated:  # a kept cut reply: asked again
+                return None
+            if self._refusal(hit.get("answered_by"), cached=True):  # another model's: asked again
+                return None
+            result = from_hit(hit, hit["text"])
+            result.truncated = cut
+            return result
+
+        async def compute(_: list[int]) -> list[Computed]:
+            return [await self._text_call(request, accept_truncated)]
+
+        shared = f"{key}:{accept_truncated}" if accept_truncated else key
+        (result,) = await self._run(role, [(key, shared)], accept, compute)
+        return result
+
+    async def structured(
+        self,
+        request: GenerateRequest,
+        schema: type[S],
+        *,
+        role: str,
+        template: dict[str, str] | None = None,
+    ) -> CallResult[S]:
+        """A reply validated against `schema`, with one re-ask quoting the validation error."""
+        keyed = dataclasses.replace(
+            await self._fit(request),
+            json_schema=response_schema(schema),
+            schema_name=schema.__name__,
+        )
+        key = generation_key(
+            self.backend.spec,
+            keyed,
+            params=self.params,
+            template=template,
+            purpose="structured",
+            options=self.key_options,
+        )
+        if not self.backend.capabilities.json_schema:
+            keyed = dataclasses.replace(keyed, json_schema=None)
+
+        def accept(hit: Any) -> CallResult[Any] | None:
+            if not isinstance(hit, dict):
+                return None
+            if self._refusal(hit.get("answered_by"), cached=True):  # another model's: asked again
+                return None
+            return from_hit(hit, schema.model_validate(hit["data"]))
+
+        async def compute(_: list[int]) -> list[Computed]:
+            return [await self._structured_call(keyed, schema)]
+
+        (result,) = await self._run(role, [(key, key)], accept, compute)
+        return result
+
+    # ------------------------------------------------------------------ internals
+
+    def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
+        """Why `run.require_model: exact` refuses a reply from `answered_by` (None: kept)."""
+        if self.require_model != "exact":
+            return None
+        return refusal(self.model, answered_by, cached=cached)
+
+    def _answered(self, done: Attempted[Generation], ok: bool) -> CallResult[Any]:
+        """The call's result with the model its reply says answered; a reply that
+        `run.require_model: exact` refuses is a failure naming both models."""
+        result = _result_from(done, ok, self.backend.answered_by(done.value))
+        refused = self._refusal(result.answered_by)
+        if refused is not None:
+            result.ok, result.error = False, refused
+        return result
+
+    async def _fit(self, request: GenerateRequest) -> GenerateRequest:
+        """Images above `max_image_pixels` downscaled; the resized bytes are what the key hashes."""
+        if self.max_image_pixels is None or not request.images:
+            return request
+        fitted = tuple(
+            [await self._fitted(image, self.max_image_pixels) for image in request.images]
+        )
+        if all(a is b for a, b in zip(fitted, request.images, strict=True)):
+            return request
+        return dataclasses.replace(request, images=fitted)
+
+    async def _fitted(self, image: ImageInput, max_pixels: int) -> ImageInput:
+        """One resize per image, however many roles send it (describer, lmm, lmm_yes). The
+        resized copy's hash is remembered in the cache dir, so a re-run keys a deferred image
+        (one it has not read) without reading and resizing it; its bytes are made when sent."""
+        width, height = image.size
+        if width * height <= max_pixels:
+            return image
+        found = self._fit_memo.get(image.sha256)
+        if found is None:
+            fact = f"image-fit:{image.sha256}:{max_pixels}:{PIL_VERSION}"
+            known = read_entry(self.cache.get_meta(fact))
+            probe = probing()
+            if known is None and not image.loaded and probe is not None:
+                probe.missed = True  # answered from the cache only: nothing is read to key it
+                return image
+            if known is not None and not image.loaded:
+                sha256, mime, size = known
+
+                async def fetch() -> ImageInput:
+                    made = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
+                    if made.sha256 != sha256:
+                        raise DataError(
+                            f"{image.path}: resized differently than remembered; run again"
+                        )
+                    return made
+
+                found = ImageInput.deferred(sha256, mime, image.path, size, fetch)
+            else:
+                found = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
+                self.cache.set_meta(fact, entry(found.sha256, found.mime, found.size))
+            if len(self._fit_memo) >= 256:
+                self._fit_memo.pop(next(iter(self._fit_memo)))
+            self._fit_memo[image.sha256] = found
+        return found
+
+    async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
+        if request.images:  # a deferred image's bytes are read now, when they must be sent
+            request = dataclasses.replace(
+                request, images=tuple([await image.load() for image in request.images])
+            )
+        tokens = 0
+        if self.limiter.tpm_pacer is not None:  # estimated only where a tpm budget needs it
+            cap = request.max_tokens + self._thinking_reserve
+            tokens = request_tokens(request, self.backend.spec, cap)
+        return await self._attempt(lambda: self.backend.generate(request), tokens)
+
+    async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
+        try:
+            done = await self._generate(request)
+        except Exception as exc:  # a model failure becomes a record, never a value
+            return self._failure(exc), None
+        gen = done.value
+        problem = incomplete_reason(gen, request.max_tokens)
+        keep = problem is not None and accept_truncated and gen.finish_reason in TRUNCATED
+        keep = keep and bool(gen.text and gen.text.strip())
+        result = self._answered(done, ok=problem is None or keep)
+        if not result.ok:  # its tokens and cost still count; it is never cached
+            result.error = result.error or problem
+            return result, None
+        result.truncated = keep
+        result.value = gen.text.strip()
+        return result, {"text": result.value, **usage_of(result)}
+
+    async def _structured_call(self, request: GenerateRequest, schema: type[S]) -> Computed:
+        try:
+            done = await self._generate(request)
+        except Exception as exc:
+            return self._failure(exc), None
+        result: CallResult[S] = self._answered(done, ok=False)
+        if result.error is not None:  # another model's reply (require_model): not re-asked
+            return result, None
+        problem = incomplete_reason(done.value, request.max_tokens)
+        if problem is not None:  # a cut or empty reply is not re-asked: the cause is named
+            result.error = problem
+            return result, None
+        try:
+            result.value = parse_structured(done.value.text, schema)
+        except StructuredOutputError as first:
+            if not await self._reask(request, done.value.text, schema, first, result):
+                return result, None
+        result.ok = True
+        assert result.value is not None
+        entry = {
+            "text": result.raw or "",
+            "data": result.value.model_dump(mode="json"),
+            "reasked": result.reasked,
+            **usage_of(result),
+        }
+        return result, entry
+
+    async def _reask(
+        self,
+        request: GenerateRequest,
+        reply: str,
+        schema: type[S],
+        first: StructuredOutputError,
+        result: CallResult[S],
+    ) -> bool:
+        """Ask once more, quoting the validation error; True when the second reply validates."""
+        reask = dataclasses.replace(
+            request,
+            history=(*request.history, ("user", request.prompt), ("assistant", reply)),
+            prompt=REASK.format(error=first),
+        )
+        try:
+            again = await self._generate(reask)
+        except Exception as exc:  # the first reply's tokens and cost still count
+            failed = self._failure(exc)
+            result.error = f"re-ask failed: {failed.error} (first reply: {first})"
+            result.attempts += failed.attempts
+            return False
+        _merge(result, again)
+        result.answered_by = self.backend.answered_by(again.value)
+        result.reasked = True
+        refused = self._refusal(result.answered_by)
+        if refused is not None:
+            result.error = f"re-ask {refused} (first reply: {first})"
+            return False
+        problem = incomplete_reason(again.value, request.max_tokens)
+        if problem is not None:
+            result.error = f"re-ask {problem} (first reply: {first})"
+            return False
+        try:
+            result.value = parse_structured(again.value.text, schema)
+        except StructuredOutputError as second:
+            result.error = f"invalid output after re-ask: {second} (first reply: {first})"
+            return False
+        return True
+
+
+def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None) -> CallResult[Any]:
+    gen = done.value
+    return CallResult(
+        ok=ok,
+        raw=gen.text,
+        attempts=done.attempts,
+        tokens_in=gen.tokens_in or 0,
+        tokens_out=gen.tokens_out or 0,
+        cost=gen.cost,
+        latency=done.latency,
+        logprobs=gen.logprobs,
+        finish_reason=gen.finish_reason,
+        thinking_tokens=gen.thinking_tokens,
+        answered_by=answered_by,
+    )
+
+
+def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
+    gen = again.value
+    result.raw = gen.text
+    result.attempts += again.attempts
+    result.tokens_in += gen.tokens_in or 0
+    result.tokens_out += gen.tokens_out or 0
+    result.cost = sum_costs((result.cost, gen.cost))
+    result.latency += again.latency
+    result.logprobs = gen.logprobs
+    result.finish_reason = gen.finish_reason
+    if gen.thinking_tokens is not None:
+        result.thinking_tokens = (result.thinking_tokens or 0) + gen.thinking_tokens
+
+
+__all__ = ["ModelClient"]

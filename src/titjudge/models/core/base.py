@@ -1,0 +1,191 @@
+"""The backend interface: one abstract method per capability, hooks with defaults.
+
+A backend turns a `GenerateRequest` into a `Generation` (or texts into vectors). It
+does not cache, retry, rate-limit or validate: the call layer (`models.calls.text_client`) does
+that once for every backend. A backend only says which of its errors are transient.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from titjudge.errors import ConfigError
+from titjudge.models.core.spec import ModelSpec
+from titjudge.records.calls import TokenLogprobs
+from titjudge.records.image_input import ImageInput
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Everything that determines a model's output (and so its cache key).
+
+    `images` are shown before `prompt` in one user turn. `json_schema`, when set, asks
+    the backend for JSON of that shape using the provider's structured-output mode
+    where one exists; the call layer validates the text either way.
+    """
+
+    prompt: str
+    system: str | None = None
+    images: tuple[ImageInput, ...] = ()
+    max_tokens: int = 512
+    temperature: float = 0.0
+    json_schema: dict[str, Any] | None = None
+    schema_name: str | None = None
+    #: earlier turns (role, content) for a re-ask after invalid output
+    history: tuple[tuple[str, str], ...] = ()
+    #: return the top-k log-probabilities per generated token (0 = none)
+    top_logprobs: int = 0
+    #: repeat index: distinct samples of the same request get distinct cache keys
+    sample: int = 0
+
+
+@dataclass
+class Generation:
+    """What a backend returns for one request."""
+
+    text: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    finish_reason: str | None = None
+    logprobs: list[TokenLogprobs] | None = None
+    #: of tokens_out, how many were thinking/reasoning (billed as output, not the answer)
+    thinking_tokens: int | None = None
+    #: the output cap the request carried (answer budget plus any thinking reserve)
+    max_tokens_sent: int | None = None
+    #: the model the provider's reply says answered (OpenAI-compatible `model`, Gemini
+    #: `modelVersion`); None when the reply does not say (see `Backend.answered_by`)
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    vision: bool = False
+    json_schema: bool = False
+    logprobs: bool = False
+
+
+class TransientError(Exception):
+    """Raised by a backend for an error worth retrying (rate limit, 5xx, timeout, connection).
+
+    `rate_limited` marks the provider's 429 (a rate limit, not a failure): the call layer then
+    pauses the whole model for `retry_after` and, where no rate is configured, sends fewer
+    requests at once."""
+
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, rate_limited: bool = False
+    ):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+
+
+class PermanentError(Exception):
+    """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
+
+
+class InputRejectedError(PermanentError):
+    """The provider refused a request for what it carries (a 400 or 422: a text over the
+    model's context length, an input it cannot take), not for who sent it or where (key,
+    model, quota, parameters). Retrying the same request cannot help, but the texts beside
+    the one at fault are not to blame: an embedding request of several texts that meets this
+    is split until the text at fault is alone (`models.calls.embedding_client`)."""
+
+
+class QuotaExhaustedError(PermanentError):
+    """The account's quota for this model is spent (OpenAI `insufficient_quota`, a Gemini daily
+    or zero quota): waiting will not clear it, so the call layer sends this model nothing more
+    for the rest of the run."""
+
+
+class MissingCredentialsError(ConfigError):
+    """A call missed the cache and must be sent, but the key it needs is not in the
+    environment. Unlike a model failure, this is no failure record: the whole run stops (one
+    line, exit 2), keeping every answer already stored; set the variable and run again.
+    Credentials are checked only here, when a call must really be sent, so a fully cached
+    re-run needs no key (the preflight checks them up front only for models with no answers)."""
+
+    def __init__(self, spec: ModelSpec | str, variables: list[str]):
+        self.variables = list(variables)
+        one = len(self.variables) == 1
+        names = ", ".join(self.variables)
+        missing = f"{names} is not set" if one else f"none of {names} is set"
+        super().__init__(
+            f"{spec}: a call is not in the cache and must be sent, but {missing}; every answer "
+            f"already computed is kept in the cache: set {'it' if one else 'one'} and run again"
+        )
+
+
+class Backend:
+    """Common part of every backend (not abstract itself: see TextBackend, EmbeddingBackend)."""
+
+    #: default max in-flight requests when config gives none
+    default_concurrency: int = 16
+    #: False for backends whose answers cost nothing to recompute (replay)
+    cacheable: bool = True
+
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+
+    def describe(self) -> dict[str, Any]:
+        """Facts recorded in the run's resolved config (never secrets)."""
+        return {"backend": self.spec.backend, "model_id": self.spec.model_id}
+
+    def classify_error(self, exc: BaseException) -> BaseException:
+        """Map a library exception to TransientError / PermanentError; default: as is."""
+        return exc
+
+    def answered_by(self, generation: Generation) -> str | None:
+        """The model that gave `generation`: a local model (`hf:`, `replay:`) answers as
+        itself; a served one (`litellm:`) says who answered in its reply, which may not be
+        the model asked for (a retired model re-routed, an alias moved): None when it did not
+        say."""
+        return self.spec.model_id
+
+    def cache_facts(self) -> dict[str, Any]:
+        """What this backend adds to every request that changes the output, beyond the request
+        and `params` (e.g. the thinking switch it sends): part of every cache key when set."""
+        return {}
+
+    async def ready(self) -> None:
+        """Load whatever a call needs (a lazy backend builds itself here); called before a
+        call takes its limiter slot, so loading never counts against the call's timeout."""
+
+    async def aclose(self) -> None:
+        """Release resources (HTTP sessions, GPU memory)."""
+
+
+class TextBackend(Backend, ABC):
+    """A model that writes text: VLMs (with images) and LLMs (text only)."""
+
+    capabilities: Capabilities = Capabilities()
+
+    @abstractmethod
+    async def generate(self, request: GenerateRequest) -> Generation:
+        """Run one request. Concurrent calls are allowed; local backends batch them."""
+
+
+class EmbeddingBackend(Backend, ABC):
+    """A model that maps texts to unit vectors."""
+
+    #: the most texts one `embed` call may carry (a provider's batch limit); None: any number
+    max_batch: int | None = None
+
+    @abstractmethod
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts (already instruction-formatted by the caller); L2-normalised rows."""
+
+    async def embed_each(self, texts: list[str]) -> list[list[float] | BaseException]:
+        """One vector per text, or the error of that text alone, in order. A backend that can
+        tell one text's failure from the others' (a local model) overrides this; here an
+        error raised by `embed` is the whole request's."""
+        return list(await self.embed(texts))
+
+    async def embed_answered(
+        self, texts: list[str]
+    ) -> tuple[list[list[float] | BaseException], str | None]:
+        """`embed_each` and the model that answered: a local model answers as itself; a
+        served one (`litellm:`) says so in its reply (None when it did not say)."""
+        return await self.embed_each(texts), self.spec.model_id

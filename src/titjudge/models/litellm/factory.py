@@ -1,0 +1,16 @@
+"""The registry's entry point for `litellm:` text models: one endpoint is a `LiteLLMBackend`,
+a list of endpoints (`api_base: [url, ...]`) a litellm Router over them (`RouterBackend`)."""
+
+from __future__ import annotations
+
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.backend import LiteLLMBackend
+from titjudge.models.litellm.router import RouterBackend
+
+
+def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:
+    """The backend for `spec`: a Router when `api_base` lists several endpoints."""
+    if isinstance(options.api_base, list):
+        return RouterBackend(spec, options)
+    return LiteLLMBackend(spec, options)

@@ -1,0 +1,132 @@
+"""What a `litellm:` model's config means, worked out without importing litellm.
+
+The backend sends with these settings; before it is built (see `models.core.lazy`), they give the
+run its cache keys (the thinking switch actually sent), its capabilities and its record, so a
+fully cached re-run never imports litellm (~3 s).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from titjudge.errors import ConfigError
+from titjudge.models.core.base import Capabilities, MissingCredentialsError
+from titjudge.models.core.lazy import BackendPlan
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import ModelSpec
+from titjudge.models.core.thinking import ThinkingError, ThinkingPlan, model_family, plan_thinking
+
+#: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
+DEFAULT_CONCURRENCY = 1024
+#: seconds an endpoint of an `api_base` list is left out after it failed (litellm's default)
+COOLDOWN_SECONDS = 5.0
+
+
+@dataclass
+class LiteLLMSettings:
+    #: one URL, or the endpoints a litellm Router spreads the calls over
+    api_base: str | list[str] | None
+    api_key_env: str | None
+    timeout: float
+    #: provider parameters sent with every request (json_schema_mode removed)
+    params: dict[str, Any]
+    json_mode: bool
+    family: str
+    thinking: ThinkingPlan
+    #: the key read from `api_key_env`; None: litellm reads the provider's usual variable
+    api_key: str | None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+
+    def cache_facts(self) -> dict[str, Any]:
+        # what is sent, not what was configured: Qwen3's default-off switch counts too
+        plan = self.thinking.record()
+        return {"thinking": plan} if plan else {}
+
+    def schema_mode(self) -> str:
+        if not self.json_mode:
+            return "prompted (json_schema_mode off)"
+        if self.family == "gemini":
+            return "responseJsonSchema (Gemini subset)"
+        if self.family in ("openai", "openai_reasoning"):
+            return "json_schema strict where the schema allows"
+        return "json_schema"
+
+    def facts(self) -> dict[str, Any]:
+        """The run record's facts (never the key itself)."""
+        routing = {}
+        if isinstance(self.api_base, list):
+            routing["routing"] = (
+                f"litellm Router over {len(self.api_base)} endpoints: simple-shuffle, failover "
+                f"to another endpoint within an attempt, a failed endpoint cooled down "
+                f"{COOLDOWN_SECONDS:g} s; concurrency and rpm per endpoint"
+            )
+        return {
+            "api_base": self.api_base,
+            **routing,
+            "api_key_env": self.api_key_env,
+            "params": self.params,
+            "thinking": self.thinking.record(),
+            "structured_output": self.schema_mode(),
+            "litellm_version": _litellm_version(),
+        }
+
+
+def configured_key(spec: ModelSpec, options: ModelOptions) -> str | None:
+    """The key `api_key_env` names (None when it names none); a named but unset (or empty)
+    variable is a MissingCredentialsError. Text and embedding models read their key the same
+    way, when the backend is built: on the first call that must be sent."""
+    if options.api_key_env is None:
+        return None
+    key = os.environ.get(options.api_key_env)
+    if not key:
+        raise MissingCredentialsError(spec, [options.api_key_env])
+    return key
+
+
+def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -> LiteLLMSettings:
+    """The settings of one `litellm:` model; a bad thinking option is a ConfigError here,
+    before any call. `read_key`: read the key `api_key_env` names (the backend's build, when a
+    call must be sent); the plan never reads it, so a fully cached re-run needs no key."""
+    params: dict[str, Any] = copy.deepcopy(options.params)
+    json_mode = bool(params.pop("json_schema_mode", True))
+    try:
+        thinking = plan_thinking(spec, options.thinking, options.api_base)
+    except ThinkingError as exc:
+        raise ConfigError(str(exc)) from None
+    key = configured_key(spec, options) if read_key else None
+    return LiteLLMSettings(
+        api_base=options.api_base,
+        api_key_env=options.api_key_env,
+        timeout=options.timeout,
+        params=params,
+        json_mode=json_mode,
+        family=model_family(spec, options.api_base),
+        thinking=thinking,
+        api_key=key,
+    )
+
+
+def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
+    """The lazy backend's plan (registry entry point): no key is read."""
+    found = settings(spec, options, read_key=False)
+    return BackendPlan(
+        capabilities=found.capabilities,
+        default_concurrency=DEFAULT_CONCURRENCY,
+        cache_facts=found.cache_facts(),
+        facts=found.facts(),
+    )
+
+
+def _litellm_version() -> str:
+    from importlib.metadata import version
+
+    return version("litellm")
+
+
+__all__ = ["COOLDOWN_SECONDS", "DEFAULT_CONCURRENCY", "LiteLLMSettings", "plan", "settings"]

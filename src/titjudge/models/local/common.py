@@ -1,0 +1,376 @@
+"""What the local backends (`hf:`, `embed:`) share: checkpoint lookup, device and dtype,
+option checking, and the asyncio micro-batcher that turns concurrent calls into batches.
+
+torch and transformers are imported inside functions: importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from titjudge.errors import ConfigError, ModelSpecError, did_you_mean
+from titjudge.models.core.spec import ModelSpec
+
+if TYPE_CHECKING:
+    import torch
+
+log = logging.getLogger(__name__)
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+_DTYPES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+
+def quiet_third_party_bars() -> None:
+    """Switch off the tqdm bars transformers and huggingface_hub print while loading weights
+    ("Loading weights", "Loading checkpoint shards", downloads): the run shows its own
+    progress. transformers' switch turns off huggingface_hub's bars as well."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where weights come from: a local folder, or a hub id (resolved from the HF cache)."""
+
+    source: str
+    local: bool
+    revision: str | None = None
+    #: a hub id found in the local Hugging Face cache: load it without touching the network
+    local_files_only: bool = False
+    #: the hub snapshot (commit hash) actually loaded, for the run record
+    commit: str | None = None
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """What every `from_pretrained` / `cached_file` call for this checkpoint needs."""
+        return {"revision": self.revision, "local_files_only": self.local_files_only}
+
+
+def _looks_like_path(model_id: str) -> bool:
+    """Hub ids are `name` or `org/name`; anything else written like a path is a path."""
+    return model_id.startswith(("/", ".", "~", "\\")) or model_id.count("/") > 1 or ":" in model_id
+
+
+def resolve_checkpoint(spec: ModelSpec, revision: str | None = None) -> Checkpoint:
+    """A local folder (must hold config.json) or a hub id; a missing folder names the path."""
+    path = Path(spec.model_id).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelSpecError(
+                f"{spec}: {path} is a file; expected a model folder holding config.json"
+            )
+        if not (path / "config.json").is_file():
+            raise ModelSpecError(
+                f"{spec}: {path} has no config.json; expected a transformers checkpoint folder"
+            )
+        return Checkpoint(str(path.resolve()), local=True)
+    if _looks_like_path(spec.model_id):
+        raise ModelSpecError(f"{spec}: no model folder at {path}")
+    return Checkpoint(spec.model_id, local=False, revision=revision)
+
+
+def load_config(
+    spec: ModelSpec, checkpoint: Checkpoint, trust_remote_code: bool = False
+) -> tuple[Any, Checkpoint]:
+    """`AutoConfig` for the checkpoint, and the checkpoint as it will be loaded.
+
+    A hub id already in the Hugging Face cache is served from there with no network call
+    (and so no update check: the cached snapshot is what runs, its commit is recorded);
+    otherwise it is fetched from the hub. Failures become one clear `ModelSpecError`.
+    """
+    from transformers import AutoConfig
+
+    if not checkpoint.local:
+        cached = replace(checkpoint, local_files_only=True)
+        try:
+            config = AutoConfig.from_pretrained(
+                cached.source, trust_remote_code=trust_remote_code, **cached.load_kwargs()
+            )
+        except (OSError, ValueError, KeyError):
+            pass  # not cached (or cached incompletely): try the hub below
+        else:
+            return config, replace(cached, commit=_snapshot_commit(cached))
+    try:
+        config = AutoConfig.from_pretrained(
+            checkpoint.source, trust_remote_code=trust_remote_code, **checkpoint.load_kwargs()
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        where_from = (
+            checkpoint.source
+            if checkpoint.local
+            else f"{checkpoint.source!r} (not a local folder; looked in the Hugging Face cache and hub)"
+        )
+        raise ModelSpecError(
+            f"{spec}: cannot load model config from {where_from}: {first_line(exc)}"
+        ) from None
+    return config, replace(checkpoint, commit=_snapshot_commit(checkpoint))
+
+
+def _snapshot_commit(checkpoint: Checkpoint) -> str | None:
+    """The commit of the cached snapshot a hub id resolved to (None for local folders)."""
+    if checkpoint.local:
+        return None
+    from transformers.utils.hub import cached_file, extract_commit_hash
+
+    path = cached_file(
+        checkpoint.source,
+        "config.json",
+        revision=checkpoint.revision,
+        local_files_only=True,
+        _raise_exceptions_for_missing_entries=False,
+        _raise_exceptions_for_connection_errors=False,
+    )
+    return extract_commit_hash(path, None)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, for one-line errors."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def cache_hint(checkpoint: Checkpoint) -> str:
+    """For a hub id whose config is cached but whose other files are not."""
+    if not checkpoint.local_files_only:
+        return ""
+    return f" (the Hugging Face cache holds only part of it; fetch it with: hf download {checkpoint.source})"
+
+
+def weights_fingerprint(checkpoint: Checkpoint) -> str | None:
+    """A cheap identity for a local folder (config text + weight file names and sizes)."""
+    if not checkpoint.local:
+        return None
+    root = Path(checkpoint.source)
+    digest = hashlib.sha256((root / "config.json").read_bytes())
+    for weight in sorted(root.glob("*.safetensors")) + sorted(root.glob("*.bin")):
+        digest.update(f"{weight.name}:{weight.stat().st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- device / dtype
+
+
+def resolve_device(spec: ModelSpec, option: str | None) -> torch.device:
+    """'auto'/None -> cuda if available, else mps, else cpu; an unavailable device is a ConfigError."""
+    import torch
+
+    name = (option or "auto").strip().lower()
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ConfigError(
+            f"{spec}: unknown device {option!r}; use 'auto', 'cpu', 'cuda', 'cuda:1' or 'mps'"
+        ) from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"{spec}: device {option!r} requested but torch sees no CUDA GPU")
+    if (
+        device.type == "cuda"
+        and device.index is not None
+        and device.index >= torch.cuda.device_count()
+    ):
+        raise ConfigError(
+            f"{spec}: device {option!r} requested but only {torch.cuda.device_count()} GPU(s) exist"
+        )
+    return device
+
+
+def resolve_dtype(spec: ModelSpec, option: str | None, device: torch.device) -> torch.dtype:
+    """bf16 on GPUs that support it (else fp16), fp32 on CPU, unless the option names one."""
+    import torch
+
+    name = (option or "auto").strip().lower()
+    if name == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float16 if device.type == "mps" else torch.float32
+    if name not in _DTYPES:
+        raise ConfigError(
+            f"{spec}: unknown dtype {option!r}{did_you_mean(name, _DTYPES)}; use auto, bfloat16, float16 or float32"
+        )
+    return getattr(torch, _DTYPES[name])
+
+
+def check_params(
+    spec: ModelSpec, params: Mapping[str, Any], allowed: Mapping[str, type | tuple[type, ...]]
+) -> dict[str, Any]:
+    """Reject unknown or mistyped `params` keys: a silently ignored option is a wrong result."""
+    checked: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in allowed:
+            raise ConfigError(
+                f"{spec}: unknown params key {key!r}{did_you_mean(key, allowed)}; "
+                f"the '{spec.backend}:' backend accepts {', '.join(sorted(allowed))}"
+            )
+        kinds = allowed[key]
+        ok = isinstance(value, kinds) and not (
+            isinstance(value, bool) and bool not in _as_tuple(kinds)
+        )
+        if not ok:
+            names = "/".join(k.__name__ for k in _as_tuple(kinds))
+            raise ConfigError(f"{spec}: params.{key} must be {names}, got {value!r}")
+        checked[key] = value
+    return checked
+
+
+def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA/MPS allocation failures (torch raises OutOfMemoryError or a RuntimeError)."""
+    import torch
+
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def with_torch_threads(run: Callable[..., ResultT]) -> Callable[..., ResultT]:
+    """Wrap `run` so the worker thread uses the torch thread count of the thread that built it.
+
+    A new thread's OpenMP pool ignores `torch.set_num_threads` called elsewhere; on a busy
+    CPU, oversubscribed threads make small ops many times slower.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+
+    def run_with_threads(*args: Any) -> ResultT:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        return run(*args)
+
+    return run_with_threads
+
+
+def free_accelerator_memory() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+# --------------------------------------------------------------------------- micro-batching
+
+
+@dataclass
+class _Pending(Generic[ItemT, ResultT]):
+    key: Hashable
+    item: ItemT
+    future: asyncio.Future[ResultT]
+
+
+class MicroBatcher(Generic[ItemT, ResultT]):
+    """Coalesce concurrent `submit` calls into batches run one at a time in a worker thread.
+
+    A drain task takes up to `max_items` pending items sharing the oldest item's key (items
+    with different keys cannot share a forward pass), waiting `max_wait` seconds first when
+    fewer are queued. `run(key, items)` runs via `asyncio.to_thread`, so the event loop keeps
+    serving; while it runs, new items queue up for the next batch. `run` returns one result
+    per item, or an exception instance for an item that failed alone. Items whose caller was
+    cancelled (a timeout) before their batch started are dropped.
+    """
+
+    def __init__(
+        self,
+        run: Callable[[Hashable, list[ItemT]], list[ResultT | BaseException]],
+        max_items: int,
+        max_wait: float = 0.005,
+    ):
+        if max_items < 1:
+            raise ValueError("max_items must be >= 1")
+        self._run = run
+        self.max_items = max_items
+        self.max_wait = max_wait
+        self._pending: list[_Pending[ItemT, ResultT]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._drain_task: asyncio.Task[None] | None = None
+        self._thread_lock = threading.Lock()  # one batch at a time even across event loops
+        #: sizes of the batches run so far (for tests and benchmarks)
+        self.batch_sizes: list[int] = []
+
+    async def submit(self, item: ItemT, key: Hashable = None) -> ResultT:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (e.g. a second asyncio.run): start afresh
+            self._loop, self._pending, self._drain_task = loop, [], None
+        future: asyncio.Future[ResultT] = loop.create_future()
+        self._pending.append(_Pending(key, item, future))
+        if self._drain_task is None or self._drain_task.done():
+            self._drain_task = loop.create_task(self._drain())
+        return await future
+
+    def _take_batch(self) -> tuple[Hashable, list[_Pending[ItemT, ResultT]]]:
+        self._pending = [p for p in self._pending if not p.future.done()]
+        if not self._pending:
+            return None, []
+        key = self._pending[0].key
+        batch = [p for p in self._pending if p.key == key][: self.max_items]
+        taken = {id(p) for p in batch}
+        self._pending = [p for p in self._pending if id(p) not in taken]
+        return key, batch
+
+    def _run_locked(self, key: Hashable, items: list[ItemT]) -> list[ResultT | BaseException]:
+        with self._thread_lock:
+            return self._run(key, items)
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                if len(self._pending) < self.max_items and self.max_wait > 0:
+                    await asyncio.sleep(self.max_wait)
+                key, batch = self._take_batch()
+                if not batch:
+                    continue
+                self.batch_sizes.append(len(batch))
+                try:
+                    results = await asyncio.to_thread(
+                        self._run_locked, key, [p.item for p in batch]
+                    )
+                    if len(results) != len(batch):
+                        raise RuntimeError(
+                            f"batch returned {len(results)} results for {len(batch)} items"
+                        )
+                except Exception as exc:  # the whole batch failed: every caller sees the error
+                    for pending in batch:
+                        if not pending.future.done():
+                            pending.future.set_exception(exc)
+                    continue
+                for pending, result in zip(batch, results, strict=True):
+                    if pending.future.done():
+                        continue
+                    if isinstance(result, BaseException):
+                        pending.future.set_exception(result)
+                    else:
+                        pending.future.set_result(result)
+        except asyncio.CancelledError:
+            for pending in self._pending:
+                pending.future.cancel()
+            self._pending = []
+            raise

@@ -1,0 +1,45 @@
+"""What an `embed:` model's config means, worked out without torch or the weights.
+
+Its parameters are checked, its checkpoint found (a folder holding config.json, or a hub id)
+and its libraries looked for, so a mistyped path or a missing extra is still refused before
+the run; the weights load on the first embedding not in the cache (`models.core.lazy`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from titjudge.errors import MissingDependencyError, install_hint
+from titjudge.models.core.lazy import BackendPlan
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import ModelSpec
+from titjudge.models.local.common import check_params, resolve_checkpoint
+
+PARAMS: dict[str, type | tuple[type, ...]] = {
+    "max_length": int,
+    "revision": str,
+    "trust_remote_code": bool,
+    "max_wait_ms": (int, float),
+}
+#: texts per model batch when the config gives no batch_size (CPU; an accelerator doubles it)
+CPU_BATCH = 16
+#: in-flight texts per batch: a window of several batches lets the batcher sort by length
+CONCURRENCY_PER_BATCH = 4
+
+
+def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
+    """The lazy backend's plan (registry entry point)."""
+    params = check_params(spec, options.params, PARAMS)
+    checkpoint = resolve_checkpoint(spec, params.get("revision"))
+    for module in ("torch", "transformers"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(
+                f"the 'embed:' backend needs {module!r}, which is not installed; install it "
+                f"with: {install_hint('local')}"
+            )
+    batch = options.batch_size or CPU_BATCH
+    facts = {"path": checkpoint.source if checkpoint.local else None, "batch_size": batch}
+    return BackendPlan(default_concurrency=CONCURRENCY_PER_BATCH * batch, facts=facts)
+
+
+__all__ = ["PARAMS", "plan"]
