@@ -31,6 +31,12 @@ UNRELATED = "A plain grey square on a white background, nothing else."
 
 
 @pytest.fixture(scope="session")
+def failing_model() -> str:
+    """The T2I model whose images `modes_run`'s llm judge fails on (and falls back for)."""
+    return FAILING_MODEL
+
+
+@pytest.fixture(scope="session")
 def analysis_data(tmp_path_factory) -> Path:
     """12 prompts x 5 models, with stored descriptions and element lists."""
     out = tmp_path_factory.mktemp("analysis-synth") / "data"

@@ -7,7 +7,6 @@ import math
 import sys
 
 import pytest
-from conftest import FAILING_MODEL
 
 import titjudge
 from titjudge.errors import MissingDependencyError
@@ -53,7 +52,7 @@ def test_pairs_frame_rows_carry_the_pair_and_the_verdict(modes_run, analysis_dat
     assert (llm.outcome == "failed").sum() > 0 and llm[llm.outcome == "failed"].correct.isna().all()
 
 
-def test_items_frame_is_items_jsonl(modes_run):
+def test_items_frame_is_items_jsonl(modes_run, failing_model):
     lines = [json.loads(line) for line in (modes_run / "items.jsonl").read_text().splitlines()]
     items = titjudge.load_run(modes_run).items
     assert len(items) == len(lines)
@@ -68,8 +67,8 @@ def test_items_frame_is_items_jsonl(modes_run):
         assert row.rationale == line["rationale"] and row.description == line["description"]
         assert row.tokens_in == line["tokens_in"] and row.cached == line["cached"]
     llm = items[items.variant == "llm"]
-    assert set(llm[llm.status == "fallback"].t2i_model) == {FAILING_MODEL}
-    assert (llm.status == "fallback").sum() == (llm.t2i_model == FAILING_MODEL).sum()
+    assert set(llm[llm.status == "fallback"].t2i_model) == {failing_model}
+    assert (llm.status == "fallback").sum() == (llm.t2i_model == failing_model).sum()
 
 
 def test_metrics_frame_is_metrics_json(modes_run):
