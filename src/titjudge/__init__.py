@@ -6,6 +6,8 @@
     single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
     run_dir = titjudge.find_run("runs/tit-llm-gemini")   # its latest run: runs/tit-llm-gemini/<run id>
     record = titjudge.load_run("runs/tit-llm-gemini")    # its results: record.variants["tit_llm_g"]
+    record.pairs.groupby("variant").correct.mean()        # frames (pandas: the [analysis] extra)
+    runs = titjudge.load_runs("runs/*/*")                 # several runs: frames with a `run` column
 
 Heavy dependencies (litellm, torch, transformers) load only when a backend that
 needs them is built, so importing this package stays cheap.
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
     from titjudge.config import RunConfig
+    from titjudge.report.analysis.runset import RunSet
     from titjudge.report.record import RunRecord
     from titjudge.report.runs import RunEntry
 
@@ -94,10 +97,25 @@ def load_run(path: str | Path) -> RunRecord:
     """A run's results as one typed record (`titjudge.report.record.RunRecord`), read from
     a run dir or a `<run.out>/<name>` folder's latest run: per variant its metrics and
     provenance (`record.variants[name]`), run-level facts, and each pairwise judge's
-    verdicts (`record.verdicts[name]`). The same record every titjudge view reads."""
+    verdicts (`record.verdicts[name]`). The same record every titjudge view reads.
+
+    Its run as pandas DataFrames (pandas: `pip install -e '.[analysis]'`), built when asked
+    for: `record.items` (one row per item x variant), `record.pairs` (one row per human pair
+    x variant; `pairs.groupby("variant").correct.mean()` is each variant's
+    pairwise_accuracy), `record.metrics` (one row per variant); `record.config` and
+    `record.summary` are config.yaml and summary.json as dicts."""
     from titjudge.report.record import load_run as _load
 
     return _load(path)
+
+
+def load_runs(paths: str | Path | list[str | Path]) -> RunSet:
+    """Several runs (paths, or a glob such as "runs/demo/*") read with `load_run`: `.items`,
+    `.pairs` and `.metrics` stack their frames with a leading `run` column (the run id),
+    `.records` holds each run's record."""
+    from titjudge.report.analysis.runset import RunSet
+
+    return RunSet.load(paths)
 
 
 def list_runs(path: str | Path) -> list[RunEntry]:
@@ -115,5 +133,6 @@ __all__ = [
     "list_runs",
     "load_config",
     "load_run",
+    "load_runs",
     "score",
 ]

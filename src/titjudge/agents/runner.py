@@ -66,9 +66,8 @@ class RunOutcome:
 
 
 def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], HumanData | None]:
+    from titjudge.data.human import run_human_data
     from titjudge.data.manifest import load_manifest
-    from titjudge.data.pairs import load_pairs, load_ranks
-    from titjudge.data.ranking import rank_items
 
     if config.data is None:
         raise ConfigError(
@@ -80,13 +79,8 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
     items = all_items if limit is None else all_items[:limit]
     if config.data.human_pairs is None:
         return items, None
-    by_id = {item.item_id: item for item in items}
-    pairs = load_pairs(config.data.human_pairs, {i.item_id: i for i in all_items})
-    pairs = [p for p in pairs if p.item_a in by_id and p.item_b in by_id]
-    if config.data.ranks is not None:
-        ranks = [r for r in load_ranks(config.data.ranks) if r.item_id in by_id]
-    else:
-        ranks = rank_items(pairs)
+    kept = {item.item_id for item in items}
+    pairs, ranks = run_human_data(all_items, kept, config.data.human_pairs, config.data.ranks)
     return items, HumanData(pairs=pairs, ranks=ranks, items=items)
 
 

@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from titjudge.cli.analysis import add_breakdown
 from titjudge.cli.common import add_set, command, wide_console
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the run dir, exactly; refused if it exists and is not empty "
         "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
     )
+    add_breakdown(p)
 
     p = command(subparsers, "score", score, "describe one image and judge it against one prompt")
     p.add_argument("image", type=Path)
@@ -125,9 +127,25 @@ def run(args: argparse.Namespace) -> int:
     from titjudge.config import load_config
 
     config = load_config(args.config, args.set)
+    from titjudge.cli.analysis import check_breakdown_args
+
+    asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
     preflight_run(config, str(args.config))
     outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True)
-    _print_outcome(outcome, wide_console())
+    console = wide_console()
+    _print_outcome(outcome, console)
+    if asked:
+        from titjudge.cli.analysis import breakdowns, print_breakdowns
+        from titjudge.errors import DataError
+        from titjudge.metrics.render import say
+        from titjudge.report.analysis.run import RunData
+
+        try:  # the run is written: a breakdown it cannot give is a note, not a failed run
+            found = breakdowns([RunData.load(outcome.out_dir)], ["run"], args)
+        except DataError as error:
+            say(console, f"no breakdown: {error}")
+        else:
+            print_breakdowns(found, console, args.plot)
     return outcome.exit_code
 
 

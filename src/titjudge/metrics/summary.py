@@ -3,8 +3,9 @@ the metrics of metrics.json; `report.record.RunRecord` is its typed form).
 
 Each number is computed once, here: a variant's pair outcomes (which human pairs it got
 right, tied, skipped) come from its scores, or, for a pairwise judge, from its verdicts
-(`verdicts=`), with the fallback rule applied (`metrics.fallback`); accuracy, tie rate,
-p-value, CI and the McNemar comparisons all read those same outcomes.
+(`verdicts=`), with the fallback rule applied (`metrics.fallback`), all made by
+`metrics.outcomes.variant_outcomes` (which the analysis frames call too); accuracy, tie
+rate, p-value, CI and the McNemar comparisons all read those same outcomes.
 
 Shape (undefined values are None, serialised as null, never 0)::
 
@@ -49,16 +50,11 @@ from titjudge.errors import DataError
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
-from titjudge.metrics.fallback import fallback_masks
 from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
 from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
-from titjudge.metrics.pairwise import (
-    PairOutcomes,
-    calibrate_ties,
-    pair_outcomes,
-    summarise_outcomes,
-)
-from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes
+from titjudge.metrics.outcomes import variant_outcomes
+from titjudge.metrics.pairwise import PairOutcomes, calibrate_ties, summarise_outcomes
+from titjudge.metrics.pairwise_stats import position_bias
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.names import RESERVED_NAMES
@@ -162,19 +158,9 @@ def evaluate(
     outcomes: dict[str, PairOutcomes] = {}
     for name in sorted(by_variant):
         vector = data.score_vector(by_variant[name])
-        masks = fallback_masks(vector, item_status[name], data)
+        found = variant_outcomes(vector, item_status[name], data, verdicts.get(name), sample)
+        masks, n_mixed, outcome = found.masks, found.n_mixed, found.outcomes
         rank_vector = rank_vectors[name] = vector if masks is None else masks.rank_vector
-        if name in verdicts:
-            outcome = verdict_outcomes(verdicts[name], data, sample)
-        else:
-            outcome = pair_outcomes(vector, data)
-        n_mixed = 0
-        if masks is not None:
-            keep = ~masks.mixed_pairs
-            outcome = PairOutcomes(
-                outcome.evaluated & keep, outcome.correct & keep, outcome.metric_tie & keep
-            )
-            n_mixed = int(masks.mixed_pairs.sum())
         outcomes[name] = outcome
         pairwise = summarise_outcomes(outcome, data.n_human_ties)
         srcc, krcc = prompt_correlations(rank_vector, data)

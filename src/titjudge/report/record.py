@@ -21,13 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, iter_jsonl, read_json_object
 from titjudge.records import ItemResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from titjudge.report.analysis.run import RunData
 
 #: the format `write_record` writes (`metrics.summary.METRICS_VERSION`)
 RECORD_VERSION = 2
@@ -140,10 +145,53 @@ class RunRecord(BaseModel):
     #: filled by `load_run`, never written to metrics.json
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
+    #: the run dir read for the frames below, loaded when one is first asked for
+    _analysis: Any = PrivateAttr(default=None)
 
     def metrics_json(self) -> dict[str, Any]:
         """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""
         return self.model_dump(mode="json")
+
+    def analysis(self) -> RunData:
+        """The run dir this record was read from, loaded for analysis (`report.analysis`)."""
+        if self._analysis is None:
+            from titjudge.report.analysis.run import RunData
+
+            self._analysis = RunData(self)
+        return self._analysis  # type: ignore[no-any-return]
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """One row per (item, variant) of items.jsonl, as a pandas DataFrame (needs the
+        `analysis` extra; `report.analysis.frames`)."""
+        from titjudge.report.analysis.frames import items_frame
+
+        return items_frame(self.analysis())
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """One row per (human pair, variant); `correct` is the pair's part of pairwise
+        accuracy as metrics.json counts it (`report.analysis.frames`)."""
+        from titjudge.report.analysis.frames import pairs_frame
+
+        return pairs_frame(self.analysis())
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """One row per variant: metrics.json's numbers, CIs and provenance."""
+        from titjudge.report.analysis.frames import metrics_frame
+
+        return metrics_frame(self.analysis())
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's resolved config (config.yaml) as a dict."""
+        return self.analysis().config
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run's summary.json (counts, usage per role, wall time) as a dict."""
+        return self.analysis().summary
 
 
 def answered_models(results: Iterable[ItemResult]) -> dict[str, list[str]]:

@@ -34,6 +34,8 @@ from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.records.calls import total_cost
 from titjudge.records.provenance import provenance_lines
+from titjudge.report.analysis.plot import length_section
+from titjudge.report.analysis.run import RunData
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
@@ -210,8 +212,13 @@ def _ok_scores(data: AuditData, variant: str) -> dict[str, Any]:
     return {"n_ok": len(scores), "mean": sum(scores) / len(scores) if scores else None}
 
 
-def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str, Any]:
-    """The page's JSON: string table, thumbnails, items, pairs (see audit.js for the layout)."""
+def build_payload(
+    data: AuditData,
+    thumbs: Mapping[str, str | None],
+    length: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The page's JSON: string table, thumbnails, items, pairs (see audit.js for the layout);
+    `length`: the length breakdown (`report.analysis.plot.length_section`)."""
     intern = _Strings()
     thumb_list: list[str] = []
     thumb_index: dict[str, int] = {}
@@ -294,6 +301,7 @@ def build_payload(data: AuditData, thumbs: Mapping[str, str | None]) -> dict[str
         "pairs": pairs,
         "thumbs": thumb_list,
         "texts": intern.texts,
+        "length": dict(length) if length else None,
     }
 
 
@@ -350,7 +358,8 @@ def write_audit_html(data: AuditData, out: Path, thumb_side: int = THUMB_SIDE) -
     """Build thumbnails and write the page to `out` (folders created)."""
     used = {data.items[i].image for i in _shown_items(data)}
     thumbs = make_thumbnails(sorted(used), thumb_side)
-    page = render_page(build_payload(data, thumbs), f"titjudge audit: {data.name}")
+    length = length_section(RunData(data.record)) if data.pairs else None
+    page = render_page(build_payload(data, thumbs, length), f"titjudge audit: {data.name}")
     out = Path(out)
     atomic_write(out, page)
     return out

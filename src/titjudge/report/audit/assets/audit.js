@@ -91,6 +91,26 @@
       (NV > 1 ? "; across all variants, margins are divided by each variant's score spread (sd)." : ".");
   }
 
+  // ---------------------------------------------------------------- length breakdown
+  function renderLength() {
+    if (!D.length) { return; }
+    var table = $("length-table");
+    add(table, el("caption", "", "Pairwise accuracy by prompt length (words; quartile buckets)"));
+    var head = add(table, el("tr"));
+    ["prompt length", "variant", "human pairs", "pairs counted", "pairwise accuracy", "95% CI", "SRCC"].forEach(function (h) {
+      add(head, el("th", "", h));
+    });
+    D.length.rows.forEach(function (r) {
+      var row = add(table, el("tr"));
+      var ci = r[5] ? pct(r[5][0]) + " \u2013 " + pct(r[5][1]) : "\u2014";
+      [r[0], r[1], int(r[2]), int(r[3]), pct(r[4]), ci, num(r[6])].forEach(function (c) {
+        add(row, el("td", "", c));
+      });
+    });
+    $("length-plot").src = D.length.plot;
+    $("length").hidden = false;
+  }
+
   // ---------------------------------------------------------------- filters
   function option(select, value, label) { select.appendChild(new Option(label, String(value))); }
   function setupFilters() {
@@ -416,6 +436,7 @@
   }
 
   renderSummary();
+  renderLength();
   renderModels();
   setupFilters();
   update();

@@ -1,0 +1,218 @@
+"""Several runs side by side (`titjudge compare`): on the human pairs they share, each
+variant's accuracy with its CI, SRCC and KRCC; an exact McNemar test and Cohen's kappa of
+the verdicts between every two variants; what changed between the runs' configs.
+
+A pair is shared when every run has it (same prompt, same two images, either order) with
+the same human verdict; runs over different pairs are compared on that intersection and
+the report says so, with the counts. Every number is `metrics.summary.evaluate` (accuracy,
+CI, SRCC, KRCC: each run on the shared pairs, the ranks of their images, its recorded
+settings) or reads `metrics.outcomes` (McNemar, kappa): the outcomes metrics.json counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+from titjudge.data.records import HumanPair
+from titjudge.errors import DataError, did_you_mean
+from titjudge.report.analysis.run import RunData
+
+#: per-judge config keys that say what judged (models, prompts, thinking, sampling)
+_JUDGE_KEYS = (
+    "kind", "model", "prompt", "decompose_prompt", "thinking", "temperature", "max_tokens",
+    "repeats", "score_mode", "scale", "weights", "fallback", "instruction",
+)  # fmt: skip
+_DESCRIBER_KEYS = ("model", "prompt", "thinking", "temperature", "max_tokens")
+
+
+def _pair_key(pair: HumanPair) -> tuple[str, frozenset[str]]:
+    return pair.prompt_id, frozenset((pair.item_a, pair.item_b))
+
+
+def _human_winner(pair: HumanPair) -> str:
+    return "tie" if pair.winner == "tie" else pair.item_a if pair.winner == "a" else pair.item_b
+
+
+def shared_pairs(runs: Sequence[RunData]) -> tuple[list[HumanPair], int]:
+    """The first run's pairs that every run has with the same human verdict, and how many
+    pairs in the runs' union were left out because their human verdicts differ."""
+    winners = [{_pair_key(p): _human_winner(p) for p in run.require_pairs().pairs} for run in runs]
+    common = set(winners[0]).intersection(*winners[1:])
+    conflicting = {k for k in common if len({w[k] for w in winners}) > 1}
+    first = runs[0].human.pairs
+    return [p for p in first if _pair_key(p) in common and _pair_key(p) not in conflicting], len(
+        conflicting
+    )
+
+
+def _flat(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _flat(inner, f"{prefix}.{key}", out)
+    else:
+        out[prefix] = value
+
+
+def config_facts(run: RunData) -> dict[str, Any]:
+    """What judged in a run, flattened: describer and each judge's model, prompt, thinking,
+    sampling; template hashes from the record's provenance."""
+    config = run.config
+    facts: dict[str, Any] = {}
+    describer = config.get("describer") or {}
+    for key in _DESCRIBER_KEYS:
+        if isinstance(describer, Mapping) and key in describer:
+            _flat(describer[key], f"describer.{key}", facts)
+    resolved = (config.get("resolved") or {}).get("describer") or {}
+    template = resolved.get("template") if isinstance(resolved, Mapping) else None
+    if isinstance(template, Mapping):
+        facts["describer.template_sha256"] = template.get("sha256")
+    for judge in config.get("judges") or []:
+        if not isinstance(judge, Mapping):
+            continue
+        name = judge.get("name")
+        for key in _JUDGE_KEYS:
+            if judge.get(key) is not None:
+                _flat(judge[key], f"judges.{name}.{key}", facts)
+    for name, variant in run.record.variants.items():
+        found = variant.provenance
+        if found is not None and found.template_sha256:
+            facts[f"judges.{name}.template_sha256"] = found.template_sha256
+    return facts
+
+
+def config_changes(runs: Sequence[RunData], labels: Sequence[str]) -> list[dict[str, Any]]:
+    """Each later run against the first: every fact that differs (absent: None)."""
+    base = config_facts(runs[0])
+    changes = []
+    for run, label in zip(runs[1:], labels[1:], strict=True):
+        other = config_facts(run)
+        for key in sorted(set(base) | set(other)):
+            if base.get(key) != other.get(key):
+                changes.append(
+                    {"run": label, "key": key, "from": base.get(key), "to": other.get(key)}
+                )
+    return changes
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`titjudge compare`'s findings (see the module docstring)."""
+
+    runs: list[dict[str, Any]]
+    n_shared_pairs: int
+    n_shared_non_tie: int
+    n_conflicting: int
+    variants: list[dict[str, Any]]
+    mcnemar: list[dict[str, Any]]
+    agreement: list[dict[str, Any]]
+    config_changes: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _columns(
+    runs: Sequence[RunData], labels: Sequence[str], wanted: Sequence[str] | None
+) -> list[tuple[int, str, str]]:
+    """(run index, variant, column label) of every variant to compare."""
+    unique = len(runs) == 1
+    columns = [
+        (i, v, v if unique else f"{label}:{v}")
+        for i, (run, label) in enumerate(zip(runs, labels, strict=True))
+        for v in run.variants
+    ]
+    if wanted:
+        known = {v for _, v, _ in columns} | {c for _, _, c in columns}
+        for name in wanted:
+            if name not in known:
+                raise DataError(
+                    f"no variant {name!r} in these runs{did_you_mean(name, known)}; "
+                    f"variants: {', '.join(sorted(known))}"
+                )
+        columns = [c for c in columns if c[1] in wanted or c[2] in wanted]
+    return columns
+
+
+def compare_runs(
+    runs: Sequence[RunData],
+    labels: Sequence[str] | None = None,
+    variants: Sequence[str] | None = None,
+) -> Comparison:
+    """Compare the variants of `runs` on their shared pairs (`variants`: only these, by
+    name or `run:variant` label)."""
+    from titjudge.metrics.compare import mcnemar_from_outcomes
+    from titjudge.metrics.kappa import verdict_agreement
+    from titjudge.metrics.outcomes import run_outcomes
+
+    labels = list(labels) if labels is not None else [f"r{i + 1}" for i in range(len(runs))]
+    pairs, conflicting = shared_pairs(runs)
+    if not pairs:
+        raise DataError("these runs share no human pair (same prompt, same two images)")
+    items = {i for p in pairs for i in (p.item_a, p.item_b)}
+    columns = _columns(runs, labels, variants)
+    numbers, outcomes = {}, {}
+    for index, run in enumerate(runs):
+        ranks = [r for r in run.human.ranks if r.item_id in items]
+        numbers[index] = run.evaluate(pairs, ranks)["variants"]
+        _, outcomes[index] = run_outcomes(run.rows, pairs, run.judgements, run.round_digits)
+    table = []
+    for index, variant, label in columns:
+        entry = numbers[index].get(variant, {})
+        table.append(
+            {
+                "column": label,
+                "run": labels[index],
+                "variant": variant,
+                **{
+                    k: entry.get(k)
+                    for k in ("pairwise_accuracy", "n_pairs", "n_correct", "srcc", "krcc")
+                },
+                "ci": (entry.get("ci") or {}).get("pairwise_accuracy"),
+            }
+        )
+    tests, agreements = [], []
+    for (ia, va, la), (ib, vb, lb) in combinations(columns, 2):
+        oa, ob = outcomes[ia].get(va), outcomes[ib].get(vb)
+        if oa is None or ob is None:
+            continue
+        result = mcnemar_from_outcomes(la, oa.outcomes, lb, ob.outcomes)
+        tests.append(
+            {**asdict(result), "accuracy_a": result.accuracy_a, "accuracy_b": result.accuracy_b}
+        )
+        agreed = verdict_agreement(la, oa.outcomes, lb, ob.outcomes)
+        agreements.append({**asdict(agreed), "agreement": agreed.agreement})
+    notes = []
+    sizes = [len(run.human.pairs) for run in runs]
+    if any(size != len(pairs) for size in sizes):
+        notes.append(
+            f"the runs have different human pairs ({', '.join(map(str, sizes))}); compared on "
+            f"the {len(pairs)} they share"
+            + (
+                f" ({conflicting} more left out: their human verdicts differ)"
+                if conflicting
+                else ""
+            )
+        )
+    return Comparison(
+        runs=[
+            {
+                "label": label,
+                "run_dir": str(run.run_dir),
+                "name": run.config.get("name"),
+                "n_pairs": size,
+            }
+            for label, run, size in zip(labels, runs, sizes, strict=True)
+        ],
+        n_shared_pairs=len(pairs),
+        n_shared_non_tie=sum(p.winner != "tie" for p in pairs),
+        n_conflicting=conflicting,
+        variants=table,
+        mcnemar=tests,
+        agreement=agreements,
+        config_changes=config_changes(runs, labels),
+        notes=notes,
+    )

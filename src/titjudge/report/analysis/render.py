@@ -1,0 +1,106 @@
+"""Breakdowns and comparisons as rich tables (the terminal's view of `breakdown` and
+`compare`; `--json` prints their dicts instead)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from titjudge.metrics.render import add_plain_row, plain_table, say
+from titjudge.report.analysis.breakdown import Breakdown
+from titjudge.report.analysis.compare import Comparison
+
+_TITLES = {
+    "length": "by prompt length (words)",
+    "model": "by T2I model (pairs with the model on either side; SRCC has no per-model value)",
+    "element": "by checklist element type (each type scored alone)",
+}
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _ci(ci: Any) -> str:
+    return "—" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def print_breakdown(found: Breakdown, console: Console) -> None:
+    table = plain_table(
+        f"Pairwise accuracy {_TITLES[found.dimension]}",
+        ("group", "variant", "human pairs", "pairs", "accuracy", "95% CI", "SRCC", "prompts"),
+        2,
+    )
+    for row in found.rows:
+        add_plain_row(
+            table,
+            row.group,
+            row.variant,
+            str(row.n_human_pairs),
+            str(row.n_pairs),
+            _pct(row.pairwise_accuracy),
+            _ci(row.ci),
+            _num(row.srcc),
+            str(row.n_prompts),
+        )
+    console.print(table)
+
+
+def print_comparison(found: Comparison, console: Console) -> None:
+    runs = plain_table("Runs", ("run", "name", "human pairs", "run dir"), 2)
+    for run in found.runs:
+        add_plain_row(runs, run["label"], str(run["name"]), str(run["n_pairs"]), run["run_dir"])
+    console.print(runs)
+    say(
+        console,
+        f"compared on {found.n_shared_pairs} shared human pairs ({found.n_shared_non_tie} non-tie)",
+    )
+    for note in found.notes:
+        say(console, f"note: {note}")
+    side = plain_table(
+        "Variants on the shared pairs", ("variant", "pairs", "accuracy", "95% CI", "SRCC", "KRCC")
+    )
+    for row in found.variants:
+        add_plain_row(
+            side,
+            row["column"],
+            str(row["n_pairs"]),
+            _pct(row["pairwise_accuracy"]),
+            _ci(row["ci"]),
+            _num(row["srcc"]),
+            _num(row["krcc"]),
+        )
+    console.print(side)
+    tests = plain_table(
+        "Paired comparisons on the pairs both counted: exact McNemar, Cohen's kappa of the verdicts",
+        ("A", "B", "pairs", "acc A", "acc B", "only A right", "only B right", "p-value", "kappa"),
+        2,
+    )
+    for test, agreed in zip(found.mcnemar, found.agreement, strict=True):
+        add_plain_row(
+            tests,
+            test["variant_a"],
+            test["variant_b"],
+            str(test["n_pairs"]),
+            _pct(test["accuracy_a"]),
+            _pct(test["accuracy_b"]),
+            str(test["a_only"]),
+            str(test["b_only"]),
+            "—" if test["p_value"] is None else f"{test['p_value']:.3g}",
+            _num(agreed["kappa"]),
+        )
+    console.print(tests)
+    if found.config_changes:
+        say(console, "Config changes (against the first run):")
+        for change in found.config_changes:
+            say(
+                console,
+                f"  {change['run']}: {change['key']}: {change['from']!r} -> {change['to']!r}",
+            )
+    elif len(found.runs) > 1:
+        say(console, "Config changes: none in models, prompts, thinking or sampling")

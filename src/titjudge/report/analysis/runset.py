@@ -1,0 +1,80 @@
+"""Several runs as one set of frames (`titjudge.load_runs`): each run's items, pairs and
+metrics frames stacked, with a leading `run` column naming the run it came from."""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from titjudge.errors import DataError
+from titjudge.report.record import RunRecord, load_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def expand_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Run paths from one path, one glob pattern, or a list of either (globs expanded,
+    sorted); a pattern that matches nothing is a DataError."""
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    found: list[Path] = []
+    for entry in given:
+        text = str(entry)
+        if glob.has_magic(text):
+            matched = sorted(glob.glob(text))
+            if not matched:
+                raise DataError(f"{text}: no run matches this pattern")
+            found.extend(Path(m) for m in matched)
+        else:
+            found.append(Path(text))
+    if not found:
+        raise DataError("no run given")
+    return found
+
+
+def run_labels(records: list[RunRecord]) -> list[str]:
+    """Each run's label: its run dir's name (the run id), or its whole path when two share one."""
+    names = [r.run_dir.name if r.run_dir else "" for r in records]
+    return [
+        n if names.count(n) == 1 else str(r.run_dir) for n, r in zip(names, records, strict=True)
+    ]
+
+
+class RunSet:
+    """Runs read with `load_run`; `items`, `pairs` and `metrics` stack their frames."""
+
+    def __init__(self, records: list[RunRecord]):
+        self.records = records
+        self.labels = run_labels(records)
+
+    @classmethod
+    def load(cls, paths: str | Path | Iterable[str | Path]) -> RunSet:
+        return cls([load_run(p) for p in expand_paths(paths)])
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def _stacked(self, frame: str) -> pd.DataFrame:
+        from titjudge.report.analysis.frames import require_pandas
+
+        pd = require_pandas()
+        parts = []
+        for label, record in zip(self.labels, self.records, strict=True):
+            part = getattr(record, frame)
+            part.insert(0, "run", label)
+            parts.append(part)
+        return pd.concat(parts, ignore_index=True)
+
+    @property
+    def items(self) -> pd.DataFrame:
+        return self._stacked("items")
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        return self._stacked("pairs")
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        return self._stacked("metrics")

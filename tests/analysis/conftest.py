@@ -1,0 +1,125 @@
+"""Real run dirs for the analysis tests, made by titjudge itself on a SYNTHETIC benchmark.
+
+- `modes_run`: describer and four judges against the loopback server: `lexical`, `llm`
+  (falls back to lexical; its calls fail for every synth-model-01 image, so its metrics
+  apply the fallback rule), `check` (checklist) and `pair` (pairwise, accuracy from
+  verdicts).
+- `offline_runs`: replayed descriptions and the lexical judge, no server: `base`; `worse`,
+  whose replayed descriptions of the humans' favourite model's images (most pairs won) are
+  replaced by an unrelated sentence (so its verdicts can change only on pairs with one of
+  that model's images, mostly from right to wrong); `small`,
+  `base` run with `--limit 20` (fewer pairs).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer, Reply
+from judges.judge_helpers import ModesResponder, description_by_item, run_config
+
+import titjudge
+from titjudge.data.synth.benchmark import synthesize
+
+FAILING_MODEL = "synth-model-01"
+UNRELATED = "A plain grey square on a white background, nothing else."
+
+
+@pytest.fixture(scope="session")
+def failing_model() -> str:
+    """The T2I model whose images `modes_run`'s llm judge fails on (and falls back for)."""
+    return FAILING_MODEL
+
+
+@pytest.fixture(scope="session")
+def analysis_data(tmp_path_factory) -> Path:
+    """12 prompts x 5 models, with stored descriptions and element lists."""
+    out = tmp_path_factory.mktemp("analysis-synth") / "data"
+    synthesize(out, n_prompts=12, n_models=5, seed=3)
+    return out
+
+
+class FailingJudge(ModesResponder):
+    """ModesResponder whose score judge answers no JSON for FAILING_MODEL's images."""
+
+    def __init__(self, data: Path):
+        super().__init__(data)
+        self.failing = [
+            text for item, text in description_by_item(data).items() if FAILING_MODEL in item
+        ]
+
+    def __call__(self, request):  # type: ignore[no-untyped-def]
+        reply = super().__call__(request)
+        if self.log[-1][0] == "judge" and any(t in request.all_text for t in self.failing):
+            return Reply(content="I would rather not give a number.")
+        return reply
+
+
+@pytest.fixture(scope="session")
+def modes_run(analysis_data, tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("modes-run")
+    judges = [
+        {"name": "lexical", "kind": "lexical"},
+        {"name": "llm", "kind": "llm", "model": "litellm:openai/judge", "fallback": "lexical"},
+        {"name": "check", "kind": "checklist", "model": "litellm:openai/judge"},
+        {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},
+    ]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    try:
+        with FakeOpenAIServer(responder=FailingJudge(analysis_data)) as server:
+            outcome = titjudge.evaluate(run_config(analysis_data, server.url, tmp, judges))
+    finally:
+        mp.undo()
+    return outcome.out_dir
+
+
+def offline_config(data: Path, tmp: Path, name: str, descriptions: Path) -> dict:
+    return {
+        "name": name,
+        "data": {
+            "manifest": str(data / "manifest.jsonl"),
+            "human_pairs": str(data / "pairs.csv"),
+        },
+        "describer": {"model": f"replay:{descriptions}"},
+        "judges": [{"name": "lexical", "kind": "lexical"}],
+        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
+    }
+
+
+@dataclass(frozen=True)
+class OfflineRuns:
+    base: Path
+    worse: Path
+    small: Path
+    #: the T2I model whose descriptions `worse` replaced
+    degraded: str
+
+
+@pytest.fixture(scope="session")
+def offline_runs(analysis_data, tmp_path_factory) -> OfflineRuns:
+    tmp = tmp_path_factory.mktemp("offline-runs")
+    stored = analysis_data / "descriptions.jsonl"
+    wins: Counter[str] = Counter()
+    with (analysis_data / "pairs.csv").open() as handle:
+        for pair in csv.DictReader(handle):
+            if pair["winner"] in ("a", "b"):
+                wins[pair[f"item_{pair['winner']}"].split("__")[1]] += 1
+    favourite = wins.most_common(1)[0][0]
+    degraded = tmp / "degraded.jsonl"
+    lines = []
+    for line in stored.read_text().splitlines():
+        row = json.loads(line)
+        if row["item_id"].endswith(f"__{favourite}"):
+            row["description"] = UNRELATED
+        lines.append(json.dumps(row))
+    degraded.write_text("\n".join(lines) + "\n")
+    base = titjudge.evaluate(offline_config(analysis_data, tmp, "base", stored)).out_dir
+    worse = titjudge.evaluate(offline_config(analysis_data, tmp, "worse", degraded)).out_dir
+    small = titjudge.evaluate(offline_config(analysis_data, tmp, "small", stored), limit=20).out_dir
+    return OfflineRuns(base, worse, small, favourite)
