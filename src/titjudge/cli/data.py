@@ -198,11 +198,10 @@ def _panel_mode(value: str | None) -> PanelSize:
 
 def aggregate_votes(args: argparse.Namespace) -> int:
     """`data aggregate-votes`: votes CSV -> pairs CSV by the LPG-Bench rules."""
+    from titjudge.data.annotations import count_votes, is_annotation_file, load_annotations
     from titjudge.data.pairs import load_votes_with_lines, write_pairs
     from titjudge.data.votes import aggregate_votes as aggregate
     from titjudge.errors import DataError
-
-    from titjudge.data.annotations import count_votes, is_annotation_file, load_annotations
 
     mode = _panel_mode(getattr(args, "panel_size", None))
     per_annotator = is_annotation_file(Path(args.votes))
