@@ -1,0 +1,117 @@
+"""A small dataset to annotate (5 prompts x 5 models: 50 pairs), and the app on 127.0.0.1.
+
+Prompt P1 is hostile markup, P2 is 350 words long; the images are tiny PNGs, one colour per
+model. A file `secret.txt` beside the manifest is what path-traversal tests try to reach.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from doubles.loopback import LoopbackThread
+
+HOSTILE_PROMPT = (
+    '<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=1"> '
+    "</script><script>window.__pwned=1</script> <b>bold?</b> &amp; \u202eevil"
+)
+LONG_PROMPT = " ".join(f"word{n}" for n in range(350))
+SECRET = "the secret next to the manifest"
+MODELS = ("m1", "m2", "m3", "m4", "m5")
+COLOURS = [(200, 60, 60), (60, 160, 60), (60, 60, 200), (200, 200, 60), (120, 60, 160)]
+
+
+def write_dataset(root: Path) -> Path:
+    """Write the manifest, its images and the secret under `root`; return the manifest."""
+    (root / "images").mkdir(parents=True)
+    lines = []
+    for p in range(1, 6):
+        prompt = {1: HOSTILE_PROMPT, 2: LONG_PROMPT}.get(p, f"Prompt {p}: a small red house.")
+        for model, colour in zip(MODELS, COLOURS, strict=True):
+            item_id = f"P{p}_{model}"
+            Image.new("RGB", (48, 32), colour).save(root / "images" / f"{item_id}.png")
+            lines.append(
+                {
+                    "item_id": item_id,
+                    "prompt_id": f"P{p}",
+                    "prompt": prompt,
+                    "image": f"images/{item_id}.png",
+                    "t2i_model": model,
+                }
+            )
+    manifest = root / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    (root / "secret.txt").write_text(SECRET, encoding="utf-8")
+    return manifest
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Path:
+    return write_dataset(tmp_path / "data")
+
+
+@pytest.fixture
+def make_session(manifest: Path, tmp_path: Path) -> Callable[..., Any]:
+    """A Session on the dataset, every pair of each prompt (50), votes in tmp_path."""
+    from titjudge.annotate.session import Session
+    from titjudge.data.manifest import load_manifest
+    from titjudge.data.pair_draw import draw_pairs
+
+    def make(votes: Path | None = None, seed: int = 0) -> Session:
+        items = load_manifest(manifest)
+        return Session(items, draw_pairs(items, None), votes or tmp_path / "votes.csv", seed)
+
+    return make
+
+
+class AnnotateServer(LoopbackThread):
+    """The real app (`make_app`) served from a daemon thread on 127.0.0.1."""
+
+    thread_name = "annotate-server"
+
+    def __init__(self, session: Any, token: str | None = None):
+        self.session, self.token = session, token
+        self._thread = None
+        self._loop = None
+        self._runner: Any = None
+        self._port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    async def astart(self) -> str:
+        from aiohttp import web
+
+        from titjudge.annotate.server import make_app
+
+        self._runner = web.AppRunner(make_app(self.session, self.token))
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self._port = self._runner.addresses[0][1]
+        return self.url
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., AnnotateServer]]:
+    """`serve(session, token=None)` starts the app; every server started is stopped after."""
+    started: list[AnnotateServer] = []
+
+    def start(session: Any, token: str | None = None) -> AnnotateServer:
+        server = AnnotateServer(session, token)
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
