@@ -62,9 +62,12 @@ def make_session(manifest: Path, tmp_path: Path) -> Callable[..., Any]:
     from titjudge.data.manifest import load_manifest
     from titjudge.data.pair_draw import draw_pairs
 
-    def make(votes: Path | None = None, seed: int = 0) -> Session:
+    def make(votes: Path | None = None, seed: int = 0, pairs: list[str] | None = None) -> Session:
         items = load_manifest(manifest)
-        return Session(items, draw_pairs(items, None), votes or tmp_path / "votes.csv", seed)
+        every = draw_pairs(items, None)
+        if pairs is not None:
+            every = [p for p in every if p.pair_id in pairs]
+        return Session(items, every, votes or tmp_path / "votes.csv", seed)
 
     return make
 

@@ -24,6 +24,7 @@ HEAVY = (
     "scipy",
     "yaml",
     "diskcache",
+    "aiohttp",
 )
 
 _PROBE = """
@@ -76,6 +77,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge",
         "titjudge.cli",
         "titjudge.cli.ablation",
+        "titjudge.cli.annotate",
         "titjudge.cli.audit",
         "titjudge.cli.cache",
         "titjudge.cli.common",
@@ -103,6 +105,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "cache clear",
         "ablation",
         "audit",
+        "annotate",
     }
     for name, parser in leaves.items():
         handler = parser.get_default("func")

@@ -14,8 +14,8 @@ Safety: every response carries a strict Content-Security-Policy (scripts, styles
 and requests from this server only; no inline script, no framing), `nosniff` and
 `no-referrer` (the token in the URL never leaves in a Referer). Without a token (the
 loopback default) a request must name a loopback host (a page elsewhere that rebinds its
-DNS name to 127.0.0.1 is refused); with one, every request must carry it (`?token=` or the
-`X-Titjudge-Token` header). POSTs must be JSON (a cross-site form cannot send that without
+DNS name to 127.0.0.1 is refused); with one, every request but the page's own script and
+style must carry it (`?token=` or the `X-Titjudge-Token` header; the page adds it). POSTs must be JSON (a cross-site form cannot send that without
 asking first) from this origin. Prompts and names reach the page as JSON and are put in
 as text (`textContent`), never as markup.
 """
@@ -51,6 +51,7 @@ ASSETS = {
     "app.js": "application/javascript",
     "app.css": "text/css",
     "status.js": "application/javascript",
+    "icon.svg": "image/svg+xml",
 }
 PAGES = {"/": "index.html", "/status": "status.html"}
 SESSION: web.AppKey[Session] = web.AppKey("session", Session)
@@ -87,7 +88,7 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
         if secret is None:
             if not is_loopback(_hostname(request.host)):
                 return _error("this server answers loopback addresses only", 403)
-        else:
+        elif not request.path.startswith("/assets/"):  # the app's own code is no secret
             given = request.query.get("token") or request.headers.get("X-Titjudge-Token") or ""
             if not hmac.compare_digest(given.encode(), secret):
                 return _error("missing or wrong token: open the URL the server printed", 403)
@@ -112,7 +113,9 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
         name = request.match_info["name"]
         if name not in assets:
             raise web.HTTPNotFound()
-        return web.Response(body=assets[name], content_type=ASSETS[name], charset="utf-8")
+        kind = ASSETS[name]
+        charset = None if kind.startswith("image/") else "utf-8"
+        return web.Response(body=assets[name], content_type=kind, charset=charset)
 
     async def image(request: web.Request) -> web.Response:
         number = int(request.match_info["number"])
