@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
-
 from doubles.loopback import LoopbackThread
+from PIL import Image
 
 HOSTILE_PROMPT = (
     '<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=1"> '
