@@ -164,3 +164,20 @@ def test_a_token_guards_everything_but_the_static_assets(
     assert status == 200
     for asset in ("/assets/app.js", "/assets/app.css"):  # the page's own code, no secret
         assert request(server, "GET", asset)[0] == 200
+
+
+def test_a_vote_that_cannot_be_written_is_an_error_and_not_counted(
+    make_session: Callable[..., Any], serve: Callable[..., Any], monkeypatch: Any
+) -> None:
+    session = make_session()
+    server = serve(session)
+
+    def full_disk(text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(session, "_append", full_disk)
+    pair = session.next_pair("ann").pair.pair_id
+    vote = {"annotator": "ann", "pair": pair, "answer": "left"}
+    status, _, body = request(server, "POST", "/api/answer", vote)
+    assert status == 500 and "No space left on device" in json.loads(body)["error"]
+    assert session.rows == [] and session.next_pair("ann").pair.pair_id == pair

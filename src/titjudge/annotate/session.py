@@ -209,7 +209,12 @@ class Session:
                 took,
                 datetime.now(timezone.utc).isoformat(timespec="seconds"),
             )
-            await asyncio.to_thread(self._append, csv_line(row.cells()))
+            try:
+                await asyncio.to_thread(self._append, csv_line(row.cells()))
+            except OSError as exc:
+                raise DataError(
+                    f"{self.votes_path}: cannot write ({exc.strerror or exc})"
+                ) from None
             self.rows.append(row)
             self.answered.setdefault(annotator, {})[index] = row
         return row
