@@ -228,6 +228,11 @@ def test_the_page_carries_the_token_it_was_opened_with(
     page.wait_for_selector("body[data-state='done']")
     assert [r.choice for _, r in load_annotations(tmp_path / "votes.csv")] == ["tie"]
     assert page.errors == []
+    # a remembered name the server refuses (too long) brings the name form back
+    page.evaluate("() => localStorage.setItem('titjudge.annotator', 'x'.repeat(70))")
+    page.reload()
+    page.wait_for_selector("body[data-state='name']")
+    assert "annotator name must be 1 to 64" in (page.text_content("#message") or "")
     page.context.close()
     denied = open_page(chromium, server.url + "/")
     assert "token" in (denied.text_content("body") or "")

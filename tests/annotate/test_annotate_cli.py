@@ -166,3 +166,18 @@ def test_status_prints_counts_and_agreement(
     assert status["krippendorff_alpha"] == pytest.approx(4 / 9)
     assert status["fleiss_kappa"] == pytest.approx(1 / 3)
     assert [a["votes"] for a in status["annotators"]] == [3, 3]
+
+
+def test_a_port_in_use_is_one_line(
+    manifest: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = ["annotate", str(manifest), "--out", str(tmp_path / "v.csv"), "--port", str(port)]
+        assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and err.count("\n") == 1

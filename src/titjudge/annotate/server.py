@@ -123,7 +123,10 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
             raise web.HTTPNotFound()
         from titjudge.data.images import load_image
 
-        loaded = await asyncio.to_thread(load_image, session.images[number])
+        try:
+            loaded = await asyncio.to_thread(load_image, session.images[number])
+        except TitjudgeError as exc:  # changed on disk since the server checked it
+            return _error(f"cannot show this image: {exc}", 500)
         return web.Response(
             body=loaded.data,
             content_type=loaded.mime,

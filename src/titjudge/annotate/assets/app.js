@@ -98,12 +98,13 @@
 
   function undo() { run("POST", "api/undo", { annotator: name }); }
 
-  function start(value) {
+  async function start(value) {
     name = value;
     storeName(value);
     $("who").textContent = value;
     $("name-form").hidden = true;
-    run("GET", "api/next?annotator=" + encodeURIComponent(value));
+    await run("GET", "api/next?annotator=" + encodeURIComponent(value));
+    if (document.body.dataset.state === "error") askName();  // e.g. a name the server refused
   }
 
   function askName() {
@@ -125,7 +126,7 @@
   const KEYS = { ArrowLeft: "left", 1: "left", ArrowRight: "right", 2: "right", ArrowDown: "tie", 0: "tie" };
 
   document.addEventListener("keydown", (event) => {
-    if (event.altKey || event.metaKey || (event.ctrlKey && event.key !== "z")) return;
+    if (event.repeat || event.altKey || event.metaKey || (event.ctrlKey && event.key !== "z")) return;
     if (!$("name-form").hidden || event.target instanceof HTMLInputElement) return;
     if (event.key === "Escape") { closeZoom(); return; }
     if (event.ctrlKey || event.key === "u" || event.key === "U") { event.preventDefault(); undo(); return; }
