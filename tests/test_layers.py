@@ -1,9 +1,9 @@
 """What a run recorded is read, scored and reported without the judges or models that made it.
 
 `lint-imports` holds the contract statically (`pyproject.toml`); this pins what it buys at
-run time: importing the records, the data loaders, the metrics and the reports loads no
-module of `titjudge.judges` or `titjudge.models`, and the old import paths of the record
-types that moved down still give the very same objects.
+run time: importing the records, the data loaders, the metrics, the reports and the
+annotation app loads no module of `titjudge.judges` or `titjudge.models`, and the old import
+paths of the record types that moved down still give the very same objects.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ READERS = (
     "titjudge.report.audit.load",
     "titjudge.report.audit.html",
     "titjudge.report.audit.terminal",
+    "titjudge.annotate.session",
+    "titjudge.annotate.status",
+    "titjudge.annotate.server",
 )
 
 _PROBE = """

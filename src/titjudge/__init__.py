@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
     from titjudge.config import RunConfig
+    from titjudge.report.analysis.record import AnalysedRun
     from titjudge.report.analysis.runset import RunSet
-    from titjudge.report.record import RunRecord
     from titjudge.report.runs import RunEntry
 
 
@@ -93,8 +93,9 @@ def find_run(path: str | Path) -> Path:
     return resolve_run(path)
 
 
-def load_run(path: str | Path) -> RunRecord:
-    """A run's results as one typed record (`titjudge.report.record.RunRecord`), read from
+def load_run(path: str | Path) -> AnalysedRun:
+    """A run's results as one typed record (`titjudge.report.record.RunRecord`, as the
+    `report.analysis.record.AnalysedRun` that adds the frames), read from
     a run dir or a `<run.out>/<name>` folder's latest run: per variant its metrics and
     provenance (`record.variants[name]`), run-level facts, and each pairwise judge's
     verdicts (`record.verdicts[name]`). The same record every titjudge view reads.
@@ -104,9 +105,9 @@ def load_run(path: str | Path) -> RunRecord:
     x variant; `pairs.groupby("variant").correct.mean()` is each variant's
     pairwise_accuracy), `record.metrics` (one row per variant); `record.config` and
     `record.summary` are config.yaml and summary.json as dicts."""
-    from titjudge.report.record import load_run as _load
+    from titjudge.report.analysis.record import load_analysed_run
 
-    return _load(path)
+    return load_analysed_run(path)
 
 
 def load_runs(paths: str | Path | list[str | Path]) -> RunSet:

@@ -26,6 +26,7 @@ HEAVY = (
     "scipy",
     "yaml",
     "diskcache",
+    "aiohttp",
 )
 
 _PROBE = """
@@ -79,6 +80,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge.cli",
         "titjudge.cli.ablation",
         "titjudge.cli.analysis",
+        "titjudge.cli.annotate",
         "titjudge.cli.audit",
         "titjudge.cli.cache",
         "titjudge.cli.common",
@@ -108,6 +110,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "audit",
         "compare",
         "export",
+        "annotate",
     }
     for name, parser in leaves.items():
         handler = parser.get_default("func")

@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.local import hf_generate
 from titjudge.models.core.base import (
     GenerateRequest,
     Generation,
@@ -23,6 +22,7 @@ from titjudge.models.core.base import (
     TextBackend,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.local import hf_generate
 from titjudge.models.local.hf_generate import render_prompt, run_batch
 from titjudge.models.registry import build_text_backend
 

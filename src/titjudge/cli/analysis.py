@@ -166,9 +166,9 @@ def compare(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     from titjudge.metrics.render import say
     from titjudge.report.analysis.export import export_frames
-    from titjudge.report.record import load_run
+    from titjudge.report.analysis.record import load_analysed_run
 
-    record = load_run(args.run)
+    record = load_analysed_run(args.run)
     assert record.run_dir is not None
     out = args.out if args.out is not None else record.run_dir / "frames"
     written = export_frames(record, out, args.format)

@@ -90,7 +90,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "votes",
         type=Path,
-        help="votes CSV: prompt_id,item_a,item_b,votes_a,votes_b,votes_tie[,expert_1..3]",
+        help="votes CSV: prompt_id,item_a,item_b,votes_a,votes_b,votes_tie[,expert_1..3], or "
+        "`titjudge annotate`'s prompt_id,item_a,item_b,annotator,choice,... (counted per pair)",
     )
     p.add_argument("--out", type=Path, required=True, help="pairs CSV to write")
     p.add_argument(
@@ -197,14 +198,21 @@ def _panel_mode(value: str | None) -> PanelSize:
 
 def aggregate_votes(args: argparse.Namespace) -> int:
     """`data aggregate-votes`: votes CSV -> pairs CSV by the LPG-Bench rules."""
+    from titjudge.data.annotations import count_votes, is_annotation_file, load_annotations
     from titjudge.data.pairs import load_votes_with_lines, write_pairs
     from titjudge.data.votes import aggregate_votes as aggregate
     from titjudge.errors import DataError
 
     mode = _panel_mode(getattr(args, "panel_size", None))
-    located = load_votes_with_lines(Path(args.votes), panel_size=mode)
+    per_annotator = is_annotation_file(Path(args.votes))
+    if per_annotator:  # `titjudge annotate`'s file: one row per annotator and pair
+        counted = count_votes(load_annotations(Path(args.votes)), Path(args.votes), mode)
+        located = counted.votes
+    else:
+        located = load_votes_with_lines(Path(args.votes), panel_size=mode)
     if not located:
-        raise DataError(f"{args.votes}: votes file has a header but no rows")
+        what = "no a/b/tie votes (skips are not votes)" if per_annotator else "a header but no rows"
+        raise DataError(f"{args.votes}: votes file has {what}")
     votes = [vote for _, vote in located]
     panel = votes[0].total if mode == "same" else mode if isinstance(mode, int) else None
     result = aggregate(votes, panel_size=panel)
@@ -219,6 +227,11 @@ def aggregate_votes(args: argparse.Namespace) -> int:
             ("expert majority", result.expert),
             ("expert split -> tie", result.expert_split_tie),
             ("unresolved (left out)", len(result.unresolved)),
+            *(
+                [("annotators", counted.annotators), ("skips (not votes)", counted.skips)]
+                if per_annotator
+                else []
+            ),
         ],
     )
     if result.unresolved:

@@ -21,18 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, iter_jsonl, read_json_object
 from titjudge.records import ItemResult
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from titjudge.report.analysis.run import RunData
 
 #: the format `write_record` writes (`metrics.summary.METRICS_VERSION`)
 RECORD_VERSION = 2
@@ -145,53 +140,14 @@ class RunRecord(BaseModel):
     #: filled by `load_run`, never written to metrics.json
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
-    #: the run dir read for the frames below, loaded when one is first asked for
-    _analysis: Any = PrivateAttr(default=None)
 
     def metrics_json(self) -> dict[str, Any]:
         """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""
         return self.model_dump(mode="json")
 
-    def analysis(self) -> RunData:
-        """The run dir this record was read from, loaded for analysis (`report.analysis`)."""
-        if self._analysis is None:
-            from titjudge.report.analysis.run import RunData
 
-            self._analysis = RunData(self)
-        return self._analysis  # type: ignore[no-any-return]
-
-    @property
-    def items(self) -> pd.DataFrame:
-        """One row per (item, variant) of items.jsonl, as a pandas DataFrame (needs the
-        `analysis` extra; `report.analysis.frames`)."""
-        from titjudge.report.analysis.frames import items_frame
-
-        return items_frame(self.analysis())
-
-    @property
-    def pairs(self) -> pd.DataFrame:
-        """One row per (human pair, variant); `correct` is the pair's part of pairwise
-        accuracy as metrics.json counts it (`report.analysis.frames`)."""
-        from titjudge.report.analysis.frames import pairs_frame
-
-        return pairs_frame(self.analysis())
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        """One row per variant: metrics.json's numbers, CIs and provenance."""
-        from titjudge.report.analysis.frames import metrics_frame
-
-        return metrics_frame(self.analysis())
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """The run's resolved config (config.yaml) as a dict."""
-        return self.analysis().config
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        """The run's summary.json (counts, usage per role, wall time) as a dict."""
-        return self.analysis().summary
+#: a RunRecord subclass a reader asks for (`load_run(path, record_type)`)
+R = TypeVar("R", bound=RunRecord)
 
 
 def answered_models(results: Iterable[ItemResult]) -> dict[str, list[str]]:
@@ -265,7 +221,11 @@ def write_record(out: Path, record: RunRecord) -> Path:
     return path
 
 
-def parse_record(doc: Mapping[str, Any], where: str) -> RunRecord:
+def parse_record(
+    doc: Mapping[str, Any],
+    where: str,
+    record_type: type[R] = RunRecord,  # type: ignore[assignment]
+) -> R:
     """A metrics.json object as a record; a format-1 file is moved into format 2."""
     version = doc.get("version")
     if version is None and "variants" not in doc:  # format 1
@@ -280,19 +240,19 @@ def parse_record(doc: Mapping[str, Any], where: str) -> RunRecord:
             f"(up to {RECORD_VERSION}); upgrade titjudge"
         )
     try:
-        return RunRecord.model_validate(doc)
+        return record_type.model_validate(doc)
     except ValidationError as error:
         first = error.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise DataError(f"{where}: not a run record ({loc}: {first['msg']})") from None
 
 
-def load_record(run_dir: Path) -> RunRecord | None:
+def load_record(run_dir: Path, record_type: type[RunRecord] = RunRecord) -> RunRecord | None:
     """The run's metrics.json as a record; None when the run wrote none (no human pairs)."""
     path = run_dir / "metrics.json"
     if not path.is_file():
         return None
-    return parse_record(read_json_object(path, "metrics file"), str(path))
+    return parse_record(read_json_object(path, "metrics file"), str(path), record_type)
 
 
 def load_verdicts(path: Path) -> list[PairVerdict]:
@@ -308,16 +268,21 @@ def load_verdicts(path: Path) -> list[PairVerdict]:
     return found
 
 
-def load_run(path: str | Path) -> RunRecord:
+@overload
+def load_run(path: str | Path) -> RunRecord: ...
+@overload
+def load_run(path: str | Path, record_type: type[R]) -> R: ...
+def load_run(path: str | Path, record_type: type[RunRecord] = RunRecord) -> RunRecord:
     """The record of a run dir (or of a `<run.out>/<name>` folder's latest run), with each
     pairwise judge's verdicts attached. A run without human pairs has no metrics: its
-    record has no variants. Problems are one-line DataErrors."""
+    record has no variants. Problems are one-line DataErrors. `record_type`: a subclass to
+    read it as (`report.analysis.record.AnalysedRun` adds the pandas frames)."""
     from titjudge.report.runs import resolve_run
 
     run_dir = resolve_run(Path(path))
     if not (run_dir / "items.jsonl").is_file():
         raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")
-    record = load_record(run_dir) or RunRecord()
+    record = load_record(run_dir, record_type) or record_type()
     record.run_dir = run_dir
     for pairs_file in sorted(run_dir.glob("pairs_*.jsonl")):
         name = pairs_file.stem.removeprefix("pairs_")

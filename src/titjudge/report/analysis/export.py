@@ -9,14 +9,14 @@ from typing import Literal
 
 from titjudge.errors import MissingDependencyError, install_hint
 from titjudge.files import atomic_open
-from titjudge.report.record import RunRecord
+from titjudge.report.analysis.record import AnalysedRun
 
 Format = Literal["parquet", "csv"]
 FORMATS: tuple[Format, ...] = ("parquet", "csv")
 FRAMES = ("items", "pairs", "metrics")
 
 
-def export_frames(record: RunRecord, out: Path, fmt: Format) -> list[Path]:
+def export_frames(record: AnalysedRun, out: Path, fmt: Format) -> list[Path]:
     """Write the frames of `record` (read by `load_run`) into `out`; their paths."""
     if fmt == "parquet":
         try:

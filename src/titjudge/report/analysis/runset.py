@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from titjudge.errors import DataError
-from titjudge.report.record import RunRecord, load_run
+from titjudge.report.analysis.record import AnalysedRun, load_analysed_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +34,7 @@ def expand_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def run_labels(records: list[RunRecord]) -> list[str]:
+def run_labels(records: list[AnalysedRun]) -> list[str]:
     """Each run's label: its run dir's name (the run id), or its whole path when two share one."""
     names = [r.run_dir.name if r.run_dir else "" for r in records]
     return [
@@ -45,13 +45,13 @@ def run_labels(records: list[RunRecord]) -> list[str]:
 class RunSet:
     """Runs read with `load_run`; `items`, `pairs` and `metrics` stack their frames."""
 
-    def __init__(self, records: list[RunRecord]):
+    def __init__(self, records: list[AnalysedRun]):
         self.records = records
         self.labels = run_labels(records)
 
     @classmethod
     def load(cls, paths: str | Path | Iterable[str | Path]) -> RunSet:
-        return cls([load_run(p) for p in expand_paths(paths)])
+        return cls([load_analysed_run(p) for p in expand_paths(paths)])
 
     def __len__(self) -> int:
         return len(self.records)
