@@ -92,9 +92,10 @@ class LiteLLMBackend(TextBackend):
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
         key = json.dumps(schema, sort_keys=True)
         if key not in self._schemas:
-            if self.family == "gemini":
+            subset = self.settings.rules.schema_subset
+            if subset == "gemini":
                 self._schemas[key] = (gemini_schema(schema), False)
-            elif self.family in ("openai", "openai_reasoning"):
+            elif subset == "openai_strict":
                 made = openai_strict_schema(schema)
                 self._schemas[key] = (made, True) if made else (inline_ref_siblings(schema), False)
             else:
@@ -109,19 +110,21 @@ class LiteLLMBackend(TextBackend):
         """Everything sent for `request` (the tests read this to see what a provider gets)."""
         kwargs: dict[str, Any] = {
             "model": self.spec.model_id,
-            "messages": build_messages(request),
+            "messages": build_messages(request, single_turn=self.settings.rules.single_turn_reask),
             "max_tokens": request.max_tokens + self.thinking.reserve,
-            "temperature": request.temperature,
             "timeout": self.timeout,
             "num_retries": 0,
             "max_retries": 0,
-            **copy.deepcopy(self.params),
-            **self.thinking.kwargs,
         }
-        if self.family == "openai_reasoning" and "temperature" not in self.params:
-            # OpenAI's reasoning models take only the default temperature (1); litellm
-            # refuses any other before sending (UnsupportedParamsError), so none is sent
-            del kwargs["temperature"]
+        if request.temperature is not None and not (
+            # a family that takes only the provider's default (OpenAI reasoning models, Claude
+            # while it thinks) gets none; the config resolves such a role's to None, so this
+            # only guards callers that build requests themselves
+            self.settings.omits_temperature and request.temperature != 1
+        ):
+            kwargs["temperature"] = request.temperature
+        kwargs.update(copy.deepcopy(self.params))
+        kwargs.update(self.thinking.kwargs)
         if self.thinking.body:
             kwargs["extra_body"] = _deep_merge(kwargs.get("extra_body") or {}, self.thinking.body)
         if self.api_base:
@@ -135,7 +138,7 @@ class LiteLLMBackend(TextBackend):
         if request.top_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
-        if request.sample and request.temperature > 0:
+        if request.sample and request.temperature and "temperature" in kwargs:
             kwargs.setdefault("seed", request.sample)
         return kwargs
 
@@ -269,12 +272,17 @@ def _unknown_provider(model_id: str) -> str:
     return f"unknown litellm provider {provider!r}{did_you_mean(provider, known)}"
 
 
-def build_messages(request: GenerateRequest) -> list[dict[str, Any]]:
-    """OpenAI-style messages; images are attached to the first user turn."""
+def build_messages(request: GenerateRequest, *, single_turn: bool = False) -> list[dict[str, Any]]:
+    """OpenAI-style messages; images are attached to the first user turn. `single_turn`: an
+    earlier exchange (the re-ask after an invalid reply) is quoted in one user turn instead of
+    sent as model turns, for families that expect their own thought signatures on every
+    earlier model turn (Gemini 3: https://ai.google.dev/gemini-api/docs/thought-signatures)."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
     turns = [*request.history, ("user", request.prompt)]
+    if single_turn and request.history:
+        turns = [("user", _quoted_exchange(turns))]
     attached = False
     for role, text in turns:
         if role == "user" and not attached and request.images:
@@ -288,6 +296,16 @@ def build_messages(request: GenerateRequest) -> list[dict[str, Any]]:
         else:
             messages.append({"role": role, "content": text})
     return messages
+
+
+def _quoted_exchange(turns: list[tuple[str, str]]) -> str:
+    """Earlier turns and the last user turn as one user message."""
+    *earlier, (_, last) = turns
+    quoted = "\n\n".join(
+        f"[{'your reply' if role == 'assistant' else 'my request'}]\n{text}"
+        for role, text in earlier
+    )
+    return f"Earlier in this conversation:\n\n{quoted}\n\n[now]\n{last}"
 
 
 def _data_uri(data: bytes, mime: str) -> str:
