@@ -75,7 +75,9 @@ def test_openai_reasoning_takes_an_effort_and_gpt4o_takes_nothing():
         plan_thinking(o3, ThinkingOptions(enabled=False))
     gpt5 = plan_thinking(parse_model_spec("litellm:openai/gpt-5"), ThinkingOptions(enabled=False))
     assert gpt5.kwargs == {"reasoning_effort": "minimal"}
-    gpt51 = plan_thinking(parse_model_spec("litellm:openai/gpt-5.1"), ThinkingOptions(enabled=False))
+    gpt51 = plan_thinking(
+        parse_model_spec("litellm:openai/gpt-5.1"), ThinkingOptions(enabled=False)
+    )
     assert gpt51.kwargs == {"reasoning_effort": "none"} and gpt51.reserve == 0
     gpt4o = parse_model_spec("litellm:openai/gpt-4o")
     assert plan_thinking(gpt4o, None).kwargs == {}

@@ -32,8 +32,9 @@ class ThinkingOptions(BaseModel):
         None, ge=0, le=131_072, description="thinking tokens, on top of max_tokens (the answer's)"
     )
     effort: Effort | None = Field(
-        None, description="OpenAI reasoning_effort, Gemini 3 thinkingLevel, Claude's budget: "
-        "minimal, low, medium or high (what the model documents)"
+        None,
+        description="OpenAI reasoning_effort, Gemini 3 thinkingLevel, Claude's budget: "
+        "minimal, low, medium or high (what the model documents)",
     )
 
     @model_validator(mode="before")

@@ -227,14 +227,14 @@ def claude_thinks(spec: ModelSpec) -> bool:
 
 
 def claude_native_schema(spec: ModelSpec) -> bool:
-    """Native structured outputs (`output_format`): Claude Sonnet 4.5, Opus 4.1, Opus 4.5,
-    Haiku 4.5 and later; not Claude 3.x or Opus/Sonnet 4.0."""
+    """Native structured outputs (`output_format`), as litellm sends them: Claude 4.5 and later
+    (litellm 1.110's map flags `supports_native_structured_output` on those; Anthropic's docs
+    also list Opus 4.1, which litellm still asks with a forced tool)."""
     _, name = _split(spec)
     found = re.search(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d)(?!\d))?", name)
     if not found:
         return False
-    major, minor = int(found[2]), int(found[3] or 0)
-    return (major, minor) >= (4, 5) or (found[1] == "opus" and (major, minor) == (4, 1))
+    return (int(found[2]), int(found[3] or 0)) >= (4, 5)
 
 
 __all__ = [

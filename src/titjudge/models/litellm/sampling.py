@@ -92,7 +92,10 @@ def settle(section: Any, model: str | None, options: ModelOptions) -> None:
             spec = parse_model_spec(model)
             family = family_of(spec, options.api_base)
             check_params(
-                spec, family, plan_thinking(spec, options.thinking, options.api_base), options.params
+                spec,
+                family,
+                plan_thinking(spec, options.thinking, options.api_base),
+                options.params,
             )
         return
     current = section.temperature
@@ -102,7 +105,9 @@ def settle(section: Any, model: str | None, options: ModelOptions) -> None:
         section.__dict__["temperature"] = resolved  # no re-validation: it is settled
 
 
-def check_params(spec: ModelSpec, family: Family, plan: ThinkingPlan, params: dict[str, Any]) -> None:
+def check_params(
+    spec: ModelSpec, family: Family, plan: ThinkingPlan, params: dict[str, Any]
+) -> None:
     """`params` the provider refuses for this family (and thinking plan) as a SamplingError."""
     rule = temperature_rule(family, plan)
     thinking_on = bool((plan.kwargs.get("thinking") or {}).get("budget_tokens"))

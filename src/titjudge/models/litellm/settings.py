@@ -66,9 +66,7 @@ class LiteLLMSettings:
         tool, which thinking forbids): the JSON is then asked for in the prompt, validated."""
         if not self.json_mode:
             return False
-        return not (
-            self.family == "claude" and self.thinks and not claude_native_schema(self.spec)
-        )
+        return not (self.family == "claude" and self.thinks and not claude_native_schema(self.spec))
 
     @property
     def thinks(self) -> bool:
