@@ -7,7 +7,6 @@ cache is not used either (a hit needs fastapi); ours is. Images go as base64 dat
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
 import email.utils
@@ -30,6 +29,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
@@ -63,15 +63,19 @@ _PERMANENT = (
 class LiteLLMBackend(TextBackend):
     default_concurrency = DEFAULT_CONCURRENCY
 
-    def __init__(self, spec: ModelSpec, options: ModelOptions):
+    def __init__(self, spec: ModelSpec, options: ModelOptions, *, offline: bool = False):
+        """`offline`: build what a request would be without reading a key or checking the
+        provider's setup (`titjudge explain`); such a backend sends nothing it is not given a
+        key for."""
         super().__init__(spec)
-        self.settings = settings(spec, options)
+        self.settings = settings(spec, options, read_key=not offline)
         self.api_base = self.settings.api_base
         self.timeout = self.settings.timeout
         self.params = self.settings.params
         self.family = self.settings.family
         self.thinking = self.settings.thinking
-        self._check_setup()
+        if not offline:
+            self._check_setup()
         self._api_key = self.settings.api_key
         register_secret(self._api_key)
         self.capabilities = self.settings.capabilities
@@ -270,46 +274,6 @@ def _unknown_provider(model_id: str) -> str:
             "'provider/model', e.g. 'openai/gpt-4o'"
         )
     return f"unknown litellm provider {provider!r}{did_you_mean(provider, known)}"
-
-
-def build_messages(request: GenerateRequest, *, single_turn: bool = False) -> list[dict[str, Any]]:
-    """OpenAI-style messages; images are attached to the first user turn. `single_turn`: an
-    earlier exchange (the re-ask after an invalid reply) is quoted in one user turn instead of
-    sent as model turns, for families that expect their own thought signatures on every
-    earlier model turn (Gemini 3: https://ai.google.dev/gemini-api/docs/thought-signatures)."""
-    messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
-    turns = [*request.history, ("user", request.prompt)]
-    if single_turn and request.history:
-        turns = [("user", _quoted_exchange(turns))]
-    attached = False
-    for role, text in turns:
-        if role == "user" and not attached and request.images:
-            parts: list[dict[str, Any]] = [
-                {"type": "image_url", "image_url": {"url": _data_uri(image.data, image.mime)}}
-                for image in request.images
-            ]
-            parts.append({"type": "text", "text": text})
-            messages.append({"role": "user", "content": parts})
-            attached = True
-        else:
-            messages.append({"role": role, "content": text})
-    return messages
-
-
-def _quoted_exchange(turns: list[tuple[str, str]]) -> str:
-    """Earlier turns and the last user turn as one user message."""
-    *earlier, (_, last) = turns
-    quoted = "\n\n".join(
-        f"[{'your reply' if role == 'assistant' else 'my request'}]\n{text}"
-        for role, text in earlier
-    )
-    return f"Earlier in this conversation:\n\n{quoted}\n\n[now]\n{last}"
-
-
-def _data_uri(data: bytes, mime: str) -> str:
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
