@@ -362,3 +362,48 @@ def test_claude_describes_with_images_and_judges_with_thinking(
         assert req.body["max_tokens"] == 2048 and "temperature" not in req.body
         assert "output_format" in req.body and "tool_choice" not in req.body
         assert req.header("x-api-key") == KEY
+
+
+@pytest.mark.parametrize(
+    ("config", "judge", "provider"),
+    [
+        ("tit-llm-gpt5.yaml", "tit_llm_gpt5", "openai"),
+        ("tit-llm-gemini3-pro.yaml", "tit_llm_g3", "gemini"),
+        ("tit-llm-gemini3-flash.yaml", "tit_llm_g3f", "gemini"),
+    ],
+)
+def test_the_shipped_family_configs_run_end_to_end(
+    provider_server, data, tmp_path, monkeypatch, config, judge, provider
+):
+    """As shipped (only the endpoints moved to the stand-in): every item described and judged,
+    and no request carries a temperature."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    images = _images(data)
+
+    def answer(req: RecordedRequest) -> Reply:
+        if req.kind == "gemini":
+            for part in (req.body.get("contents") or [{}])[0].get("parts", []):
+                inline = part.get("inline_data") or part.get("inlineData")
+                if inline:
+                    item = images[hashlib.sha256(base64.b64decode(inline["data"])).hexdigest()]
+                    return gemini_ok(f"ITEM<{item}> a scene.", model=req.model or "")
+            return gemini_ok(_verdict(), thoughts=200, model=req.model or "")
+        described = _describe_or_none(req, images)
+        return described if described is not None else openai_ok(_verdict(), model=req.model or "")
+
+    provider_server.enqueue("*", *[answer] * 20)
+    base = _base(provider_server, f"{provider}/x")
+    code = _run(
+        data,
+        tmp_path,
+        f"describer.api_base={base}",
+        f"judges.{judge}.api_base={base}",
+        config=config,
+    )
+    assert code == 0
+    records = [r for r in _records(tmp_path) if r["variant"] == judge]
+    assert records and all(r["status"] == "ok" for r in records)
+    sent = provider_server.requests
+    assert len(sent) == 2 * len(records)
+    assert all(_sent(req)["temperature"] is None for req in sent)
