@@ -128,3 +128,19 @@ def test_a_thinking_claude_without_native_schemas_is_asked_in_the_prompt():
         read_key=False,
     )
     assert new.capabilities.json_schema and "output_format" in new.schema_mode()
+
+
+def test_a_judge_on_the_describers_model_follows_that_models_family():
+    from titjudge.config import RunConfig, validate_config
+    from titjudge.errors import ConfigError
+
+    raw = {
+        "name": "x",
+        "describer": {"model": "litellm:openai/gpt-5"},
+        "judges": [{"name": "lmm", "kind": "lmm"}],
+    }
+    config = validate_config(raw, RunConfig, "cfg.yaml")
+    assert config.describer.temperature is None and config.judges[0].temperature is None
+    raw["judges"][0]["temperature"] = 0.5
+    with pytest.raises(ConfigError, match="judge 'lmm': .*temperature 0.5 is refused"):
+        validate_config(raw, RunConfig, "cfg.yaml")
