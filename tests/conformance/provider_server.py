@@ -8,7 +8,14 @@ One aiohttp server on 127.0.0.1 (ephemeral port) that answers
   ``_check_custom_proxy``), so pass ``api_base=server.gemini_base`` (``.../v1beta``);
 - OpenAI ``POST /v1/chat/completions`` (litellm ``openai/`` and ``hosted_vllm/`` with
   ``api_base=server.openai_base``);
-- OpenAI ``POST /v1/embeddings``.
+- OpenAI ``POST /v1/embeddings``;
+- Anthropic ``POST /v1/messages`` (litellm ``anthropic/`` with ``api_base=server.anthropic_base``;
+  shapes and rules in provider_families.py).
+
+With ``validate_families`` on (the default), what each model family's provider refuses (a
+temperature on an OpenAI reasoning model, thinkingLevel beside thinkingBudget on Gemini 3,
+Claude's thinking rules) gets that provider's 400 without consuming a queued reply
+(provider_families.py cites each rule).
 
 Scripted: ``server.enqueue(model, reply, ...)`` queues replies for one model (the name as
 it arrives: the path segment for Gemini, the body's ``model`` for OpenAI/vLLM); ``"*"`` is
@@ -669,6 +676,7 @@ class ProviderServer(LoopbackThread):
         default_gemini: DefaultFn = default_gemini,
         default_embeddings: DefaultFn = default_embeddings,
         validate_gemini: bool = True,
+        validate_families: bool = True,
     ):
         if host not in ("127.0.0.1", "::1", "localhost"):
             raise ValueError("the provider stand-in only listens on loopback")
@@ -678,6 +686,7 @@ class ProviderServer(LoopbackThread):
         self.default_gemini = default_gemini
         self.default_embeddings = default_embeddings
         self.validate_gemini = validate_gemini
+        self.validate_families = validate_families
         self.requests: list[RecordedRequest] = []
         self._queues: dict[str, collections.deque[Scenario]] = collections.defaultdict(
             collections.deque
@@ -739,6 +748,11 @@ class ProviderServer(LoopbackThread):
         return self.url + "/v1"
 
     @property
+    def anthropic_base(self) -> str:
+        """api_base for litellm ``anthropic/`` (it appends ``/v1/messages``)."""
+        return self.url
+
+    @property
     def gemini_base(self) -> str:
         """api_base for litellm ``gemini/`` (it appends ``/models/{model}:generateContent``)."""
         return self.url + "/v1beta"
@@ -779,7 +793,9 @@ class ProviderServer(LoopbackThread):
             kind = "chat"
         elif request.method == "POST" and path.rstrip("/").endswith("/embeddings"):
             kind = "embeddings"
-        if kind in ("chat", "embeddings") and isinstance(body, dict):
+        elif request.method == "POST" and path.rstrip("/").endswith("/v1/messages"):
+            kind = "anthropic"
+        if kind in ("chat", "embeddings", "anthropic") and isinstance(body, dict):
             model = body.get("model")
         recorded = RecordedRequest(
             method=request.method,
@@ -813,6 +829,12 @@ class ProviderServer(LoopbackThread):
             rejected = _gemini_validation_error(recorded)
             if rejected is not None:
                 return self._render(rejected)
+        if self.validate_families:
+            from provider_families import family_refusal
+
+            refused = family_refusal(recorded)
+            if refused is not None:
+                return self._render(refused)
 
         reply = self._next(recorded)
         if reply.delay:
@@ -829,6 +851,10 @@ class ProviderServer(LoopbackThread):
                 if queue:
                     scenario = queue.popleft()
                     break
+        if scenario is None and recorded.kind == "anthropic":
+            from provider_families import default_anthropic
+
+            return default_anthropic(recorded.body)
         if scenario is None:
             default = {
                 "gemini": self.default_gemini,

@@ -12,7 +12,9 @@ from titjudge.config import DescriberConfig
 from titjudge.errors import ConfigError
 from titjudge.judges.llm import LLMJudgeConfig
 from titjudge.models.core.spec import parse_model_spec
-from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
+from titjudge.models.core.thinking import ThinkingError, ThinkingOptions
+from titjudge.models.core.thinking import plan_thinking as plan_local_thinking
+from titjudge.models.litellm.thinking import plan_thinking
 
 PRO = parse_model_spec("litellm:gemini/gemini-2.5-pro")
 FLASH = parse_model_spec("litellm:gemini/gemini-2.5-flash")
@@ -59,7 +61,7 @@ def test_qwen3_on_a_server_is_switched_in_the_request_body_and_defaults_off():
 
 
 def test_qwen3_hf_sets_the_chat_template_argument():
-    plan = plan_thinking(parse_model_spec("hf:Qwen/Qwen3-8B"), ThinkingOptions(enabled=True))
+    plan = plan_local_thinking(parse_model_spec("hf:Qwen/Qwen3-8B"), ThinkingOptions(enabled=True))
     assert plan.enable_thinking is True and plan.kwargs == {} and plan.body == {}
 
 
@@ -67,12 +69,16 @@ def test_openai_reasoning_takes_an_effort_and_gpt4o_takes_nothing():
     o3 = parse_model_spec("litellm:openai/o3-mini")
     plan = plan_thinking(o3, ThinkingOptions(effort="high", budget=4000))
     assert plan.kwargs == {"reasoning_effort": "high"} and plan.reserve == 4000
-    with pytest.raises(ThinkingError, match="reasons by default"):
-        plan_thinking(o3, None)
+    # unset: the provider's default effort, with OpenAI's documented 25,000-token reserve
+    assert plan_thinking(o3, None).kwargs == {} and plan_thinking(o3, None).reserve == 25_000
     with pytest.raises(ThinkingError, match="cannot stop reasoning"):
         plan_thinking(o3, ThinkingOptions(enabled=False))
     gpt5 = plan_thinking(parse_model_spec("litellm:openai/gpt-5"), ThinkingOptions(enabled=False))
     assert gpt5.kwargs == {"reasoning_effort": "minimal"}
+    gpt51 = plan_thinking(
+        parse_model_spec("litellm:openai/gpt-5.1"), ThinkingOptions(enabled=False)
+    )
+    assert gpt51.kwargs == {"reasoning_effort": "none"} and gpt51.reserve == 0
     gpt4o = parse_model_spec("litellm:openai/gpt-4o")
     assert plan_thinking(gpt4o, None).kwargs == {}
     with pytest.raises(ThinkingError, match="no thinking setting"):

@@ -47,7 +47,7 @@ class RunContext:
     describer: ModelClient
     describe_template: PromptTemplate
     describe_max_tokens: int
-    describe_temperature: float
+    describe_temperature: float | None
     judges: list[Judge]
     fallbacks: dict[str, str] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)

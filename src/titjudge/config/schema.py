@@ -18,6 +18,7 @@ from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.options import ModelOptions, StrictModel
 from titjudge.models.core.spec import ModelSpec, parse_model_spec
+from titjudge.models.litellm.sampling import settle
 
 
 class DataConfig(StrictModel):
@@ -36,7 +37,13 @@ class DescriberConfig(ModelOptions):
     model: str = Field(description="model spec '<backend>:<id>' of the VLM that describes images")
     prompt: str = Field("describe_paper", description="prompt template name (see titjudge/prompts)")
     max_tokens: int = Field(512, ge=1, description="the paper uses max_new_tokens=512")
-    temperature: float = Field(0.0, ge=0)
+    temperature: float | None = Field(
+        0.0,
+        ge=0,
+        description="default 0 (greedy); models that take only their provider's default (OpenAI "
+        "reasoning models, Claude while thinking) or are advised to keep it (Gemini 3) send none "
+        "unless set; null: the provider's default. See README 'Thinking'",
+    )
     on_truncation: Literal["fail", "keep"] = Field(
         "fail",
         description="a description cut at max_tokens is a failure ('fail'), or is kept and marked "
@@ -56,6 +63,7 @@ class DescriberConfig(ModelOptions):
     @model_validator(mode="after")
     def _thinking_accepted(self) -> DescriberConfig:
         self._check_thinking(self.model)
+        settle(self, self.model, self)
         return self
 
 
@@ -121,6 +129,12 @@ class RunConfig(StrictModel):
                     f"judge {judge.name!r} falls back to unknown judge {judge.fallback!r}"
                     f"{did_you_mean(judge.fallback, names)}"
                 )
+        for judge in self.judges:  # a judge on the describer's model: checked against it
+            if getattr(judge, "describer_bound", False) and getattr(judge, "model", 1) is None:
+                try:
+                    settle(judge, self.describer.model, self.describer)
+                except ValueError as exc:
+                    raise ValueError(f"judge {judge.name!r}: {exc}") from None
         later = {j.name: j.kind for j in self.judges if not j.scores_per_item}
         for judge in self.judges:
             if judge.fallback in later:

@@ -47,7 +47,7 @@ class ChecklistJudge(SamplingJudge):
         template: PromptTemplate,
         weights: dict[str, float],
         max_tokens: int,
-        temperature: float,
+        temperature: float | None,
     ):
         self.name = name
         self.client = client
@@ -71,8 +71,10 @@ class ChecklistJudge(SamplingJudge):
     async def decomposition(self, prompt: str) -> CallResult[PromptChecklist]:
         """The prompt's element list: cached per (prompt, template, model), never per item."""
         system, user = self.decompose.render(prompt=prompt)
+        # greedy, unless the model takes only its provider's default (then the judge's is None)
+        greedy = None if self.temperature is None else 0.0
         request = GenerateRequest(
-            prompt=user, system=system, max_tokens=self.max_tokens, temperature=0.0
+            prompt=user, system=system, max_tokens=self.max_tokens, temperature=greedy
         )
         return await self.client.structured(
             request, PromptChecklist, role="judge", template=self.decompose.record()

@@ -63,7 +63,7 @@ class LLMJudge(SamplingJudge):
         client: ModelClient,
         template: PromptTemplate,
         max_tokens: int,
-        temperature: float,
+        temperature: float | None,
         kind: str = "llm",
         scoring: Scoring | None = None,
     ):

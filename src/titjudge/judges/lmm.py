@@ -30,7 +30,7 @@ class LMMJudge(LLMJudge):
         client: ModelClient,
         template: PromptTemplate,
         max_tokens: int,
-        temperature: float,
+        temperature: float | None,
         scoring: Scoring | None = None,
     ):
         super().__init__(

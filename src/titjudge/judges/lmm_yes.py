@@ -89,7 +89,7 @@ class LMMYesJudge(SamplingJudge):
         name: str,
         client: ModelClient,
         template: PromptTemplate,
-        temperature: float,
+        temperature: float | None,
         top_logprobs: int,
     ):
         self.name = name

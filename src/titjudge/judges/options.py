@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from titjudge.models.core.options import ModelOptions, StrictModel
 from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.litellm.sampling import settle
 from titjudge.records.names import RESERVED_NAMES
 
 ScoreMode = Literal["sampled", "expected"]
@@ -82,6 +83,7 @@ class ModelJudgeOptions(ModelOptions, JudgeOptions):
         if self.model is None and not self.describer_bound:
             raise ValueError(f"judge {self.name!r} of kind {self.kind!r} needs a 'model'")
         self._check_thinking(self.model)
+        settle(self, self.model, self)
         return self
 
     def reach(self, describer_model: str, describer: ModelOptions) -> tuple[str, ModelOptions]:
@@ -101,7 +103,13 @@ class SampledOptions(ModelJudgeOptions):
     """A judge whose answer is a sampled reply: its template, temperature and repeats."""
 
     prompt: str | None = Field(None, description="template name; default depends on kind")
-    temperature: float = Field(0.0, ge=0)
+    temperature: float | None = Field(
+        0.0,
+        ge=0,
+        description="default 0 (greedy); models that take only their provider's default (OpenAI "
+        "reasoning models, Claude while thinking) or are advised to keep it (Gemini 3) send none "
+        "unless set; null: the provider's default",
+    )
     repeats: int = Field(
         1,
         ge=1,

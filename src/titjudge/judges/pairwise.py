@@ -52,7 +52,7 @@ class PairwiseJudge(Judge):
         client: ModelClient,
         template: PromptTemplate,
         max_tokens: int,
-        temperature: float,
+        temperature: float | None,
         repeats: int = 1,
     ):
         self.name = name

@@ -48,7 +48,7 @@ def generation_key(
         "history": [list(turn) for turn in request.history],
         "images": [image.sha256 for image in request.images],
         "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
+        "temperature": "provider default" if request.temperature is None else request.temperature,
         "json_schema": request.json_schema,
         "top_logprobs": request.top_logprobs,
         "sample": request.sample,

@@ -30,7 +30,9 @@ class GenerateRequest:
     system: str | None = None
     images: tuple[ImageInput, ...] = ()
     max_tokens: int = 512
-    temperature: float = 0.0
+    #: None: the provider's default, nothing sent (families that refuse or advise against a
+    #: setting: `models.litellm.sampling`)
+    temperature: float | None = 0.0
     json_schema: dict[str, Any] | None = None
     schema_name: str | None = None
     #: earlier turns (role, content) for a re-ask after invalid output

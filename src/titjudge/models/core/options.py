@@ -62,8 +62,8 @@ class ModelOptions(StrictModel):
     batch_size: int | None = Field(None, ge=1, description="local models: items per forward pass")
     thinking: ThinkingOptions | None = Field(
         None,
-        description="thinking/reasoning: {budget: N} tokens on top of max_tokens, {effort: low}, "
-        "or off; see README 'Thinking'",
+        description="thinking/reasoning: {budget: N} tokens on top of max_tokens, an effort or "
+        "level (minimal, low, medium, high), or off; see README 'Thinking'",
     )
     max_image_pixels: int | None = Field(
         None,
@@ -99,10 +99,15 @@ class ModelOptions(StrictModel):
         return [self.api_base] if isinstance(self.api_base, str) else list(self.api_base)
 
     def _check_thinking(self, model: str | None) -> None:
-        """A thinking setting the model would reject is a config error, not a failed run."""
+        """A thinking setting the model would reject is a config error, not a failed run.
+        `litellm:` models are checked by their family's rules with the role's sampling
+        (`models.litellm.sampling.role_temperature`, called by the config sections)."""
         if model is None:
             return
+        spec = parse_model_spec(model)
+        if spec.backend == "litellm":
+            return
         try:
-            plan_thinking(parse_model_spec(model), self.thinking, self.api_base)
+            plan_thinking(spec, self.thinking, self.api_base)
         except ThinkingError as exc:
             raise ValueError(str(exc)) from None

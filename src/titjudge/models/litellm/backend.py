@@ -7,7 +7,6 @@ cache is not used either (a hit needs fastapi); ours is. Images go as base64 dat
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
 import email.utils
@@ -30,6 +29,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
@@ -63,15 +63,19 @@ _PERMANENT = (
 class LiteLLMBackend(TextBackend):
     default_concurrency = DEFAULT_CONCURRENCY
 
-    def __init__(self, spec: ModelSpec, options: ModelOptions):
+    def __init__(self, spec: ModelSpec, options: ModelOptions, *, offline: bool = False):
+        """`offline`: build what a request would be without reading a key or checking the
+        provider's setup (`titjudge explain`); such a backend sends nothing it is not given a
+        key for."""
         super().__init__(spec)
-        self.settings = settings(spec, options)
+        self.settings = settings(spec, options, read_key=not offline)
         self.api_base = self.settings.api_base
         self.timeout = self.settings.timeout
         self.params = self.settings.params
         self.family = self.settings.family
         self.thinking = self.settings.thinking
-        self._check_setup()
+        if not offline:
+            self._check_setup()
         self._api_key = self.settings.api_key
         register_secret(self._api_key)
         self.capabilities = self.settings.capabilities
@@ -92,9 +96,10 @@ class LiteLLMBackend(TextBackend):
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
         key = json.dumps(schema, sort_keys=True)
         if key not in self._schemas:
-            if self.family == "gemini":
+            subset = self.settings.rules.schema_subset
+            if subset == "gemini":
                 self._schemas[key] = (gemini_schema(schema), False)
-            elif self.family in ("openai", "openai_reasoning"):
+            elif subset == "openai_strict":
                 made = openai_strict_schema(schema)
                 self._schemas[key] = (made, True) if made else (inline_ref_siblings(schema), False)
             else:
@@ -109,19 +114,21 @@ class LiteLLMBackend(TextBackend):
         """Everything sent for `request` (the tests read this to see what a provider gets)."""
         kwargs: dict[str, Any] = {
             "model": self.spec.model_id,
-            "messages": build_messages(request),
+            "messages": build_messages(request, single_turn=self.settings.rules.single_turn_reask),
             "max_tokens": request.max_tokens + self.thinking.reserve,
-            "temperature": request.temperature,
             "timeout": self.timeout,
             "num_retries": 0,
             "max_retries": 0,
-            **copy.deepcopy(self.params),
-            **self.thinking.kwargs,
         }
-        if self.family == "openai_reasoning" and "temperature" not in self.params:
-            # OpenAI's reasoning models take only the default temperature (1); litellm
-            # refuses any other before sending (UnsupportedParamsError), so none is sent
-            del kwargs["temperature"]
+        if request.temperature is not None and not (
+            # a family that takes only the provider's default (OpenAI reasoning models, Claude
+            # while it thinks) gets none; the config resolves such a role's to None, so this
+            # only guards callers that build requests themselves
+            self.settings.omits_temperature and request.temperature != 1
+        ):
+            kwargs["temperature"] = request.temperature
+        kwargs.update(copy.deepcopy(self.params))
+        kwargs.update(self.thinking.kwargs)
         if self.thinking.body:
             kwargs["extra_body"] = _deep_merge(kwargs.get("extra_body") or {}, self.thinking.body)
         if self.api_base:
@@ -135,7 +142,7 @@ class LiteLLMBackend(TextBackend):
         if request.top_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
-        if request.sample and request.temperature > 0:
+        if request.sample and request.temperature and "temperature" in kwargs:
             kwargs.setdefault("seed", request.sample)
         return kwargs
 
@@ -267,31 +274,6 @@ def _unknown_provider(model_id: str) -> str:
             "'provider/model', e.g. 'openai/gpt-4o'"
         )
     return f"unknown litellm provider {provider!r}{did_you_mean(provider, known)}"
-
-
-def build_messages(request: GenerateRequest) -> list[dict[str, Any]]:
-    """OpenAI-style messages; images are attached to the first user turn."""
-    messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
-    turns = [*request.history, ("user", request.prompt)]
-    attached = False
-    for role, text in turns:
-        if role == "user" and not attached and request.images:
-            parts: list[dict[str, Any]] = [
-                {"type": "image_url", "image_url": {"url": _data_uri(image.data, image.mime)}}
-                for image in request.images
-            ]
-            parts.append({"type": "text", "text": text})
-            messages.append({"role": "user", "content": parts})
-            attached = True
-        else:
-            messages.append({"role": role, "content": text})
-    return messages
-
-
-def _data_uri(data: bytes, mime: str) -> str:
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,19 @@ from titjudge.models.core.base import Capabilities, MissingCredentialsError
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
-from titjudge.models.core.thinking import ThinkingError, ThinkingPlan, model_family, plan_thinking
+from titjudge.models.core.thinking import ThinkingError, ThinkingPlan
+from titjudge.models.litellm.families import (
+    Family,
+    claude_native_schema,
+    family_of,
+)
+from titjudge.models.litellm.sampling import (
+    PROVIDER_DEFAULT,
+    SamplingError,
+    check_params,
+    temperature_rule,
+)
+from titjudge.models.litellm.thinking import plan_thinking
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
 DEFAULT_CONCURRENCY = 1024
@@ -36,12 +48,34 @@ class LiteLLMSettings:
     json_mode: bool
     family: str
     thinking: ThinkingPlan
+    #: the family's documented rules (models.litellm.families)
+    rules: Family
+    #: the model: which Claude takes a native schema
     #: the key read from `api_key_env`; None: litellm reads the provider's usual variable
+    spec: ModelSpec
     api_key: str | None
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(vision=True, json_schema=self.json_mode, logprobs=True)
+        return Capabilities(vision=True, json_schema=self.schema_sent, logprobs=True)
+
+    @property
+    def schema_sent(self) -> bool:
+        """A response schema goes with the request: not where json_schema_mode is off, nor on
+        a Claude without native structured outputs while it thinks (litellm would force a
+        tool, which thinking forbids): the JSON is then asked for in the prompt, validated."""
+        if not self.json_mode:
+            return False
+        return not (self.family == "claude" and self.thinks and not claude_native_schema(self.spec))
+
+    @property
+    def thinks(self) -> bool:
+        return bool((self.thinking.kwargs.get("thinking") or {}).get("budget_tokens"))
+
+    @property
+    def omits_temperature(self) -> bool:
+        """The family takes only the provider's default temperature under this plan."""
+        return temperature_rule(self.rules, self.thinking) == "default_only"
 
     def cache_facts(self) -> dict[str, Any]:
         # what is sent, not what was configured: Qwen3's default-off switch counts too
@@ -51,11 +85,26 @@ class LiteLLMSettings:
     def schema_mode(self) -> str:
         if not self.json_mode:
             return "prompted (json_schema_mode off)"
-        if self.family == "gemini":
-            return "responseJsonSchema (Gemini subset)"
-        if self.family in ("openai", "openai_reasoning"):
-            return "json_schema strict where the schema allows"
-        return "json_schema"
+        if not self.schema_sent:
+            return "prompted (Claude's forced tool use is incompatible with thinking)"
+        if self.family == "claude":
+            if claude_native_schema(self.spec):
+                return "output_format json_schema (native structured outputs)"
+            return "forced tool use (json_tool_call)"
+        return self.rules.structured
+
+    def sampling(self) -> dict[str, Any]:
+        """What the run record says of sampling: the family, and what is left to the provider."""
+        found: dict[str, Any] = {"family": self.rules.title}
+        if self.omits_temperature:
+            found["temperature"] = PROVIDER_DEFAULT
+        elif self.rules.temperature == "default_recommended":
+            found["temperature"] = f"{PROVIDER_DEFAULT} unless the config sets one"
+        if self.rules.refused_params:
+            found["never_sent"] = list(self.rules.refused_params)
+        if self.rules.single_turn_reask:
+            found["reask"] = f"one user turn ({self.rules.multi_turn})"
+        return found
 
     def facts(self) -> dict[str, Any]:
         """The run record's facts (never the key itself)."""
@@ -72,6 +121,7 @@ class LiteLLMSettings:
             "api_key_env": self.api_key_env,
             "params": self.params,
             "thinking": self.thinking.record(),
+            "sampling": self.sampling(),
             "structured_output": self.schema_mode(),
             "litellm_version": _litellm_version(),
         }
@@ -95,9 +145,11 @@ def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -
     call must be sent); the plan never reads it, so a fully cached re-run needs no key."""
     params: dict[str, Any] = copy.deepcopy(options.params)
     json_mode = bool(params.pop("json_schema_mode", True))
+    rules = family_of(spec, options.api_base)
     try:
         thinking = plan_thinking(spec, options.thinking, options.api_base)
-    except ThinkingError as exc:
+        check_params(spec, rules, thinking, params)
+    except (ThinkingError, SamplingError) as exc:
         raise ConfigError(str(exc)) from None
     key = configured_key(spec, options) if read_key else None
     return LiteLLMSettings(
@@ -106,8 +158,10 @@ def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -
         timeout=options.timeout,
         params=params,
         json_mode=json_mode,
-        family=model_family(spec, options.api_base),
+        family=rules.key,
         thinking=thinking,
+        rules=rules,
+        spec=spec,
         api_key=key,
     )
 

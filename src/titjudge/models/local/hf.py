@@ -173,7 +173,7 @@ class HFTextBackend(TextBackend):
                 request, max_tokens=request.max_tokens + self.thinking.reserve
             )
         generation = await self._batcher.submit(
-            request, key=(request.max_tokens, float(request.temperature))
+            request, key=(request.max_tokens, float(request.temperature or 0.0))
         )
         generation.max_tokens_sent = request.max_tokens
         return generation

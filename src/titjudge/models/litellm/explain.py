@@ -1,0 +1,106 @@
+"""The exact request a `litellm:` model would be sent, worked out without sending it.
+
+titjudge's backend builds the arguments it passes to `litellm.acompletion`; litellm's own
+request transformation (`litellm.utils.return_raw_request`, which stops before the network
+call; litellm calls it beta and tests it for chat completions) turns them into the provider's
+URL, headers and JSON body (for OpenAI-compatible providers litellm reports the base URL and
+no headers: the OpenAI SDK posts to `<base>/chat/completions` with a bearer key, shown as
+such). Keys never appear: litellm is handed a stand-in key, and every
+credential header is shown as `<redacted>`. Images are summarized (`<image/png 512x512,
+84 KB>`), not printed.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.backend import LiteLLMBackend, setup_problems
+
+#: request headers that carry credentials
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+REDACTED = "<redacted>"
+_ENDPOINT = re.compile(r"(/chat/completions|/messages|:generateContent|:streamGenerateContent)/?$")
+
+
+@dataclass
+class Explained:
+    """One request as the provider would receive it."""
+
+    url: str | None
+    headers: dict[str, str]
+    body: Any
+    #: what stops the call as configured (a key not set), or litellm's refusal to build it
+    notes: list[str] = field(default_factory=list)
+
+
+def image_summary(mime: str, size: tuple[int, int], nbytes: int) -> str:
+    return f"<{mime} {size[0]}x{size[1]}, {max(1, round(nbytes / 1024))} KB>"
+
+
+def explain_request(spec: ModelSpec, options: ModelOptions, request: GenerateRequest) -> Explained:
+    """The request `spec` would be sent for `request`; needs no key."""
+    backend = LiteLLMBackend(spec, options, offline=True)
+    notes = [
+        f"{problem} (explain needs none; a run that must call {spec} does)"
+        for problem in setup_problems(
+            spec, options.api_base, options.api_key_env, backend.settings.params
+        )
+    ]
+    kwargs = backend.request_kwargs(request)
+    kwargs.pop("api_key", None)  # return_raw_request passes its own stand-in
+    if isinstance(kwargs.get("api_base"), list):
+        kwargs["api_base"] = kwargs["api_base"][0]
+    from litellm.types.utils import CallTypes
+    from litellm.utils import return_raw_request
+
+    raw = return_raw_request(CallTypes.completion, kwargs)
+    error = raw.get("error")
+    if error:
+        notes.append(f"litellm would not build this request: {str(error).splitlines()[0]}")
+    images = {
+        base64.b64encode(image.data).decode("ascii"): image_summary(
+            image.mime, image.size, len(image.data)
+        )
+        for image in request.images
+    }
+    headers = {
+        name: REDACTED if name.lower() in SECRET_HEADERS else str(value)
+        for name, value in (raw.get("raw_request_headers") or {}).items()
+    }
+    url = raw.get("raw_request_api_base")
+    if url and not _ENDPOINT.search(url):
+        # OpenAI-compatible providers: litellm reports the base URL, and the OpenAI SDK it
+        # calls posts to <base>/chat/completions with the key as a bearer token
+        url = url.rstrip("/") + "/chat/completions"
+        headers.setdefault("Authorization", f"Bearer {REDACTED}")
+    return Explained(
+        url=url,
+        headers=headers,
+        body=_summarized(raw.get("raw_request_body"), images),
+        notes=notes,
+    )
+
+
+def _summarized(node: Any, images: dict[str, str]) -> Any:
+    """`node` with every image's base64 (bare or in a data URI) replaced by its summary."""
+    if isinstance(node, dict):
+        return {key: _summarized(value, images) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_summarized(value, images) for value in node]
+    if isinstance(node, str):
+        if node in images:
+            return images[node]
+        if node.startswith("data:") and "," in node:
+            found = images.get(node.split(",", 1)[1])
+            if found is not None:
+                return found
+    return node
+
+
+__all__ = ["Explained", "explain_request", "image_summary"]

@@ -1,0 +1,184 @@
+"""Thinking (reasoning) of a `litellm:` model, mapped to its family's own switch.
+
+`max_tokens` is always the *answer's* budget. Where a family counts thinking against the
+output cap (`Family.thinking_shares_cap`), the cap sent is the answer's budget plus the
+thinking budget, or the family's documented default allowance when the config sets none, so
+thinking never starves the answer. What each family is sent (sources in `families`):
+
+| family | `thinking` maps to | output cap sent |
+|---|---|---|
+| OpenAI reasoning | `reasoning_effort` (unset: the provider's default effort) | max_completion_tokens = max_tokens + budget (default 25,000) |
+| Gemini 3 | `reasoning_effort`, which litellm sends as `thinkingConfig.thinkingLevel` (unset: high) | maxOutputTokens = max_tokens + budget (default 32,768) |
+| Gemini 2.5 | `thinkingConfig.thinkingBudget` (via litellm's `thinking`); must be set | maxOutputTokens = max_tokens + budget |
+| Claude | `thinking: {type: enabled, budget_tokens}` (unset: off) | max_tokens = max_tokens + budget_tokens |
+| Qwen3 on vLLM | `chat_template_kwargs.enable_thinking` (default off) | max_tokens + budget |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from titjudge.models.core.spec import ModelSpec
+from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, ThinkingPlan
+from titjudge.models.litellm.families import (
+    CLAUDE_BUDGETS,
+    CLAUDE_MIN_BUDGET,
+    Family,
+    claude_thinks,
+    family_of,
+    gemini3_levels,
+    openai_efforts,
+)
+
+
+def _gemini25_range(model: str) -> tuple[int, int, bool]:
+    """(lowest budget, highest budget, can it be off) for Gemini 2.5 models (Gemini thinking
+    docs; googleapis/python-genai#811: 2.5 Pro rejects 0 with "This model only works in
+    thinking mode")."""
+    name = model.lower()
+    if "gemini-2.5-pro" in name:
+        return 128, 32_768, False
+    if "gemini-2.5-flash-lite" in name:
+        return 512, 24_576, True
+    return 1, 24_576, True
+
+
+def plan_thinking(
+    spec: ModelSpec, thinking: ThinkingOptions | None, api_base: Any = None
+) -> ThinkingPlan:
+    """The request additions for `thinking` on `spec`; ThinkingError when the model refuses it."""
+    family = family_of(spec, api_base)
+    planner = {
+        "openai_reasoning": _openai_reasoning,
+        "gemini3": _gemini3,
+        "gemini": _gemini25,
+        "claude": _claude,
+        "qwen3_server": _qwen3_server,
+    }.get(family.key)
+    if planner is not None:
+        return planner(spec, family, thinking)
+    if thinking is None:
+        return ThinkingPlan()
+    raise ThinkingError(
+        f"{spec}: titjudge sets thinking for OpenAI reasoning models (o-series, gpt-5), Gemini "
+        "2.5 and 3, Claude and Qwen3; this model has no thinking setting it knows. Remove "
+        "'thinking', or pass the provider's own parameter under 'params'"
+    )
+
+
+def _openai_reasoning(
+    spec: ModelSpec, family: Family, thinking: ThinkingOptions | None
+) -> ThinkingPlan:
+    efforts = openai_efforts(spec)
+    reserve = family.default_allowance
+    if thinking is not None and thinking.budget is not None:
+        reserve = thinking.budget
+    if thinking is None or (thinking.enabled and thinking.effort is None):
+        return ThinkingPlan(reserve=reserve)  # the provider's default effort
+    if not thinking.enabled:
+        if "none" in efforts:
+            return ThinkingPlan(kwargs={"reasoning_effort": "none"}, reserve=thinking.budget or 0)
+        if "minimal" in efforts:
+            return ThinkingPlan(kwargs={"reasoning_effort": "minimal"}, reserve=reserve)
+        raise ThinkingError(
+            f"{spec} cannot stop reasoning; set thinking: {' or '.join(efforts)}, or leave it unset"
+        )
+    if thinking.effort not in efforts:
+        raise ThinkingError(
+            f"{spec} takes thinking: {', '.join(efforts)} (reasoning_effort); not {thinking.effort!r}"
+        )
+    return ThinkingPlan(kwargs={"reasoning_effort": thinking.effort}, reserve=reserve)
+
+
+def _gemini3(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -> ThinkingPlan:
+    levels = gemini3_levels(spec)
+    reserve = family.default_allowance
+    if thinking is not None and thinking.budget is not None:
+        # Gemini 3 takes a level, not a budget (thinkingBudget beside thinkingLevel is a 400):
+        # the budget only reserves room for the thoughts
+        reserve = thinking.budget
+    if thinking is None or (thinking.enabled and thinking.effort is None):
+        return ThinkingPlan(reserve=reserve)  # the provider's default level, high
+    if not thinking.enabled:
+        if "minimal" not in levels:
+            raise ThinkingError(
+                f"{spec} cannot stop thinking (Gemini 3 Pro always thinks); set thinking: "
+                f"{' or '.join(levels)}, or leave it unset"
+            )
+        return ThinkingPlan(kwargs={"reasoning_effort": "minimal"}, reserve=reserve)
+    if thinking.effort not in levels:
+        raise ThinkingError(
+            f"{spec} takes thinking: {', '.join(levels)} (thinkingLevel); not {thinking.effort!r}"
+        )
+    return ThinkingPlan(kwargs={"reasoning_effort": thinking.effort}, reserve=reserve)
+
+
+def _gemini25(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -> ThinkingPlan:
+    low, high, can_stop = _gemini25_range(spec.model_id)
+    if thinking is None:
+        raise ThinkingError(
+            f"{spec} thinks by default and its thinking counts against max_tokens; set "
+            f"thinking: {{budget: N}} ({low}-{high} tokens, added to max_tokens)"
+            + (" or thinking: off" if can_stop else "")
+        )
+    if thinking.effort:
+        raise ThinkingError(
+            f"{spec}: Gemini 2.5 takes a thinking budget in tokens, not an effort; set "
+            f"thinking: {{budget: N}} ({low}-{high})"
+        )
+    if not thinking.enabled or thinking.budget == 0:
+        if not can_stop:
+            raise ThinkingError(
+                f"{spec} only works in thinking mode (a budget of 0 is rejected); set "
+                f"thinking: {{budget: N}} with N from {low} to {high}"
+            )
+        return ThinkingPlan(kwargs={"thinking": {"type": "enabled", "budget_tokens": 0}})
+    if thinking.budget is None:
+        raise ThinkingError(
+            f"{spec}: say how much it may think: thinking: {{budget: N}} ({low}-{high} tokens)"
+        )
+    if not low <= thinking.budget <= high:
+        raise ThinkingError(
+            f"{spec}: thinking budget {thinking.budget} is outside the model's range {low}-{high}"
+        )
+    return ThinkingPlan(
+        kwargs={"thinking": {"type": "enabled", "budget_tokens": thinking.budget}},
+        reserve=thinking.budget,
+    )
+
+
+def _claude(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -> ThinkingPlan:
+    if thinking is None or not thinking.enabled:
+        return ThinkingPlan()  # Claude does not think unless asked
+    if not claude_thinks(spec):
+        raise ThinkingError(
+            f"{spec} has no extended thinking (Claude 3.7 Sonnet and Claude 4 or later have); "
+            "remove 'thinking'"
+        )
+    if thinking.effort == "minimal":
+        raise ThinkingError(f"{spec} takes thinking: low, medium or high, or a budget")
+    budget = thinking.budget or CLAUDE_BUDGETS[thinking.effort or "medium"]
+    if budget < CLAUDE_MIN_BUDGET:
+        raise ThinkingError(
+            f"{spec}: Claude's thinking budget is at least {CLAUDE_MIN_BUDGET} tokens; got {budget}"
+        )
+    # budget_tokens < max_tokens holds: the cap sent is the answer's max_tokens plus the budget
+    return ThinkingPlan(
+        kwargs={"thinking": {"type": "enabled", "budget_tokens": budget}}, reserve=budget
+    )
+
+
+def _qwen3_server(
+    spec: ModelSpec, family: Family, thinking: ThinkingOptions | None
+) -> ThinkingPlan:
+    on = bool(thinking and thinking.enabled)
+    if thinking is not None and thinking.effort:
+        raise ThinkingError(
+            f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
+            "(and a budget to reserve room for it)"
+        )
+    reserve = (thinking.budget or 0) if (thinking and on) else 0
+    return ThinkingPlan(body={"chat_template_kwargs": {"enable_thinking": on}}, reserve=reserve)
+
+
+__all__ = ["plan_thinking"]

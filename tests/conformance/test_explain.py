@@ -1,0 +1,101 @@
+"""`titjudge explain CONFIG`: per model and role, the exact request for the first item, as
+litellm would send it, with keys redacted and images summarized, sending nothing (the stand-in
+counts no request) and needing no key (issue 24)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from titjudge.cli import main
+from titjudge.data.synth.benchmark import synthesize
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "sk-explain-secret-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("explain") / "data"
+    synthesize(out, n_prompts=1, n_models=2, seed=7)
+    return out
+
+
+def _explain(config: str, data: Path, *sets: str) -> int:
+    args = [
+        "explain",
+        str(REPO / "configs" / config),
+        "--set",
+        f"data.manifest={data / 'manifest.jsonl'}",
+    ]
+    for value in sets:
+        args += ["--set", value]
+    return main(args)
+
+
+def _bodies(out: str) -> list[dict]:
+    """The JSON bodies printed, in order."""
+    found, decoder, at = [], json.JSONDecoder(), 0
+    while (start := out.find("\n{", at)) != -1:
+        body, end = decoder.raw_decode(out, start + 1)
+        found.append(body)
+        at = end
+    return found
+
+
+def test_gpt5_requests_are_printed_with_no_key_and_nothing_sent(
+    provider_server, data, monkeypatch, capsys
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = provider_server.openai_base
+    code = _explain(
+        "tit-llm-gpt5.yaml",
+        data,
+        f"describer.api_base={base}",
+        f"judges.tit_llm_gpt5.api_base={base}",
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert provider_server.requests == []
+    assert out.count(f"POST {base}/chat/completions") == 2
+    assert "note: OPENAI_API_KEY not set" in out
+    describer, judge = _bodies(out)
+    assert describer["reasoning_effort"] == "minimal"
+    assert describer["max_completion_tokens"] == 512 + 25_000
+    assert "temperature" not in describer and "max_tokens" not in describer
+    image = describer["messages"][0]["content"][0]["image_url"]["url"]
+    assert re.fullmatch(r"<image/png 256x256, \d+ KB>", image), image
+    assert "base64" not in out
+    assert judge["reasoning_effort"] == "low" and "temperature" not in judge
+    assert judge["max_completion_tokens"] == 1024 + 25_000
+    assert judge["response_format"]["json_schema"]["strict"] is True
+    assert "<the describer's description of item" in judge["messages"][-1]["content"]
+    assert "== judge lexical (lexical)" in out
+
+
+def test_a_set_key_never_appears(provider_server, data, monkeypatch, capsys):
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    code = _explain(
+        "tit-llm-gemini3-pro.yaml", data, f"describer.api_base={provider_server.gemini_base}"
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and provider_server.requests == []
+    assert SECRET not in out and "x-goog-api-key: <redacted>" in out
+    assert "note:" not in out.split("== judge")[0]  # the describer's key is set
+    describer = _bodies(out)[0]
+    config = describer["generationConfig"]
+    assert config["thinkingConfig"]["thinkingLevel"] == "low"
+    assert config["max_output_tokens"] == 512 + 32_768
+    assert "temperature" not in config
+    inline = describer["contents"][0]["parts"][0]["inline_data"]["data"]
+    assert inline.startswith("<image/png 256x256")
+
+
+def test_a_config_error_is_one_line_and_exit_2(provider_server, data, capsys):
+    code = _explain("tit-llm-gpt5.yaml", data, "judges.tit_llm_gpt5.temperature=0.3")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "temperature 0.3 is refused" in err[0]
+    assert provider_server.requests == []
