@@ -29,6 +29,7 @@ from titjudge.models.calls.results import (
     incomplete_reason,
     sum_costs,
     usage_of,
+    withheld,
 )
 from titjudge.models.calls.structured import (
     StructuredOutputError,
@@ -322,6 +323,7 @@ def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None)
         finish_reason=gen.finish_reason,
         thinking_tokens=gen.thinking_tokens,
         answered_by=answered_by,
+        blocked=withheld(gen),
     )
 
 
@@ -335,6 +337,7 @@ def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
     result.latency += again.latency
     result.logprobs = gen.logprobs
     result.finish_reason = gen.finish_reason
+    result.blocked = withheld(gen)
     if gen.thinking_tokens is not None:
         result.thinking_tokens = (result.thinking_tokens or 0) + gen.thinking_tokens
 
