@@ -50,6 +50,9 @@ class CallResult(Generic[T]):
     #: the provider or the model refused for the content (a filter's 400, the model's own
     #: refusal) without a finish reason in BLOCKED saying so: counted as blocked
     blocked: bool = False
+    #: what was done to the request's images to fit the provider's byte limit (one note per
+    #: image changed: format, quality, size before and after); None when nothing
+    image_fit: list[str] | None = None
 
 
 #: finish reasons that mean the reply was cut at the output cap (OpenAI/litellm "length",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from titjudge.errors import ConfigError
+from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.spec import ModelSpec
 from titjudge.records.calls import TokenLogprobs
 from titjudge.records.image_input import ImageInput
@@ -174,6 +175,11 @@ class Backend:
         """What this backend adds to every request that changes the output, beyond the request
         and `params` (e.g. the thinking switch it sends): part of every cache key when set."""
         return {}
+
+    def image_limit(self) -> ImageLimit | None:
+        """The provider's documented byte limits on images (`models.core.image_limit`), which
+        the call layer fits every image within before sending it; None: no limit known."""
+        return None
 
     async def ready(self) -> None:
         """Load whatever a call needs (a lazy backend builds itself here); called before a

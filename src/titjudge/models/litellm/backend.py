@@ -29,8 +29,10 @@ from titjudge.models.core.base import (
     TransientError,
     mark_unbilled,
 )
+from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.reasons import content_filter, refused_before_tokens
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
@@ -89,6 +91,9 @@ class LiteLLMBackend(TextBackend):
 
     def cache_facts(self) -> dict[str, Any]:
         return self.settings.cache_facts()
+
+    def image_limit(self) -> ImageLimit | None:
+        return image_limit_for(self.spec.model_id, self.params)
 
     def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""

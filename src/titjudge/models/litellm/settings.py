@@ -18,6 +18,7 @@ from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
 from titjudge.models.core.thinking import ThinkingError, ThinkingPlan, model_family, plan_thinking
+from titjudge.models.litellm.image_limits import image_limit_for
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
 DEFAULT_CONCURRENCY = 1024
@@ -120,6 +121,7 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
         default_concurrency=DEFAULT_CONCURRENCY,
         cache_facts=found.cache_facts(),
         facts=found.facts(),
+        image_limit=image_limit_for(spec.model_id, found.params),
     )
 
 
