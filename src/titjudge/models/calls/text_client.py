@@ -39,7 +39,14 @@ from titjudge.models.calls.structured import (
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.records.images import MAX_SIDE, PIL_VERSION, entry, fit_within, read_entry
+from titjudge.records.images import (
+    MAX_SIDE,
+    PIL_VERSION,
+    entry,
+    fit_within,
+    read_entry,
+    sent_bytes,
+)
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -196,8 +203,7 @@ class ModelClient(CallPipeline[TextBackend]):
         so a re-run keys a deferred image (one it has not read) without reading and fitting
         it; its bytes are made when sent."""
         max_pixels = self.max_image_pixels or MAX_SIDE * MAX_SIDE
-        width, height = image.size
-        if budget is None and width * height <= max_pixels:
+        if budget is None and image.size[0] * image.size[1] <= max_pixels:
             return image, None
         memo = f"{image.sha256}:{max_pixels}:{budget}"
         found = self._fit_memo.get(memo)
@@ -206,6 +212,12 @@ class ModelClient(CallPipeline[TextBackend]):
             if budget is not None:  # a byte bound: its own fact (pixel-only facts stay valid)
                 fact = f"image-fit:{image.sha256}:{max_pixels}:{budget}:{PIL_VERSION}"
             remembered = self.cache.get_meta(fact)
+            if _fits_as_is(remembered, image):
+                return image, None
+            if self._fits_in_bytes(image, budget):  # no pixel bound, and its bytes fit
+                self.cache.set_meta(fact, {"sha256": image.sha256, "fits": True})
+                self._fit_memo[memo] = (image, None)
+                return image, None
             known = read_entry(remembered)
             probe = probing()
             if known is None and not image.loaded and probe is not None:
@@ -239,6 +251,13 @@ class ModelClient(CallPipeline[TextBackend]):
                 self._fit_memo.pop(next(iter(self._fit_memo)))
             self._fit_memo[memo] = found
         return found
+
+    def _fits_in_bytes(self, image: ImageInput, budget: int | None) -> bool:
+        """A loaded image sent as it is: no pixel bound is set and its base64 is within
+        `budget` (its bytes are not even decoded)."""
+        if self.max_image_pixels is not None or budget is None or not image.loaded:
+            return False
+        return sent_bytes(len(image.data)) <= budget
 
     async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
         if request.images:  # a deferred image's bytes are read now, when they must be sent
@@ -333,6 +352,15 @@ class ModelClient(CallPipeline[TextBackend]):
             result.error = f"invalid output after re-ask: {second} (first reply: {first})"
             return False
         return True
+
+
+def _fits_as_is(remembered: Any, image: ImageInput) -> bool:
+    """Whether the cache dir remembers `image` as sent unchanged under a byte bound."""
+    return (
+        isinstance(remembered, dict)
+        and remembered.get("fits") is True
+        and remembered.get("sha256") == image.sha256
+    )
 
 
 def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None) -> CallResult[Any]:
