@@ -1,6 +1,6 @@
 """A re-run answers what the cache holds before the graph runs, and reads no image it need not
 send (issue 14: a cached re-run loads nothing). Runs are in-process `run_async` against the
-loopback OpenAI-compatible double; `load_image` and `fit_image` are wrapped to count what is read.
+loopback OpenAI-compatible double; `load_image` and `fit_within` are wrapped to count what is read.
 """
 
 import asyncio
@@ -27,18 +27,18 @@ N_ITEMS = 16  # the synth_data fixture: 4 prompts x 4 models
 def reads(monkeypatch) -> dict[str, int]:
     """How many images were read from disk, and resized, since the test began."""
     counts = {"load_image": 0, "fit_image": 0}
-    real_load, real_fit = images_module.load_image, call_module.fit_image
+    real_load, real_fit = images_module.load_image, call_module.fit_within
 
     def load_image(path):
         counts["load_image"] += 1
         return real_load(path)
 
-    def fit_image(image, max_pixels):
+    def fit_within(image, max_pixels, max_bytes, why=""):
         counts["fit_image"] += 1
-        return real_fit(image, max_pixels)
+        return real_fit(image, max_pixels, max_bytes, why)
 
     monkeypatch.setattr(images_module, "load_image", load_image)
-    monkeypatch.setattr(call_module, "fit_image", fit_image)
+    monkeypatch.setattr(call_module, "fit_within", fit_within)
     return counts
 
 

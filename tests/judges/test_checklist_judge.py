@@ -153,3 +153,90 @@ def test_schemas_reject_what_scoring_cannot_use():
         ValueError, match="e2"
     ):  # a skipped element fails validation (and is re-asked)
         schema.model_validate({"e1": {"reason": "x", "verdict": "present"}})
+
+
+class _UpperIds(ModesResponder):
+    """Decomposes with ids `E1, E2, ...` (and references in the same spelling), as a model
+    that does not follow the template's `e1` may."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.checklists = {
+            prompt: [
+                {
+                    **e,
+                    "id": e["id"].upper(),
+                    "entities": [r.upper() for r in e["entities"]],
+                }
+                for e in elements
+            ]
+            for prompt, elements in self.checklists.items()
+        }
+
+
+def test_a_decomposition_with_ids_E1_E2_scores(synth_data, tmp_path):
+    judges = [
+        {"name": "check", "kind": "checklist", "model": "litellm:openai/judge", "weights": WEIGHTS}
+    ]
+    responder = _UpperIds(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, judges))
+    assert outcome.exit_code == 0
+    assert responder.count("decompose") == 4  # no re-ask: `E1` is taken as it is
+    lines = read_lines(outcome.out_dir / "items.jsonl")
+    checklists = synthetic_checklists(synth_data)
+    texts = description_by_item(synth_data)
+    prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}
+    for line in lines:
+        assert line["status"] == "ok", line.get("error")
+        elements = checklists[prompts[line["item_id"]]]  # the same elements, ids e1, e2, ...
+        score, _ = expected_score(elements, texts[line["item_id"]], WEIGHTS)
+        assert line["score"] == pytest.approx(score, abs=1e-6)
+        assert [r["id"] for r in line["details"]["checklist"]] == [e["id"] for e in elements]
+
+
+def test_the_judge_numbers_elements_itself():
+    """Any unique id (or none) is renumbered e1, e2, ... in order, references rewritten; an
+    entity may be named by its text when it has no id."""
+    checklist = PromptChecklist.model_validate(
+        {
+            "elements": [
+                {"id": "girl-1", "type": "entity", "text": "girl"},
+                {"id": 7, "type": "attribute", "text": "red coat", "entities": ["GIRL-1"]},
+                {"type": "entity", "text": "Dog"},
+                {"type": "relation", "text": "girl left of dog", "entities": ["girl-1", "dog"]},
+            ]
+        }
+    )
+    assert [(e.id, e.entities) for e in checklist.elements] == [
+        ("e1", []),
+        ("e2", ["e1"]),
+        ("e3", []),
+        ("e4", ["e1", "e3"]),
+    ]
+    # validating the normalised checklist again (a cache hit) changes nothing
+    assert PromptChecklist.model_validate(checklist.model_dump()) == checklist
+
+
+def test_a_malformed_decomposition_still_fails_clearly():
+    with pytest.raises(ValueError, match=r"element e3 names 'E1', which 2 elements \(e1, e2\)"):
+        PromptChecklist.model_validate(
+            {
+                "elements": [
+                    {"id": "E1", "type": "entity", "text": "girl"},
+                    {"id": "E1", "type": "entity", "text": "dog"},
+                    {"id": "E2", "type": "attribute", "text": "red coat", "entities": ["E1"]},
+                ]
+            }
+        )
+    with pytest.raises(ValueError, match="type"):
+        PromptChecklist.model_validate({"elements": [{"id": "E1", "text": "girl"}]})
+    with pytest.raises(ValueError, match="not entity elements"):
+        PromptChecklist.model_validate(
+            {
+                "elements": [
+                    {"id": "E1", "type": "entity", "text": "girl"},
+                    {"id": "E2", "type": "attribute", "text": "red coat", "entities": ["E9"]},
+                ]
+            }
+        )

@@ -27,7 +27,9 @@ class ChecklistElement(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     id: str = Field(
-        pattern=r"^e[0-9]{1,3}$", description="Element id: e1, e2, e3, ... in prompt order."
+        "",
+        description="Element id: e1, e2, e3, ... in prompt order (the judge renumbers "
+        "elements itself, so any unique id will do).",
     )
     type: ElementType = Field(
         description="entity (a subject or object), attribute (a property of one entity: colour, texture, "
@@ -55,12 +57,18 @@ class PromptChecklist(BaseModel):
         description="Every checkable element of the prompt, in prompt order.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _numbered(cls, data: Any) -> Any:
+        """The elements renumbered e1, e2, ... in the order given, whatever ids the model
+        wrote (`E1`, `1`, `girl`, none at all), with every entity reference rewritten to
+        match (see `renumber`)."""
+        if isinstance(data, dict) and isinstance(data.get("elements"), list):
+            return {**data, "elements": renumber(data["elements"])}
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> PromptChecklist:
-        ids = [e.id for e in self.elements]
-        repeated = sorted({i for i in ids if ids.count(i) > 1})
-        if repeated:
-            raise ValueError(f"element ids must be unique; repeated: {', '.join(repeated)}")
         entities = {e.id for e in self.elements if e.type == "entity"}
         for element in self.elements:
             unknown = [ref for ref in element.entities if ref not in entities]
@@ -73,6 +81,63 @@ class PromptChecklist(BaseModel):
                     f"{element.type} {element.id} must name the entity ids it describes"
                 )
         return self
+
+
+def renumber(elements: list[Any]) -> list[Any]:
+    """`elements` (raw dicts, as the model wrote them) with ids e1, e2, ... in order and each
+    entry of `entities` rewritten to the new id of the element it names: by the model's own id
+    (exactly, else ignoring case and spaces), else by an entity element's text. A reference
+    to an id the model gave twice cannot be told apart and is a ValueError; one that names
+    nothing is left as written, and the consistency check then names it."""
+    given: dict[str, list[str]] = {}
+    texts: dict[str, list[str]] = {}
+    rows = [dict(e) if isinstance(e, dict) else e for e in elements]
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            continue
+        new = f"e{n}"
+        raw = row.get("id")
+        if isinstance(raw, (str, int)) and not isinstance(raw, bool) and str(raw).strip():
+            given.setdefault(str(raw).strip(), []).append(new)
+        if row.get("type") == "entity" and isinstance(row.get("text"), str):
+            texts.setdefault(_loose(row["text"]), []).append(new)
+        row["id"] = new
+    loose: dict[str, list[str]] = {}
+    for key, found in given.items():
+        loose.setdefault(_loose(key), []).extend(found)
+    for row in rows:
+        refs = row.get("entities") if isinstance(row, dict) else None
+        if not isinstance(refs, list):
+            continue
+        row["entities"] = [_resolve(ref, given, loose, texts, row["id"]) for ref in refs]
+    return rows
+
+
+def _loose(text: str) -> str:
+    return "".join(str(text).split()).casefold()
+
+
+def _resolve(
+    ref: Any,
+    given: dict[str, list[str]],
+    loose: dict[str, list[str]],
+    texts: dict[str, list[str]],
+    owner: str,
+) -> Any:
+    if not isinstance(ref, (str, int)) or isinstance(ref, bool):
+        return ref
+    key = str(ref).strip()
+    for table, probe in ((given, key), (loose, _loose(key)), (texts, _loose(key))):
+        found = table.get(probe)
+        if found is None:
+            continue
+        if len(set(found)) > 1:
+            raise ValueError(
+                f"element ids must be unique: element {owner} names {key!r}, which "
+                f"{len(found)} elements ({', '.join(found)}) carry"
+            )
+        return found[0]
+    return key
 
 
 class ElementVerdict(BaseModel):

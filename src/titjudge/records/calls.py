@@ -47,6 +47,12 @@ class CallResult(Generic[T]):
     #: the model that answered, as its reply says (see `Backend.answered_by`); None when no
     #: reply came, or it did not say, or it was cached before titjudge recorded it
     answered_by: str | None = None
+    #: the provider or the model refused for the content (a filter's 400, the model's own
+    #: refusal) without a finish reason in BLOCKED saying so: counted as blocked
+    blocked: bool = False
+    #: what was done to the request's images to fit the provider's byte limit (one note per
+    #: image changed: format, quality, size before and after); None when nothing
+    image_fit: list[str] | None = None
 
 
 #: finish reasons that mean the reply was cut at the output cap (OpenAI/litellm "length",
@@ -116,7 +122,7 @@ class Usage:
             cache_hits=int(result.cached),
             failures=int(not result.ok),
             truncated=int(not result.ok and result.finish_reason in TRUNCATED),
-            blocked=int(not result.ok and result.finish_reason in BLOCKED),
+            blocked=int(not result.ok and (result.blocked or result.finish_reason in BLOCKED)),
             tokens_in=result.tokens_in if paid else 0,
             tokens_out=result.tokens_out if paid else 0,
             thinking_tokens=(result.thinking_tokens or 0) if paid else 0,

@@ -103,15 +103,79 @@ def fit_image(image: ImageInput, max_pixels: int) -> ImageInput:
     return encode(resized, image.mime, image.path)
 
 
+#: re-encoding to fit a byte limit (`fit_bytes`): JPEG, or WebP where there is an alpha channel
+#: (JPEG has none), at quality 90 (Pillow's scale 1-95; above 95 Pillow's docs advise against)
+FIT_QUALITY = 90
+#: each downscale aims this far under the limit, so that one more step rarely follows
+_FIT_MARGIN = 0.92
+
+
+def sent_bytes(size: int) -> int:
+    """What `size` bytes take in a request body: their base64 text."""
+    return 4 * math.ceil(size / 3)
+
+
+def fit_bytes(image: ImageInput, max_bytes: int, why: str = "") -> tuple[ImageInput, str | None]:
+    """`image` itself when its base64 fits in `max_bytes`, else a re-encoded copy (JPEG, or
+    WebP with alpha, quality FIT_QUALITY), downscaled (Lanczos) until it fits, and a note of
+    what was done, e.g. 'image/png 2048x2048 12583138 B -> image/jpeg q90 1290x1290 3794551 B
+    (base64 5059404 B) to fit anthropic: 5242880 bytes per image'. Deterministic for given
+    bytes and limit; ValueError when even a 16-pixel side does not fit."""
+    if sent_bytes(len(image.data)) <= max_bytes:
+        return image, None
+    with Image.open(io.BytesIO(image.data)) as source:
+        source.load()
+        alpha = "A" in source.getbands() or source.mode == "P" and source.has_transparency_data
+        picture = source.convert("RGBA" if alpha else "RGB")
+    fmt, mime = ("WEBP", "image/webp") if alpha else ("JPEG", "image/jpeg")
+    width, height = picture.size
+    size = picture.size
+    while True:
+        resized = (
+            picture if size == picture.size else picture.resize(size, Image.Resampling.LANCZOS)
+        )
+        buffer = io.BytesIO()
+        resized.save(buffer, format=fmt, quality=FIT_QUALITY)
+        data = buffer.getvalue()
+        if sent_bytes(len(data)) <= max_bytes:
+            break
+        if min(size) <= 16:
+            raise ValueError(f"{image.path or 'image'}: no size fits in {max_bytes} bytes")
+        scale = math.sqrt(max_bytes / sent_bytes(len(data))) * _FIT_MARGIN
+        size = (max(16, math.floor(size[0] * scale)), max(16, math.floor(size[1] * scale)))
+    fitted = ImageInput(data=data, mime=mime, path=image.path, size=size)
+    note = (
+        f"{image.mime} {width}x{height} {len(image.data)} B -> {mime} q{FIT_QUALITY} "
+        f"{size[0]}x{size[1]} {len(data)} B (base64 {sent_bytes(len(data))} B)"
+        + (f" to fit {why}" if why else f" to fit {max_bytes} bytes")
+    )
+    return fitted, note
+
+
+def fit_within(
+    image: ImageInput, max_pixels: int, max_bytes: int | None, why: str = ""
+) -> tuple[ImageInput, str | None]:
+    """`image` within `max_pixels` (`fit_image`), then within `max_bytes` of base64
+    (`fit_bytes`; None: no byte bound), and a note of what the byte fit did (None: nothing)."""
+    fitted = fit_image(image, max_pixels)
+    if max_bytes is None:
+        return fitted, None
+    return fit_bytes(fitted, max_bytes, why)
+
+
 #: Pillow's version: a resized or re-encoded image's bytes may differ between versions, so
 #: a remembered hash of one (`entry`) is keyed on it
 PIL_VERSION = PIL.__version__
 
 
-def entry(sha256: str, mime: str, size: tuple[int, int]) -> dict[str, Any]:
-    """What is remembered of an image made from a file (its hash, type and pixel size), so
-    that a re-run keys it without reading it (`data.image_digests`, `models.calls.text_client`)."""
-    return {"sha256": sha256, "mime": mime, "width": size[0], "height": size[1]}
+def entry(sha256: str, mime: str, size: tuple[int, int], note: str | None = None) -> dict[str, Any]:
+    """What is remembered of an image made from a file (its hash, type and pixel size, and
+    what fitting it did), so that a re-run keys it without reading it (`data.image_digests`,
+    `models.calls.text_client`)."""
+    found: dict[str, Any] = {"sha256": sha256, "mime": mime, "width": size[0], "height": size[1]}
+    if note is not None:
+        found["note"] = note
+    return found
 
 
 def read_entry(found: Any) -> tuple[str, str, tuple[int, int]] | None:
@@ -133,8 +197,12 @@ __all__ = [
     "draft",
     "encode",
     "entry",
+    "FIT_QUALITY",
+    "fit_bytes",
     "fit_image",
+    "fit_within",
     "fitted_size",
     "read_entry",
+    "sent_bytes",
     "side_bounded_size",
 ]

@@ -23,8 +23,9 @@ from titjudge.records import ItemResult
 
 _STATUSES: tuple[str, ...] = ("ok", "failed", "fallback")
 #: describer fields written only when they say something (a finish reason other than
-#: "stop", thinking tokens, a kept truncated reply, the model that answered)
-_ONLY_WHEN_SET = ("finish_reason", "thinking_tokens", "truncated", "answered_by")
+#: "stop", thinking tokens, a kept truncated reply, the model that answered, images fitted
+#: to the provider's byte limit)
+_ONLY_WHEN_SET = ("finish_reason", "thinking_tokens", "truncated", "answered_by", "image_fit")
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -52,6 +53,13 @@ class DescriberLine(BaseModel):
     thinking_tokens: int | None = None
     truncated: bool = False
     answered_by: str | None = None
+    #: what was done to the image to fit the provider's byte limit (`records.images.fit_bytes`)
+    image_fit: list[str] | None = None
+
+    @field_validator("image_fit", mode="before")
+    @classmethod
+    def _notes(cls, value: Any) -> list[str] | None:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
 
     @field_validator("error", "answered_by", mode="before")
     @classmethod
@@ -191,6 +199,7 @@ def describer_line(result: ItemResult) -> DescriberLine:
             "thinking_tokens": call.thinking_tokens,
             "truncated": call.truncated,
             "answered_by": call.answered_by,
+            "image_fit": call.image_fit,
         }
     status = described.status or "failed"
     return DescriberLine.model_construct(

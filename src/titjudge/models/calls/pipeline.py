@@ -31,11 +31,14 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.core.base import (
     Backend,
+    BlockedError,
     Generation,
     MissingCredentialsError,
     PermanentError,
     QuotaExhaustedError,
     TransientError,
+    is_unbilled,
+    mark_unbilled,
 )
 from titjudge.models.core.options import ModelOptions
 from titjudge.safety import redact
@@ -283,8 +286,10 @@ class CallPipeline(Generic[B]):
             await self.backend.ready()
         except Exception as exc:  # the model could not be loaded: nothing was sent
             exc._titjudge_attempts = 0  # type: ignore[attr-defined]
+            mark_unbilled(exc)
             raise
         count = 0
+        billed = False  # some attempt may have cost something (a timeout, a reply)
         started = time.perf_counter()
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientError),
@@ -296,9 +301,15 @@ class CallPipeline(Generic[B]):
             async for attempt in retrying:
                 with attempt:
                     count += 1
-                    value = await self._once(send, tokens)
+                    try:
+                        value = await self._once(send, tokens)
+                    except Exception as exc:
+                        billed = billed or not is_unbilled(exc)
+                        raise
         except Exception as exc:
             exc._titjudge_attempts = count  # type: ignore[attr-defined]
+            # every attempt refused before a token: the call cost $0, not an unknown price
+            exc._titjudge_unbilled = not billed  # type: ignore[attr-defined]
             raise
         return Attempted(value, count, time.perf_counter() - started)
 
@@ -316,7 +327,9 @@ class CallPipeline(Generic[B]):
     async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
         async with self.limiter.slot(tokens) as grant:
             if self.dead is not None:  # checked once a slot is granted: waiters see it too
-                raise PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
+                raise mark_unbilled(
+                    PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
+                )
             try:
                 value = await self._send(send)
             except TransientError as exc:
@@ -365,7 +378,14 @@ class CallPipeline(Generic[B]):
                 reason,
             )
         log.info("%s call failed: %s", self.model, reason)
-        return CallResult(ok=False, error=reason, attempts=attempts)
+        unbilled = is_unbilled(exc) or getattr(exc, "_titjudge_unbilled", False)
+        return CallResult(
+            ok=False,
+            error=reason,
+            attempts=attempts,
+            cost=0.0 if unbilled else None,
+            blocked=isinstance(exc, BlockedError),
+        )
 
 
 def _tokens_used(value: Any) -> int | None:

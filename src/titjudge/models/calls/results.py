@@ -41,9 +41,27 @@ def incomplete_reason(gen: Generation, answer_budget: int) -> str | None:
         )
     if reason in BLOCKED:
         return f"blocked: the provider withheld the reply (finish_reason={reason})"
+    if gen.refusal is not None:
+        return (
+            f"blocked: the model refused (message.refusal, finish_reason={reason}): {gen.refusal}"
+        )
     if not (gen.text and gen.text.strip()):
+        if gen.reasoning:
+            return (
+                f"empty reply: the answer is only in the reply's reasoning field "
+                f"(reasoning_content, {len(gen.reasoning)} characters, finish_reason={reason}): "
+                "the server split the whole output off as reasoning (vLLM served with "
+                "--reasoning-parser) and no answer followed it; serve without "
+                "--reasoning-parser, or turn thinking off (thinking: off, which sends "
+                "chat_template_kwargs enable_thinking false), or raise max_tokens"
+            )
         return f"empty reply (finish_reason={reason})"
     return None
+
+
+def withheld(gen: Generation) -> bool:
+    """Whether the model refused (its own `refusal` text): a failure counted as blocked."""
+    return gen.refusal is not None
 
 
 def usage_of(result: CallResult[Any]) -> dict[str, Any]:
@@ -96,5 +114,6 @@ __all__ = [
     "from_hit",
     "incomplete_reason",
     "total_cost",
+    "withheld",
     "usage_of",
 ]

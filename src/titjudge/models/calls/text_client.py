@@ -29,6 +29,7 @@ from titjudge.models.calls.results import (
     incomplete_reason,
     sum_costs,
     usage_of,
+    withheld,
 )
 from titjudge.models.calls.structured import (
     StructuredOutputError,
@@ -38,7 +39,14 @@ from titjudge.models.calls.structured import (
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.records.images import PIL_VERSION, entry, fit_image, read_entry
+from titjudge.records.images import (
+    MAX_SIDE,
+    PIL_VERSION,
+    entry,
+    fit_within,
+    read_entry,
+    sent_bytes,
+)
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -66,7 +74,7 @@ class ModelClient(CallPipeline[TextBackend]):
         self.max_image_pixels = options.max_image_pixels
         #: options that change the output besides `params` (thinking): part of every key
         self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
-        self._fit_memo: dict[str, ImageInput] = {}
+        self._fit_memo: dict[str, tuple[ImageInput, str | None]] = {}
         thinking = options.thinking
         #: output tokens reserved under tpm beyond max_tokens (a thinking budget)
         self._thinking_reserve = (thinking.budget or 0) if thinking and thinking.enabled else 0
@@ -84,7 +92,7 @@ class ModelClient(CallPipeline[TextBackend]):
         """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
         not accept cut text treats such a cached entry as no answer)."""
-        request = await self._fit(request)
+        request, notes = await self._fit(request)
         key = generation_key(
             self.backend.spec,
             request,
@@ -110,6 +118,7 @@ class ModelClient(CallPipeline[TextBackend]):
 
         shared = f"{key}:{accept_truncated}" if accept_truncated else key
         (result,) = await self._run(role, [(key, shared)], accept, compute)
+        result.image_fit = notes or None
         return result
 
     async def structured(
@@ -121,8 +130,9 @@ class ModelClient(CallPipeline[TextBackend]):
         template: dict[str, str] | None = None,
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error."""
+        fitted, notes = await self._fit(request)
         keyed = dataclasses.replace(
-            await self._fit(request),
+            fitted,
             json_schema=response_schema(schema),
             schema_name=schema.__name__,
         )
@@ -148,6 +158,7 @@ class ModelClient(CallPipeline[TextBackend]):
             return [await self._structured_call(keyed, schema)]
 
         (result,) = await self._run(role, [(key, key)], accept, compute)
+        result.image_fit = notes or None
         return result
 
     # ------------------------------------------------------------------ internals
@@ -167,51 +178,86 @@ class ModelClient(CallPipeline[TextBackend]):
             result.ok, result.error = False, refused
         return result
 
-    async def _fit(self, request: GenerateRequest) -> GenerateRequest:
-        """Images above `max_image_pixels` downscaled; the resized bytes are what the key hashes."""
-        if self.max_image_pixels is None or not request.images:
-            return request
-        fitted = tuple(
-            [await self._fitted(image, self.max_image_pixels) for image in request.images]
-        )
+    async def _fit(self, request: GenerateRequest) -> tuple[GenerateRequest, list[str]]:
+        """Images above `max_image_pixels` downscaled, and images over the provider's byte
+        limit (`Backend.image_limit`, a per-request limit divided among the request's images)
+        re-encoded and downscaled until they fit; the fitted bytes are what the key hashes.
+        Also a note of each change, for the call's record."""
+        limit = self.backend.image_limit() if request.images else None
+        budget = limit.budget(len(request.images)) if limit is not None else None
+        if (self.max_image_pixels is None and budget is None) or not request.images:
+            return request, []
+        why = limit.text() if limit is not None else ""
+        done = [await self._fitted(image, budget, why) for image in request.images]
+        notes = [note for _, note in done if note]
+        fitted = tuple(image for image, _ in done)
         if all(a is b for a, b in zip(fitted, request.images, strict=True)):
-            return request
-        return dataclasses.replace(request, images=fitted)
+            return request, notes
+        return dataclasses.replace(request, images=fitted), notes
 
-    async def _fitted(self, image: ImageInput, max_pixels: int) -> ImageInput:
-        """One resize per image, however many roles send it (describer, lmm, lmm_yes). The
-        resized copy's hash is remembered in the cache dir, so a re-run keys a deferred image
-        (one it has not read) without reading and resizing it; its bytes are made when sent."""
-        width, height = image.size
-        if width * height <= max_pixels:
-            return image
-        found = self._fit_memo.get(image.sha256)
+    async def _fitted(
+        self, image: ImageInput, budget: int | None, why: str
+    ) -> tuple[ImageInput, str | None]:
+        """One fit per image and bound, however many roles send it (describer, lmm,
+        lmm_yes). What fitting made is remembered in the cache dir (its hash, size and note),
+        so a re-run keys a deferred image (one it has not read) without reading and fitting
+        it; its bytes are made when sent."""
+        max_pixels = self.max_image_pixels or MAX_SIDE * MAX_SIDE
+        if budget is None and image.size[0] * image.size[1] <= max_pixels:
+            return image, None
+        memo = f"{image.sha256}:{max_pixels}:{budget}"
+        found = self._fit_memo.get(memo)
         if found is None:
             fact = f"image-fit:{image.sha256}:{max_pixels}:{PIL_VERSION}"
-            known = read_entry(self.cache.get_meta(fact))
+            if budget is not None:  # a byte bound: its own fact (pixel-only facts stay valid)
+                fact = f"image-fit:{image.sha256}:{max_pixels}:{budget}:{PIL_VERSION}"
+            remembered = self.cache.get_meta(fact)
+            if _fits_as_is(remembered, image):
+                return image, None
+            if self._fits_in_bytes(image, budget):  # no pixel bound, and its bytes fit
+                self.cache.set_meta(fact, {"sha256": image.sha256, "fits": True})
+                self._fit_memo[memo] = (image, None)
+                return image, None
+            known = read_entry(remembered)
             probe = probing()
             if known is None and not image.loaded and probe is not None:
                 probe.missed = True  # answered from the cache only: nothing is read to key it
-                return image
+                return image, None
             if known is not None and not image.loaded:
                 sha256, mime, size = known
+                note = remembered.get("note") if isinstance(remembered, dict) else None
 
                 async def fetch() -> ImageInput:
-                    made = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
+                    made, _ = await asyncio.to_thread(
+                        fit_within, await image.load(), max_pixels, budget, why
+                    )
                     if made.sha256 != sha256:
                         raise DataError(
                             f"{image.path}: resized differently than remembered; run again"
                         )
                     return made
 
-                found = ImageInput.deferred(sha256, mime, image.path, size, fetch)
+                made = image if sha256 == image.sha256 else None
+                found = (made or ImageInput.deferred(sha256, mime, image.path, size, fetch), note)
             else:
-                found = await asyncio.to_thread(fit_image, await image.load(), max_pixels)
-                self.cache.set_meta(fact, entry(found.sha256, found.mime, found.size))
+                found = await asyncio.to_thread(
+                    fit_within, await image.load(), max_pixels, budget, why
+                )
+                made_image, note = found
+                self.cache.set_meta(
+                    fact, entry(made_image.sha256, made_image.mime, made_image.size, note)
+                )
             if len(self._fit_memo) >= 256:
                 self._fit_memo.pop(next(iter(self._fit_memo)))
-            self._fit_memo[image.sha256] = found
+            self._fit_memo[memo] = found
         return found
+
+    def _fits_in_bytes(self, image: ImageInput, budget: int | None) -> bool:
+        """A loaded image sent as it is: no pixel bound is set and its base64 is within
+        `budget` (its bytes are not even decoded)."""
+        if self.max_image_pixels is not None or budget is None or not image.loaded:
+            return False
+        return sent_bytes(len(image.data)) <= budget
 
     async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
         if request.images:  # a deferred image's bytes are read now, when they must be sent
@@ -308,6 +354,15 @@ class ModelClient(CallPipeline[TextBackend]):
         return True
 
 
+def _fits_as_is(remembered: Any, image: ImageInput) -> bool:
+    """Whether the cache dir remembers `image` as sent unchanged under a byte bound."""
+    return (
+        isinstance(remembered, dict)
+        and remembered.get("fits") is True
+        and remembered.get("sha256") == image.sha256
+    )
+
+
 def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None) -> CallResult[Any]:
     gen = done.value
     return CallResult(
@@ -322,6 +377,7 @@ def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None)
         finish_reason=gen.finish_reason,
         thinking_tokens=gen.thinking_tokens,
         answered_by=answered_by,
+        blocked=withheld(gen),
     )
 
 
@@ -335,6 +391,7 @@ def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
     result.latency += again.latency
     result.logprobs = gen.logprobs
     result.finish_reason = gen.finish_reason
+    result.blocked = withheld(gen)
     if gen.thinking_tokens is not None:
         result.thinking_tokens = (result.thinking_tokens or 0) + gen.thinking_tokens
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from titjudge.errors import ConfigError
+from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.spec import ModelSpec
 from titjudge.records.calls import TokenLogprobs
 from titjudge.records.image_input import ImageInput
+
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,12 @@ class Generation:
     #: the model the provider's reply says answered (OpenAI-compatible `model`, Gemini
     #: `modelVersion`); None when the reply does not say (see `Backend.answered_by`)
     model: str | None = None
+    #: the model's own refusal text (OpenAI structured outputs: `message.refusal`, with no
+    #: content); None when it did not refuse
+    refusal: str | None = None
+    #: text the server returned as reasoning apart from the answer (vLLM with a reasoning
+    #: parser: `reasoning_content` / `reasoning`); kept only to name an empty answer's cause
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,24 @@ class InputRejectedError(PermanentError):
     model, quota, parameters). Retrying the same request cannot help, but the texts beside
     the one at fault are not to blame: an embedding request of several texts that meets this
     is split until the text at fault is alone (`models.calls.embedding_client`)."""
+
+
+class BlockedError(PermanentError):
+    """The provider refused the request for its content before answering (an Azure OpenAI
+    content filter on the prompt: HTTP 400, code `content_filter`): a failure counted as
+    blocked, like a reply withheld for its content."""
+
+
+def mark_unbilled(exc: E) -> E:
+    """Mark `exc` as a refusal before any token was generated (an error status from the
+    provider, a connection never made): the call cost $0, not an unknown price."""
+    exc.unbilled = True  # type: ignore[attr-defined]
+    return exc
+
+
+def is_unbilled(exc: BaseException) -> bool:
+    """Whether `exc` was marked by `mark_unbilled`."""
+    return bool(getattr(exc, "unbilled", False))
 
 
 class QuotaExhaustedError(PermanentError):
@@ -150,6 +177,11 @@ class Backend:
         """What this backend adds to every request that changes the output, beyond the request
         and `params` (e.g. the thinking switch it sends): part of every cache key when set."""
         return {}
+
+    def image_limit(self) -> ImageLimit | None:
+        """The provider's documented byte limits on images (`models.core.image_limit`), which
+        the call layer fits every image within before sending it; None: no limit known."""
+        return None
 
     async def ready(self) -> None:
         """Load whatever a call needs (a lazy backend builds itself here); called before a

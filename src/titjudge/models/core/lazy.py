@@ -35,6 +35,7 @@ from titjudge.models.core.base import (
     PermanentError,
     TextBackend,
 )
+from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class BackendPlan:
     facts: dict[str, Any] = field(default_factory=dict)
     #: an embedding backend's texts per request (EmbeddingBackend.max_batch)
     max_batch: int | None = None
+    #: the provider's byte limits on images (Backend.image_limit), known from the spec alone
+    image_limit: ImageLimit | None = None
 
 
 class LazyBackend(TextBackend, EmbeddingBackend):
@@ -151,6 +154,9 @@ class LazyBackend(TextBackend, EmbeddingBackend):
 
     def cache_facts(self) -> dict[str, Any]:
         return dict(self.plan.cache_facts)
+
+    def image_limit(self) -> ImageLimit | None:
+        return self.plan.image_limit
 
     def describe(self) -> dict[str, Any]:
         if self.real is not None:

@@ -26,10 +26,14 @@ from titjudge.models.core.base import (
     QuotaExhaustedError,
     TextBackend,
     TransientError,
+    mark_unbilled,
 )
+from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
+from titjudge.models.litellm.reasons import content_filter, refused_before_tokens
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
@@ -91,6 +95,9 @@ class LiteLLMBackend(TextBackend):
 
     def cache_facts(self) -> dict[str, Any]:
         return self.settings.cache_facts()
+
+    def image_limit(self) -> ImageLimit | None:
+        return image_limit_for(self.spec.model_id, self.params)
 
     def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
@@ -163,10 +170,22 @@ class LiteLLMBackend(TextBackend):
 
 
 def classify_litellm_error(exc: BaseException) -> BaseException:
-    """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
-    neither): the one classification of text and embedding calls. A 429 is marked
-    `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its concurrency."""
+    """A litellm exception as TransientError / PermanentError / QuotaExhaustedError /
+    BlockedError (as is when none): the one classification of text and embedding calls. A 429
+    is marked `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its
+    concurrency. An error the provider answered before generating anything (a 4xx/5xx status,
+    a refused connection; not a timeout) is marked unbilled: that call cost $0."""
+    mapped = _classify(exc)
+    if mapped is not exc and refused_before_tokens(exc):
+        mark_unbilled(mapped)
+    return mapped
+
+
+def _classify(exc: BaseException) -> BaseException:
     message = _message(exc)
+    blocked = content_filter(exc, message)
+    if blocked is not None:
+        return blocked
     quota = quota_exhausted(exc, message)
     if quota is not None:
         return QuotaExhaustedError(f"quota exhausted: {quota}: {message}")

@@ -9,7 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from titjudge.models.core.base import Generation, PermanentError, TokenLogprobs
+from titjudge.models.core.base import (
+    Generation,
+    PermanentError,
+    TokenLogprobs,
+    TransientError,
+)
 
 _THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
@@ -28,8 +33,10 @@ def generation_from(response: Any) -> Generation:
     cost = float(raw_cost) if raw_cost is not None else None
     details = getattr(usage, "completion_tokens_details", None)
     thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
+    _raise_choice_error(choice)
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
+    refusal = getattr(message, "refusal", None)
     # a server without a reasoning parser returns Qwen3's thinking inline: it is not the answer
     text = _THINK_BLOCK.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
     return Generation(
@@ -41,7 +48,61 @@ def generation_from(response: Any) -> Generation:
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
         thinking_tokens=int(thinking) if thinking else None,
         model=_answering_model(response),
+        refusal=refusal.strip() if isinstance(refusal, str) and refusal.strip() else None,
+        reasoning=_reasoning(message),
     )
+
+
+def _reasoning(message: Any) -> str | None:
+    """The reasoning a server split off the answer: vLLM's `reasoning_content` (<= 0.10) or
+    `reasoning` (>= 0.11; https://docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/),
+    which litellm hands on as `reasoning_content`."""
+    for name in ("reasoning_content", "reasoning"):
+        found = getattr(message, name, None)
+        if found is None:
+            extra = getattr(message, "provider_specific_fields", None) or {}
+            found = extra.get(name) if isinstance(extra, dict) else None
+        if isinstance(found, str) and found.strip():
+            return found
+    return None
+
+
+#: choice-level error codes worth another attempt: rate limit, timeout, the provider's 5xx
+_TRANSIENT_CODES = re.compile(
+    r"^(?:408|429|5\d\d)$|server_error|rate_limit|timeout|overloaded|unavailable", re.I
+)
+
+
+def _raise_choice_error(choice: Any) -> None:
+    """An error reported inside a 200 reply's choice (OpenRouter: `finish_reason: "error"`
+    with `choices[0].error {code, message}`, "Some tokens sent: Embeds error information within
+    the choices array", https://openrouter.ai/docs/api-reference/errors) as TransientError
+    when its code is a rate limit or a server error (then retried), else PermanentError, with
+    the provider's code and message. litellm keeps the error in the choice's
+    `provider_specific_fields` (and reports finish_reason "stop")."""
+    extra = getattr(choice, "provider_specific_fields", None) or {}
+    extra = extra if isinstance(extra, dict) else {}
+    error = getattr(choice, "error", None) or extra.get("error")
+    finish = extra.get("native_finish_reason") or getattr(choice, "finish_reason", None)
+    if error is None and finish != "error":
+        return
+    code = _part(error, "code")
+    text = _part(error, "message") or "no message"
+    provider = _part(_part(error, "metadata"), "provider_name")
+    said = f"code {code}: {text}" if code is not None else str(text)
+    reason = f"the provider reported an error in its reply (finish_reason=error): {said}" + (
+        f" (provider {provider})" if provider else ""
+    )
+    if code is not None and _TRANSIENT_CODES.search(str(code)):
+        limited = str(code) == "429" or "rate_limit" in str(code)
+        raise TransientError(reason, rate_limited=limited)
+    raise PermanentError(reason)
+
+
+def _part(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None) if obj is not None else None
 
 
 def _answering_model(response: Any) -> str | None:

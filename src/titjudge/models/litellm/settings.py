@@ -23,6 +23,7 @@ from titjudge.models.litellm.families import (
     claude_native_schema,
     family_of,
 )
+from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.sampling import (
     PROVIDER_DEFAULT,
     SamplingError,
@@ -174,6 +175,7 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
         default_concurrency=DEFAULT_CONCURRENCY,
         cache_facts=found.cache_facts(),
         facts=found.facts(),
+        image_limit=image_limit_for(spec.model_id, found.params),
     )
 
 
