@@ -27,11 +27,12 @@ from titjudge.config.schema import (
     RunConfig,
     RunSettings,
     check_run_name,
+    fallback_cycle,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
-from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, answered_models, check_models
 
@@ -155,6 +156,9 @@ class AblationConfig(StrictModel):
                     f"comparer {comparer.name!r} falls back to {comparer.fallback!r}, which is not an "
                     f"enabled comparer{did_you_mean(comparer.fallback, enabled)}"
                 )
+        cycle = fallback_cycle({c.name: c.fallback for c in value if c.enabled})
+        if cycle:
+            raise ValueError(f"comparer fallbacks form a cycle: {' -> '.join(cycle)}; break it")
         _unique(column_labels(value).values(), "column labels (set 'label' to tell them apart)")
         return value
 
@@ -164,6 +168,11 @@ class AblationConfig(StrictModel):
             raise ValueError(
                 "data.human_pairs is required: the ablation's tables compare against humans"
             )
+        conflicts = option_conflicts(
+            [(use.user, use.model, use.options) for use in ablation_model_uses(self)]
+        )
+        if conflicts:
+            raise ValueError("; ".join(conflicts))
         return self
 
     @property
