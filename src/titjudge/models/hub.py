@@ -54,8 +54,8 @@ class ModelHub:
 
     @staticmethod
     def _identity(model: str, options: ModelOptions) -> tuple[Any, ...]:
-        """Clients are shared by model and every option that changes where, how fast or what it
-        is asked; `params` may nest dicts and lists (vLLM's `extra_body`), so it is compared as
+        """Clients are shared by model and every option that changes where or what it is asked
+        (how fast is the model's: its one limiter, `_shared_limiter`); `params` may nest dicts and lists (vLLM's `extra_body`), so it is compared as
         canonical JSON."""
         thinking = options.thinking
         return (
