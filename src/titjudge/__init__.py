@@ -15,8 +15,14 @@ needs them is built, so importing this package stays cheap.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# before any import of litellm, wherever in the package it happens (and in code that imports
+# litellm after titjudge): litellm's import otherwise fetches its price map from GitHub's main
+# branch (seconds of retries offline, and prices that are not the pinned release's)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 __version__ = "0.1.0"
 

@@ -146,7 +146,7 @@ def test_several_embedding_models_are_told_apart(tmp_path):
         (
             (
                 "{name: self_eval, kind: self_eval, max_tokens: 256}",
-                "{name: self_eval, kind: self_eval, api_base: x}",
+                "{name: self_eval, kind: self_eval, api_base: 'http://x/v1'}",
             ),
             "comparers.1: comparer 'self_eval' (self_eval) is reached the way each row's describer is; "
             "set api_base on the describers, not here",

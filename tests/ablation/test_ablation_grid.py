@@ -225,6 +225,7 @@ def test_failed_column_row_and_items_are_reported_not_filled(
                 "model": "litellm:openai/vlm-sharp",
                 "api_base": server.url,
                 "api_key_env": "TITJUDGE_TEST_NO_SUCH_KEY",
+                **FAST,  # one model's options are the same in every row that calls it
             },
             {
                 "name": "broken",
@@ -232,6 +233,7 @@ def test_failed_column_row_and_items_are_reported_not_filled(
                 "model": "litellm:openai/vlm-sharp",
                 "api_base": server.url,
                 "prompt": "no_such_template",
+                **FAST,
             },
             {
                 "name": "offline",

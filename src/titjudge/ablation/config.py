@@ -27,11 +27,12 @@ from titjudge.config.schema import (
     RunConfig,
     RunSettings,
     check_run_name,
+    fallback_cycle,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
-from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, answered_models, check_models
 
@@ -155,6 +156,9 @@ class AblationConfig(StrictModel):
                     f"comparer {comparer.name!r} falls back to {comparer.fallback!r}, which is not an "
                     f"enabled comparer{did_you_mean(comparer.fallback, enabled)}"
                 )
+        cycle = fallback_cycle({c.name: c.fallback for c in value if c.enabled})
+        if cycle:
+            raise ValueError(f"comparer fallbacks form a cycle: {' -> '.join(cycle)}; break it")
         _unique(column_labels(value).values(), "column labels (set 'label' to tell them apart)")
         return value
 
@@ -164,6 +168,11 @@ class AblationConfig(StrictModel):
             raise ValueError(
                 "data.human_pairs is required: the ablation's tables compare against humans"
             )
+        conflicts = option_conflicts(
+            [(use.user, use.model, use.options) for use in ablation_model_uses(self)]
+        )
+        if conflicts:
+            raise ValueError("; ".join(conflicts))
         return self
 
     @property
@@ -235,8 +244,17 @@ def ablation_model_uses(config: AblationConfig) -> list[ModelUse]:
 
 def preflight_ablation(config: AblationConfig, source: str) -> None:
     """Raise one `ConfigError` naming everything the grid's models are missing, before any row
-    runs (the library's `run_ablation_async` skips this and records a row that cannot run)."""
-    check_models(ablation_model_uses(config), source, answered_models(config.run.cache_dir))
+    runs (the library's `run_ablation_async` skips this and records a row that cannot run),
+    with the data files' and templates' problems in the same line."""
+    from titjudge.agents.preflight import data_problems, template_problems
+
+    templates = [(row.prompt, f"describers.{row.name}.prompt") for row in config.rows]
+    for column in config.columns:
+        name = getattr(column, "prompt", None)
+        if isinstance(name, str):
+            templates.append((name, f"comparers.{column.name}.prompt"))
+    others = data_problems(config.data) + template_problems(templates)
+    check_models(ablation_model_uses(config), source, answered_models(config.run.cache_dir), others)
 
 
 def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:

@@ -1,5 +1,6 @@
 """The models a run config uses, for the preflight that `titjudge run` and `titjudge score`
-(and `titjudge.score()`) do before building any of them (`models.preflight`).
+(and `titjudge.score()`) do before building any of them (`models.preflight`), and the data
+files and templates it reads: every problem is named in the same one line.
 
 The library's `titjudge.evaluate()` skips it: there, building each backend still refuses
 missing credentials and unknown providers, one model at a time, before the first item.
@@ -7,9 +8,11 @@ missing credentials and unknown providers, one model at a time, before the first
 
 from __future__ import annotations
 
-from titjudge.config import RunConfig
+from titjudge.config import DataConfig, RunConfig
+from titjudge.errors import ConfigError, DataError
 from titjudge.judges.options import ModelJudgeOptions
 from titjudge.models.preflight import ModelUse, answered_models, check_models
+from titjudge.prompts.loader import load_template
 
 
 def run_model_uses(config: RunConfig) -> list[ModelUse]:
@@ -24,7 +27,60 @@ def run_model_uses(config: RunConfig) -> list[ModelUse]:
     return uses
 
 
-def preflight_run(config: RunConfig, source: str) -> None:
+def preflight_run(config: RunConfig, source: str, *, with_data: bool = True) -> None:
     """Raise one `ConfigError` naming everything the config's models are missing (a `litellm:`
-    model with answers in the run's cache is checked when a call first misses it)."""
-    check_models(run_model_uses(config), source, answered_models(config.run.cache_dir))
+    model with answers in the run's cache is checked when a call first misses it), its
+    templates that do not load and, `with_data` (`titjudge run`), its data files' problems."""
+    others = data_problems(config.data) if with_data else []
+    others += template_problems(run_templates(config))
+    check_models(run_model_uses(config), source, answered_models(config.run.cache_dir), others)
+
+
+def run_templates(config: RunConfig) -> list[tuple[str, str]]:
+    """(template, key) of every template the config names."""
+    found = [(config.describer.prompt, "describer.prompt")]
+    for judge in config.judges:
+        name = getattr(judge, "prompt", None)
+        if isinstance(name, str):
+            found.append((name, f"judges.{judge.name}.prompt"))
+    return found
+
+
+def template_problems(templates: list[tuple[str, str]]) -> list[str]:
+    """'<why the template does not load> (<key>)' per template named, each name once."""
+    problems: dict[str, str] = {}
+    for name, key in templates:
+        if name in problems:
+            continue
+        try:
+            load_template(name)
+        except ConfigError as exc:
+            problems[name] = f"{exc} ({key})"
+    return list(problems.values())
+
+
+def data_problems(data: DataConfig | None) -> list[str]:
+    """What stops the manifest, the human pairs and the ranks from loading, each with its key;
+    the pairs are checked against the manifest's items when it loads."""
+    from titjudge.data.manifest import load_manifest
+    from titjudge.data.pairs import load_pairs, load_ranks
+
+    if data is None:
+        return ["no 'data' section; add data.manifest to run it"]
+    problems = []
+    items = None
+    try:
+        items = {item.item_id: item for item in load_manifest(data.manifest)}
+    except DataError as exc:
+        problems.append(f"{exc} (data.manifest)")
+    try:
+        if data.human_pairs is not None:
+            load_pairs(data.human_pairs, items)
+    except DataError as exc:
+        problems.append(f"{exc} (data.human_pairs)")
+    try:
+        if data.ranks is not None:
+            load_ranks(data.ranks)
+    except DataError as exc:
+        problems.append(f"{exc} (data.ranks)")
+    return problems

@@ -74,7 +74,7 @@ async def score_async(
         raise DataError("the prompt is empty")
     if not image.is_file():
         raise DataError(f"{image}: image file not found")
-    preflight_run(config, f"config {config.name!r}")
+    preflight_run(config, f"config {config.name!r}", with_data=False)
     item = Item(
         item_id=image.stem,
         prompt_id="single",

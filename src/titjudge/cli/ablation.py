@@ -74,7 +74,6 @@ def ablation(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from titjudge.ablation.config import load_ablation_config, preflight_ablation
-    from titjudge.ablation.grid import run_ablation_async
 
     overrides = [
         *args.set,
@@ -82,6 +81,8 @@ def ablation(args: argparse.Namespace) -> int:
     ]
     config = load_ablation_config(args.config, overrides)
     preflight_ablation(config, str(args.config))
+    from titjudge.ablation.grid import run_ablation_async  # after the preflight, as `run`
+
     console = wide_console(highlight=False)
 
     def announce(index: int, total: int, row: AblationDescriber) -> None:

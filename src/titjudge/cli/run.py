@@ -123,7 +123,6 @@ def run(args: argparse.Namespace) -> int:
     """Describe and judge every manifest item of the config; exit 1 when items failed. The
     preflight runs first: a model that cannot run stops it before anything is written."""
     from titjudge.agents.preflight import preflight_run
-    from titjudge.agents.runner import run as run_pipeline
     from titjudge.config import load_config
 
     config = load_config(args.config, args.set)
@@ -131,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
 
     asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
     preflight_run(config, str(args.config))
+    # after the preflight: a config it stops never pays for the run's imports
+    from titjudge.agents.runner import run as run_pipeline
+
     outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True)
     console = wide_console()
     _print_outcome(outcome, console)

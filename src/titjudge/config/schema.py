@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from pydantic import Field, field_validator, model_validator
 
 from titjudge.errors import did_you_mean
-from titjudge.judges.options import JudgeOptions
+from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import judge_config_union
 from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
-from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
 from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.litellm.sampling import settle
 
@@ -129,6 +129,27 @@ class RunConfig(StrictModel):
                     f"judge {judge.name!r} falls back to unknown judge {judge.fallback!r}"
                     f"{did_you_mean(judge.fallback, names)}"
                 )
+        cycle = fallback_cycle({j.name: j.fallback for j in self.judges})
+        if cycle:
+            raise ValueError(f"judge fallbacks form a cycle: {' -> '.join(cycle)}; break it")
+        for judge in self.judges:
+            borrowed = borrowed_options(judge)
+            if borrowed:
+                raise ValueError(
+                    f"judges.{judge.name}: {judge.kind} judge {judge.name!r} names no 'model', so "
+                    f"it calls the describer's model, reached the describer's way; set "
+                    f"{', '.join(borrowed)} on the describer, or give the judge its own 'model'"
+                )
+        conflicts = option_conflicts(
+            [("describer", self.describer.model, self.describer)]
+            + [
+                (f"judge {j.name}", j.model, j)
+                for j in self.judges
+                if isinstance(j, ModelJudgeOptions) and j.model is not None
+            ]
+        )
+        if conflicts:
+            raise ValueError("; ".join(conflicts))
         for judge in self.judges:  # a judge on the describer's model: checked against it
             if getattr(judge, "describer_bound", False) and getattr(judge, "model", 1) is None:
                 try:
@@ -144,3 +165,28 @@ class RunConfig(StrictModel):
                     "pick a per-item judge"
                 )
         return self
+
+
+def fallback_cycle(fallbacks: dict[str, str | None]) -> list[str] | None:
+    """The first cycle in name -> fallback (e.g. ['a1', 'a2', 'a1']), or None: a failed score
+    falls back once, so a cycle means a judge stands in for itself."""
+    for start in fallbacks:
+        chain = [start]
+        while (nxt := fallbacks.get(chain[-1])) is not None:
+            if nxt in chain:
+                return [*chain[chain.index(nxt) :], nxt]
+            chain.append(nxt)
+    return None
+
+
+def borrowed_options(judge: JudgeOptions) -> list[str]:
+    """The model options a describer-bound judge that names no model sets, which its calls would
+    never read (they are the describer's); compared with the defaults, not with what was set,
+    so a dumped config reloads."""
+    if not isinstance(judge, ModelJudgeOptions) or judge.model is not None:
+        return []
+    return [
+        key
+        for key, field in ModelOptions.model_fields.items()
+        if getattr(judge, key) != field.get_default(call_default_factory=True)
+    ]

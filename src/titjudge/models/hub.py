@@ -1,7 +1,11 @@
 """One place that builds backends and clients from config, once per model.
 
 Clients of the same model (say the describer and the self-eval judge on one VLM) share
-one backend, one limiter and one usage ledger, so limits hold across roles. `execution`
+one backend, one limiter and one usage ledger, so limits hold across roles. Roles that reach
+one model differently (another `max_image_pixels`, other `params`) get clients of their own,
+and still share that model's one limiter (`limit_key`: the spec and its endpoints), so its
+`rpm`, `tpm` and `concurrency` hold across all of them; the config refuses roles that set
+those (or `timeout`, retries) differently for one model (`core.options.option_conflicts`). `execution`
 says where local models run (in this process, or in Ray actors: `models.core.execution`).
 """
 
@@ -20,7 +24,7 @@ from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import Backend
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import LazyBackend
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.options import ModelOptions, limit_key
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 
@@ -42,14 +46,16 @@ class ModelHub:
         self.execution = execution or ExecutionOptions()
         self._text: dict[tuple[Any, ...], ModelClient] = {}
         self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
+        #: one limiter per model (`limit_key`), shared by every client of it
+        self._limiters: dict[tuple[str, tuple[str, ...]], Limiter] = {}
         #: the ledgers of released clients, per (model, role): usage is counted for the
         #: hub's whole life, so a snapshot taken before a release stays comparable
         self._released: dict[tuple[str, str], Usage] = {}
 
     @staticmethod
     def _identity(model: str, options: ModelOptions) -> tuple[Any, ...]:
-        """Clients are shared by model and every option that changes where, how fast or what it
-        is asked; `params` may nest dicts and lists (vLLM's `extra_body`), so it is compared as
+        """Clients are shared by model and every option that changes where or what it is asked
+        (how fast is the model's: its one limiter, `_shared_limiter`); `params` may nest dicts and lists (vLLM's `extra_body`), so it is compared as
         canonical JSON."""
         thinking = options.thinking
         return (
@@ -69,6 +75,13 @@ class ModelHub:
         if len(options.endpoints) < 2 or options.concurrency is not None:
             return options
         return options.model_copy(update={"concurrency": self.default_concurrency})
+
+    def _shared_limiter(self, model: str, options: ModelOptions, backend: Backend) -> Limiter:
+        """The model's one limiter: made for its first client (`_limiter`), shared by the rest."""
+        key = limit_key(model, options)
+        if key not in self._limiters:
+            self._limiters[key] = self._limiter(options, backend)
+        return self._limiters[key]
 
     def _limiter(self, options: ModelOptions, backend: Backend) -> Limiter:
         """The model's limits: its own `concurrency`, else the run's capped by the backend's
@@ -97,7 +110,7 @@ class ModelHub:
             backend = build_text_backend(
                 parse_model_spec(model), options, lazy=True, execution=self.execution
             )
-            limiter = self._limiter(options, backend)
+            limiter = self._shared_limiter(model, options, backend)
             self._text[key] = ModelClient(
                 backend, self.cache, limiter, options, require_model=self.require_model
             )
@@ -109,7 +122,7 @@ class ModelHub:
             backend = build_embedding_backend(
                 parse_model_spec(model), options, lazy=True, execution=self.execution
             )
-            limiter = self._limiter(options, backend)
+            limiter = self._shared_limiter(model, options, backend)
             self._embed[key] = EmbeddingClient(
                 backend, self.cache, limiter, options, self.require_model
             )
@@ -124,6 +137,9 @@ class ModelHub:
                     kept = self._released.get((client.model, role), Usage())
                     self._released[client.model, role] = kept + usage
                 await client.backend.aclose()
+        spec = str(parse_model_spec(model))
+        for key in [k for k in self._limiters if k[0] == spec]:
+            del self._limiters[key]
 
     def _clients(self) -> list[ModelClient | EmbeddingClient]:
         return [*self._text.values(), *self._embed.values()]

@@ -1,9 +1,12 @@
 """The preflight: before any model is built or called, every model a config will use is checked
 for what it needs to run, and everything missing is named in one line.
 
-Per backend: `litellm:` a provider litellm knows and credentials in the environment (the
+Per backend: `litellm:` a provider litellm knows, the client packages litellm needs for it
+(google-auth for Vertex AI, boto3 for Bedrock), and credentials in the environment (the
 variable named by `api_key_env`, else the provider's usual ones; an `api_base` server such as
-vLLM needs none), exactly as the backend reads them when it is built; `hf:` and `embed:` the
+vLLM needs none), exactly as the backend reads them when it is built; for the providers
+`models.litellm.providers` lists, without importing litellm (a missing key is reported in well
+under a second); `hf:` and `embed:` the
 `[local]` extra's libraries and the checkpoint (a folder holding config.json, or a hub id, which
 must already be in the Hugging Face cache when HF_HUB_OFFLINE forbids downloading it);
 `replay:` the descriptions file. Only names of environment variables are printed, never a value.
@@ -27,6 +30,7 @@ from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec, parse_model_spec
+from titjudge.models.litellm.providers import listed_problems
 from titjudge.models.local.common import resolve_checkpoint
 
 #: what the `hf:` and `embed:` backends import whatever the checkpoint
@@ -48,7 +52,10 @@ class ModelUse:
 def model_problems(spec: ModelSpec, options: ModelOptions) -> list[str]:
     """What stops `spec`, reached with `options`, from running; empty when nothing does."""
     if spec.backend == "litellm":
-        # imported only for configs with litellm models (the import is slow)
+        # a provider the table lists is checked without litellm (its import takes seconds)
+        listed = listed_problems(spec, options.api_base, options.api_key_env, options.params)
+        if listed is not None:
+            return listed
         from titjudge.models.litellm.backend import setup_problems
 
         return setup_problems(spec, options.api_base, options.api_key_env, options.params)
@@ -118,11 +125,15 @@ def answered_models(cache_dir: Path | None) -> frozenset[str]:
 
 
 def check_models(
-    uses: Iterable[ModelUse], source: str, answered: frozenset[str] = frozenset()
+    uses: Iterable[ModelUse],
+    source: str,
+    answered: frozenset[str] = frozenset(),
+    others: Iterable[str] = (),
 ) -> None:
     """Check every use (a `litellm:` model in `answered` is left to its build); raise one
     `ConfigError` naming every problem, each with its model and its users, e.g.
-    `GEMINI_API_KEY not set (litellm:gemini/gemini-2.5-pro: describer, judges tit_llm_g, lmm)`."""
+    `GEMINI_API_KEY not set (litellm:gemini/gemini-2.5-pro: describer, judges tit_llm_g, lmm)`,
+    after `others` (the command's own: data files, templates) in the same line."""
     found: dict[tuple[str, str], list[str]] = {}
     checked: dict[tuple[str, str], list[str]] = {}
     for use in uses:
@@ -134,10 +145,10 @@ def check_models(
             checked[reach] = model_problems(spec, use.options)
         for problem in checked[reach]:
             found.setdefault((problem, str(spec)), []).append(use.user)
-    if not found:
-        return
-    listed = "; ".join(
+    listed = [*others] + [
         f"{problem} ({spec}: {_users(users)})" for (problem, spec), users in found.items()
-    )
-    count = f"{len(found)} problem{'s' if len(found) > 1 else ''}"
-    raise ConfigError(f"{source}: preflight found {count}, nothing was called: {listed}")
+    ]
+    if not listed:
+        return
+    count = f"{len(listed)} problem{'s' if len(listed) > 1 else ''}"
+    raise ConfigError(f"{source}: preflight found {count}, nothing was called: {'; '.join(listed)}")

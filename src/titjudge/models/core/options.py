@@ -6,6 +6,7 @@ One set of defaults, here. Config sections (the describer, each judge) extend `M
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,6 +14,20 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
+
+#: the options one model's calls share whichever role makes them (see `option_conflicts`):
+#: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's
+#: batch size
+MODEL_WIDE = (
+    "timeout",
+    "max_attempts",
+    "backoff_initial",
+    "backoff_max",
+    "concurrency",
+    "rpm",
+    "tpm",
+    "batch_size",
+)
 
 
 class StrictModel(BaseModel):
@@ -23,6 +38,9 @@ class StrictModel(BaseModel):
 
 class ModelOptions(StrictModel):
     """How to reach and drive one model. Recorded in the run; the API key itself never is."""
+
+    # an error's text never repeats the value it refuses (an api_base with a password in it)
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     api_base: str | list[str] | None = Field(
         None,
@@ -75,21 +93,20 @@ class ModelOptions(StrictModel):
     @field_validator("api_base")
     @classmethod
     def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
-        """A list names replicas: at least one, each an http(s) URL, none twice; a list of one
-        is that URL."""
-        if not isinstance(value, list):
+        """One URL or a list of replicas: at least one, each an http(s) URL with a host and no
+        credentials in it, none twice; a list of one is that URL."""
+        if value is None:
             return value
-        if not value:
+        urls = [value] if isinstance(value, str) else value
+        if not urls:
             raise ValueError("api_base is an empty list; give one URL or a list of URLs")
         seen: set[str] = set()
-        for url in value:
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ValueError(f"api_base {url!r} is not an http(s) URL")
+        for url in urls:
+            check_url(url)
             if url.rstrip("/") in seen:
                 raise ValueError(f"api_base lists {url!r} twice")
             seen.add(url.rstrip("/"))
-        return value[0] if len(value) == 1 else value
+        return urls[0] if len(urls) == 1 else urls
 
     @property
     def endpoints(self) -> list[str]:
@@ -111,3 +128,74 @@ class ModelOptions(StrictModel):
             plan_thinking(spec, self.thinking, self.api_base)
         except ThinkingError as exc:
             raise ValueError(str(exc)) from None
+
+
+def check_url(url: str) -> None:
+    """An `api_base` URL: http or https, a host, and no user or password in it (the key goes in
+    the environment variable `api_key_env` names; a URL is written to config.yaml and logs).
+    The error never repeats a credential."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        credentials = parts.username is not None or parts.password is not None
+        parts.port  # noqa: B018  (a port that is not a number raises here)
+    except ValueError:
+        raise ValueError(f"api_base {_shown(url)!r} is not an http(s) URL") from None
+    if credentials:
+        raise ValueError(
+            f"api_base {_shown(url)!r} has credentials in it, which would be written to "
+            "config.yaml and logs; put the key in an environment variable and name it with "
+            "api_key_env"
+        )
+    if parts.scheme not in ("http", "https") or not host:
+        raise ValueError(
+            f"api_base {url!r} is not an http(s) URL with a host (e.g. http://127.0.0.1:8000/v1)"
+        )
+
+
+def _shown(url: str) -> str:
+    """`url` with anything before an '@' in its authority replaced by '***'."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    return f"{scheme}{sep}{authority}{slash}{path}"
+
+
+def limit_key(model: str, options: ModelOptions) -> tuple[str, tuple[str, ...]]:
+    """Who shares one model's limits: every client of its spec at the same endpoints, whatever
+    else differs (image limits, params, thinking)."""
+    return str(parse_model_spec(model)), tuple(url.rstrip("/") for url in options.endpoints)
+
+
+def option_conflicts(uses: Iterable[tuple[str, str, ModelOptions]]) -> list[str]:
+    """For (user, model, options) uses: one line per model whose users set a `MODEL_WIDE`
+    option differently, naming the users and their values, e.g. `describer and judge j call
+    litellm:openai/x with different timeout (120 and 0.5)`. Values are compared as used,
+    defaults included: the model's one client runs with one of them."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[str, ModelOptions]]] = {}
+    for user, model, options in uses:
+        groups.setdefault(limit_key(model, options), []).append((user, options))
+    lines = []
+    for (model, _), members in groups.items():
+        first_user, first = members[0]
+        for user, options in members[1:]:
+            differ = [
+                f"{name} ({_value(getattr(first, name))} and {_value(getattr(options, name))})"
+                for name in MODEL_WIDE
+                if getattr(first, name) != getattr(options, name)
+            ]
+            if differ:
+                lines.append(
+                    f"{first_user} and {user} call {model} with different {', '.join(differ)}: "
+                    "one model's calls share one client and one rate limit, so set "
+                    f"{'it' if len(differ) == 1 else 'them'} the same in both"
+                )
+                break
+    return lines
+
+
+def _value(value: object) -> str:
+    return "unset" if value is None else f"{value:g}" if isinstance(value, float) else str(value)

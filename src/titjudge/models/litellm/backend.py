@@ -33,6 +33,7 @@ from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
+from titjudge.models.litellm.providers import missing_packages
 from titjudge.models.litellm.reasons import content_filter, refused_before_tokens
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
@@ -235,10 +236,13 @@ def setup_problems(
     provider's base-URL variables, and providers that need no key, such as hosted_vllm, need
     none; a list of endpoints serves one model, so its first stands for all). Only variable
     names appear, never a value."""
-    unknown, missing = _setup(spec, api_base, api_key_env, params)
+    unknown, packages, missing = _setup(spec, api_base, api_key_env, params)
     if unknown is not None:
         return [unknown]
-    return [f"{' or '.join(missing)} not set"] if missing else []
+    return [
+        *([packages] if packages else []),
+        *([f"{' or '.join(missing)} not set"] if missing else []),
+    ]
 
 
 def check_setup(
@@ -248,11 +252,13 @@ def check_setup(
     params: dict[str, Any] | None = None,
 ) -> None:
     """`setup_problems` as errors, for a backend's build (on the first call that must be sent):
-    an unknown provider is a ConfigError; absent credentials a MissingCredentialsError, which
+    an unknown provider or a missing client package is a ConfigError; absent credentials a MissingCredentialsError, which
     stops the run (exit 2) rather than failing each call."""
-    unknown, missing = _setup(spec, api_base, api_key_env, params)
+    unknown, packages, missing = _setup(spec, api_base, api_key_env, params)
     if unknown is not None:
         raise ConfigError(f"{spec}: {unknown}")
+    if packages:
+        raise ConfigError(f"{spec}: {packages}")
     if missing:
         raise MissingCredentialsError(spec, missing)
 
@@ -262,8 +268,9 @@ def _setup(
     api_base: str | list[str] | None,
     api_key_env: str | None,
     params: dict[str, Any] | None,
-) -> tuple[str | None, list[str]]:
-    """(why litellm cannot serve `spec`, or None; the credential variables missing)."""
+) -> tuple[str | None, str | None, list[str]]:
+    """(why litellm cannot serve `spec`, or None; the client packages it lacks for the
+    provider, or None; the credential variables missing)."""
     api_base = api_base[0] if isinstance(api_base, list) else api_base
     custom = (params or {}).get("custom_llm_provider")
     try:
@@ -271,17 +278,18 @@ def _setup(
             model=spec.model_id, custom_llm_provider=custom, api_base=api_base
         )
     except Exception:  # litellm raises BadRequestError: "LLM Provider NOT provided"
-        return _unknown_provider(spec.model_id), []
+        return _unknown_provider(spec.model_id), None, []
+    packages = missing_packages(provider)
     if api_key_env is not None:
-        return None, [] if os.environ.get(api_key_env) else [api_key_env]
+        return None, packages, [] if os.environ.get(api_key_env) else [api_key_env]
     model = f"{provider}/{spec.model_id}" if custom else spec.model_id
     found = litellm.validate_environment(model=model, api_base=api_base)
     missing = [
         k for k in found.get("missing_keys", []) if not (api_base and k.endswith("API_BASE"))
     ]
     if missing and not found.get("keys_in_environment"):
-        return None, missing
-    return None, []
+        return None, packages, missing
+    return None, packages, []
 
 
 def _unknown_provider(model_id: str) -> str:

@@ -1,0 +1,28 @@
+"""README numbers that restate a constant of the code say what the code does (issue 30 found
+pacing 'at 98%' against HEADROOM 0.97 and images 'halved' above 4096 px against a bound to
+MAX_SIDE)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from titjudge.models.calls.pacing import HEADROOM
+from titjudge.records.images import MAX_SIDE
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_pacing_share_is_the_code_s() -> None:
+    found = re.findall(r"spread evenly at (\d+)% of the limit", README)
+    assert found == [f"{HEADROOM * 100:.0f}"]
+
+
+def test_large_images_are_bounded_to_max_side() -> None:
+    assert "halved" not in README
+    assert f"so that its longest side is {MAX_SIDE} px" in README
+
+
+def test_the_preflight_names_data_and_templates_with_the_keys() -> None:
+    assert "the manifest, human pairs and ranks" in README
+    assert "Everything missing is named in one line" in README
