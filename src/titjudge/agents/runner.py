@@ -11,7 +11,6 @@ metrics.json an uninterrupted run would have written (in a run dir of its own).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import warnings
@@ -22,6 +21,7 @@ from typing import Any
 from titjudge.agents.cached import resolve_cached
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
+from titjudge.agents.loop import run_to_end
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.images import ImageLoader
@@ -316,12 +316,13 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
     A run that stops early (a full disk, Ctrl-C) cancels the model calls in flight; litellm
     then drops request coroutines it had made but not started, and Python would print a
     "never awaited" warning for each. Those calls were never sent: the warnings are muted.
+    Ctrl-C does not wait for worker threads (`agents.loop`).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="coroutine '.*' was never awaited", category=RuntimeWarning
         )
-        return asyncio.run(run_async(config, **kwargs))
+        return run_to_end(run_async(config, **kwargs))
 
 
 __all__ = ["RunOutcome", "dump_config", "run", "run_async"]

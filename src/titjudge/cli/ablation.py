@@ -69,12 +69,11 @@ def print_result(result: AblationResult, console: Console) -> None:
 def ablation(args: argparse.Namespace) -> int:
     """Run every describer row and comparer column of the config, then print Table 4; the
     preflight runs first, so a grid missing a key or a checkpoint stops before its first row."""
-    import asyncio
-
     from rich.text import Text
 
     from titjudge.ablation.config import load_ablation_config, preflight_ablation
     from titjudge.ablation.grid import run_ablation_async
+    from titjudge.agents.loop import run_to_end
 
     overrides = [
         *args.set,
@@ -87,7 +86,7 @@ def ablation(args: argparse.Namespace) -> int:
     def announce(index: int, total: int, row: AblationDescriber) -> None:
         console.print(Text(f"row {index + 1}/{total}: {row.heading} ({row.model})", style="bold"))
 
-    result = asyncio.run(
+    result = run_to_end(
         run_ablation_async(
             config,
             out=args.out,
