@@ -36,6 +36,7 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir, runs
+from titjudge.report.failures import StoppedModel, failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import (
     RunRecord,
@@ -169,6 +170,7 @@ async def _run_staged(
             default_rpm=config.run.rpm,
             execution=config.run.execution,
             require_model=config.run.require_model,
+            stop_after=config.run.stop_after,
         )
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
@@ -270,6 +272,16 @@ async def _run_staged(
         "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
         "wall_seconds": None,
         "human_pairs": len(human.pairs) if human else 0,
+        # grouped by role, model and reason, and the models stopped (`report.failures`)
+        "failures": failure_summary(
+            results,
+            config.describer.model,
+            {judge.name: judge.record().get("model") for judge in judges},
+            [
+                StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak)
+                for b in hub.stopped()
+            ],
+        ).model_dump(mode="json"),
     }
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means

@@ -47,6 +47,7 @@ def print_result(result: AblationResult, console: Console) -> None:
 
     from titjudge.ablation.tables import table4
     from titjudge.ablation.writers import to_rich
+    from titjudge.cli.run import print_failures
 
     table = table4(result)
     if table.rows:
@@ -63,6 +64,8 @@ def print_result(result: AblationResult, console: Console) -> None:
         console.print(
             Text(f"{row.label}: {status} -> {row.run_dir}", style="red" if row.error else "")
         )
+        if row.error is None:
+            print_failures(row.run_dir, console)
     console.print(Text(f"tables, heatmap and ablation.json: {result.out_dir}"))
 
 

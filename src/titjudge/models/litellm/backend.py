@@ -15,6 +15,8 @@ import json
 import logging
 import os
 import re
+import socket
+import ssl
 import time
 from typing import Any
 
@@ -147,7 +149,9 @@ class LiteLLMBackend(TextBackend):
         return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
-        return classify_litellm_error(exc)
+        return classify_litellm_error(
+            exc, self.api_base if isinstance(self.api_base, str) else None
+        )
 
     def answered_by(self, generation: Generation) -> str | None:
         """What the reply's own model field says (litellm's `response.model`), never the model
@@ -155,10 +159,13 @@ class LiteLLMBackend(TextBackend):
         return generation.model
 
 
-def classify_litellm_error(exc: BaseException) -> BaseException:
+def classify_litellm_error(exc: BaseException, where: str | None = None) -> BaseException:
     """A litellm exception as TransientError / PermanentError / QuotaExhaustedError (as is when
     neither): the one classification of text and embedding calls. A 429 is marked
-    `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its concurrency."""
+    `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its concurrency.
+    A reason that will not heal within the run (`lasting_reason`) leads the message and marks
+    the error `lasting` for the model's breaker (`models.calls.breaker`); `where` (the
+    api_base) is named with a connection's reasons."""
     message = _message(exc)
     quota = quota_exhausted(exc, message)
     if quota is not None:
@@ -169,6 +176,11 @@ def classify_litellm_error(exc: BaseException) -> BaseException:
         return TransientError(
             f"RateLimitError: {message}", retry_after=retry_after_seconds(exc), rate_limited=True
         )
+    lasting = lasting_reason(exc, where)
+    if lasting is not None:
+        if lasting.startswith(("connection refused", "DNS", "TLS")):  # retried: may be starting
+            return TransientError(f"{lasting}: {type(exc).__name__}: {message}", lasting=lasting)
+        return PermanentError(f"{lasting}: {type(exc).__name__}: {message}", lasting=lasting)
     if isinstance(exc, _PERMANENT):
         kind = (
             "context length exceeded"
@@ -195,6 +207,42 @@ def classify_litellm_error(exc: BaseException) -> BaseException:
             rate_limited=limited,
         )
     return exc
+
+
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def lasting_reason(exc: BaseException, where: str | None = None) -> str | None:
+    """Why every request to this endpoint will fail for the rest of the run, in a few words,
+    or None: the connection refused, the host unknown (DNS), the TLS handshake failed (found in
+    the exception's causes, whichever HTTP client litellm used), the key refused (401), access
+    denied (403), the model unknown (404), or a client package the provider needs missing
+    (litellm imports e.g. google.auth for Vertex AI only when a call is made)."""
+    status = getattr(exc, "status_code", None)
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    at = f" ({where})" if where else ""
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection refused{at}"
+        if isinstance(cause, socket.gaierror):
+            return f"DNS lookup failed{at}"
+        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
+            return f"TLS handshake failed{at}"
+        if isinstance(cause, ImportError) and cause.name:
+            return f"missing client package {cause.name}"
+        cause = cause.__cause__ or cause.__context__
+    missing = _MISSING_MODULE.search(str(exc))
+    if missing:
+        return f"missing client package {missing.group(1)}"
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+        return "401 unauthorized (the API key was refused)"
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return "403 forbidden"
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return "404 model not found"
+    return None
 
 
 def setup_problems(
