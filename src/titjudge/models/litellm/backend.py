@@ -15,8 +15,6 @@ import json
 import logging
 import os
 import re
-import socket
-import ssl
 import time
 from typing import Any
 
@@ -32,6 +30,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
+from titjudge.models.litellm.lasting import lasting_reason
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
@@ -207,42 +206,6 @@ def classify_litellm_error(exc: BaseException, where: str | None = None) -> Base
             rate_limited=limited,
         )
     return exc
-
-
-_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
-
-
-def lasting_reason(exc: BaseException, where: str | None = None) -> str | None:
-    """Why every request to this endpoint will fail for the rest of the run, in a few words,
-    or None: the connection refused, the host unknown (DNS), the TLS handshake failed (found in
-    the exception's causes, whichever HTTP client litellm used), the key refused (401), access
-    denied (403), the model unknown (404), or a client package the provider needs missing
-    (litellm imports e.g. google.auth for Vertex AI only when a call is made)."""
-    status = getattr(exc, "status_code", None)
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    at = f" ({where})" if where else ""
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ConnectionRefusedError):
-            return f"connection refused{at}"
-        if isinstance(cause, socket.gaierror):
-            return f"DNS lookup failed{at}"
-        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
-            return f"TLS handshake failed{at}"
-        if isinstance(cause, ImportError) and cause.name:
-            return f"missing client package {cause.name}"
-        cause = cause.__cause__ or cause.__context__
-    missing = _MISSING_MODULE.search(str(exc))
-    if missing:
-        return f"missing client package {missing.group(1)}"
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
-        return "401 unauthorized (the API key was refused)"
-    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
-        return "403 forbidden"
-    if isinstance(exc, litellm.NotFoundError) or status == 404:
-        return "404 model not found"
-    return None
 
 
 def setup_problems(
