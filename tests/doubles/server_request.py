@@ -27,6 +27,7 @@ HTTP_FAULTS = (
     "503",
     "400",
     "401",
+    "404",
     "context_length",
     "timeout",
     "reset",

@@ -271,6 +271,11 @@ def fault_error(
             or "Incorrect API key provided: sk-****. You can find your API key in your account settings."
         )
         return 401, error_body(text + _INJECTED, "invalid_request_error", "invalid_api_key"), {}
+    if kind == "404":
+        # OpenAI's reply naming a model that does not exist (the model in backticks; observed
+        # bodies: github.com/openai/codex/issues/7074)
+        text = message or "The model `gpt-nope` does not exist or you do not have access to it."
+        return 404, error_body(text + _INJECTED, "invalid_request_error", "model_not_found"), {}
     if kind == "context_length":
         return 400, context_length_error(prompt_tokens, context_window, injected=True), {}
     raise ValueError(f"{kind!r} is not an error-response fault")

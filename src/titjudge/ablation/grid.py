@@ -265,6 +265,7 @@ async def _run_staged(
         default_rpm=config.run.rpm,
         execution=config.run.execution,
         require_model=config.run.require_model,
+        stop_after=config.run.stop_after,
     )
     ctx = GridContext(
         config=config,

@@ -11,7 +11,6 @@ metrics.json an uninterrupted run would have written (in a run dir of its own).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import warnings
@@ -22,6 +21,7 @@ from typing import Any
 from titjudge.agents.cached import resolve_cached
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
+from titjudge.agents.loop import run_to_end
 from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig, dump_config
 from titjudge.data.images import ImageLoader
@@ -36,6 +36,7 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir, runs
+from titjudge.report.failures import StoppedModel, failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import (
     RunRecord,
@@ -163,6 +164,7 @@ async def _run_staged(
             default_rpm=config.run.rpm,
             execution=config.run.execution,
             require_model=config.run.require_model,
+            stop_after=config.run.stop_after,
         )
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
@@ -264,6 +266,16 @@ async def _run_staged(
         "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
         "wall_seconds": None,
         "human_pairs": len(human.pairs) if human else 0,
+        # grouped by role, model and reason, and the models stopped (`report.failures`)
+        "failures": failure_summary(
+            results,
+            config.describer.model,
+            {judge.name: judge.record().get("model") for judge in judges},
+            [
+                StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak)
+                for b in hub.stopped()
+            ],
+        ).model_dump(mode="json"),
     }
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means
@@ -310,12 +322,13 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
     A run that stops early (a full disk, Ctrl-C) cancels the model calls in flight; litellm
     then drops request coroutines it had made but not started, and Python would print a
     "never awaited" warning for each. Those calls were never sent: the warnings are muted.
+    Ctrl-C does not wait for worker threads (`agents.loop`).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="coroutine '.*' was never awaited", category=RuntimeWarning
         )
-        return asyncio.run(run_async(config, **kwargs))
+        return run_to_end(run_async(config, **kwargs))
 
 
 __all__ = ["RunOutcome", "dump_config", "run", "run_async"]

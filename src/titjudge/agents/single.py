@@ -89,6 +89,7 @@ async def score_async(
         default_rpm=config.run.rpm,
         execution=config.run.execution,
         require_model=config.run.require_model,
+        stop_after=config.run.stop_after,
     )
     try:
         judges = build_judges(config.judges, config.describer.model, config.describer, hub)

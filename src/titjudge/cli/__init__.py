@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -59,6 +60,18 @@ def _configure_logging(verbosity: int) -> None:
         handler.addFilter(RedactingFilter())
 
 
+def _leave(code: int) -> None:
+    """End the process now, after an interrupt: an interrupted run has cancelled its calls,
+    removed its staging dir and closed its cache, so nothing is left to do but what Python does
+    at exit, which here is slow for nothing: joining worker threads that still load a model or
+    run a batch nobody waits for (`agents.loop`), and tearing down litellm's module state
+    (2.6-3.7 s measured on 2 busy cores)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the chosen command and return its exit code (errors: one line, exit 2)."""
     parser = build_parser()
@@ -87,4 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "titjudge: interrupted; finished model calls are cached, re-run to resume",
             file=sys.stderr,
         )
+        if argv is None:  # the process's own command line: leave at once (see `_leave`)
+            _leave(130)
         return 130

@@ -47,6 +47,7 @@ def print_result(result: AblationResult, console: Console) -> None:
 
     from titjudge.ablation.tables import table4
     from titjudge.ablation.writers import to_rich
+    from titjudge.cli.run import print_failures
 
     table = table4(result)
     if table.rows:
@@ -63,17 +64,18 @@ def print_result(result: AblationResult, console: Console) -> None:
         console.print(
             Text(f"{row.label}: {status} -> {row.run_dir}", style="red" if row.error else "")
         )
+        if row.error is None:
+            print_failures(row.run_dir, console)
     console.print(Text(f"tables, heatmap and ablation.json: {result.out_dir}"))
 
 
 def ablation(args: argparse.Namespace) -> int:
     """Run every describer row and comparer column of the config, then print Table 4; the
     preflight runs first, so a grid missing a key or a checkpoint stops before its first row."""
-    import asyncio
-
     from rich.text import Text
 
     from titjudge.ablation.config import load_ablation_config, preflight_ablation
+    from titjudge.agents.loop import run_to_end
 
     overrides = [
         *args.set,
@@ -88,7 +90,7 @@ def ablation(args: argparse.Namespace) -> int:
     def announce(index: int, total: int, row: AblationDescriber) -> None:
         console.print(Text(f"row {index + 1}/{total}: {row.heading} ({row.model})", style="bold"))
 
-    result = asyncio.run(
+    result = run_to_end(
         run_ablation_async(
             config,
             out=args.out,

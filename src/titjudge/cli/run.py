@@ -73,6 +73,7 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
         say(console, f"{role}: {Usage.from_json(record).text()}")
     print_answering_models(outcome.summary.get("answered_by") or {}, console)
     say(console, f"run dir: {outcome.out_dir}")
+    print_failures(outcome.out_dir, console)
     if outcome.n_failed_items:
         console.print(
             f"{outcome.n_failed_items} items have failed variants; reasons in "
@@ -81,6 +82,17 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+
+
+def print_failures(run_dir: Path, console: Console) -> None:
+    """The run's failures grouped by role, model and reason, and the models stopped, as its
+    summary.json records them (`report.failures`); in yellow, plain text on a pipe too."""
+    from titjudge.report.failures import load_failures
+    from titjudge.safety import terminal_safe
+
+    failures = load_failures(run_dir)
+    for line in failures.lines() if failures is not None else []:
+        console.print(terminal_safe(line), style="yellow", markup=False, highlight=False)
 
 
 def print_answering_models(record: dict[str, Any], console: Console) -> None:

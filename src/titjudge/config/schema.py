@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import judge_config_union
+from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER
 from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
@@ -85,6 +86,14 @@ class RunSettings(StrictModel):
         default_factory=ExecutionOptions,
         description="where hf:/embed: models run: in this process, or in Ray actors "
         "({backend: ray, address, actors_per_model, num_gpus_per_actor, ...}); see README 'Ray'",
+    )
+    stop_after: int = Field(
+        DEFAULT_STOP_AFTER,
+        ge=0,
+        description="stop a model for the run after this many requests in a row failed for a "
+        "reason that will not heal (connection refused, DNS, TLS, 401, 403, 404 model not found, "
+        "a missing client package): its other calls fail at once, unsent; 0: never (a spent "
+        "quota still stops it); see README 'When a model refuses everything'",
     )
     require_model: RequireModel = Field(
         "report",

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from titjudge.cache.store import CallCache
+from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.provenance import RequireModel
@@ -37,8 +38,12 @@ class ModelHub:
         default_rpm: float | None = None,
         execution: ExecutionOptions | None = None,
         require_model: RequireModel = "report",
+        stop_after: int = DEFAULT_STOP_AFTER,
     ):
         self.cache = cache
+        #: `run.stop_after`: a model is stopped after this many requests in a row failed for
+        #: a reason that will not heal (`models.calls.breaker`); 0: never
+        self.stop_after = stop_after
         #: `run.require_model`: whether a reply (text or vectors) from another model is refused
         self.require_model: RequireModel = require_model
         self.default_concurrency = default_concurrency
@@ -114,6 +119,7 @@ class ModelHub:
             self._text[key] = ModelClient(
                 backend, self.cache, limiter, options, require_model=self.require_model
             )
+            self._text[key].breaker.stop_after = self.stop_after
         return self._text[key]
 
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
@@ -126,6 +132,7 @@ class ModelHub:
             self._embed[key] = EmbeddingClient(
                 backend, self.cache, limiter, options, self.require_model
             )
+            self._embed[key].breaker.stop_after = self.stop_after
         return self._embed[key]
 
     async def release(self, model: str) -> None:
@@ -158,6 +165,10 @@ class ModelHub:
     def usage_by_model(self) -> dict[str, Usage]:
         """Totals per model spec over every role."""
         return _totals((model, usage) for model, _, usage in self._ledgers())
+
+    def stopped(self) -> list[Breaker]:
+        """The breakers of the models stopped for the run (`models.calls.breaker`)."""
+        return [c.breaker for c in self._clients() if c.breaker.stopped]
 
     def describe(self) -> list[dict[str, Any]]:
         return [c.backend.describe() for c in self._clients()]

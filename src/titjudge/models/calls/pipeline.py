@@ -1,7 +1,8 @@
 """The one call pipeline every model call goes through, whatever it asks for.
 
 in-process dedup -> cache lookup -> cross-process claim -> limits (concurrency, rpm, tpm,
-pauses) -> tenacity retries, each attempt under `timeout` -> validate -> cache store.
+pauses) -> tenacity retries, each attempt under `timeout` -> validate -> cache store. A model
+whose endpoint refuses every request is stopped for the run (`models.calls.breaker`).
 
 A call kind (free text and validated objects in `models.calls.text_client`, embeddings in
 `models.calls.embedding_client`) supplies only what differs: the keys of what it asks, how a cached
@@ -27,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from titjudge.cache.store import CallCache
+from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.core.base import (
@@ -35,7 +37,6 @@ from titjudge.models.core.base import (
     Generation,
     MissingCredentialsError,
     PermanentError,
-    QuotaExhaustedError,
     TransientError,
     is_unbilled,
     mark_unbilled,
@@ -110,15 +111,23 @@ class Attempted(Generic[R]):
 class CallPipeline(Generic[B]):
     """Caching, claims, limits, retries and timeouts for one backend, shared by every kind."""
 
-    def __init__(self, backend: B, cache: CallCache, limiter: Limiter, options: ModelOptions):
+    def __init__(
+        self,
+        backend: B,
+        cache: CallCache,
+        limiter: Limiter,
+        options: ModelOptions,
+        stop_after: int = DEFAULT_STOP_AFTER,
+    ):
         self.backend = backend
         self.cache = cache
         self.limiter = limiter
         self.options = options
         self.usage: dict[str, Usage] = {}
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
-        #: set when the model's quota is spent: nothing more is sent to it this run
-        self.dead: str | None = None
+        #: stops the model for the run once its endpoint refuses everything (or its quota is
+        #: spent): nothing more is sent to it
+        self.breaker = Breaker(self.model, stop_after)
 
     @property
     def model(self) -> str:
@@ -295,17 +304,29 @@ class CallPipeline(Generic[B]):
             retry=retry_if_exception_type(TransientError),
             stop=stop_after_attempt(self.options.max_attempts),
             wait=self._wait,
+            sleep=self.breaker.sleep,
             reraise=True,
         )
+        last: Exception | None = None
         try:
             async for attempt in retrying:
                 with attempt:
                     count += 1
                     try:
                         value = await self._once(send, tokens)
+                    except StoppedError:
+                        count -= 1  # nothing was sent
+                        raise
                     except Exception as exc:
                         billed = billed or not is_unbilled(exc)
+                        last = exc
                         raise
+        except StoppedError as exc:
+            # stopped between two attempts: the call's own last error is its reason
+            failure: Exception = last if last is not None else exc
+            failure._titjudge_attempts = count  # type: ignore[attr-defined]
+            failure._titjudge_unbilled = not billed  # type: ignore[attr-defined]
+            raise failure from None
         except Exception as exc:
             exc._titjudge_attempts = count  # type: ignore[attr-defined]
             # every attempt refused before a token: the call cost $0, not an unknown price
@@ -325,20 +346,23 @@ class CallPipeline(Generic[B]):
         return float(min(max(backoff, 0.0), self.options.backoff_max))
 
     async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
+        self.breaker.check()  # a stopped model's calls do not wait for a slot
         async with self.limiter.slot(tokens) as grant:
-            if self.dead is not None:  # checked once a slot is granted: waiters see it too
-                raise mark_unbilled(
-                    PermanentError(f"not sent: {self.model} quota exhausted earlier in this run")
-                )
+            self.breaker.check()  # checked once a slot is granted: waiters see it too
             try:
                 value = await self._send(send)
             except TransientError as exc:
+                self.breaker.failed(exc)
                 if exc.rate_limited:  # the whole model pauses for the provider's wait
                     wait = exc.retry_after
                     grant.rate_limited(
                         None if wait is None else min(wait, self.options.backoff_max)
                     )
                 raise
+            except PermanentError as exc:
+                self.breaker.failed(exc)
+                raise
+            self.breaker.succeeded()
             grant.settle(_tokens_used(value))
             return value
 
@@ -369,14 +393,6 @@ class CallPipeline(Generic[B]):
         else:
             reason = f"{type(exc).__name__}: {exc}"
         reason = redact(reason)  # a provider may echo the key in its error text
-        if isinstance(exc, QuotaExhaustedError) and self.dead is None:
-            self.dead = reason
-            log.warning(
-                "%s: %s. No further requests go to this model in this run; everything already "
-                "answered is kept, and a re-run after the quota is restored resumes from the cache.",
-                self.model,
-                reason,
-            )
         log.info("%s call failed: %s", self.model, reason)
         unbilled = is_unbilled(exc) or getattr(exc, "_titjudge_unbilled", False)
         return CallResult(

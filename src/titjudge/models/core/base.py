@@ -86,15 +86,32 @@ class TransientError(Exception):
     requests at once."""
 
     def __init__(
-        self, message: str, retry_after: float | None = None, *, rate_limited: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        rate_limited: bool = False,
+        lasting: str | None = None,
     ):
         super().__init__(message)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        #: see `PermanentError.lasting`: a refused connection, a failed DNS lookup or TLS
+        #: handshake is retried like any transient error, but counts towards the breaker
+        self.lasting = lasting
 
 
 class PermanentError(Exception):
-    """Raised by a backend for an error that retrying cannot fix (bad request, auth, context)."""
+    """Raised by a backend for an error that retrying cannot fix (bad request, auth, context).
+
+    `lasting` names, in a few words, a reason that will not heal within the run and is the
+    endpoint's, not the request's (`401 unauthorized`, `404 model not found`, `missing client
+    package google.auth`, `quota exhausted`): the call layer's circuit breaker
+    (`models.calls.breaker`) stops a model after `run.stop_after` requests in a row failed so."""
+
+    def __init__(self, message: str, *, lasting: str | None = None):
+        super().__init__(message)
+        self.lasting = lasting
 
 
 class InputRejectedError(PermanentError):
@@ -126,7 +143,10 @@ def is_unbilled(exc: BaseException) -> bool:
 class QuotaExhaustedError(PermanentError):
     """The account's quota for this model is spent (OpenAI `insufficient_quota`, a Gemini daily
     or zero quota): waiting will not clear it, so the call layer sends this model nothing more
-    for the rest of the run."""
+    for the rest of the run (its breaker trips at the first one)."""
+
+    def __init__(self, message: str, *, lasting: str | None = "quota exhausted"):
+        super().__init__(message, lasting=lasting)
 
 
 class MissingCredentialsError(ConfigError):

@@ -32,6 +32,7 @@ from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.image_limits import image_limit_for
+from titjudge.models.litellm.lasting import lasting_reason
 from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.providers import missing_packages
 from titjudge.models.litellm.reasons import content_filter, refused_before_tokens
@@ -162,7 +163,9 @@ class LiteLLMBackend(TextBackend):
         return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
-        return classify_litellm_error(exc)
+        return classify_litellm_error(
+            exc, self.api_base if isinstance(self.api_base, str) else None
+        )
 
     def answered_by(self, generation: Generation) -> str | None:
         """What the reply's own model field says (litellm's `response.model`), never the model
@@ -170,19 +173,22 @@ class LiteLLMBackend(TextBackend):
         return generation.model
 
 
-def classify_litellm_error(exc: BaseException) -> BaseException:
+def classify_litellm_error(exc: BaseException, where: str | None = None) -> BaseException:
     """A litellm exception as TransientError / PermanentError / QuotaExhaustedError /
     BlockedError (as is when none): the one classification of text and embedding calls. A 429
     is marked `rate_limited`, so the model's limiter pauses and (with no rate set) cuts its
-    concurrency. An error the provider answered before generating anything (a 4xx/5xx status,
-    a refused connection; not a timeout) is marked unbilled: that call cost $0."""
-    mapped = _classify(exc)
+    concurrency. A reason that will not heal within the run (`lasting_reason`) leads the
+    message and marks the error `lasting` for the model's breaker (`models.calls.breaker`);
+    `where` (the api_base) is named with a connection's reasons. An error the provider
+    answered before generating anything (a 4xx/5xx status, a refused connection; not a
+    timeout) is marked unbilled: that call cost $0."""
+    mapped = _classify(exc, where)
     if mapped is not exc and refused_before_tokens(exc):
         mark_unbilled(mapped)
     return mapped
 
 
-def _classify(exc: BaseException) -> BaseException:
+def _classify(exc: BaseException, where: str | None) -> BaseException:
     message = _message(exc)
     blocked = content_filter(exc, message)
     if blocked is not None:
@@ -196,6 +202,11 @@ def _classify(exc: BaseException) -> BaseException:
         return TransientError(
             f"RateLimitError: {message}", retry_after=retry_after_seconds(exc), rate_limited=True
         )
+    lasting = lasting_reason(exc, where)
+    if lasting is not None:
+        if lasting.startswith(("connection refused", "DNS", "TLS")):  # retried: may be starting
+            return TransientError(f"{lasting}: {type(exc).__name__}: {message}", lasting=lasting)
+        return PermanentError(f"{lasting}: {type(exc).__name__}: {message}", lasting=lasting)
     if isinstance(exc, _PERMANENT):
         kind = (
             "context length exceeded"

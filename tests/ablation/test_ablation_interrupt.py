@@ -1,0 +1,100 @@
+"""Ctrl-C on `titjudge ablation` (and `titjudge run`) stops within 2 s, even while a worker
+thread is busy (a local model loading, a batch, a large image decoding), and keeps every
+answer already given: a re-run asks the server nothing it answered before."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer, build_responder, server_env
+
+#: the child: titjudge's CLI with one image whose reading takes 30 s in its worker thread
+#: (as a local model's load or a huge image's decode holds one), so an interrupt lands while
+#: that thread runs
+CHILD = """
+import sys, time
+import titjudge.data.images as images
+slow, load = sys.argv.pop(1), images.load_image
+def load_image(path, *args, **kwargs):
+    if str(path).endswith(slow):
+        time.sleep(30)
+    return load(path, *args, **kwargs)
+images.load_image = load_image
+from titjudge.cli import main
+sys.argv[0] = "titjudge"
+sys.exit(main())
+"""
+STOP_WITHIN = 2.0
+
+
+def _config(bench: Path, url: str, tmp: Path, command: str) -> dict:
+    model = {"api_base": url, "backoff_initial": 0.01, "max_attempts": 2}
+    data = {"manifest": str(bench / "manifest.jsonl"), "human_pairs": str(bench / "pairs.csv")}
+    run = {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 4}
+    judge = {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge", **model}
+    if command == "run":
+        return {
+            "name": "r",
+            "data": data,
+            "describer": {"model": "litellm:openai/vlm", **model},
+            "judges": [judge],
+            "run": run,
+        }
+    return {
+        "name": "g",
+        "data": data,
+        "describers": [{"name": "sharp", "model": "litellm:openai/vlm", **model}],
+        "comparers": [judge, {"name": "lexical", "kind": "lexical"}],
+        "run": run,
+        "bootstrap": 0,
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["ablation", "run"])
+def test_ctrl_c_stops_at_once_and_keeps_answers(bench, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    manifest = [json.loads(line) for line in (bench / "manifest.jsonl").read_text().splitlines()]
+    slow_image = Path(manifest[0]["image"]).name  # loading from the start
+    with FakeOpenAIServer(responder=build_responder("auto"), latency=0.2) as server:
+        path = tmp_path / "config.yaml"
+        path.write_text(json.dumps(_config(bench, server.url, tmp_path, command)))
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, slow_image, command, str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=server_env(),
+            cwd=tmp_path,
+        )
+        deadline = time.monotonic() + 60
+        while server.stats.total < 8:  # answers given: they must be cached
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the server never saw the run's requests"
+            time.sleep(0.02)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert child.returncode == 130, err
+        assert "re-run to resume" in err and "Traceback" not in err
+        assert took < STOP_WITHIN, f"Ctrl-C took {took:.1f} s to stop"
+        assert not any((tmp_path / "runs").rglob("*.partial"))  # no half run left behind
+
+        rerun = subprocess.run(
+            [sys.executable, "-m", "titjudge", command, str(path)],
+            capture_output=True,
+            text=True,
+            env=server_env(),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert rerun.returncode in (0, 1), rerun.stderr
+        # nothing answered before the interrupt was asked (and paid for) again
+        assert server.stats.duplicates(ok_only=True) == 0

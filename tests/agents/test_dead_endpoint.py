@@ -1,0 +1,122 @@
+"""A describer whose endpoint refuses every call (a 401 with OpenAI's invalid_api_key body, a
+404 with its model_not_found body, a closed port) on 200 items: the model is stopped after
+`run.stop_after` requests in a row, so at most stop_after + concurrency requests are made
+(counted at the double, and in the items' attempts), not max_attempts per item; the terminal
+(a pipe here) shows one grouped reason and the stop, summary.json the same, exit 1; a re-run
+asks again (failures are never cached)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer, Fault, Reply, server_env
+from run_dirs import latest_run
+
+from titjudge.data.synth.benchmark import synthesize
+
+CONCURRENCY = 8
+STOP_AFTER = 5
+#: OpenAI's 401 for a wrong key (github.com/chatanywhere/GPT_API_free/issues/62; the same
+#: shape in github.com/continuedev/continue/issues/11409); the key is masked in the message
+INVALID_KEY = (
+    "Incorrect API key provided: sk-VKMIs***************************************wjh3. You can "
+    "find your API key at https://platform.openai.com/account/api-keys."
+)
+#: OpenAI's 404 for an unknown model (github.com/openai/codex/issues/7074)
+NO_MODEL = "The model `vlm` does not exist or you do not have access to it."
+KINDS = {
+    "401": "401 unauthorized (the API key was refused)",
+    "404": "404 model not found",
+    "closed": "connection refused",
+}
+
+
+@pytest.fixture(scope="module")
+def items200(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("items200") / "data"
+    synthesize(out, n_prompts=40, n_models=5, seed=0)  # 200 items
+    return out
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def _run(config: Path) -> subprocess.CompletedProcess[str]:
+    env = {**server_env(), "OPENAI_API_KEY": "sk-test", "COLUMNS": "400"}
+    return subprocess.run(
+        [sys.executable, "-m", "titjudge", "run", str(config)],
+        capture_output=True,  # not a terminal: the summary is printed all the same
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def _attempts(run_dir: Path) -> int:
+    lines = (run_dir / "items.jsonl").read_text().splitlines()
+    return sum(json.loads(line)["describer"].get("attempts", 0) for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("refusal", ["401", "404", "closed"])
+def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal):
+    kind = "401" if refusal == "closed" else refusal  # nothing listens there: never answered
+    fault = Fault(kind, message=INVALID_KEY if kind == "401" else NO_MODEL)
+    server = FakeOpenAIServer(responder=lambda request: Reply(fault=fault))
+    url = _closed_url() if refusal == "closed" else server.start()
+    config = tmp_path / "dead.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "name": "dead",
+                "data": {"manifest": str(items200 / "manifest.jsonl")},
+                "describer": {"model": "litellm:openai/vlm", "api_base": url},
+                "judges": [{"name": "lexical", "kind": "lexical"}],
+                "run": {
+                    "cache_dir": str(tmp_path / "cache"),
+                    "out": str(tmp_path / "runs"),
+                    "concurrency": CONCURRENCY,
+                    "stop_after": STOP_AFTER,
+                },
+            }
+        )
+    )
+    try:
+        done = _run(config)
+        assert done.returncode == 1, done.stderr
+        run_dir = latest_run(tmp_path / "runs" / "dead")
+        sent = _attempts(run_dir)
+        assert sent <= STOP_AFTER + CONCURRENCY
+        if refusal != "closed":
+            assert server.stats.total == sent
+        kind = KINDS[refusal] + (f" ({url})" if refusal == "closed" else "")
+        # one grouped line for the 200 describer failures, one for the stop
+        grouped = [
+            line for line in done.stdout.splitlines() if "describer litellm:openai/vlm" in line
+        ]
+        assert grouped == [f"  describer litellm:openai/vlm: 200 x {kind}, {200 - sent} not sent"]
+        assert (
+            f"stopped: litellm:openai/vlm after {STOP_AFTER} requests in a row failed with {kind}"
+            in done.stdout
+        )
+        failures = json.loads((run_dir / "summary.json").read_text())["failures"]
+        describer = [g for g in failures["groups"] if g["role"] == "describer"]
+        assert [(g["kind"], g["count"]) for g in describer] == [(kind, 200)]
+        assert failures["stopped"][0]["reason"] == kind
+
+        again = _run(config)  # nothing was cached: the re-run asks again
+        assert again.returncode == 1
+        resent = _attempts(latest_run(tmp_path / "runs" / "dead"))
+        assert 0 < resent <= STOP_AFTER + CONCURRENCY
+        if refusal != "closed":
+            assert server.stats.total == sent + resent
+    finally:
+        server.stop()

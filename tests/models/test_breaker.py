@@ -1,0 +1,104 @@
+"""The circuit breaker per model (`models.calls.breaker`): ordinary transient trouble (429,
+5xx, timeouts) never trips it, a success resets it, `stop_after: 0` switches it off, and a
+client package the provider needs but that is missing (Vertex AI's google.auth on a plain
+install) stops the model after stop_after calls instead of retrying every item."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.abc
+import sys
+
+import pytest
+from doubles.server import FakeOpenAIServer, Fault, Reply
+
+from titjudge.cache.store import CallCache
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.hub import ModelHub
+
+FAST = {"backoff_initial": 0.01, "backoff_max": 0.05}
+
+
+def _client(tmp_path, model, stop_after=5, **options):
+    hub = ModelHub(CallCache(tmp_path / "cache"), stop_after=stop_after)
+    return hub.text_client(model, ModelOptions(**{**FAST, **options}))
+
+
+def _ask(client, n):
+    async def all_of_them():
+        return await asyncio.gather(
+            *(client.text(GenerateRequest(prompt=f"item {i}"), role="describer") for i in range(n))
+        )
+
+    return asyncio.run(all_of_them())
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+
+def test_transient_errors_never_stop_a_model(tmp_path):
+    faults = iter([Fault("429", retry_after=0.0), Fault("500"), Fault("503"), Fault("timeout")])
+    with FakeOpenAIServer(
+        responder=lambda request: Reply(fault=next(faults, Fault("500"))), timeout_delay=1.5
+    ) as server:
+        client = _client(
+            tmp_path, "litellm:openai/vlm", api_base=server.url, max_attempts=2, timeout=1.0
+        )
+        results = _ask(client, 20)
+        assert not any(r.ok for r in results)
+        assert not client.breaker.stopped
+        assert server.stats.total == 40  # every call got its retries
+        assert not any("not sent" in (r.error or "") for r in results)
+
+
+def test_a_success_resets_the_count(tmp_path):
+    replies = [Fault("401")] * 4 + ["fine"]
+
+    def answer(request):
+        reply = replies[(answer.count) % len(replies)]
+        answer.count += 1
+        return Reply(fault=reply) if isinstance(reply, Fault) else Reply(content=reply)
+
+    answer.count = 0
+    with FakeOpenAIServer(responder=answer) as server:
+        client = _client(tmp_path, "litellm:openai/vlm", api_base=server.url, concurrency=1)
+        results = _ask(client, 25)
+        assert sum(r.ok for r in results) == 5
+        assert not client.breaker.stopped and server.stats.total == 25
+
+
+def test_stop_after_zero_never_stops(tmp_path):
+    with FakeOpenAIServer(responder=lambda request: Reply(fault=Fault("401"))) as server:
+        client = _client(tmp_path, "litellm:openai/vlm", stop_after=0, api_base=server.url)
+        results = _ask(client, 20)
+        assert server.stats.total == 20 and not client.breaker.stopped
+        assert all(r.error.startswith("401 unauthorized") for r in results)
+
+
+class _NoGoogleAuth(importlib.abc.MetaPathFinder):
+    """A plain install: google-auth is not there (whether or not this machine has it)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "google.auth" or name.startswith("google.auth."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def test_a_missing_client_package_stops_the_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("VERTEXAI_PROJECT", "p")
+    monkeypatch.setenv("VERTEXAI_LOCATION", "us-central1")
+    monkeypatch.setattr(sys, "meta_path", [_NoGoogleAuth(), *sys.meta_path])
+    for name in [m for m in sys.modules if m == "google.auth" or m.startswith("google.auth.")]:
+        monkeypatch.delitem(sys.modules, name)
+    client = _client(
+        tmp_path, "litellm:vertex_ai/gemini-2.5-pro", concurrency=4, thinking={"budget": 128}
+    )
+    results = _ask(client, 40)
+    assert not any(r.ok for r in results)
+    assert client.breaker.reason == "missing client package google.auth"
+    assert sum(r.attempts for r in results) <= 5 + 4  # not max_attempts (6) per item
+    assert all("missing client package google.auth" in r.error for r in results)
+    assert sum(r.error.startswith("not sent") for r in results) >= 40 - 5 - 4
