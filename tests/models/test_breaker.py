@@ -1,7 +1,8 @@
 """The circuit breaker per model (`models.calls.breaker`): ordinary transient trouble (429,
 5xx, timeouts) never trips it, a success resets it, `stop_after: 0` switches it off, and a
-client package the provider needs but that is missing (Vertex AI's google.auth on a plain
-install) stops the model after stop_after calls instead of retrying every item."""
+client package the provider needs but that is missing stops the model: at the backend's build
+when the provider table knows it (Vertex AI's google.auth on a plain install), else after
+stop_after calls, instead of retrying every item."""
 
 from __future__ import annotations
 
@@ -87,7 +88,9 @@ class _NoGoogleAuth(importlib.abc.MetaPathFinder):
         return None
 
 
-def test_a_missing_client_package_stops_the_model(tmp_path, monkeypatch):
+def test_a_missing_client_package_known_at_build_sends_nothing(tmp_path, monkeypatch):
+    """Vertex AI without google.auth: the backend's build names the package and the pip line,
+    and no item sends anything (before, each item retried ~40 s as a transient error)."""
     monkeypatch.setenv("VERTEXAI_PROJECT", "p")
     monkeypatch.setenv("VERTEXAI_LOCATION", "us-central1")
     monkeypatch.setattr(sys, "meta_path", [_NoGoogleAuth(), *sys.meta_path])
@@ -98,7 +101,24 @@ def test_a_missing_client_package_stops_the_model(tmp_path, monkeypatch):
     )
     results = _ask(client, 40)
     assert not any(r.ok for r in results)
-    assert client.breaker.reason == "missing client package google.auth"
-    assert sum(r.attempts for r in results) <= 5 + 4  # not max_attempts (6) per item
-    assert all("missing client package google.auth" in r.error for r in results)
+    assert sum(r.attempts for r in results) == 0
+    assert all("pip install google-auth" in r.error for r in results)
+
+
+def test_a_missing_client_package_met_at_call_time_stops_the_model(tmp_path, monkeypatch):
+    """A package litellm imports only inside the call (one the build's table does not know):
+    the breaker stops the model after stop_after attempts, not max_attempts (6) per item."""
+    import litellm
+
+    async def needs_a_package(**kwargs):
+        raise ModuleNotFoundError("No module named 'some_sdk'", name="some_sdk")
+
+    monkeypatch.setattr(litellm, "acompletion", needs_a_package)
+    with FakeOpenAIServer() as server:
+        client = _client(tmp_path, "litellm:openai/vlm", concurrency=4, api_base=server.url)
+        results = _ask(client, 40)
+    assert not any(r.ok for r in results)
+    assert client.breaker.reason == "missing client package some_sdk"
+    assert sum(r.attempts for r in results) <= 5 + 4
+    assert all("missing client package some_sdk" in r.error for r in results)
     assert sum(r.error.startswith("not sent") for r in results) >= 40 - 5 - 4
