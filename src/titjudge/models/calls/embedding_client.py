@@ -120,7 +120,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         latency = done.latency / len(texts)
         refused = self._refusal(answered_by)
         computed: list[Computed] = []
-        for answer in answers:
+        for text, answer in zip(texts, answers, strict=True):
             if isinstance(answer, BaseException):
                 computed.append((self._text_failure(answer, done.attempts), None))
             elif refused is not None:  # a failure record naming both models, never cached
@@ -131,6 +131,8 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 computed.append((refusal_record, None))
             else:
                 result = CallResult(ok=True, value=answer, attempts=done.attempts, latency=latency)
+                if self.rates is not None:  # a local model's $0, or its `price` option
+                    result.cost = self.rates.cost(embedding_tokens([text]), 0)
                 result.answered_by = answered_by
                 stored: Any = (
                     {"vector": answer, "answered_by": answered_by} if answered_by else answer

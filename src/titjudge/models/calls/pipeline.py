@@ -38,6 +38,7 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.prices import Rates, own_rates
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,19 @@ class CacheProbe:
         self.missed = False
         self._counted: list[tuple[Usage, list[CallResult[Any]]]] = []
 
-    def count(self, ledger: Usage, results: list[CallResult[Any]]) -> None:
+    def count(
+        self, ledger: Usage, results: list[CallResult[Any]], *, model: str = "", role: str = ""
+    ) -> None:
+        """The answers of one call of `model` in `role` (counted once committed)."""
         self._counted.append((ledger, results))
+
+    def note(self, key: str, request: Any) -> None:
+        """What the call under `key` would send (a probe that estimates it reads this)."""
+
+    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
+        """The result of a call whose answer is not cached: nothing is sent, it fails."""
+        self.missed = True
+        return CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
 
     def commit(self) -> None:
         for ledger, results in self._counted:
@@ -116,6 +128,9 @@ class CallPipeline(Generic[B]):
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
         #: set when the model's quota is spent: nothing more is sent to it this run
         self.dead: str | None = None
+        #: the rates titjudge prices this model's calls at itself ($0 for a local model, its
+        #: `price` option); None: the price litellm reports with each reply
+        self.rates: Rates | None = own_rates(backend.spec, options.price)
 
     @property
     def model(self) -> str:
@@ -174,7 +189,7 @@ class CallPipeline(Generic[B]):
         ledger = self.usage.setdefault(role, Usage())
         probe = _PROBE.get()
         if probe is not None:
-            probe.count(ledger, final)
+            probe.count(ledger, final, model=self.model, role=role)
         else:
             for result in final:
                 ledger.add(result)
@@ -205,9 +220,8 @@ class CallPipeline(Generic[B]):
                 settle(i)
         probe = _PROBE.get()
         if probe is not None and pending:
-            probe.missed = True
             for i in pending:
-                results[i] = CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
+                results[i] = probe.miss(self, keys[i][0])
                 settle(i)
             return
         while pending:
@@ -327,6 +341,10 @@ class CallPipeline(Generic[B]):
                     )
                 raise
             grant.settle(_tokens_used(value))
+            if self.rates is not None and isinstance(value, Generation):
+                value.cost = self.rates.cost(
+                    value.tokens_in or 0, value.tokens_out or 0, value.cached_tokens or 0
+                )
             return value
 
     async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
@@ -365,7 +383,9 @@ class CallPipeline(Generic[B]):
                 reason,
             )
         log.info("%s call failed: %s", self.model, reason)
-        return CallResult(ok=False, error=reason, attempts=attempts)
+        # no reply, no usage: a model titjudge prices itself charges nothing for it
+        cost = 0.0 if self.rates is not None else None
+        return CallResult(ok=False, error=reason, attempts=attempts, cost=cost)
 
 
 def _tokens_used(value: Any) -> int | None:

@@ -321,6 +321,7 @@ def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None)
         logprobs=gen.logprobs,
         finish_reason=gen.finish_reason,
         thinking_tokens=gen.thinking_tokens,
+        cached_tokens_in=gen.cached_tokens or 0,
         answered_by=answered_by,
     )
 
@@ -331,6 +332,7 @@ def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
     result.attempts += again.attempts
     result.tokens_in += gen.tokens_in or 0
     result.tokens_out += gen.tokens_out or 0
+    result.cached_tokens_in += gen.cached_tokens or 0
     result.cost = sum_costs((result.cost, gen.cost))
     result.latency += again.latency
     result.logprobs = gen.logprobs

@@ -28,6 +28,8 @@ def generation_from(response: Any) -> Generation:
     cost = float(raw_cost) if raw_cost is not None else None
     details = getattr(usage, "completion_tokens_details", None)
     thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(prompt_details, "cached_tokens", None) if prompt_details is not None else None
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
     # a server without a reasoning parser returns Qwen3's thinking inline: it is not the answer
@@ -40,6 +42,7 @@ def generation_from(response: Any) -> Generation:
         finish_reason=getattr(choice, "finish_reason", None),
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
         thinking_tokens=int(thinking) if thinking else None,
+        cached_tokens=int(cached) if cached else None,
         model=_answering_model(response),
     )
 
