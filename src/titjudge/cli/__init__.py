@@ -1,6 +1,6 @@
 """The `titjudge` command line.
 
-Each command module here (data, metrics, run, runs, cache, ablation, audit, analysis,
+Each command module here (data, metrics, run, estimate, runs, cache, ablation, audit, analysis,
 annotate) declares its subcommands' arguments next to their handlers. Building the parser imports only argparse
 and these modules; a handler imports what its command drives (config, data, metrics,
 agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
@@ -15,12 +15,23 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from titjudge.cli import ablation, analysis, annotate, audit, cache, data, metrics, run, runs
+from titjudge.cli import (
+    ablation,
+    analysis,
+    annotate,
+    audit,
+    cache,
+    data,
+    estimate,
+    metrics,
+    run,
+    runs,
+)
 
 EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
 
 #: the command modules, in the order `titjudge --help` lists their commands
-COMMAND_MODULES = (data, metrics, run, runs, cache, ablation, audit, analysis, annotate)
+COMMAND_MODULES = (data, metrics, run, estimate, runs, cache, ablation, audit, analysis, annotate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
+from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import Attempted, CallPipeline, Computed, probing
@@ -92,6 +93,7 @@ class ModelClient(CallPipeline[TextBackend]):
             template=template,
             options=self.key_options,
         )
+        self._note(key, Asked(role, "text", request, thinking_cap=self._thinking_reserve))
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -136,6 +138,7 @@ class ModelClient(CallPipeline[TextBackend]):
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
+        self._note(key, Asked(role, "structured", keyed, thinking_cap=self._thinking_reserve))
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -151,6 +154,13 @@ class ModelClient(CallPipeline[TextBackend]):
         return result
 
     # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _note(key: str, asked: Asked) -> None:
+        """Under a cache probe, what this call would send (`titjudge estimate` counts it)."""
+        probe = probing()
+        if probe is not None:
+            probe.note(key, asked)
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a reply from `answered_by` (None: kept)."""
