@@ -31,6 +31,7 @@ import cached_variants  # noqa: E402
 import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import embedding_judge  # noqa: E402
+import estimate_cost  # noqa: E402
 import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
@@ -57,6 +58,7 @@ ORDER = (
     "variants",
     "replicas",
     "ray",
+    "estimate",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -73,6 +75,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "long_tail": (("long_tail",), long_tail.run),
     "variants": (("variants",), cached_variants.run),
     "ray": (("ray",), ray_actors.run),
+    "estimate": (("estimate",), estimate_cost.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 
