@@ -32,6 +32,7 @@ import call_overhead  # noqa: E402
 import cli_startup  # noqa: E402
 import dead_endpoint  # noqa: E402
 import embedding_judge  # noqa: E402
+import estimate_cost  # noqa: E402
 import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
@@ -59,6 +60,7 @@ ORDER = (
     "replicas",
     "ray",
     "dead_endpoint",
+    "estimate",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -76,6 +78,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "variants": (("variants",), cached_variants.run),
     "ray": (("ray",), ray_actors.run),
     "dead_endpoint": (("dead_endpoint",), dead_endpoint.run),
+    "estimate": (("estimate",), estimate_cost.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -48,6 +48,8 @@ async def write_answer(
         body = completion_body(
             completion_id, created, model, text, finish, logprobs, request.n, tokens
         )
+        if reply.cached_tokens is not None:
+            body["usage"]["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
         return json_response(200, body)
     options = request.body.get("stream_options")
     include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False

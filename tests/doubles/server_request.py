@@ -99,7 +99,10 @@ class Reply:
     otherwise the server derives them from the content (see `server_wire.default_logprobs`).
     `delay` adds seconds of latency to this reply only. `model`, when given, is the model the
     reply says answered (the body's `model`, as a provider that re-routes a retired model
-    says); by default the reply names the model asked for.
+    says); by default the reply names the model asked for. `cached_tokens`, when given, is
+    reported as `usage.prompt_tokens_details.cached_tokens` (of the prompt tokens, those served
+    from the provider's prompt cache: OpenAI API reference, "The chat completion object",
+    https://platform.openai.com/docs/api-reference/chat/object).
     """
 
     content: str | None = None
@@ -109,6 +112,7 @@ class Reply:
     finish_reason: str = "stop"
     delay: float = 0.0
     model: str | None = None
+    cached_tokens: int | None = None
 
     @property
     def text(self) -> str:

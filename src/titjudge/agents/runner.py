@@ -27,6 +27,7 @@ from titjudge.config import RunConfig, dump_config
 from titjudge.data.images import ImageLoader
 from titjudge.data.records import Item
 from titjudge.errors import ConfigError
+from titjudge.judges.base import Judge
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
@@ -176,30 +177,12 @@ async def _run_staged(
         return cache_counts(usage_since(by_model_before, hub.usage_by_model()), writes)
 
     try:
-        describer = hub.text_client(config.describer.model, config.describer)
-        template = load_template(config.describer.prompt)
-        judges = build_judges(config.judges, config.describer.model, config.describer, hub)
         progress = Progress(
             total=len(items),
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
         )
-        ctx = RunContext(
-            describer=describer,
-            describe_template=template,
-            describe_max_tokens=config.describer.max_tokens,
-            describe_temperature=config.describer.temperature,
-            describe_keep_truncated=config.describer.on_truncation == "keep",
-            judges=[j for j in judges if j.per_item],
-            fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
-            progress=progress,
-            pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
-            pairs=human.pairs if human is not None else None,
-            variant_order=[j.name for j in config.judges],
-            human=human,
-            bootstrap=bootstrap,
-            seed=config.run.seed,
-            images=ImageLoader(config.run.concurrency, known=cache),
-        )
+        ctx, judges = run_context(config, hub, human, progress, bootstrap)
+        describer, template = ctx.describer, ctx.describe_template
 
         def record() -> None:
             """The config with what was resolved; written again after the graph, because a
@@ -300,6 +283,38 @@ async def _run_staged(
     )
 
 
+def run_context(
+    config: RunConfig,
+    hub: ModelHub,
+    human: HumanData | None,
+    progress: Progress,
+    bootstrap: int = 1000,
+) -> tuple[RunContext, list[Judge]]:
+    """The run's context (its clients, templates, judges and image loader) and every judge
+    built, pairwise ones included: what `run` drives and `titjudge estimate` probes."""
+    describer = hub.text_client(config.describer.model, config.describer)
+    template = load_template(config.describer.prompt)
+    judges = build_judges(config.judges, config.describer.model, config.describer, hub)
+    ctx = RunContext(
+        describer=describer,
+        describe_template=template,
+        describe_max_tokens=config.describer.max_tokens,
+        describe_temperature=config.describer.temperature,
+        describe_keep_truncated=config.describer.on_truncation == "keep",
+        judges=[j for j in judges if j.per_item],
+        fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
+        progress=progress,
+        pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
+        pairs=human.pairs if human is not None else None,
+        variant_order=[j.name for j in config.judges],
+        human=human,
+        bootstrap=bootstrap,
+        seed=config.run.seed,
+        images=ImageLoader(config.run.concurrency, known=hub.cache),
+    )
+    return ctx, judges
+
+
 async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> RunEvaluation:
     """Items answered from the cache alone first (`agents.cached`); the graph runs the rest,
     then the pairwise judges and the evaluator. With nothing left to ask, those two run
@@ -331,4 +346,4 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
         return run_to_end(run_async(config, **kwargs))
 
 
-__all__ = ["RunOutcome", "dump_config", "run", "run_async"]
+__all__ = ["RunOutcome", "dump_config", "run", "run_async", "run_context"]

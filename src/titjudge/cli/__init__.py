@@ -1,7 +1,7 @@
 """The `titjudge` command line.
 
-Each command module here (data, metrics, run, explain, runs, cache, ablation, audit,
-analysis, annotate) declares its subcommands' arguments next to their handlers. Building the parser imports only argparse
+Each command module here (data, metrics, run, estimate, explain, runs, cache, ablation,
+audit, analysis, annotate) declares its subcommands' arguments next to their handlers. Building the parser imports only argparse
 and these modules; a handler imports what its command drives (config, data, metrics,
 agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
 
@@ -23,6 +23,7 @@ from titjudge.cli import (
     audit,
     cache,
     data,
+    estimate,
     explain,
     metrics,
     run,
@@ -32,7 +33,19 @@ from titjudge.cli import (
 EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
 
 #: the command modules, in the order `titjudge --help` lists their commands
-COMMAND_MODULES = (data, metrics, run, explain, runs, cache, ablation, audit, analysis, annotate)
+COMMAND_MODULES = (
+    data,
+    metrics,
+    run,
+    estimate,
+    explain,
+    runs,
+    cache,
+    ablation,
+    audit,
+    analysis,
+    annotate,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,6 +42,9 @@ class CallResult(Generic[T]):
     finish_reason: str | None = None
     #: of tokens_out, thinking/reasoning tokens (None: the provider did not say)
     thinking_tokens: int | None = None
+    #: of tokens_in, prompt tokens served from the provider's prompt cache (billed at its
+    #: cached-input rate; 0 when the provider did not say)
+    cached_tokens_in: int = 0
     #: the reply stopped at the token limit and the caller chose to keep it (`on_truncation: keep`)
     truncated: bool = False
     #: the model that answered, as its reply says (see `Backend.answered_by`); None when no
@@ -82,8 +85,9 @@ class Usage:
     Tokens, cost and latency count only what was paid for in this run, so a cache hit adds
     a call and a hit but nothing else (it costs 0). Cost is kept honestly: `priced_cost`
     sums the prices the provider or litellm reported, and `unpriced_calls` counts the paid
-    calls that came back without a price (a model litellm has no price for, a local or
-    self-hosted model, an embedding call). `cost` is the total only when every paid call
+    calls that came back without a price (a model litellm has no price for and no `price`
+    option names, an embedding call through litellm). A model that runs in the process or in
+    Ray costs $0 of API spend: its calls are priced, at 0. `cost` is the total only when every paid call
     was priced, else None: unknown, never a made-up 0.
     """
 
@@ -98,6 +102,8 @@ class Usage:
     tokens_out: int = 0
     #: of tokens_out, thinking/reasoning tokens (where the provider said)
     thinking_tokens: int = 0
+    #: of tokens_in, prompt tokens the provider served from its prompt cache (where it said)
+    cached_tokens_in: int = 0
     priced_cost: float = 0.0
     unpriced_calls: int = 0
     latency: float = 0.0
@@ -126,6 +132,7 @@ class Usage:
             tokens_in=result.tokens_in if paid else 0,
             tokens_out=result.tokens_out if paid else 0,
             thinking_tokens=(result.thinking_tokens or 0) if paid else 0,
+            cached_tokens_in=result.cached_tokens_in if paid else 0,
             priced_cost=(result.cost or 0.0) if paid else 0.0,
             unpriced_calls=int(paid and result.cost is None),
             latency=result.latency if paid else 0.0,

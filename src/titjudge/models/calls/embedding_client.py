@@ -33,9 +33,10 @@ import math
 from typing import Any
 
 from titjudge.cache.store import CallCache
+from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.pipeline import CallPipeline, Computed
+from titjudge.models.calls.pipeline import CallPipeline, Computed, probing
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.token_estimate import embedding_tokens
@@ -71,6 +72,10 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         """One result per text, in order; a text fails only for a reason of its own or of
         every request that carried it (see the module's notes)."""
         keys = [embedding_key(self.backend.spec, text, params=self.params) for text in texts]
+        probe = probing()
+        if probe is not None:  # under a cache probe: what each would send (`titjudge estimate`)
+            for key, text in zip(keys, texts, strict=True):
+                probe.note(key, Asked(role, "embedding", text=text))
 
         async def compute(positions: list[int]) -> list[Computed]:
             todo = [texts[i] for i in positions]
@@ -120,7 +125,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         latency = done.latency / len(texts)
         refused = self._refusal(answered_by)
         computed: list[Computed] = []
-        for answer in answers:
+        for text, answer in zip(texts, answers, strict=True):
             if isinstance(answer, BaseException):
                 computed.append((self._text_failure(answer, done.attempts), None))
             elif refused is not None:  # a failure record naming both models, never cached
@@ -131,6 +136,8 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 computed.append((refusal_record, None))
             else:
                 result = CallResult(ok=True, value=answer, attempts=done.attempts, latency=latency)
+                if self.rates is not None:  # a local model's $0, or its `price` option
+                    result.cost = self.rates.cost(embedding_tokens([text]), 0)
                 result.answered_by = answered_by
                 stored: Any = (
                     {"vector": answer, "answered_by": answered_by} if answered_by else answer

@@ -42,6 +42,7 @@ from titjudge.models.core.base import (
     mark_unbilled,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.prices import Rates, own_rates
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,19 @@ class CacheProbe:
         self.missed = False
         self._counted: list[tuple[Usage, list[CallResult[Any]]]] = []
 
-    def count(self, ledger: Usage, results: list[CallResult[Any]]) -> None:
+    def count(
+        self, ledger: Usage, results: list[CallResult[Any]], *, model: str = "", role: str = ""
+    ) -> None:
+        """The answers of one call of `model` in `role` (counted once committed)."""
         self._counted.append((ledger, results))
+
+    def note(self, key: str, request: Any) -> None:
+        """What the call under `key` would send (a probe that estimates it reads this)."""
+
+    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
+        """The result of a call whose answer is not cached: nothing is sent, it fails."""
+        self.missed = True
+        return CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
 
     def commit(self) -> None:
         for ledger, results in self._counted:
@@ -128,6 +140,9 @@ class CallPipeline(Generic[B]):
         #: stops the model for the run once its endpoint refuses everything (or its quota is
         #: spent): nothing more is sent to it
         self.breaker = Breaker(self.model, stop_after)
+        #: the rates titjudge prices this model's calls at itself ($0 for a local model, its
+        #: `price` option); None: the price litellm reports with each reply
+        self.rates: Rates | None = own_rates(backend.spec, options.price)
 
     @property
     def model(self) -> str:
@@ -186,7 +201,7 @@ class CallPipeline(Generic[B]):
         ledger = self.usage.setdefault(role, Usage())
         probe = _PROBE.get()
         if probe is not None:
-            probe.count(ledger, final)
+            probe.count(ledger, final, model=self.model, role=role)
         else:
             for result in final:
                 ledger.add(result)
@@ -217,9 +232,8 @@ class CallPipeline(Generic[B]):
                 settle(i)
         probe = _PROBE.get()
         if probe is not None and pending:
-            probe.missed = True
             for i in pending:
-                results[i] = CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
+                results[i] = probe.miss(self, keys[i][0])
                 settle(i)
             return
         while pending:
@@ -364,6 +378,10 @@ class CallPipeline(Generic[B]):
                 raise
             self.breaker.succeeded()
             grant.settle(_tokens_used(value))
+            if self.rates is not None and isinstance(value, Generation):
+                value.cost = self.rates.cost(
+                    value.tokens_in or 0, value.tokens_out or 0, value.cached_tokens or 0
+                )
             return value
 
     async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
@@ -394,12 +412,13 @@ class CallPipeline(Generic[B]):
             reason = f"{type(exc).__name__}: {exc}"
         reason = redact(reason)  # a provider may echo the key in its error text
         log.info("%s call failed: %s", self.model, reason)
+        # refused before any token, or a model titjudge prices itself with no reply: $0
         unbilled = is_unbilled(exc) or getattr(exc, "_titjudge_unbilled", False)
         return CallResult(
             ok=False,
             error=reason,
             attempts=attempts,
-            cost=0.0 if unbilled else None,
+            cost=0.0 if unbilled or self.rates is not None else None,
             blocked=isinstance(exc, BlockedError),
         )
 

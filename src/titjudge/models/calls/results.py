@@ -74,6 +74,7 @@ def usage_of(result: CallResult[Any]) -> dict[str, Any]:
         "logprobs": _logprobs_to(result.logprobs),
         "finish_reason": result.finish_reason,
         "thinking_tokens": result.thinking_tokens,
+        "cached_tokens_in": result.cached_tokens_in,
         "answered_by": result.answered_by,
     }
 
@@ -92,6 +93,7 @@ def from_hit(hit: dict[str, Any], value: Any) -> CallResult[Any]:
         logprobs=_logprobs_from(hit.get("logprobs")),
         finish_reason=hit.get("finish_reason"),
         thinking_tokens=hit.get("thinking_tokens"),
+        cached_tokens_in=hit.get("cached_tokens_in") or 0,
         # absent from answers cached before titjudge recorded it: unknown, never guessed
         answered_by=hit.get("answered_by"),
     )

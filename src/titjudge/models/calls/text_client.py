@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
+from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import Attempted, CallPipeline, Computed, probing
@@ -100,6 +101,7 @@ class ModelClient(CallPipeline[TextBackend]):
             template=template,
             options=self.key_options,
         )
+        self._note(key, Asked(role, "text", request, thinking_cap=self._thinking_reserve))
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -146,6 +148,7 @@ class ModelClient(CallPipeline[TextBackend]):
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
+        self._note(key, Asked(role, "structured", keyed, thinking_cap=self._thinking_reserve))
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -162,6 +165,13 @@ class ModelClient(CallPipeline[TextBackend]):
         return result
 
     # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _note(key: str, asked: Asked) -> None:
+        """Under a cache probe, what this call would send (`titjudge estimate` counts it)."""
+        probe = probing()
+        if probe is not None:
+            probe.note(key, asked)
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a reply from `answered_by` (None: kept)."""
@@ -376,6 +386,7 @@ def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None)
         logprobs=gen.logprobs,
         finish_reason=gen.finish_reason,
         thinking_tokens=gen.thinking_tokens,
+        cached_tokens_in=gen.cached_tokens or 0,
         answered_by=answered_by,
         blocked=withheld(gen),
     )
@@ -387,6 +398,7 @@ def _merge(result: CallResult[Any], again: Attempted[Generation]) -> None:
     result.attempts += again.attempts
     result.tokens_in += gen.tokens_in or 0
     result.tokens_out += gen.tokens_out or 0
+    result.cached_tokens_in += gen.cached_tokens or 0
     result.cost = sum_costs((result.cost, gen.cost))
     result.latency += again.latency
     result.logprobs = gen.logprobs

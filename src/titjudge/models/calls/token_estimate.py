@@ -19,11 +19,8 @@ cheap and on the safe side rather than exact. Nothing here loads a tokenizer.
 
 from __future__ import annotations
 
-import io
 import json
 import math
-
-from PIL import Image
 
 from titjudge.models.core.base import GenerateRequest, ImageInput
 from titjudge.models.core.spec import ModelSpec
@@ -41,9 +38,8 @@ def text_tokens(text: str) -> int:
 
 def image_tokens(image: ImageInput, provider: str) -> int:
     """The image's input tokens as `provider` documents them (see the module docstring)."""
-    try:
-        with Image.open(io.BytesIO(image.data)) as opened:  # reads the header only
-            width, height = opened.size
+    try:  # a deferred image (not read yet) knows its size from an earlier load
+        width, height = image.size
     except Exception:
         return UNKNOWN_IMAGE_TOKENS
     if provider in ("gemini", "vertex_ai"):

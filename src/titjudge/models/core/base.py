@@ -58,6 +58,10 @@ class Generation:
     logprobs: list[TokenLogprobs] | None = None
     #: of tokens_out, how many were thinking/reasoning (billed as output, not the answer)
     thinking_tokens: int | None = None
+    #: of tokens_in, prompt tokens the provider served from its prompt cache (billed at its
+    #: cached-input rate; OpenAI `prompt_tokens_details.cached_tokens`, which litellm also fills
+    #: from Gemini's `cachedContentTokenCount` and Anthropic's `cache_read_input_tokens`)
+    cached_tokens: int | None = None
     #: the output cap the request carried (answer budget plus any thinking reserve)
     max_tokens_sent: int | None = None
     #: the model the provider's reply says answered (OpenAI-compatible `model`, Gemini

@@ -36,6 +36,20 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class Price(StrictModel):
+    """A model's price in $ per 1M tokens, for a model litellm does not price (a self-hosted
+    server may say 0); thinking tokens are billed as output."""
+
+    input: float = Field(ge=0, description="$ per 1M input tokens")
+    output: float = Field(ge=0, description="$ per 1M output (and thinking) tokens")
+    cached_input: float | None = Field(
+        None,
+        ge=0,
+        description="$ per 1M input tokens served from the provider's prompt cache "
+        "(default: the input price)",
+    )
+
+
 class ModelOptions(StrictModel):
     """How to reach and drive one model. Recorded in the run; the API key itself never is."""
 
@@ -88,6 +102,12 @@ class ModelOptions(StrictModel):
         ge=28 * 28,
         description="downscale images above this many pixels before sending (keeps the aspect "
         "ratio); the resized image is what the cache keys on",
+    )
+
+    price: Price | None = Field(
+        None,
+        description="{input: $, output: $} per 1M tokens, for a model litellm does not price; "
+        "used by `titjudge estimate` and the run's cost (see README 'Cost')",
     )
 
     @field_validator("api_base")

@@ -34,6 +34,8 @@ def generation_from(response: Any) -> Generation:
     details = getattr(usage, "completion_tokens_details", None)
     thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
     _raise_choice_error(choice)
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(prompt_details, "cached_tokens", None) if prompt_details is not None else None
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
     refusal = getattr(message, "refusal", None)
@@ -47,6 +49,7 @@ def generation_from(response: Any) -> Generation:
         finish_reason=getattr(choice, "finish_reason", None),
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
         thinking_tokens=int(thinking) if thinking else None,
+        cached_tokens=int(cached) if cached else None,
         model=_answering_model(response),
         refusal=refusal.strip() if isinstance(refusal, str) and refusal.strip() else None,
         reasoning=_reasoning(message),

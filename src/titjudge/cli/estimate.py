@@ -1,0 +1,110 @@
+"""`titjudge estimate CONFIG`: what a run or an ablation grid would spend now, sending nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from titjudge.cli.common import add_set, command, wide_console
+
+if TYPE_CHECKING:
+    from titjudge.agents.estimate import Estimate
+    from titjudge.config import RunConfig
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `estimate`."""
+    p = command(
+        subparsers,
+        "estimate",
+        estimate,
+        "the calls, tokens and dollars a run or ablation config would spend now (cache misses "
+        "only); sends nothing, needs no key",
+    )
+    p.add_argument("config", type=Path, help="run or ablation config (YAML)")
+    add_set(p)
+    p.add_argument("--limit", type=int, help="only the first N manifest items")
+    p.add_argument("--json", action="store_true", help="print the estimate as JSON")
+
+
+def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:
+    """The runs a config stands for: itself, or an ablation grid's enabled rows."""
+    from titjudge.config.load import COMMAND_KEYS
+    from titjudge.files import load_yaml
+
+    raw = load_yaml(path)
+    if any(key in raw for key in COMMAND_KEYS["ablation"]):
+        from titjudge.ablation.config import load_ablation_config, row_run_config
+
+        grid = load_ablation_config(path, overrides)
+        return [row_run_config(grid, row) for row in grid.rows]
+    from titjudge.config import load_config
+
+    return [load_config(path, overrides)]
+
+
+def estimate(args: argparse.Namespace) -> int:
+    """Print the estimate (a table, or `--json`); exit 0."""
+    import asyncio
+
+    from titjudge.agents.estimate import estimate_runs
+    from titjudge.errors import ConfigError
+
+    configs = run_configs(args.config, args.set)
+    if not configs:
+        raise ConfigError(f"{args.config}: no enabled describer row to estimate")
+    found = asyncio.run(estimate_runs(configs, args.limit))
+    if args.json:
+        print(json.dumps(found.to_json(), indent=2))
+    else:
+        print_estimate(found)
+    return 0
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def print_estimate(found: Estimate) -> None:
+    """The estimate's lines as a table, then the totals and any unpriced model."""
+    from titjudge.metrics.render import add_plain_row, plain_table, say
+
+    console = wide_console()
+    headers = ("role", "model", "calls", "cached", "tokens in", "out (thinking)", "basis")
+    table = plain_table(
+        f"estimate: {', '.join(found.runs)} ({found.items} items)", (*headers, "usd", "usd max"), 2
+    )
+    for line in found.lines:
+        row: dict[str, Any] = line.to_json()
+        add_plain_row(
+            table,
+            line.role,
+            line.model,
+            str(line.calls),
+            str(line.cached),
+            str(line.tokens_in),
+            f"{row['tokens_out']} ({row['thinking_tokens']})",
+            line.basis,
+            _money(line.usd),
+            _money(line.usd_max),
+        )
+    console.print(table)
+    prices = {line.model: line.price for line in found.lines if line.price}
+    for model, source in prices.items():
+        say(console, f"price of {model}: {source}")
+    say(
+        console,
+        f"{found.calls} calls to send: {_money(found.usd)} expected, {_money(found.usd_max)} "
+        "at most (every call at its output and thinking caps)",
+    )
+    for model in found.unpriced:
+        say(
+            console,
+            f"{model}: no price (litellm has none); set its price: {{input: $, output: $}} "
+            "per 1M tokens to count it",
+        )
+
+
+__all__ = ["estimate", "print_estimate", "register", "run_configs"]

@@ -1,0 +1,119 @@
+"""`titjudge estimate`: the calls a run would send now, counted without sending anything, and
+their dollars; checked against what `titjudge run` then sends to a loopback server and spends."""
+
+import json
+
+import yaml
+from doubles.server import FakeOpenAIServer, build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+DEAD = "http://127.0.0.1:9/v1"  # nothing listens: an estimate that sent a request would fail
+
+
+def _config(data, url, tmp_path) -> dict:
+    config = api_config(data, url, tmp_path)
+    config["describer"]["price"] = {"input": 2.0, "output": 8.0}  # litellm does not price it
+    config["judges"][0]["model"] = "litellm:openai/gpt-4o-mini"  # litellm prices this one
+    return config
+
+
+def _write(config: dict, tmp_path) -> str:
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return str(path)
+
+
+def _estimate(path: str, capsys, *extra: str) -> dict:
+    capsys.readouterr()
+    assert main(["estimate", path, "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _lines(found: dict) -> dict[str, dict]:
+    return {line["role"]: line for line in found["lines"]}
+
+
+def _run(config: dict, tmp_path, capsys, *extra: str) -> tuple[dict, dict[str, int]]:
+    """Run against a fresh loopback server: the summary and the requests per role it got."""
+    auto = build_responder("auto", descriptions=stored_descriptions_of(config))
+    with FakeOpenAIServer(responder=auto) as server:
+        for section in (config["describer"], config["judges"][0]):
+            section["api_base"] = server.url
+        assert main(["run", _write(config, tmp_path), *extra]) == 0
+        records = list(server.stats.records)
+    capsys.readouterr()
+    summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+    sent = {
+        "describer": sum(1 for r in records if r.prompt is None),
+        "judge": sum(1 for r in records if r.prompt is not None),
+    }
+    return summary, sent
+
+
+def stored_descriptions_of(config: dict) -> dict[str, str]:
+    from pathlib import Path
+
+    return stored_descriptions(Path(config["data"]["manifest"]).parent)
+
+
+def _spent(summary: dict) -> float:
+    return sum(u["cost"] for u in summary["usage"].values())
+
+
+def test_estimate_counts_every_miss_and_never_sends(synth_data, tmp_path, capsys):
+    path = _write(_config(synth_data, DEAD, tmp_path), tmp_path)
+    found = _estimate(path, capsys)
+    lines = _lines(found)
+    assert found["calls"] == 32 and found["items"] == 16
+    assert lines["describer"]["calls"] == lines["judge"]["calls"] == 16
+    # the judge's calls are counted although no description exists yet
+    assert lines["describer"]["basis"] == lines["judge"]["basis"] == "caps"
+    assert lines["describer"]["price"] == "price option"
+    assert lines["judge"]["price"].startswith("litellm:")
+    assert 0 < found["usd"] <= found["usd_max"]
+    # the table says the same
+    assert main(["estimate", path]) == 0
+    table = capsys.readouterr().out
+    assert "32 calls to send" in table and f"${found['usd_max']:.4f}" in table
+
+    # the run then sends exactly those calls, and spends no more than the worst case
+    summary, sent = _run(_config(synth_data, DEAD, tmp_path), tmp_path, capsys)
+    assert sent == {"describer": 16, "judge": 16}
+    assert 0 < _spent(summary) <= found["usd_max"]
+    # after the run, nothing is left to send
+    again = _estimate(path, capsys)
+    assert again["calls"] == 0 and again["usd"] == 0.0
+
+
+def test_after_a_pilot_the_estimate_uses_the_cached_answers_usage(synth_data, tmp_path, capsys):
+    config = _config(synth_data, DEAD, tmp_path)
+    _run(config, tmp_path, capsys, "--limit", "4")
+    path = _write(_config(synth_data, DEAD, tmp_path), tmp_path)
+    found = _estimate(path, capsys)
+    lines = _lines(found)
+    assert lines["describer"]["calls"] == lines["judge"]["calls"] == 12
+    assert lines["describer"]["cached"] == lines["judge"]["cached"] == 4
+    assert lines["describer"]["basis"] == "cache: mean of 4 answers"
+    assert found["usd"] < found["usd_max"]
+
+    summary, sent = _run(_config(synth_data, DEAD, tmp_path), tmp_path, capsys)
+    assert sent == {"describer": 12, "judge": 12}
+    spent = _spent(summary)
+    assert spent <= found["usd_max"]
+    assert 0.5 * spent <= found["usd"] <= 2.0 * spent  # the pilot's usage predicts the rest
+
+
+def test_an_unpriced_model_leaves_the_dollars_unknown_and_is_named(synth_data, tmp_path, capsys):
+    config = _config(synth_data, DEAD, tmp_path)
+    del config["describer"]["price"]
+    path = _write(config, tmp_path)
+    found = _estimate(path, capsys, "--limit", "2")
+    assert found["calls"] == 4 and found["usd"] is None and found["usd_max"] is None
+    assert found["unpriced"] == ["litellm:openai/vlm"]
+    assert _lines(found)["judge"]["usd"] > 0  # the priced model's line is still known
+    assert main(["estimate", path, "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "litellm:openai/vlm: no price" in out and "unknown" in out
