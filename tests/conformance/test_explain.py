@@ -72,7 +72,7 @@ def test_gpt5_requests_are_printed_with_no_key_and_nothing_sent(
     assert judge["reasoning_effort"] == "low" and "temperature" not in judge
     assert judge["max_completion_tokens"] == 1024 + 25_000
     assert judge["response_format"]["json_schema"]["strict"] is True
-    assert "<the describer's description of item" in judge["messages"][-1]["content"]
+    assert "known only once the describer answers" in judge["messages"][-1]["content"]
     assert "== judge lexical (lexical)" in out
 
 
@@ -99,3 +99,56 @@ def test_a_config_error_is_one_line_and_exit_2(provider_server, data, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "temperature 0.3 is refused" in err[0]
     assert provider_server.requests == []
+
+
+def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, tmp_path, capsys):
+    """The run's own steps build what explain prints: the describer, an llm verdict, a
+    checklist's decomposition, a pairwise verdict (the first pair of the first prompt), an
+    lmm_yes question and a served embedding, each once; the lexical judge asks no model."""
+    import yaml
+
+    base = provider_server.openai_base
+    model = {"model": "litellm:openai/judge-model", "api_base": base}
+    config = {
+        "name": "every-kind",
+        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
+        "describer": {"model": "litellm:openai/describer-model", "api_base": base},
+        "judges": [
+            {"name": "lexical", "kind": "lexical"},
+            {"name": "verdict", "kind": "llm", **model},
+            {"name": "check", "kind": "checklist", **model},
+            {"name": "pair", "kind": "pairwise", **model},
+            {"name": "yes", "kind": "lmm_yes"},
+            {
+                "name": "emb",
+                "kind": "embedding",
+                "model": "litellm:openai/text-embedding-3-small",
+                "api_base": base,
+            },
+        ],
+        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+    }
+    path = tmp_path / "every-kind.yaml"
+    path.write_text(yaml.safe_dump(config))
+    code = main(["explain", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert provider_server.requests == []
+    assert not (tmp_path / "cache").exists()  # a scratch cache: nothing of the config's kept
+    headings = [line for line in out.splitlines() if line.startswith("== ")]
+    assert headings[0].startswith("== describer") and "describer-model" in headings[0]
+    judge_calls = [h.split(":", 1)[0] for h in headings[1:] if not h.startswith("== judge lexical")]
+    assert sorted(judge_calls) == [
+        "== judge (embedding)",
+        "== judge, checklist_decompose (structured)",
+        "== judge, judge_similarity (structured)",
+        "== judge, lmm_yes (text)",
+        "== judge, pairwise (structured)",
+    ], headings
+    assert "== judge lexical (lexical): asks no model" in headings
+    bodies = _bodies(out)
+    assert len(bodies) == 6
+    assert any(b.get("input") for b in bodies)  # the embedding's input
+    # every judge's text quotes the stand-in, never a placeholder of made-up words
+    assert out.count("known only once the describer answers") >= 3
+    assert "titjudge estimate" not in out

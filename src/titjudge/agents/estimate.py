@@ -133,14 +133,14 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
                     loaded[data_key] = load_run_data(config, limit)
                 items, human = loaded[data_key]
                 n_items = max(n_items, len(items))
-                await _probe_run(config, hub, items, human)
+                await probe_run(config, hub, items, human)
         return summarise(probe, [c.name for c in configs], n_items)
     finally:
         await hub.aclose()
         cache.close()
 
 
-async def _probe_run(
+async def probe_run(
     config: RunConfig, hub: ModelHub, items: list[Item], human: HumanData | None
 ) -> None:
     """The run's steps over every item, then its pairwise judges, under the probe."""
@@ -203,4 +203,4 @@ def _add(line: Line, miss: Miss, probe: EstimateProbe, rates: Rates | None) -> N
         line.usd_max = (line.usd_max or 0.0) + in_max * rates.input + out_max * rates.output
 
 
-__all__ = ["Estimate", "Line", "estimate_runs", "summarise"]
+__all__ = ["Estimate", "Line", "estimate_runs", "probe_run", "summarise"]

@@ -1,10 +1,14 @@
 """`titjudge explain CONFIG`: the exact request each model would be sent, without sending it.
 
-Per role (the describer, each judge that asks a model for a verdict), for the manifest's
-first item: the provider's URL, headers (keys redacted) and JSON body, as litellm would send
-them (`models.litellm.explain`). The judges' requests quote a stand-in for the description,
-which only the describer's answer would give. Nothing is sent and no key is needed: a key
-that is not set is a note, not an error. Config problems are one line and exit 2.
+Per model and role, for the manifest's first prompt: the describer's request, each judge's
+(llm, lmm, lmm_yes, checklist, pairwise, embedding: whatever the run would ask a model),
+found by running the run's own steps against a scratch cache (`agents.explain`), so what is
+shown is what the run builds. For a `litellm:` model, the provider's URL, headers (keys
+redacted) and JSON body as litellm would send them (`models.litellm.explain`); images are
+summarized. The judges' requests quote a stand-in for the description, which only the
+describer's answer would give; a checklist's verdict call, which reads its decomposition, is
+not reached. Nothing is sent and no key is needed: a key that is not set is a note, not an
+error. Config problems are one line and exit 2.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,119 +27,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "explain",
         explain,
-        "print the exact request each model would be sent for the first item, sending nothing",
+        "print the exact request each model would be sent for the first prompt, sending nothing",
     )
     p.add_argument("config", type=Path, help="run config (YAML)")
     add_set(p)
 
 
 def explain(args: argparse.Namespace) -> int:
+    from titjudge.agents.explain import first_requests
     from titjudge.config import load_config
-    from titjudge.data.manifest import load_manifest
-    from titjudge.errors import ConfigError
 
     config = load_config(args.config, args.set)
-    if config.data is None:
-        raise ConfigError(f"config {config.name!r} has no 'data' section; add data.manifest")
-    items = load_manifest(config.data.manifest)  # the human pairs are not read
-    if not items:
-        raise ConfigError(f"{config.data.manifest} has no items")
-    for role, model, request, note in asyncio.run(_requests(config, items[0])):
-        _print_role(role, model, request, note)
+    prompt_id, planned = asyncio.run(first_requests(config))
+    print(f"# the requests for prompt {prompt_id}'s images (the manifest's first prompt)\n")
+    for each in planned:
+        _print_planned(each)
+    asking = {each.model for each in planned}
+    for judge in config.judges:
+        reach = getattr(judge, "reach", None)
+        if reach is None:
+            print(f"== judge {judge.name} ({judge.kind}): asks no model\n")
+        elif reach(config.describer.model, config.describer)[0] not in asking:
+            print(f"== judge {judge.name} ({judge.kind}): no request reached for this prompt\n")
     return 0
 
 
-async def _requests(config: Any, item: Any) -> list[tuple[str, str, Any, str | None]]:
-    """(role, model, options and request or None, note) for the describer and each judge."""
-    from titjudge.cache.store import CallCache
-    from titjudge.judges.registry import build_judges
-    from titjudge.models.calls.structured import response_schema
-    from titjudge.models.core.base import GenerateRequest
-    from titjudge.models.hub import ModelHub
-    from titjudge.prompts.loader import load_template
-    from titjudge.records.image_input import ImageInput
-    from titjudge.records.images import fit_image
-    from titjudge.records.outcomes import Described
-
-    describer = config.describer
-    image = ImageInput.from_path(item.image)
-    if describer.max_image_pixels is not None:
-        image = fit_image(image, describer.max_image_pixels)
-    system, user = load_template(describer.prompt).render()
-    found: list[tuple[str, str, Any, str | None]] = [
-        (
-            f"describer (item {item.item_id})",
-            describer.model,
-            (
-                describer,
-                GenerateRequest(
-                    prompt=user,
-                    system=system,
-                    images=(image,),
-                    max_tokens=describer.max_tokens,
-                    temperature=describer.temperature,
-                ),
-            ),
-            None,
-        )
-    ]
-    stand_in = Described(text=f"<the describer's description of item {item.item_id}>")
-    with tempfile.TemporaryDirectory() as scratch:  # the hub's cache: nothing is stored
-        hub = ModelHub(CallCache(Path(scratch)))
-        try:
-            judges = build_judges(config.judges, describer.model, describer, hub)
-            for judge_config, judge in zip(config.judges, judges, strict=True):
-                role = f"judge {judge_config.name} ({judge_config.kind})"
-                inner: Any = getattr(judge, "inner", judge)
-                reach = getattr(judge_config, "reach", None)
-                if reach is None:
-                    found.append((role, "", None, "asks no model"))
-                    continue
-                model, options = reach(describer.model, describer)
-                if not hasattr(inner, "verdict_request"):
-                    found.append(
-                        (
-                            role,
-                            model,
-                            None,
-                            f"explain shows llm and lmm verdicts, not {judge_config.kind}",
-                        )
-                    )
-                    continue
-                request = inner.verdict_request(item, image, stand_in, 0)
-                if isinstance(request, str):
-                    found.append((role, model, None, request))
-                    continue
-                schema = inner.scoring.schema
-                if inner.client.backend.capabilities.json_schema:
-                    request = _with_schema(request, response_schema(schema), schema.__name__)
-                found.append((role, model, (options, request), None))
-        finally:
-            await hub.aclose()
-    return found
-
-
-def _with_schema(request: Any, schema: dict[str, Any], name: str) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(request, json_schema=schema, schema_name=name)
-
-
-def _print_role(role: str, model: str, planned: Any, note: str | None) -> None:
+def _print_planned(planned: Any) -> None:
     from titjudge.models.core.spec import parse_model_spec
 
-    print(f"== {role}: {model}" if model else f"== {role}")
-    if planned is None:
-        print(f"   {note}")
-        return
-    options, request = planned
-    spec = parse_model_spec(model)
+    what = planned.role if planned.template is None else f"{planned.role}, {planned.template}"
+    print(f"== {what} ({planned.kind}): {planned.model}")
+    spec = parse_model_spec(planned.model)
     if spec.backend != "litellm":
-        print(f"   {spec.backend}: runs here, nothing is sent over the network")
+        print(f"   {spec.backend}: runs here, nothing is sent over the network\n")
+        return
+    if planned.request is None:  # an embedding: litellm sends {"model", "input"}
+        body = {"model": spec.model_id, "input": [planned.text]}
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        print()
         return
     from titjudge.models.litellm.explain import explain_request
 
-    explained = explain_request(spec, options, request)
+    explained = explain_request(spec, planned.options, planned.request)
     for line in explained.notes:
         print(f"   note: {line}")
     print(f"POST {explained.url}")

@@ -45,6 +45,8 @@ class Asked:
     request: GenerateRequest | None = None
     text: str | None = None
     thinking_cap: int = 0
+    #: the prompt template the request was rendered from (its record: name, version, sha256)
+    template: dict[str, str] | None = None
 
 
 @dataclass
@@ -181,9 +183,10 @@ def placeholder(key: str, tokens: int) -> str:
 
 
 @contextmanager
-def estimating() -> Iterator[EstimateProbe]:
-    """Count, without sending, the calls made inside (see the module's notes)."""
-    probe = EstimateProbe()
+def estimating(probe: EstimateProbe | None = None) -> Iterator[EstimateProbe]:
+    """Count, without sending, the calls made inside (see the module's notes); `probe`: a
+    subclass that also keeps what it sees (`titjudge explain`'s)."""
+    probe = EstimateProbe() if probe is None else probe
     token = _PROBE.set(probe)
     try:
         yield probe

@@ -101,7 +101,10 @@ class ModelClient(CallPipeline[TextBackend]):
             template=template,
             options=self.key_options,
         )
-        self._note(key, Asked(role, "text", request, thinking_cap=self._thinking_reserve))
+        self._note(
+            key,
+            Asked(role, "text", request, thinking_cap=self._thinking_reserve, template=template),
+        )
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -148,7 +151,12 @@ class ModelClient(CallPipeline[TextBackend]):
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
-        self._note(key, Asked(role, "structured", keyed, thinking_cap=self._thinking_reserve))
+        self._note(
+            key,
+            Asked(
+                role, "structured", keyed, thinking_cap=self._thinking_reserve, template=template
+            ),
+        )
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
