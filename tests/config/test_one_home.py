@@ -141,3 +141,18 @@ def test_ablation_rows_and_columns_on_one_model_share_its_options(tmp_path):
     grid["comparers"][1]["fallback"] = "c1"
     with pytest.raises(ConfigError, match="comparer fallbacks form a cycle: c1 -> lex -> c1"):
         load_ablation_config(write(tmp_path, grid))
+
+
+def test_two_prices_for_one_model_are_refused(tmp_path):
+    """One model is billed at one rate: a judge that gives the describer's model another
+    `price` is refused (it used to share the describer's client and be billed at its rate)."""
+    config = run_config(
+        "http://127.0.0.1:1/v1",
+        model=MODEL,
+        api_base="http://127.0.0.1:1/v1",
+        api_key_env=KEY_ENV,
+        price={"input": 100, "output": 200},
+    )
+    config["describer"]["price"] = {"input": 1, "output": 2}
+    message = refused(tmp_path, config)
+    assert "describer and judge j call" in message and "price" in message

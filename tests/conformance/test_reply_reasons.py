@@ -141,3 +141,38 @@ def test_a_closed_port_costs_nothing_but_a_timeout_is_unknown(provider_server, t
     )
     result = _verdict(slow)
     assert not result.ok and result.cost is None  # it may have been generated and billed
+
+
+@pytest.mark.parametrize("price", [None, {"input": 10, "output": 30}], ids=["litellm", "price"])
+def test_a_timeout_is_unknown_whoever_prices_the_model(provider_server, tmp_path, price):
+    """A model with a `price` option is priced by titjudge, but a failed call's cost is still
+    unknown unless it was refused before any token (only a local model is always $0)."""
+    provider_server.enqueue("slow", Reply(body=openai_ok(GOOD, model="slow").body, delay=2.0))
+    options = {"price": price} if price is not None else {}
+    slow = _client(
+        tmp_path,
+        "litellm:hosted_vllm/slow",
+        provider_server.openai_base,
+        timeout=0.3,
+        max_attempts=1,
+        **options,
+    )
+    result = _verdict(slow)
+    assert not result.ok and result.cost is None
+    assert slow.usage["judge"].unpriced_calls == 1
+
+
+def test_a_priced_reply_without_usage_costs_unknown(provider_server, tmp_path):
+    """A server that reports no usage: titjudge cannot price the reply itself, so its cost is
+    unknown, never $0 (a self-hosted server may omit `usage`, which the API marks optional)."""
+    body = dict(openai_ok(GOOD, model="bare").body)
+    body.pop("usage")
+    provider_server.enqueue("bare", Reply(body=body))
+    client = _client(
+        tmp_path,
+        "litellm:hosted_vllm/bare",
+        provider_server.openai_base,
+        price={"input": 10, "output": 30},
+    )
+    result = _verdict(client)
+    assert result.ok and result.cost is None

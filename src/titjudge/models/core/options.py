@@ -17,7 +17,7 @@ from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_t
 
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
 #: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's
-#: batch size
+#: batch size, and its price (one model is billed at one rate, whichever role calls it)
 MODEL_WIDE = (
     "timeout",
     "max_attempts",
@@ -27,6 +27,7 @@ MODEL_WIDE = (
     "rpm",
     "tpm",
     "batch_size",
+    "price",
 )
 
 

@@ -101,6 +101,9 @@ class LiteLLMBackend(TextBackend):
     def image_limit(self) -> ImageLimit | None:
         return image_limit_for(self.spec.model_id, self.params)
 
+    def thinking_reserve(self) -> int | None:
+        return self.thinking.reserve
+
     def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
         """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
         key = json.dumps(schema, sort_keys=True)
@@ -183,9 +186,14 @@ def classify_litellm_error(exc: BaseException, where: str | None = None) -> Base
     answered before generating anything (a 4xx/5xx status, a refused connection; not a
     timeout) is marked unbilled: that call cost $0."""
     mapped = _classify(exc, where)
-    if mapped is not exc and refused_before_tokens(exc):
+    never_sent = str(getattr(mapped, "lasting", None) or "").startswith(_NEVER_SENT)
+    if mapped is not exc and (never_sent or refused_before_tokens(exc)):
         mark_unbilled(mapped)
     return mapped
+
+
+#: lasting reasons of a request that never reached the provider (`lasting_reason`): $0
+_NEVER_SENT = ("missing client package", "TLS handshake failed", "DNS lookup failed")
 
 
 def _classify(exc: BaseException, where: str | None) -> BaseException:
