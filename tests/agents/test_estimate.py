@@ -117,3 +117,44 @@ def test_an_unpriced_model_leaves_the_dollars_unknown_and_is_named(synth_data, t
     assert main(["estimate", path, "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert "litellm:openai/vlm: no price" in out and "unknown" in out
+
+
+def test_a_reasoning_judge_is_estimated_with_the_thinking_room_it_is_sent(
+    synth_data, tmp_path, capsys
+):
+    """gpt-5 with no thinking budget is sent max_completion_tokens = answer + OpenAI's
+    documented 25,000 reasoning reserve (`models.litellm.thinking`): the worst case counts that
+    room as output (it was 0, so `usd_max` could fall below what the run pays)."""
+    config = _config(synth_data, DEAD, tmp_path)
+    config["judges"][0]["model"] = "litellm:openai/gpt-5"
+    config["judges"][0].pop("temperature", None)
+    found = _estimate(_write(config, tmp_path), capsys)
+    judge = _lines(found)["judge"]
+    answer_cap = 1024  # the llm judge's max_tokens
+    assert judge["tokens_out_max"] >= judge["calls"] * (answer_cap + 25_000)
+    assert judge["thinking_tokens"] == judge["calls"] * 25_000
+
+
+def test_under_require_model_exact_another_models_answers_are_misses(synth_data, tmp_path, capsys):
+    """A run under `run.require_model: exact` asks again what another model answered; the
+    estimate counts those calls as the run would (it used to count them as cache hits)."""
+    import dataclasses
+
+    config = _config(synth_data, DEAD, tmp_path)
+    auto = build_responder("auto", descriptions=stored_descriptions_of(config))
+
+    def renamed(request):  # the describer's replies say another model answered
+        reply = auto(request)
+        return dataclasses.replace(reply, model="vlm-snapshot") if request.image_sha256 else reply
+
+    with FakeOpenAIServer(responder=renamed) as server:
+        for section in (config["describer"], config["judges"][0]):
+            section["api_base"] = server.url
+        path = _write(config, tmp_path)
+        assert main(["run", path]) == 0
+    for section in (config["describer"], config["judges"][0]):
+        section["api_base"] = DEAD
+    path = _write(config, tmp_path)
+    assert "describer" not in _lines(_estimate(path, capsys))  # all cached
+    exact = _lines(_estimate(path, capsys, "--set", "run.require_model=exact"))
+    assert exact["describer"]["calls"] == 16

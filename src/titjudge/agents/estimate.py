@@ -122,7 +122,9 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
     send now. Every config reads its cache dir; the first one's is shared, as in a grid."""
     first = configs[0]
     cache = CallCache(first.run.cache_dir)
-    hub = ModelHub(cache, default_concurrency=first.run.concurrency, require_model="report")
+    hub = ModelHub(
+        cache, default_concurrency=first.run.concurrency, require_model=first.run.require_model
+    )
     loaded: dict[Any, tuple[list[Item], HumanData | None]] = {}
     n_items = 0
     try:

@@ -77,8 +77,12 @@ class ModelClient(CallPipeline[TextBackend]):
         self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
         self._fit_memo: dict[str, tuple[ImageInput, str | None]] = {}
         thinking = options.thinking
-        #: output tokens reserved under tpm beyond max_tokens (a thinking budget)
-        self._thinking_reserve = (thinking.budget or 0) if thinking and thinking.enabled else 0
+        #: output tokens reserved under tpm and in estimates beyond max_tokens: what the backend
+        #: lets the model think (a budget, or the provider's default allowance it sends)
+        reserve = backend.thinking_reserve()
+        if reserve is None:
+            reserve = (thinking.budget or 0) if thinking and thinking.enabled else 0
+        self._thinking_reserve = reserve
 
     # ------------------------------------------------------------------ public calls
 

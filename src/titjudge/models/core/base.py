@@ -207,6 +207,12 @@ class Backend:
         the call layer fits every image within before sending it; None: no limit known."""
         return None
 
+    def thinking_reserve(self) -> int | None:
+        """The output tokens this backend lets the model think on top of `max_tokens` (the
+        budget or the provider's default allowance it sends, `models.litellm.thinking`), which
+        `tpm` pacing and estimates charge; None: the model options' budget says."""
+        return None
+
     async def ready(self) -> None:
         """Load whatever a call needs (a lazy backend builds itself here); called before a
         call takes its limiter slot, so loading never counts against the call's timeout."""

@@ -62,6 +62,8 @@ class BackendPlan:
     max_batch: int | None = None
     #: the provider's byte limits on images (Backend.image_limit), known from the spec alone
     image_limit: ImageLimit | None = None
+    #: the thinking tokens the backend will allow beyond max_tokens (Backend.thinking_reserve)
+    thinking_reserve: int | None = None
 
 
 class LazyBackend(TextBackend, EmbeddingBackend):
@@ -157,6 +159,9 @@ class LazyBackend(TextBackend, EmbeddingBackend):
 
     def image_limit(self) -> ImageLimit | None:
         return self.plan.image_limit
+
+    def thinking_reserve(self) -> int | None:
+        return self.plan.thinking_reserve
 
     def describe(self) -> dict[str, Any]:
         if self.real is not None:

@@ -176,6 +176,7 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
         cache_facts=found.cache_facts(),
         facts=found.facts(),
         image_limit=image_limit_for(spec.model_id, found.params),
+        thinking_reserve=found.thinking.reserve,
     )
 
 
