@@ -122,3 +122,25 @@ def test_a_missing_client_package_met_at_call_time_stops_the_model(tmp_path, mon
     assert sum(r.attempts for r in results) <= 5 + 4
     assert all("missing client package some_sdk" in r.error for r in results)
     assert sum(r.error.startswith("not sent") for r in results) >= 40 - 5 - 4
+    assert all(r.cost == 0.0 for r in results)  # nothing left the process: $0, not unknown
+
+
+def test_one_model_has_one_breaker_whichever_client_calls_it(tmp_path):
+    """A describer and a judge on one endpoint whose options differ only in image limits are
+    two clients of one model: once one trips the breaker, the other sends nothing more."""
+    with FakeOpenAIServer(responder=lambda request: Reply(fault=Fault("401"))) as server:
+        hub = ModelHub(CallCache(tmp_path / "cache"), stop_after=3)
+        first = hub.text_client(
+            "litellm:openai/vlm", ModelOptions(**FAST, api_base=server.url, concurrency=1)
+        )
+        second = hub.text_client(
+            "litellm:openai/vlm",
+            ModelOptions(**FAST, api_base=server.url, concurrency=1, max_image_pixels=65536),
+        )
+        assert first is not second and first.breaker is second.breaker
+        _ask(first, 5)
+        sent = server.stats.total
+        results = _ask(second, 5)
+    assert sent <= 3 + 1 and server.stats.total == sent
+    assert all(r.error.startswith("not sent") for r in results)
+    assert [b.reason for b in hub.stopped()] == ["401 unauthorized (the API key was refused)"]

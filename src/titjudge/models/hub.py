@@ -53,6 +53,9 @@ class ModelHub:
         self._embed: dict[tuple[Any, ...], EmbeddingClient] = {}
         #: one limiter per model (`limit_key`), shared by every client of it
         self._limiters: dict[tuple[str, tuple[str, ...]], Limiter] = {}
+        #: one circuit breaker per model (`limit_key`), shared as its limiter is: a dead
+        #: endpoint is stopped once for every role and client that calls it
+        self._breakers: dict[tuple[str, tuple[str, ...]], Breaker] = {}
         #: the ledgers of released clients, per (model, role): usage is counted for the
         #: hub's whole life, so a snapshot taken before a release stays comparable
         self._released: dict[tuple[str, str], Usage] = {}
@@ -80,6 +83,13 @@ class ModelHub:
         if len(options.endpoints) < 2 or options.concurrency is not None:
             return options
         return options.model_copy(update={"concurrency": self.default_concurrency})
+
+    def _shared_breaker(self, model: str, options: ModelOptions) -> Breaker:
+        """The model's one breaker, whichever client asks."""
+        key = limit_key(model, options)
+        if key not in self._breakers:
+            self._breakers[key] = Breaker(str(parse_model_spec(model)), self.stop_after)
+        return self._breakers[key]
 
     def _shared_limiter(self, model: str, options: ModelOptions, backend: Backend) -> Limiter:
         """The model's one limiter: made for its first client (`_limiter`), shared by the rest."""
@@ -119,7 +129,7 @@ class ModelHub:
             self._text[key] = ModelClient(
                 backend, self.cache, limiter, options, require_model=self.require_model
             )
-            self._text[key].breaker.stop_after = self.stop_after
+            self._text[key].breaker = self._shared_breaker(model, options)
         return self._text[key]
 
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
@@ -132,7 +142,7 @@ class ModelHub:
             self._embed[key] = EmbeddingClient(
                 backend, self.cache, limiter, options, self.require_model
             )
-            self._embed[key].breaker.stop_after = self.stop_after
+            self._embed[key].breaker = self._shared_breaker(model, options)
         return self._embed[key]
 
     async def release(self, model: str) -> None:
@@ -168,7 +178,7 @@ class ModelHub:
 
     def stopped(self) -> list[Breaker]:
         """The breakers of the models stopped for the run (`models.calls.breaker`)."""
-        return [c.breaker for c in self._clients() if c.breaker.stopped]
+        return [breaker for breaker in self._breakers.values() if breaker.stopped]
 
     def describe(self) -> list[dict[str, Any]]:
         return [c.backend.describe() for c in self._clients()]
