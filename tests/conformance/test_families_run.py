@@ -209,6 +209,8 @@ def test_a_judge_swapped_to_each_family_runs_end_to_end(
         ("openai/gpt-5", ["params.top_p=0.9"], "params.top_p is refused"),
         ("openai/o4-mini", ["thinking=minimal"], "takes thinking: low, medium, high"),
         ("openai/o3", ["thinking=off"], "cannot stop reasoning"),
+        ("openai/gpt-5", ["thinking=off"], "cannot stop reasoning"),
+        ("gemini/gemini-3-flash-preview", ["thinking=off"], "cannot stop thinking"),
         ("gemini/gemini-3-pro-preview", ["thinking=off"], "cannot stop thinking"),
         ("gemini/gemini-3-pro-preview", ["thinking=medium"], "takes thinking: low, high"),
         ("anthropic/claude-sonnet-4-5", ["thinking=low", "temperature=0"], "while it thinks"),

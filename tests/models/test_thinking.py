@@ -73,8 +73,9 @@ def test_openai_reasoning_takes_an_effort_and_gpt4o_takes_nothing():
     assert plan_thinking(o3, None).kwargs == {} and plan_thinking(o3, None).reserve == 25_000
     with pytest.raises(ThinkingError, match="cannot stop reasoning"):
         plan_thinking(o3, ThinkingOptions(enabled=False))
-    gpt5 = plan_thinking(parse_model_spec("litellm:openai/gpt-5"), ThinkingOptions(enabled=False))
-    assert gpt5.kwargs == {"reasoning_effort": "minimal"}
+    # gpt-5's least effort, minimal, still reasons: 'off' is refused, not replaced by it
+    with pytest.raises(ThinkingError, match="the least is 'minimal'"):
+        plan_thinking(parse_model_spec("litellm:openai/gpt-5"), ThinkingOptions(enabled=False))
     gpt51 = plan_thinking(
         parse_model_spec("litellm:openai/gpt-5.1"), ThinkingOptions(enabled=False)
     )

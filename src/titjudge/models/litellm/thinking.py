@@ -78,10 +78,10 @@ def _openai_reasoning(
     if not thinking.enabled:
         if "none" in efforts:
             return ThinkingPlan(kwargs={"reasoning_effort": "none"}, reserve=thinking.budget or 0)
-        if "minimal" in efforts:
-            return ThinkingPlan(kwargs={"reasoning_effort": "minimal"}, reserve=reserve)
+        # `minimal` still reasons (and bills for it): 'off' is refused, never replaced
         raise ThinkingError(
-            f"{spec} cannot stop reasoning; set thinking: {' or '.join(efforts)}, or leave it unset"
+            f"{spec} cannot stop reasoning; set thinking: {' or '.join(efforts)} (the least is "
+            f"{efforts[0]!r}), or leave it unset"
         )
     if thinking.effort not in efforts:
         raise ThinkingError(
@@ -100,12 +100,12 @@ def _gemini3(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) 
     if thinking is None or (thinking.enabled and thinking.effort is None):
         return ThinkingPlan(reserve=reserve)  # the provider's default level, high
     if not thinking.enabled:
-        if "minimal" not in levels:
-            raise ThinkingError(
-                f"{spec} cannot stop thinking (Gemini 3 Pro always thinks); set thinking: "
-                f"{' or '.join(levels)}, or leave it unset"
-            )
-        return ThinkingPlan(kwargs={"reasoning_effort": "minimal"}, reserve=reserve)
+        # Gemini 3 always thinks; Flash's `minimal` does not guarantee no thinking: 'off' is
+        # refused, never replaced
+        raise ThinkingError(
+            f"{spec} cannot stop thinking (Gemini 3 always thinks); set thinking: "
+            f"{' or '.join(levels)} (the least is {levels[0]!r}), or leave it unset"
+        )
     if thinking.effort not in levels:
         raise ThinkingError(
             f"{spec} takes thinking: {', '.join(levels)} (thinkingLevel); not {thinking.effort!r}"
