@@ -33,7 +33,8 @@ NOT_SENT = "not sent: "
 #: the longest example reason kept
 EXAMPLE_CHARS = 300
 
-_RETRIED = re.compile(r"^(gave up after \d+ attempts?: |re-ask failed: )")
+#: prefixes that say how a call failed, not why: stripped (repeatedly) before the kind is read
+_RETRIED = re.compile(r"^(gave up after \d+ attempts?: |re-ask failed: |re-ask )")
 #: (pattern, kind): the first that matches the reason names its kind (a callable: from the match)
 _KINDS: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
     (re.compile(pattern, flags), kind)
@@ -116,7 +117,9 @@ class Failures(BaseModel):
 
 def reason_kind(reason: str) -> str:
     """The kind of a failure's reason, in a few words (see the module docstring)."""
-    text = _RETRIED.sub("", reason.strip())
+    text = reason.strip()
+    while (stripped := _RETRIED.sub("", text, count=1)) != text:
+        text = stripped
     if text.startswith(NOT_SENT):
         found = re.search(r" failed with (.*?); a re-run", text)
         return found.group(1) if found else "not sent"
