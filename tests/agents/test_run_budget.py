@@ -4,14 +4,12 @@ unpriced model refused at load. The server's own bill (the usage it reports, at 
 option's rates) is the ground truth the spend is checked against."""
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
+from doubles.billing import Billing
 from doubles.server import FakeOpenAIServer, build_responder
-from doubles.server_request import ChatRequest, Reply, as_reply
-from doubles.server_wire import prompt_token_count, tokenize, truncate
 from pipeline_helpers import api_config, stored_descriptions
 from run_dirs import latest_run
 
@@ -24,28 +22,6 @@ PRICE = {"input": RATE, "output": RATE}
 #: flight at their real cost (~$0.0036 each) would spend $0.058
 BUDGET = 0.03
 N_CALLS = 32  # 16 items: a description and an LLM judge call each
-
-
-class Billing:
-    """Wraps a responder and bills each answer as the server reports its usage (prompt tokens
-    as the server counts them, the answer's tokens as sent) at `RATE`."""
-
-    def __init__(self, responder):
-        self.responder = responder
-        self.bills: list[float] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, request: ChatRequest) -> Reply:
-        reply = as_reply(self.responder(request))
-        text, _ = truncate(reply.text, request.max_tokens)
-        tokens = prompt_token_count(request) + len(tokenize(text))
-        with self._lock:
-            self.bills.append(tokens * RATE / 1e6)
-        return reply
-
-    @property
-    def total(self) -> float:
-        return sum(self.bills)
 
 
 def _config(data, url, tmp_path, budget: float | None) -> str:
@@ -61,7 +37,7 @@ def _config(data, url, tmp_path, budget: float | None) -> str:
 
 def _run(data, tmp_path, capsys, budget: float | None, expect: int):
     """One `titjudge run` on a fresh server: the summary, the output, the bill, the bodies."""
-    billing = Billing(build_responder("auto", descriptions=stored_descriptions(data)))
+    billing = Billing(build_responder("auto", descriptions=stored_descriptions(data)), RATE)
     with FakeOpenAIServer(responder=billing) as server:
         assert main(["run", _config(data, server.url, tmp_path, budget)]) == expect
         bodies = [r.body_hash for r in server.stats.records]
