@@ -4,11 +4,11 @@ ablation` against the loopback server's own bill."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import GridResponder, stored_descriptions
 from doubles.billing import Billing
 from doubles.server import FakeOpenAIServer
 from run_dirs import latest_run
@@ -31,8 +31,10 @@ def _grid(bench: Path, tmp: Path, url: str, budget: float | None) -> str:
     return str(path)
 
 
-def _ablation(bench: Path, tmp: Path, budget: float | None, expect: int) -> tuple[dict, float]:
-    billing = Billing(GridResponder(stored_descriptions(bench)), RATE)
+def _ablation(
+    make: Callable[[], Any], bench: Path, tmp: Path, budget: float | None, expect: int
+) -> tuple[dict, float]:
+    billing = Billing(make(), RATE)
     with FakeOpenAIServer(
         responder=billing, models=("vlm-sharp", "vlm-blurry", "judge-llm")
     ) as server:
@@ -47,9 +49,11 @@ def _ablation(bench: Path, tmp: Path, budget: float | None, expect: int) -> tupl
 BUDGET = 0.6
 
 
-def test_one_budget_covers_the_whole_grid(bench, tmp_path, monkeypatch, capsys):
+def test_one_budget_covers_the_whole_grid(
+    bench, make_grid_responder, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    found, bill = _ablation(bench, tmp_path, BUDGET, expect=3)
+    found, bill = _ablation(make_grid_responder, bench, tmp_path, BUDGET, expect=3)
 
     budget = found["budget"]
     assert budget["usd"] == BUDGET and budget["stopped"] is True
@@ -73,19 +77,19 @@ def test_one_budget_covers_the_whole_grid(bench, tmp_path, monkeypatch, capsys):
     assert f"{budget['calls_not_sent']} calls not sent" in out
 
     # a larger budget finishes the grid, paying only for what the first left undone
-    second, second_bill = _ablation(bench, tmp_path, 2.0, expect=0)
+    second, second_bill = _ablation(make_grid_responder, bench, tmp_path, 2.0, expect=0)
     assert second["budget"]["stopped"] is False
     full_dir = tmp_path / "full"
     full_dir.mkdir()
-    _, full = _ablation(bench, full_dir, None, expect=0)
+    _, full = _ablation(make_grid_responder, bench, full_dir, None, expect=0)
     assert abs(bill + second_bill - full) < 1e-6
 
 
 def test_an_unpriced_comparer_under_a_budget_is_refused_before_any_request(
-    bench, tmp_path, monkeypatch, capsys
+    bench, make_grid_responder, tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    billing = Billing(GridResponder(stored_descriptions(bench)), RATE)
+    billing = Billing(make_grid_responder(), RATE)
     with FakeOpenAIServer(responder=billing) as server:
         path = _grid(bench, tmp_path, server.url, BUDGET)
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
