@@ -13,7 +13,7 @@ import json
 import re
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -104,6 +104,12 @@ def grid_server(
         responder=responder, models=("vlm-sharp", "vlm-blurry", "judge-llm", "judge-flaky")
     ) as server:
         yield server, responder
+
+
+@pytest.fixture
+def make_grid_responder(bench: Path) -> Callable[[], GridResponder]:
+    """Makes a fresh `GridResponder`, for a test that serves it behind a wrapper of its own."""
+    return lambda: GridResponder(stored_descriptions(bench))
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ from titjudge.config.schema import (
     RunSettings,
     check_run_name,
     fallback_cycle,
+    unpriced_under_budget,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
@@ -168,11 +169,13 @@ class AblationConfig(StrictModel):
             raise ValueError(
                 "data.human_pairs is required: the ablation's tables compare against humans"
             )
-        conflicts = option_conflicts(
-            [(use.user, use.model, use.options) for use in ablation_model_uses(self)]
-        )
+        uses = [(use.user, use.model, use.options) for use in ablation_model_uses(self)]
+        conflicts = option_conflicts(uses)
         if conflicts:
             raise ValueError("; ".join(conflicts))
+        unpriced = unpriced_under_budget(self.run.budget_usd, uses)
+        if unpriced:
+            raise ValueError(unpriced)
         return self
 
     @property

@@ -33,6 +33,7 @@ from titjudge.data.records import Item
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.metrics.evaluate import HumanData
+from titjudge.models.calls.budget import Budget
 from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
@@ -266,6 +267,8 @@ async def _run_staged(
         execution=config.run.execution,
         require_model=config.run.require_model,
         stop_after=config.run.stop_after,
+        # one ledger for the whole grid: every row's calls draw on it
+        budget=None if config.run.budget_usd is None else Budget(config.run.budget_usd),
     )
     ctx = GridContext(
         config=config,
@@ -284,7 +287,16 @@ async def _run_staged(
         on_row=on_row,
     )
     try:
-        return evaluate_grid(ctx, await run_rows(ctx))
+        rows = await run_rows(ctx)
+        result = evaluate_grid(ctx, rows)
+        if hub.budget is not None:
+            undone = sum(
+                (found.outcome.summary.get("budget") or {}).get("items_undone", 0)
+                for found in rows
+                if found.outcome is not None
+            )
+            result.budget = {**hub.budget.to_json(), "items_undone": undone}
+        return result
     finally:
         cache.save_run_stats(config.name, cache_counts(hub.usage_by_model(), cache.stats.writes))
         await hub.aclose()
@@ -341,6 +353,8 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
             for row in result.rows
         ],
         "notes": result.notes,
+        # `run.budget_usd`: the grid's budget, its spend and what it left undone (None: unset)
+        "budget": result.budget,
         "exit_code": result.exit_code,
     }
 

@@ -31,11 +31,12 @@ from titjudge.judges.base import Judge
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
+from titjudge.models.calls.budget import NOT_SENT_BUDGET, Budget
 from titjudge.models.calls.provenance import provenance
 from titjudge.models.calls.results import Usage
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
-from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
+from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import StoppedModel, failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
@@ -63,7 +64,16 @@ class RunOutcome:
     record: RunRecord | None = field(repr=False, default=None)
 
     @property
+    def budget_spent(self) -> bool:
+        """Whether `run.budget_usd` stopped the run with calls left unsent."""
+        budget = self.summary.get("budget")
+        return bool(budget and budget["stopped"] and budget["run_calls_not_sent"])
+
+    @property
     def exit_code(self) -> int:
+        """3 when the budget left calls unsent, else 1 when items failed, else 0."""
+        if self.budget_spent:
+            return EXIT_BUDGET
         return 1 if self.n_failed_items else 0
 
 
@@ -166,9 +176,11 @@ async def _run_staged(
             execution=config.run.execution,
             require_model=config.run.require_model,
             stop_after=config.run.stop_after,
+            budget=None if config.run.budget_usd is None else Budget(config.run.budget_usd),
         )
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
+    budget_before = hub.budget.state() if hub.budget is not None else None
     writes_before = dict(cache.stats.writes)
 
     def run_cache_counts() -> dict[str, Any]:
@@ -260,6 +272,11 @@ async def _run_staged(
             ],
         ).model_dump(mode="json"),
     }
+    if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
+        summary["budget"] = {
+            **hub.budget.to_json(since=budget_before),
+            "items_undone": sum(1 for r in results if budget_refused(r)),
+        }
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means
 
@@ -281,6 +298,12 @@ async def _run_staged(
         results=results,
         record=run_record,
     )
+
+
+def budget_refused(result: ItemResult) -> bool:
+    """Whether the budget left some call of this item unsent (it failed for that)."""
+    errors = [result.described.error, *(o.error for o in result.outcomes)]
+    return result.failed and any(NOT_SENT_BUDGET in (error or "") for error in errors)
 
 
 def run_context(
@@ -346,4 +369,12 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
         return run_to_end(run_async(config, **kwargs))
 
 
-__all__ = ["RunOutcome", "dump_config", "run", "run_async", "run_context"]
+__all__ = [
+    "EXIT_BUDGET",
+    "RunOutcome",
+    "budget_refused",
+    "dump_config",
+    "run",
+    "run_async",
+    "run_context",
+]

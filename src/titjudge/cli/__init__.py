@@ -5,7 +5,9 @@ audit, analysis, annotate) declares its subcommands' arguments next to their han
 and these modules; a handler imports what its command drives (config, data, metrics,
 agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
 
-Exit codes: 0 ok, 1 run finished with failed items (reported), 2 bad input/config.
+Exit codes: 0 ok, 1 run finished with failed items (reported), 2 bad input/config, 3 the
+run (or ablation grid) reached `run.budget_usd`: calls were left unsent, the run dir is
+written, and a re-run with a larger budget sends only those.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from titjudge.cli import (
     runs,
 )
 
-EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2, 3
 
 #: the command modules, in the order `titjudge --help` lists their commands
 COMMAND_MODULES = (

@@ -47,7 +47,7 @@ def print_result(result: AblationResult, console: Console) -> None:
 
     from titjudge.ablation.tables import table4
     from titjudge.ablation.writers import to_rich
-    from titjudge.cli.run import print_failures
+    from titjudge.cli.run import print_budget, print_failures
 
     table = table4(result)
     if table.rows:
@@ -67,6 +67,7 @@ def print_result(result: AblationResult, console: Console) -> None:
         if row.error is None:
             print_failures(row.run_dir, console)
     console.print(Text(f"tables, heatmap and ablation.json: {result.out_dir}"))
+    print_budget(result.budget, console)
 
 
 def ablation(args: argparse.Namespace) -> int:

@@ -82,6 +82,34 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+    print_budget(outcome.summary.get("budget"), console)
+
+
+def budget_line(budget: dict[str, Any]) -> str:
+    """One line: the budget, what was spent of it and, once it stopped the run, what it left
+    undone (summary.json's or ablation.json's `budget`)."""
+    line = f"budget: ${budget['usd']:g} (run.budget_usd), spent ${budget['spent_usd']:.4f}"
+    if not (budget["stopped"] and budget["calls_not_sent"]):
+        return line
+    return (
+        f"{line}; stopped: {budget['calls_not_sent']} calls not sent, "
+        f"{budget['items_undone']} items left undone; re-run with a larger budget to finish "
+        "them (answered calls are cached)"
+    )
+
+
+def print_budget(budget: dict[str, Any] | None, console: Console) -> None:
+    """The budget's line (`budget_line`), in yellow when it stopped the run; nothing unset."""
+    if budget is None:
+        return
+    stopped = budget["stopped"] and budget["calls_not_sent"]
+    console.print(
+        budget_line(budget),
+        style="yellow" if stopped else "",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,  # one line, whatever the width
+    )
 
 
 def print_failures(run_dir: Path, console: Console) -> None:
@@ -132,8 +160,8 @@ def print_command(console: Console, command: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Describe and judge every manifest item of the config; exit 1 when items failed. The
-    preflight runs first: a model that cannot run stops it before anything is written."""
+    """Describe and judge every manifest item of the config; exit 1 when items failed, 3 when
+    `run.budget_usd` left calls unsent. The preflight runs first: a model that cannot run stops it before anything is written."""
     from titjudge.agents.preflight import preflight_run
     from titjudge.config import load_config
 

@@ -18,6 +18,7 @@ from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER
 from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
+from titjudge.models.core.prices import rates_for
 from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.litellm.sampling import settle
 
@@ -102,6 +103,37 @@ class RunSettings(StrictModel):
         "moved); 'exact' makes such a reply a failure record, never cached (a dated snapshot "
         "of the configured name counts as the same; see titjudge.models.calls.provenance)",
     )
+    budget_usd: float | None = Field(
+        None,
+        ge=0,
+        description="a hard cap in dollars on the run's (or the whole grid's) API spend: each "
+        "call reserves its worst case before it is sent and settles to the reply's cost; once "
+        "a call cannot be covered nothing more is sent, the run dir is written and titjudge "
+        "exits 3. Every API model must be priced (litellm's map or its 'price' option); see "
+        "README 'Cost'",
+    )
+
+
+def unpriced_under_budget(
+    budget: float | None, uses: list[tuple[str, str, ModelOptions]]
+) -> str | None:
+    """Under `run.budget_usd`, the models nothing prices (litellm's map has none and no `price`
+    option is set), named with who uses them, as one line; None when every model is priced
+    (a local model costs $0) or no budget is set."""
+    if budget is None:
+        return None
+    unpriced: dict[str, list[str]] = {}
+    for user, model, options in uses:
+        if rates_for(parse_model_spec(model), options.price) is None:
+            unpriced.setdefault(model, []).append(user)
+    if not unpriced:
+        return None
+    named = "; ".join(f"{model} ({', '.join(users)})" for model, users in unpriced.items())
+    return (
+        f"run.budget_usd is set, but nothing prices {named}: litellm's price map has no entry "
+        "for it, so its calls' worst case cannot be reserved; give it a price option, e.g. "
+        "price: {input: 2.5, output: 10} ($ per 1M tokens; 0 for a self-hosted model)"
+    )
 
 
 def check_run_name(value: str) -> str:
@@ -149,16 +181,19 @@ class RunConfig(StrictModel):
                     f"it calls the describer's model, reached the describer's way; set "
                     f"{', '.join(borrowed)} on the describer, or give the judge its own 'model'"
                 )
-        conflicts = option_conflicts(
-            [("describer", self.describer.model, self.describer)]
-            + [
-                (f"judge {j.name}", j.model, j)
-                for j in self.judges
-                if isinstance(j, ModelJudgeOptions) and j.model is not None
-            ]
-        )
+        uses: list[tuple[str, str, ModelOptions]] = [
+            ("describer", self.describer.model, self.describer)
+        ] + [
+            (f"judge {j.name}", j.model, j)
+            for j in self.judges
+            if isinstance(j, ModelJudgeOptions) and j.model is not None
+        ]
+        conflicts = option_conflicts(uses)
         if conflicts:
             raise ValueError("; ".join(conflicts))
+        unpriced = unpriced_under_budget(self.run.budget_usd, uses)
+        if unpriced:
+            raise ValueError(unpriced)
         for judge in self.judges:  # a judge on the describer's model: checked against it
             if getattr(judge, "describer_bound", False) and getattr(judge, "model", 1) is None:
                 try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
+from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.provenance import RequireModel
@@ -39,8 +40,12 @@ class ModelHub:
         execution: ExecutionOptions | None = None,
         require_model: RequireModel = "report",
         stop_after: int = DEFAULT_STOP_AFTER,
+        budget: Budget | None = None,
     ):
         self.cache = cache
+        #: `run.budget_usd`: one ledger for every model and role the hub serves (an ablation's
+        #: rows share the hub, so the grid shares it); None: no budget
+        self.budget = budget
         #: `run.stop_after`: a model is stopped after this many requests in a row failed for
         #: a reason that will not heal (`models.calls.breaker`); 0: never
         self.stop_after = stop_after
@@ -130,6 +135,7 @@ class ModelHub:
                 backend, self.cache, limiter, options, require_model=self.require_model
             )
             self._text[key].breaker = self._shared_breaker(model, options)
+            self._text[key].budget = self.budget
         return self._text[key]
 
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingClient:
@@ -143,6 +149,7 @@ class ModelHub:
                 backend, self.cache, limiter, options, self.require_model
             )
             self._embed[key].breaker = self._shared_breaker(model, options)
+            self._embed[key].budget = self.budget
         return self._embed[key]
 
     async def release(self, model: str) -> None:

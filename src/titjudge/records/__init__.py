@@ -25,6 +25,9 @@ from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
 
+#: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
+EXIT_BUDGET = 3
+
 
 @dataclass
 class ItemResult:
@@ -226,6 +229,8 @@ class AblationResult:
     disabled: list[ColumnInfo]
     rows: list[RowResult]
     notes: list[str] = field(default_factory=list)
+    #: the grid's budget ledger at its end (`run.budget_usd`), with the items left undone
+    budget: dict[str, Any] | None = None
 
     @property
     def shown_columns(self) -> list[ColumnInfo]:
@@ -246,7 +251,10 @@ class AblationResult:
 
     @property
     def exit_code(self) -> int:
-        """1 when any item failed or any row could not run at all, else 0."""
+        """3 when the budget left calls unsent, else 1 when any item failed or any row could
+        not run at all, else 0."""
+        if self.budget is not None and self.budget["stopped"] and self.budget["calls_not_sent"]:
+            return EXIT_BUDGET
         return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
 
     @property

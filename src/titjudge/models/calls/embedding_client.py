@@ -102,8 +102,12 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         """One request for `texts`; refused for what it carries, it is split in two and
         each half asked alone, down to single texts."""
         try:
-            tokens = embedding_tokens(texts) if self.limiter.tpm_pacer is not None else 0
-            done = await self._attempt(lambda: self.backend.embed_answered(texts), tokens)
+            tokens = embedding_tokens(texts)
+            done = await self._attempt(
+                lambda: self.backend.embed_answered(texts),
+                tokens if self.limiter.tpm_pacer is not None else 0,
+                (tokens, 0),
+            )
             raw, answered_by = done.value
             answers = _answers(raw, len(texts))
         except Exception as exc:  # a failed embedding is a failure record, never a vector

@@ -29,6 +29,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
+from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.core.base import (
@@ -42,7 +43,7 @@ from titjudge.models.core.base import (
     mark_unbilled,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.prices import FREE, Rates, own_rates
+from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ Accept = Callable[[Any], CallResult[Any] | None]
 Computed = tuple[CallResult[Any], Any]
 #: computes the answers at the given positions of a call, in order
 Compute = Callable[[list[int]], Awaitable[list[Computed]]]
+#: one attempt's worst case for the run's budget: its input estimate and its output caps
+Worst = tuple[int, int]
 
 
 class CacheProbe:
@@ -143,6 +146,9 @@ class CallPipeline(Generic[B]):
         #: the rates titjudge prices this model's calls at itself ($0 for a local model, its
         #: `price` option); None: the price litellm reports with each reply
         self.rates: Rates | None = own_rates(backend.spec, options.price)
+        #: the run's budget (`run.budget_usd`), shared by every client of the run; None: none
+        self.budget: Budget | None = None
+        self._budget_rates: Rates | None = None
 
     @property
     def model(self) -> str:
@@ -302,9 +308,12 @@ class CallPipeline(Generic[B]):
 
     # ------------------------------------------------------------------ sending
 
-    async def _attempt(self, send: Callable[[], Awaitable[R]], tokens: int = 0) -> Attempted[R]:
-        """Send with retries on transient errors only; each attempt waits for a limiter slot
-        and is charged `tokens` (the request's estimate) under the model's tpm."""
+    async def _attempt(
+        self, send: Callable[[], Awaitable[R]], tokens: int = 0, worst: Worst | None = None
+    ) -> Attempted[R]:
+        """Send with retries on transient errors only; each attempt reserves its `worst` case
+        under the run's budget, waits for a limiter slot and is charged `tokens` (the request's
+        estimate) under the model's tpm."""
         try:
             await self.backend.ready()
         except Exception as exc:  # the model could not be loaded: nothing was sent
@@ -327,7 +336,12 @@ class CallPipeline(Generic[B]):
                 with attempt:
                     count += 1
                     try:
-                        value = await self._once(send, tokens)
+                        value = await self._once(send, tokens, worst)
+                    except OverBudgetError as exc:
+                        count -= 1  # nothing was sent; a retry refused names the last error
+                        if last is not None:
+                            exc.args = (f"{exc} (after {count} attempts; the last: {last})",)
+                        raise
                     except StoppedError:
                         count -= 1  # nothing was sent
                         raise
@@ -359,8 +373,33 @@ class CallPipeline(Generic[B]):
         backoff = initial * 2 ** (state.attempt_number - 1) + random.uniform(0, initial)
         return float(min(max(backoff, 0.0), self.options.backoff_max))
 
-    async def _once(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
+    async def _once(self, send: Callable[[], Awaitable[R]], tokens: int, worst: Worst | None) -> R:
         self.breaker.check()  # a stopped model's calls do not wait for a slot
+        held = await self._reserve(worst)  # before the slot: a refused call holds no place
+        try:
+            value = await self._limited(send, tokens)
+        except BaseException as exc:
+            if self.budget is not None and held:
+                unbilled = isinstance(exc, StoppedError) or is_unbilled(exc)
+                self.budget.settle(held, 0.0 if unbilled else held)
+            raise
+        if self.budget is not None and held:
+            cost = value.cost if isinstance(value, Generation) else None
+            self.budget.settle(held, held if cost is None else cost)
+        return value
+
+    async def _reserve(self, worst: Worst | None) -> float:
+        """Reserve one attempt's worst case under the run's budget (0: no budget, or free)."""
+        if self.budget is None or worst is None:
+            return 0.0
+        if self._budget_rates is None:
+            self._budget_rates = rates_for(self.backend.spec, self.options.price)
+            if self._budget_rates is None:  # the config refuses it at load; never sent unpriced
+                raise OverBudgetError(self.budget)
+        tokens_in, tokens_out = worst
+        return await self.budget.reserve(self._budget_rates.cost(tokens_in, tokens_out))
+
+    async def _limited(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
         async with self.limiter.slot(tokens) as grant:
             self.breaker.check()  # checked once a slot is granted: waiters see it too
             try:

@@ -286,11 +286,12 @@ class ModelClient(CallPipeline[TextBackend]):
             request = dataclasses.replace(
                 request, images=tuple([await image.load() for image in request.images])
             )
-        tokens = 0
-        if self.limiter.tpm_pacer is not None:  # estimated only where a tpm budget needs it
+        tokens, worst = 0, None
+        if self.limiter.tpm_pacer is not None or self.budget is not None:  # only where needed
             cap = request.max_tokens + self._thinking_reserve
-            tokens = request_tokens(request, self.backend.spec, cap)
-        return await self._attempt(lambda: self.backend.generate(request), tokens)
+            tokens_in = request_tokens(request, self.backend.spec, 0)
+            tokens, worst = tokens_in + cap, (tokens_in, cap)
+        return await self._attempt(lambda: self.backend.generate(request), tokens, worst)
 
     async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
         try:

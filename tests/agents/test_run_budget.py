@@ -1,0 +1,125 @@
+"""`run.budget_usd` through `titjudge run` against the loopback server: a hard cap that 16 calls
+in flight cannot overshoot, a re-run with a larger budget that pays for nothing twice, and an
+unpriced model refused at load. The server's own bill (the usage it reports, at the `price`
+option's rates) is the ground truth the spend is checked against."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from doubles.billing import Billing
+from doubles.server import FakeOpenAIServer, build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+#: $ per 1M tokens, input and output, for both models (litellm's map prices neither)
+RATE = 10.0
+PRICE = {"input": RATE, "output": RATE}
+#: covers about 8 of the 16 descriptions and none of the judge calls after them; 16 calls in
+#: flight at their real cost (~$0.0036 each) would spend $0.058
+BUDGET = 0.03
+N_CALLS = 32  # 16 items: a description and an LLM judge call each
+
+
+def _config(data, url, tmp_path, budget: float | None) -> str:
+    config = api_config(data, url, tmp_path, concurrency=16)
+    config["describer"]["price"] = PRICE
+    config["judges"][0]["price"] = PRICE
+    if budget is not None:
+        config["run"]["budget_usd"] = budget
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return str(path)
+
+
+def _run(data, tmp_path, capsys, budget: float | None, expect: int):
+    """One `titjudge run` on a fresh server: the summary, the output, the bill, the bodies."""
+    billing = Billing(build_responder("auto", descriptions=stored_descriptions(data)), RATE)
+    with FakeOpenAIServer(responder=billing) as server:
+        assert main(["run", _config(data, server.url, tmp_path, budget)]) == expect
+        bodies = [r.body_hash for r in server.stats.records]
+    out = capsys.readouterr().out
+    summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+    return summary, out, billing, bodies
+
+
+def test_the_budget_is_a_hard_cap_that_concurrency_cannot_overshoot(synth_data, tmp_path, capsys):
+    summary, out, billing, bodies = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
+
+    budget = summary["budget"]
+    assert budget["usd"] == BUDGET and budget["stopped"] is True
+    # the server's bill and the run's ledger stay within the budget
+    assert 0 < billing.total <= BUDGET
+    assert budget["spent_usd"] <= BUDGET
+    assert budget["spent_usd"] == pytest.approx(billing.total, abs=1e-6)
+    # calls in flight settle below their worst case: the room they free is used
+    assert budget["spent_usd"] > BUDGET / 2
+    # calls were refused, and the judge calls of items whose description was refused were
+    # never asked
+    assert budget["calls_not_sent"] > 0
+    assert 0 < len(bodies) + budget["calls_not_sent"] < N_CALLS
+    assert 0 < budget["items_undone"] <= 16
+    assert summary["failed_items"] == budget["items_undone"]
+    # the run dir is written as usual, the refused calls are failure records naming the budget
+    items = (latest_run(tmp_path / "runs" / "e2e") / "items.jsonl").read_text()
+    assert "not sent: budget" in items
+    # one line names the budget, the spend and what was left undone
+    line = next(line for line in out.splitlines() if line.startswith("budget: "))
+    assert f"budget: ${BUDGET:g} (run.budget_usd), spent ${budget['spent_usd']:.4f}" in line
+    assert f"{budget['calls_not_sent']} calls not sent" in line
+    assert f"{budget['items_undone']} items left undone" in line
+
+
+def test_a_rerun_with_a_larger_budget_pays_for_nothing_twice(synth_data, tmp_path, capsys):
+    first, _, first_bill, first_bodies = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
+    second, out, second_bill, second_bodies = _run(synth_data, tmp_path, capsys, 1.0, expect=0)
+
+    # the server sees only the calls not answered before, and every call once in all
+    assert not set(first_bodies) & set(second_bodies)
+    assert len(first_bodies) + len(second_bodies) == N_CALLS
+    assert second["budget"]["stopped"] is False and second["failed_items"] == 0
+    assert second["budget"]["spent_usd"] == pytest.approx(second_bill.total, abs=1e-6)
+    # the two runs cost what one full run costs
+    (tmp_path / "full").mkdir()
+    full, _, full_bill, _ = _run(synth_data, tmp_path / "full", capsys, None, expect=0)
+    assert first_bill.total + second_bill.total == pytest.approx(full_bill.total)
+    assert "budget" not in full
+    assert f"budget: $1 (run.budget_usd), spent ${second_bill.total:.4f}" in out
+
+
+def test_an_unpriced_model_under_a_budget_is_refused_before_any_request(
+    synth_data, tmp_path, capsys
+):
+    with FakeOpenAIServer(responder="judge") as server:
+        path = _config(synth_data, server.url, tmp_path, BUDGET)
+        config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        del config["describer"]["price"]  # litellm's map has no openai/vlm either
+        Path(path).write_text(yaml.safe_dump(config), encoding="utf-8")
+        assert main(["run", path]) == 2
+        assert server.stats.total == 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "run.budget_usd" in err and "litellm:openai/vlm (describer)" in err
+    assert "price" in err and "litellm:openai/judge" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_local_models_cost_nothing_and_never_block(synth_data, tmp_path, capsys):
+    config = {
+        "name": "local",
+        "data": {"manifest": str(synth_data / "manifest.jsonl")},
+        "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
+        "judges": [{"name": "lexical", "kind": "lexical"}],
+        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+    }
+    config["run"]["budget_usd"] = 0
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert main(["run", str(path)]) == 0
+    summary = json.loads((latest_run(tmp_path / "runs" / "local") / "summary.json").read_text())
+    assert summary["failed_items"] == 0 and summary["items"] == 16
+    assert summary["budget"]["spent_usd"] == 0 and summary["budget"]["calls_not_sent"] == 0
+    assert "budget: $0 (run.budget_usd), spent $0.0000" in capsys.readouterr().out
