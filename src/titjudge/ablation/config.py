@@ -26,14 +26,14 @@ from titjudge.config.schema import (
     JudgeConfig,
     RunConfig,
     RunSettings,
+    check_model_uses,
     check_run_name,
     fallback_cycle,
-    unpriced_under_budget,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
-from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
+from titjudge.models.core.options import ModelOptions, StrictModel
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, answered_models, check_models
 
@@ -170,12 +170,7 @@ class AblationConfig(StrictModel):
                 "data.human_pairs is required: the ablation's tables compare against humans"
             )
         uses = [(use.user, use.model, use.options) for use in ablation_model_uses(self)]
-        conflicts = option_conflicts(uses)
-        if conflicts:
-            raise ValueError("; ".join(conflicts))
-        unpriced = unpriced_under_budget(self.run.budget_usd, uses)
-        if unpriced:
-            raise ValueError(unpriced)
+        check_model_uses(self.run.budget_usd, uses)
         return self
 
     @property

@@ -136,6 +136,15 @@ def unpriced_under_budget(
     )
 
 
+def check_model_uses(budget: float | None, uses: list[tuple[str, str, ModelOptions]]) -> None:
+    """The models a config's roles call, checked together: one set of model-wide options per
+    model (`option_conflicts`), and a price for each under a budget; a ValueError names the
+    first problem found."""
+    problem = "; ".join(option_conflicts(uses)) or unpriced_under_budget(budget, uses)
+    if problem:
+        raise ValueError(problem)
+
+
 def check_run_name(value: str) -> str:
     """A config's name is a folder under `run.out` that keeps its runs: '.' or '..' would
     put them in run.out itself or above it."""
@@ -188,12 +197,7 @@ class RunConfig(StrictModel):
             for j in self.judges
             if isinstance(j, ModelJudgeOptions) and j.model is not None
         ]
-        conflicts = option_conflicts(uses)
-        if conflicts:
-            raise ValueError("; ".join(conflicts))
-        unpriced = unpriced_under_budget(self.run.budget_usd, uses)
-        if unpriced:
-            raise ValueError(unpriced)
+        check_model_uses(self.run.budget_usd, uses)
         for judge in self.judges:  # a judge on the describer's model: checked against it
             if getattr(judge, "describer_bound", False) and getattr(judge, "model", 1) is None:
                 try:
