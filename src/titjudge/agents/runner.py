@@ -158,6 +158,7 @@ async def _run_staged(
     """The run itself, every file written into `out_dir` (the staging dir) except
     summary.json, which `run_async` writes once the wall time is known."""
     owned = hub is None
+    batch: dict[str, Any] = {}
     if hub is None:
         hub = ModelHub(
             CallCache(config.run.cache_dir),
@@ -197,6 +198,10 @@ async def _run_staged(
             run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
 
         record()
+        if _batched(config):  # batch models' misses first, by batch jobs: the graph reads them
+            from titjudge.agents.batch_phase import run_batches
+
+            batch = await run_batches(items, ctx, show=show_progress)
         progress.start()
         display = ProgressDisplay(
             progress, show=show_progress, title=progress_title, interval=progress_interval
@@ -260,6 +265,8 @@ async def _run_staged(
             ],
         ).model_dump(mode="json"),
     }
+    if batch:  # per batch model: its jobs, requests, answers and failures, at the batch price
+        summary["batch"] = batch
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means
 
@@ -281,6 +288,12 @@ async def _run_staged(
         results=results,
         record=run_record,
     )
+
+
+def _batched(config: RunConfig) -> bool:
+    """Whether any model of the run is sent as batch jobs (`batch: true`)."""
+    sections: list[Any] = [config.describer, *config.judges]
+    return any(getattr(section, "batch", False) for section in sections)
 
 
 def run_context(

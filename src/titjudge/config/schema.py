@@ -64,6 +64,7 @@ class DescriberConfig(ModelOptions):
     @model_validator(mode="after")
     def _thinking_accepted(self) -> DescriberConfig:
         self._check_thinking(self.model)
+        self._check_batch(self.model)
         settle(self, self.model, self)
         return self
 

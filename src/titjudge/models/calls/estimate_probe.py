@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from titjudge.models.calls.pipeline import _PROBE, CacheProbe, CallPipeline
+from titjudge.models.calls.pipeline import _PROBE, CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.token_estimate import CHARS_PER_TOKEN, request_tokens, text_tokens
 from titjudge.models.core.base import GenerateRequest
@@ -111,7 +111,9 @@ class EstimateProbe(CacheProbe):
                 seen.tokens_out += result.tokens_out
                 seen.thinking += result.thinking_tokens or 0
 
-    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
+    def miss(
+        self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
+    ) -> CallResult[Any]:
         found = self._answers.get(key)
         if found is not None:  # asked before in this estimate: the run asks it once
             return found
