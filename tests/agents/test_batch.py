@@ -99,6 +99,69 @@ def test_an_expired_batch_sends_its_unfinished_requests_again(synth_data, tmp_pa
         assert _summary(tmp_path)["failed_items"] == 0
 
 
+def test_an_invalid_reply_is_reasked_in_the_next_job(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan())  # the descriptions
+        server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # descriptions, judges, and the one re-ask (quoting the invalid reply) in a third job
+        assert server.batch_creates == 3
+        assert server.lines_answered == 2 * N_ITEMS + 1
+        assert server.stats.total == 0
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"]["litellm:openai/judge"]["answered"] == N_ITEMS
+        rows = (latest_run(tmp_path / "runs" / "e2e") / "items.jsonl").read_text().splitlines()
+        reasked = [r for r in map(json.loads, rows) if r["details"].get("reasked")]
+        assert [r["variant"] for r in reasked] == ["tit_llm"]
+
+
+@pytest.mark.parametrize("limit", ["requests", "bytes"])
+def test_jobs_are_split_at_the_providers_limits(synth_data, tmp_path, monkeypatch, limit):
+    from titjudge.models.litellm import batch_api
+
+    if limit == "requests":
+        monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
+    else:  # a description line carries its image (3 to 53 KB, base64): a few per file
+        monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)
+    with _server(synth_data) as server:
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
+        sizes = [b["request_counts"]["total"] for b in server.batches.values()]
+        files = [len(server.contents[b["input_file_id"]]) for b in server.batches.values()]
+    assert sum(sizes) == 2 * N_ITEMS
+    if limit == "requests":
+        assert sizes == [5, 5, 5, 1, 5, 5, 5, 1]
+    else:
+        assert len(sizes) > 2 and max(files) <= 200_000 * 0.95
+
+
+def test_same_bodies_and_spend_at_the_batch_price(synth_data, tmp_path):
+    """Each line's body is the online call's body, and it costs litellm's batch rates for a model it prices (gpt-4o-mini: half its list price), and
+    half the `price` option of one it does not: half what the same calls cost online."""
+    spent = {}
+    with _server(synth_data) as server:
+        for mode in ("online", "batch"):
+            config = _config(synth_data, server.url, tmp_path / mode)
+            config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
+            config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+            for section in (config["describer"], config["judges"][0]):
+                section["batch"] = mode == "batch"
+            assert main(["run", _write(config, tmp_path)]) == 0
+            usage = _summary(tmp_path / mode)["usage"]
+            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
+        online_bodies = sorted(r.body_hash for r in server.stats.records)
+        batch_bodies = sorted(r.body_hash for r in server.engine.stats.records)
+    # each batch line's body is the very body the online call sent
+    assert len(batch_bodies) == 2 * N_ITEMS and batch_bodies == online_bodies
+    for role in ("describer", "judge"):
+        online, batch = spent["online"][role], spent["batch"][role]
+        assert batch["tokens_in"] == online["tokens_in"] > 0
+        assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
+
+
 def test_batch_on_a_provider_without_one_is_refused_at_load(synth_data, tmp_path, capsys):
     config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path)
     config["describer"]["model"] = "litellm:hosted_vllm/vlm"

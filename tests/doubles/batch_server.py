@@ -43,9 +43,11 @@ EXPIRED_MESSAGE = "This request could not be executed before the completion wind
 @dataclass
 class Plan:
     """What the next batch does: `fail` lines (by position) answered with a 400 error,
-    `expire_after` lines answered before it expires (None: it completes)."""
+    `replace` lines whose reply text is replaced (an invalid answer), `expire_after` lines
+    answered before it expires (None: it completes)."""
 
     fail: dict[int, str] = field(default_factory=dict)
+    replace: dict[int, str] = field(default_factory=dict)
     expire_after: int | None = None
 
 
@@ -197,7 +199,7 @@ class BatchServer(FakeOpenAIServer):
                 elif n in plan.fail:
                     errors.append(_failed(row, plan.fail[n]))
                 else:
-                    out.append(await self._answer(session, row))
+                    out.append(await self._answer_line(session, row, plan.replace.get(n)))
         self.lines_answered += len(out)
         stamp = int(time.time())
         if out:
@@ -220,10 +222,14 @@ class BatchServer(FakeOpenAIServer):
         else:
             batch["status"], batch["completed_at"] = "completed", stamp
 
-    async def _answer(self, session: ClientSession, row: dict[str, Any]) -> dict[str, Any]:
+    async def _answer_line(
+        self, session: ClientSession, row: dict[str, Any], text: str | None = None
+    ) -> dict[str, Any]:
         async with session.post(f"{self.engine.url}/chat/completions", json=row["body"]) as r:
             body = await r.json()
             status = r.status
+        if text is not None:
+            body["choices"][0]["message"]["content"] = text
         return {
             "id": f"batch_req_{row['custom_id']}",
             "custom_id": row["custom_id"],

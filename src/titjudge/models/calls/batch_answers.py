@@ -19,7 +19,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.models.core.base import Generation, PermanentError, mark_unbilled
+from titjudge.models.core.base import (
+    GenerateRequest,
+    Generation,
+    PermanentError,
+    TextBackend,
+    mark_unbilled,
+)
+from titjudge.models.core.prices import Rates
 
 
 def body_hash(body: dict[str, Any]) -> str:
@@ -65,6 +72,26 @@ def take(body: dict[str, Any], answers: dict[str, Answer]) -> Generation:
     return found.generation
 
 
+def batch_reply(
+    backend: TextBackend, rates: Rates | None, request: GenerateRequest, answers: dict[str, Answer]
+) -> Generation:
+    """The batch reply to `request`'s body as the backend builds it (`BatchAPI.body`), priced
+    at half the model's own `price` where it has one (the providers' batch discount)."""
+    api = backend.batch_api()
+    if api is None:
+        raise mark_unbilled(PermanentError(f"{backend.spec}: no batch API for this model"))
+    try:
+        body = api.body(request)
+    except PermanentError as exc:
+        raise mark_unbilled(exc) from None
+    generation = take(body, answers)
+    generation.max_tokens_sent = body.get("max_tokens") or body.get("max_completion_tokens")
+    if rates is not None:
+        tokens_in, tokens_out = generation.tokens_in or 0, generation.tokens_out or 0
+        generation.cost = rates.cost(tokens_in, tokens_out, generation.cached_tokens or 0) / 2
+    return generation
+
+
 @contextmanager
 def answering(answers: dict[str, Answer]) -> Iterator[None]:
     token = _ANSWERS.set(answers)
@@ -74,4 +101,4 @@ def answering(answers: dict[str, Answer]) -> Iterator[None]:
         _ANSWERS.reset(token)
 
 
-__all__ = ["Answer", "Deferred", "answering", "batch_answers", "body_hash", "take"]
+__all__ = ["Answer", "Deferred", "answering", "batch_answers", "batch_reply", "body_hash", "take"]

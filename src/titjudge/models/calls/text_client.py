@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
-from titjudge.models.calls.batch_answers import Answer, batch_answers, take
+from titjudge.models.calls.batch_answers import batch_answers, batch_reply
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
@@ -39,14 +39,7 @@ from titjudge.models.calls.structured import (
     response_schema,
 )
 from titjudge.models.calls.token_estimate import request_tokens
-from titjudge.models.core.base import (
-    GenerateRequest,
-    Generation,
-    ImageInput,
-    PermanentError,
-    TextBackend,
-    mark_unbilled,
-)
+from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.records.images import (
     MAX_SIDE,
@@ -284,33 +277,12 @@ class ModelClient(CallPipeline[TextBackend]):
             )
         answers = batch_answers()
         if answers is not None:  # a batch job's reply, read as if it had just come
-            return self._from_batch(request, answers)
+            return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
         tokens = 0
         if self.limiter.tpm_pacer is not None:  # estimated only where a tpm budget needs it
             cap = request.max_tokens + self._thinking_reserve
             tokens = request_tokens(request, self.backend.spec, cap)
         return await self._attempt(lambda: self.backend.generate(request), tokens)
-
-    def _from_batch(
-        self, request: GenerateRequest, answers: dict[str, Answer]
-    ) -> Attempted[Generation]:
-        """The batch reply to `request`'s body (see `models.calls.batch_answers`), priced at
-        half the model's own `price` where it has one (a provider's batch discount)."""
-        api = self.backend.batch_api()
-        if api is None:
-            raise PermanentError(f"{self.model}: no batch API for this model")
-        try:
-            body = api.body(request)
-        except PermanentError as exc:
-            raise mark_unbilled(exc) from None
-        generation = take(body, answers)
-        generation.max_tokens_sent = body.get("max_tokens") or body.get("max_completion_tokens")
-        if self.rates is not None:
-            full = self.rates.cost(
-                generation.tokens_in or 0, generation.tokens_out or 0, generation.cached_tokens or 0
-            )
-            generation.cost = full / 2
-        return Attempted(generation, 1, 0.0)
 
     async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
         try:

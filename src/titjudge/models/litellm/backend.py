@@ -168,27 +168,15 @@ class LiteLLMBackend(TextBackend):
         )
 
     def batch_api(self) -> Any:
-        """OpenAI's or Azure's Batch API for this model (`models.litellm.batch_api`), or None
-        for a provider titjudge drives no batch API of."""
-        from titjudge.models.core.batch import BATCH_PROVIDERS
-        from titjudge.models.litellm.batch_api import OpenAIBatchAPI
+        """OpenAI's or Azure's Batch API for this model, or None (`models.litellm.batch_api`)."""
+        from titjudge.models.litellm.batch_api import batch_api_for
 
-        provider = batch_provider(self.spec.model_id, self.params)
-        if provider not in BATCH_PROVIDERS or isinstance(self.api_base, list):
-            return None
-        model = self.spec.model_id.split("/", 1)[1] if "/" in self.spec.model_id else ""
-        return OpenAIBatchAPI(self, provider, model, self.api_base, self._api_key, self.timeout)
+        return batch_api_for(self, self.spec.model_id, self.params, self._api_key)
 
     def answered_by(self, generation: Generation) -> str | None:
         """What the reply's own model field says (litellm's `response.model`), never the model
         asked for: a provider may answer with another (see `models.calls.provenance`)."""
         return generation.model
-
-
-def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
-    """The litellm provider a model id names (its prefix, or `custom_llm_provider`)."""
-    custom = (params or {}).get("custom_llm_provider")
-    return str(custom) if custom else model_id.partition("/")[0]
 
 
 def classify_litellm_error(exc: BaseException, where: str | None = None) -> BaseException:

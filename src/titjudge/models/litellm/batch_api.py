@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
-from titjudge.models.core.batch import JobState, LineResult
+from titjudge.models.core.batch import BATCH_PROVIDERS, JobState, LineResult
 from titjudge.models.litellm.raw import BuildsKwargs, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
@@ -201,6 +201,24 @@ class OpenAIBatchAPI:
         return float(prompt + completion)
 
 
+def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
+    """The litellm provider a model id names (its prefix, or `custom_llm_provider`)."""
+    custom = (params or {}).get("custom_llm_provider")
+    return str(custom) if custom else model_id.partition("/")[0]
+
+
+def batch_api_for(
+    backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
+) -> OpenAIBatchAPI | None:
+    """The batch API of `backend`'s provider (one endpoint), or None where titjudge drives none."""
+    provider = batch_provider(model_id, params)
+    api_base = backend.api_base
+    if provider not in BATCH_PROVIDERS or isinstance(api_base, list):
+        return None
+    model = model_id.split("/", 1)[1] if "/" in model_id else model_id
+    return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
+
+
 def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
@@ -229,4 +247,10 @@ def _content_bytes(content: Any) -> bytes:
     raise PermanentError(f"unreadable batch file content ({type(content).__name__})")
 
 
-__all__ = ["OPENAI_MAX_BYTES", "OPENAI_MAX_REQUESTS", "OpenAIBatchAPI"]
+__all__ = [
+    "OPENAI_MAX_BYTES",
+    "OPENAI_MAX_REQUESTS",
+    "OpenAIBatchAPI",
+    "batch_api_for",
+    "batch_provider",
+]
