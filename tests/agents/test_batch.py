@@ -234,3 +234,21 @@ def _forget_job_id(directory) -> None:
     for job in raw["jobs"]:
         job["state"], job["job_id"] = "creating", None
     path.write_text(json.dumps(raw))
+
+
+def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, capsys):
+    found = {}
+    for mode in ("online", "batch"):
+        config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path / mode)
+        config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
+        config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+        for section in (config["describer"], config["judges"][0]):
+            section["batch"] = mode == "batch"
+        capsys.readouterr()
+        assert main(["estimate", _write(config, tmp_path), "--json"]) == 0
+        found[mode] = {line["role"]: line for line in json.loads(capsys.readouterr().out)["lines"]}
+    for role in ("describer", "judge"):
+        online, batch = found["online"][role], found["batch"][role]
+        assert batch["calls"] == online["calls"] == N_ITEMS
+        assert batch["usd_max"] == pytest.approx(online["usd_max"] / 2, abs=2e-6)
+        assert batch["price"] == f"{online['price']} (batch)"

@@ -33,7 +33,8 @@ from titjudge.models.calls.batch_answers import Answer, Deferred, answering
 from titjudge.models.calls.batch_ledger import Job, Ledger
 from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
-from titjudge.models.core.base import MissingCredentialsError, TextBackend
+from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.core.batch import BatchAPI
 
 #: jobs that may carry one request (the first and two more after an expiry or a failure)
@@ -61,7 +62,8 @@ class BatchProbe(CacheProbe):
     def miss(
         self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
     ) -> CallResult[Any]:
-        batched = client.options.batch and isinstance(client.backend, TextBackend)
+        # text and structured calls only: embeddings are not sent as batch jobs
+        batched = client.options.batch and isinstance(client, ModelClient)
         if compute is not None and batched:
             self.queued.setdefault((client.model, key), Queued(client, key, compute))
         return super().miss(client, key, compute)

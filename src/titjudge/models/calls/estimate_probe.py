@@ -64,6 +64,8 @@ class Miss:
     may_reask: bool = False
     #: the model's `price` option, if any (`models.core.prices.rates_for` reads it)
     price: Any = None
+    #: sent as a batch job (`batch: true`): priced at the batch rates
+    batch: bool = False
 
 
 @dataclass
@@ -144,7 +146,14 @@ class EstimateProbe(CacheProbe):
         if asked.kind == "embedding" or asked.request is None:
             tokens = text_tokens(asked.text or "")
             return Miss(
-                client.model, asked.role, asked.kind, tokens, 0, 0, price=client.options.price
+                client.model,
+                asked.role,
+                asked.kind,
+                tokens,
+                0,
+                0,
+                price=client.options.price,
+                batch=client.options.batch,
             )
         request = asked.request
         line = Miss(
@@ -156,6 +165,7 @@ class EstimateProbe(CacheProbe):
             asked.thinking_cap,
             may_reask=asked.kind == "structured",
             price=client.options.price,
+            batch=client.options.batch,
         )
         line.extra_in_max = self._placeholder_room(request)
         return line
