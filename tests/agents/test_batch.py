@@ -99,6 +99,29 @@ def test_an_expired_batch_sends_its_unfinished_requests_again(synth_data, tmp_pa
         assert _summary(tmp_path)["failed_items"] == 0
 
 
+def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(synth_data, tmp_path, capsys):
+    with _server(synth_data) as server:
+        config = _config(synth_data, server.url, tmp_path)
+        server.poll_failures = 1  # one 500 while polling: retried
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.batch_creates == 2 and server.poll_failures == 0
+
+        config = _config(synth_data, server.url, tmp_path / "outage")
+        server.poll_failures = 10_000  # the batch API stays down past the model's attempts
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert server.batch_creates == 3 and server.stats.total == 0
+        err = capsys.readouterr()
+        assert "Traceback" not in err.err
+        summary = _summary(tmp_path / "outage")
+        assert summary["describer_failures"] == N_ITEMS
+        rows = (latest_run(tmp_path / "outage" / "runs" / "e2e") / "items.jsonl").read_text()
+        assert "run again to resume it" in rows and "InternalServerError" in rows
+        server.poll_failures = 0
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # the same job was polled again, not sent again; then the judges' job
+        assert server.batch_creates == 4 and server.stats.total == 0
+
+
 def test_an_invalid_reply_is_reasked_in_the_next_job(synth_data, tmp_path):
     with _server(synth_data) as server:
         server.plan(Plan())  # the descriptions

@@ -63,6 +63,8 @@ class BatchServer(FakeOpenAIServer):
         #: POST /v1/batches received (each one a job created)
         self.batch_creates = 0
         self.lines_answered = 0
+        #: the next this many GET /v1/batches/{id} answer 500 (an outage of the batch API)
+        self.poll_failures = 0
         self._plans: list[Plan] = []
         self._held = threading.Event()
         self._lock = threading.Lock()
@@ -178,6 +180,9 @@ class BatchServer(FakeOpenAIServer):
         )
 
     async def _batch(self, http: web.Request) -> web.Response:
+        if self.poll_failures > 0:
+            self.poll_failures -= 1
+            return _error(500, "The server had an error while processing your request.")
         batch = self.batches.get(http.match_info["id"])
         if batch is None:
             return _error(404, "No such Batch object")

@@ -25,17 +25,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from titjudge.models.calls.batch_answers import Answer, Deferred, answering
 from titjudge.models.calls.batch_ledger import Job, Ledger
 from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import MissingCredentialsError
+from titjudge.models.core.base import MissingCredentialsError, TransientError
 from titjudge.models.core.batch import BatchAPI
+from titjudge.safety import redact
+
+T = TypeVar("T")
 
 #: jobs that may carry one request (the first and two more after an expiry or a failure)
 MAX_JOB_ATTEMPTS = 3
@@ -140,8 +143,12 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
     directory = client.cache.directory if client.backend.cacheable else None
     ledger = Ledger(directory, f"{client.model} {client.options.api_base or ''}")
     left = list(queued)
+    stuck: dict[str, str] = {}
+    send = _Sender(client)
     for _ in range(MAX_ROUNDS + 1):
         answers = _answers(api, ledger)
+        for sha, reason in stuck.items():  # not kept in the ledger: a re-run resumes the job
+            answers.setdefault(sha, Answer(None, reason))
         wanted: dict[str, tuple[dict[str, Any], list[str]]] = {}
         still: list[Queued] = []
         for item in left:
@@ -160,7 +167,7 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
         left = still
         if not left:
             break
-        await _run_jobs(api, ledger, wanted, client.options.batch_poll, progress, client.model)
+        stuck = await _run_jobs(api, ledger, wanted, send, progress, client.model)
     for item in left:  # rounds spent (a reply that keeps asking for more): a failure
         client.batch_answers[item.key] = CallResult(
             ok=False, error="batch: no answer after the re-ask rounds", attempts=0
@@ -187,31 +194,73 @@ async def _run_jobs(
     api: BatchAPI,
     ledger: Ledger,
     wanted: dict[str, tuple[dict[str, Any], list[str]]],
-    poll: float,
+    send: _Sender,
     progress: BatchProgress,
     model: str,
-) -> None:
+) -> dict[str, str]:
     """Put every wanted body not already in a job into new jobs, then drive every open job
-    (a killed run's first) until all have ended."""
+    (a killed run's first) until all have ended. A job the provider's API cannot be reached
+    for (after the model's retries) stays in the ledger as it is, for a re-run to resume; its
+    bodies' reasons are returned."""
     stats = progress.stats.setdefault(model, ModelStats())
     bodies = {sha: body for sha, (body, _) in wanted.items()}
     busy = ledger.pending_shas()
     fresh = [sha for sha in wanted if sha not in busy]
     for chunk in _split(api, [(sha, bodies[sha]) for sha in fresh], ledger):
         ledger.new_job({_custom_id(sha): {"sha": sha, "keys": wanted[sha][1]} for sha in chunk})
+    stuck: dict[str, str] = {}
     while True:
-        jobs = ledger.open_jobs()
+        jobs = [job for job in ledger.open_jobs() if job.local not in stuck]
         if not jobs:
             break
         for job in jobs:
-            await _advance(api, ledger, job, bodies, stats)
-        still = ledger.open_jobs()
+            try:
+                await _advance(api, ledger, job, bodies, stats, send)
+            except _Unreachable as exc:
+                stuck[job.local] = (
+                    f"batch job {job.job_id or job.local} ({job.state}): {exc}; the job is "
+                    "kept in the cache dir: run again to resume it"
+                )
+        still = [job for job in ledger.open_jobs() if job.local not in stuck]
         total = sum(len(job.lines) for job in still)
         done = sum(1 for job in still for cid in job.lines if cid in ledger.rows)
         progress.waiting(model, len(still), done, total)
         if still:
-            await asyncio.sleep(poll)
+            await asyncio.sleep(send.poll)
     progress.waiting(model, 0, 0, 0)
+    return {
+        line["sha"]: stuck[job.local]
+        for job in ledger.open_jobs()
+        if job.local in stuck
+        for line in job.lines.values()
+    }
+
+
+class _Unreachable(Exception):
+    """The provider's batch API failed a step after the model's retries."""
+
+
+class _Sender:
+    """One step against the provider's batch API, retried on transient errors with the
+    model's `max_attempts` and backoff; a failure after them is `_Unreachable`."""
+
+    def __init__(self, client: CallPipeline[Any]):
+        self.client = client
+        self.poll = client.options.batch_poll
+
+    async def __call__(self, step: Callable[[], Awaitable[T]]) -> T:
+        options = self.client.options
+        for attempt in range(1, options.max_attempts + 1):
+            try:
+                return await step()
+            except Exception as exc:
+                mapped = self.client.backend.classify_error(exc)
+                if isinstance(mapped, TransientError) and attempt < options.max_attempts:
+                    wait = options.backoff_initial * 2 ** (attempt - 1)
+                    await asyncio.sleep(min(wait, options.backoff_max))
+                    continue
+                raise _Unreachable(redact(f"{type(mapped).__name__}: {mapped}")) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _split(
@@ -241,7 +290,12 @@ def _split(
 
 
 async def _advance(
-    api: BatchAPI, ledger: Ledger, job: Job, bodies: dict[str, dict[str, Any]], stats: ModelStats
+    api: BatchAPI,
+    ledger: Ledger,
+    job: Job,
+    bodies: dict[str, dict[str, Any]],
+    stats: ModelStats,
+    send: _Sender,
 ) -> None:
     """One step of `job`, each recorded in the ledger before the next is taken."""
     if job.state == "new":
@@ -253,16 +307,18 @@ async def _advance(
         data = b"".join(
             _line_bytes(api, line["sha"], bodies[line["sha"]]) for line in job.lines.values()
         )
-        job.file_id = await api.upload(data, f"{job.local}.jsonl")
+        job.file_id = await send(lambda: api.upload(data, f"{job.local}.jsonl"))
         job.state = "uploaded"
         ledger.save()
     if job.state in ("uploaded", "creating"):
-        found = await api.find({"titjudge_job": job.local}) if job.state == "creating" else None
+        tag = {"titjudge_job": job.local}
+        found = await send(lambda: api.find(tag)) if job.state == "creating" else None
         if found is None:
             job.state = "creating"
             ledger.save()
             assert job.file_id is not None
-            found = await api.create(job.file_id, {"titjudge_job": job.local})
+            file_id = job.file_id
+            found = await send(lambda: api.create(file_id, tag))
             stats.jobs += 1
             stats.requests += len(job.lines)
         job.job_id, job.state = found, "submitted"
@@ -270,11 +326,12 @@ async def _advance(
         return
     if job.state != "submitted" or job.job_id is None:
         return
-    state = await api.retrieve(job.job_id)
+    job_id = job.job_id
+    state = await send(lambda: api.retrieve(job_id))
     job.status = state.status
     if not state.done:
         return
-    for row in await api.results(state):
+    for row in await send(lambda: api.results(state)):
         cid = str(row.get("custom_id"))
         if cid in job.lines:
             ledger.rows[cid] = row
@@ -282,17 +339,20 @@ async def _advance(
         cid for cid in job.lines if cid not in ledger.rows or api.parse(ledger.rows[cid]).unfinished
     ]
     why = f"the batch job {state.status}" + (f" ({state.errors})" if state.errors else "")
-    if unfinished and job.attempt < MAX_JOB_ATTEMPTS:
-        for cid in unfinished:
+    again = unfinished if job.attempt < MAX_JOB_ATTEMPTS else []
+    for cid in unfinished:
+        if again:
             ledger.rows.pop(cid, None)
-        ledger.new_job({cid: job.lines[cid] for cid in unfinished}, attempt=job.attempt + 1)
-    else:
-        for cid in unfinished:
+        else:
             ledger.rows[cid] = _failed_row(
                 job.lines[cid]["sha"], f"gave_up_{state.status}", f"{why} {job.attempt} times"
             )
-    job.state = "done"
-    ledger.save()
+    ledger.save_rows(job, [cid for cid in job.lines if cid in ledger.rows])
+    job.state = "done"  # saved with the job that sends its unfinished lines again, at once
+    if again:
+        ledger.new_job({cid: job.lines[cid] for cid in again}, attempt=job.attempt + 1)
+    else:
+        ledger.save()
 
 
 def _custom_id(sha: str) -> str:

@@ -6,8 +6,9 @@ One JSON file per model and endpoint (`<cache dir>/batches/<id>.json`), written 
 (`new`, with each line's custom_id, the body it stands for and the cache keys waiting on it),
 once uploaded (`uploaded`), just before the job is created (`creating`: a run killed then
 looks the job up by its metadata before creating it again), once created (`submitted`, the
-provider's job id), and once its results are read (`done`: every line's row is kept under
-`rows` until the batch phase has used them, then the file is removed).
+provider's job id), and once its results are read (`done`: its rows, as the provider wrote
+them, in `<id>-<job>.jsonl` beside it, kept until the batch phase has used them; then every
+file of the model is removed).
 """
 
 from __future__ import annotations
@@ -66,7 +67,28 @@ class Ledger:
         if self.path is not None and self.path.exists():
             raw = json.loads(self.path.read_text(encoding="utf-8"))
             self.jobs = [Job.from_json(j) for j in raw.get("jobs", [])]
-            self.rows = dict(raw.get("rows", {}))
+            for job in self.jobs:
+                found = self._rows_path(job)
+                if job.state == "done" and found is not None and found.exists():
+                    for line in found.read_text(encoding="utf-8").splitlines():
+                        row = json.loads(line)
+                        self.rows[str(row.get("custom_id"))] = row
+
+    def _rows_path(self, job: Job) -> Path | None:
+        return (
+            None
+            if self.path is None
+            else self.path.with_name(f"{self.path.stem}-{job.local}.jsonl")
+        )
+
+    def save_rows(self, job: Job, cids: list[str]) -> None:
+        """The rows of `job`'s lines `cids` (its answers and failures), before it is `done`."""
+        path = self._rows_path(job)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(self.rows[cid], ensure_ascii=False) + "\n" for cid in cids)
+        atomic_write(path, text)
 
     def new_job(self, lines: dict[str, dict[str, Any]], attempt: int = 1) -> Job:
         job = Job(local=f"titjudge-{uuid.uuid4().hex[:20]}", lines=lines, attempt=attempt)
@@ -85,17 +107,17 @@ class Ledger:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {
-            "model": self.model,
-            "jobs": [job.to_json() for job in self.jobs],
-            "rows": self.rows,
-        }
+        data = {"model": self.model, "jobs": [job.to_json() for job in self.jobs]}
         atomic_write(self.path, json.dumps(data, ensure_ascii=False))
 
     def clear(self) -> None:
         """Every job done and its rows used: the ledger is removed."""
         if self.open_jobs():
             return
+        for job in self.jobs:
+            found = self._rows_path(job)
+            if found is not None and found.exists():
+                found.unlink()
         self.jobs, self.rows = [], {}
         if self.path is not None and self.path.exists():
             self.path.unlink()
