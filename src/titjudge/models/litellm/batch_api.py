@@ -72,9 +72,12 @@ class OpenAIBatchAPI:
         body.update(body.pop("extra_body", None) or {})
         return body
 
+    def _endpoint(self) -> str:
+        """Azure's classic batch API names the endpoint without /v1 (its docs' samples)."""
+        return "/chat/completions" if self._provider == "azure" else "/v1/chat/completions"
+
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        url = "/chat/completions" if self._provider == "azure" else "/v1/chat/completions"
-        return {"custom_id": custom_id, "method": "POST", "url": url, "body": body}
+        return {"custom_id": custom_id, "method": "POST", "url": self._endpoint(), "body": body}
 
     def _where(self) -> dict[str, Any]:
         where: dict[str, Any] = {"custom_llm_provider": self._provider, "timeout": self._timeout}
@@ -95,7 +98,7 @@ class OpenAIBatchAPI:
 
         made = await litellm.acreate_batch(
             completion_window="24h",
-            endpoint="/v1/chat/completions",
+            endpoint=self._endpoint(),  # type: ignore[arg-type]
             input_file_id=file_id,
             metadata=metadata,
             **self._where(),
