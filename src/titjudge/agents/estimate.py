@@ -29,7 +29,7 @@ from titjudge.config import RunConfig
 from titjudge.data.records import Item
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss, estimating
-from titjudge.models.core.prices import Rates, rates_for
+from titjudge.models.core.prices import Rates, batch_rates_for, rates_for
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.records import ItemResult, Progress
@@ -169,7 +169,8 @@ def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:
     for miss in probe.misses.values():
         line = lines.setdefault((miss.model, miss.role), Line(miss.model, miss.role))
         if miss.model not in rates:
-            rates[miss.model] = rates_for(parse_model_spec(miss.model), miss.price)
+            priced = batch_rates_for if miss.batch else rates_for
+            rates[miss.model] = priced(parse_model_spec(miss.model), miss.price)
         _add(line, miss, probe, rates[miss.model])
     unpriced = sorted({line.model for line in lines.values() if line.calls and line.price is None})
     for line in lines.values():

@@ -23,7 +23,7 @@ from titjudge.config import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import EstimateProbe, estimating
-from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.pipeline import CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
@@ -55,7 +55,9 @@ class ExplainProbe(EstimateProbe):
     planned: list[Planned] = field(default_factory=list)
     _met: set[tuple[str, str, str, str | None]] = field(default_factory=set)
 
-    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
+    def miss(
+        self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
+    ) -> CallResult[Any]:
         asked = self._asked.get(key)
         if asked is not None:
             template = (asked.template or {}).get("name")
@@ -73,7 +75,7 @@ class ExplainProbe(EstimateProbe):
                         asked.text,
                     )
                 )
-        result = super().miss(client, key)
+        result = super().miss(client, key, compute)
         if asked is not None and asked.kind == "text" and result.ok:
             result = CallResult(ok=True, value=STAND_IN, raw=STAND_IN)
             self._answers[key] = result

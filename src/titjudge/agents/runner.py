@@ -168,6 +168,7 @@ async def _run_staged(
     """The run itself, every file written into `out_dir` (the staging dir) except
     summary.json, which `run_async` writes once the wall time is known."""
     owned = hub is None
+    batch: dict[str, Any] = {}
     if hub is None:
         hub = ModelHub(
             CallCache(config.run.cache_dir),
@@ -209,6 +210,10 @@ async def _run_staged(
             run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
 
         record()
+        if _batched(config):  # batch models' misses first, by batch jobs: the graph reads them
+            from titjudge.agents.batch_phase import run_batches
+
+            batch = await run_batches(items, ctx, show=show_progress)
         progress.start()
         display = ProgressDisplay(
             progress, show=show_progress, title=progress_title, interval=progress_interval
@@ -277,6 +282,8 @@ async def _run_staged(
             **hub.budget.to_json(since=budget_before),
             "items_undone": sum(1 for r in results if budget_refused(r)),
         }
+    if batch:  # per batch model: its jobs, requests, answers and failures, at the batch price
+        summary["batch"] = batch
     if not metrics:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means
 
@@ -304,6 +311,12 @@ def budget_refused(result: ItemResult) -> bool:
     """Whether the budget left some call of this item unsent (it failed for that)."""
     errors = [result.described.error, *(o.error for o in result.outcomes)]
     return result.failed and any(NOT_SENT_BUDGET in (error or "") for error in errors)
+
+
+def _batched(config: RunConfig) -> bool:
+    """Whether any model of the run is sent as batch jobs (`batch: true`)."""
+    sections: list[Any] = [config.describer, *config.judges]
+    return any(getattr(section, "batch", False) for section in sections)
 
 
 def run_context(

@@ -83,6 +83,7 @@ class ModelJudgeOptions(ModelOptions, JudgeOptions):
         if self.model is None and not self.describer_bound:
             raise ValueError(f"judge {self.name!r} of kind {self.kind!r} needs a 'model'")
         self._check_thinking(self.model)
+        self._check_batch(self.model)
         settle(self, self.model, self)
         return self
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from titjudge.models.calls.pipeline import _PROBE, CacheProbe, CallPipeline
+from titjudge.models.calls.pipeline import _PROBE, CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.token_estimate import CHARS_PER_TOKEN, request_tokens, text_tokens
 from titjudge.models.core.base import GenerateRequest
@@ -66,6 +66,8 @@ class Miss:
     may_reask: bool = False
     #: the model's `price` option, if any (`models.core.prices.rates_for` reads it)
     price: Any = None
+    #: sent as a batch job (`batch: true`): priced at the batch rates
+    batch: bool = False
 
 
 @dataclass
@@ -113,7 +115,9 @@ class EstimateProbe(CacheProbe):
                 seen.tokens_out += result.tokens_out
                 seen.thinking += result.thinking_tokens or 0
 
-    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
+    def miss(
+        self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
+    ) -> CallResult[Any]:
         found = self._answers.get(key)
         if found is not None:  # asked before in this estimate: the run asks it once
             return found
@@ -144,7 +148,14 @@ class EstimateProbe(CacheProbe):
         if asked.kind == "embedding" or asked.request is None:
             tokens = text_tokens(asked.text or "")
             return Miss(
-                client.model, asked.role, asked.kind, tokens, 0, 0, price=client.options.price
+                client.model,
+                asked.role,
+                asked.kind,
+                tokens,
+                0,
+                0,
+                price=client.options.price,
+                batch=client.options.batch,
             )
         request = asked.request
         line = Miss(
@@ -156,6 +167,7 @@ class EstimateProbe(CacheProbe):
             asked.thinking_cap,
             may_reask=asked.kind == "structured",
             price=client.options.price,
+            batch=client.options.batch,
         )
         line.extra_in_max = self._placeholder_room(request)
         return line

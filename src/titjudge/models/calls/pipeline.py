@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import random
 import time
@@ -60,6 +61,8 @@ Computed = tuple[CallResult[Any], Any]
 Compute = Callable[[list[int]], Awaitable[list[Computed]]]
 #: one attempt's worst case for the run's budget: its input estimate and its output caps
 Worst = tuple[int, int]
+#: computes the answer of one position of a call
+ComputeOne = Callable[[], Awaitable[list[Computed]]]
 
 
 class CacheProbe:
@@ -73,6 +76,7 @@ class CacheProbe:
     def __init__(self) -> None:
         self.missed = False
         self._counted: list[tuple[Usage, list[CallResult[Any]]]] = []
+        self._after: list[Callable[[], Any]] = []
 
     def count(
         self, ledger: Usage, results: list[CallResult[Any]], *, model: str = "", role: str = ""
@@ -83,16 +87,26 @@ class CacheProbe:
     def note(self, key: str, request: Any) -> None:
         """What the call under `key` would send (a probe that estimates it reads this)."""
 
-    def miss(self, client: CallPipeline[Any], key: str) -> CallResult[Any]:
-        """The result of a call whose answer is not cached: nothing is sent, it fails."""
+    def miss(
+        self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
+    ) -> CallResult[Any]:
+        """The result of a call whose answer is not cached: nothing is sent, it fails.
+        `compute` computes it (a batch collector runs it later, `models.calls.batch`)."""
         self.missed = True
         return CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
+
+    def on_commit(self, action: Callable[[], Any]) -> None:
+        """Run `action` once the answers are committed (never if they are not)."""
+        self._after.append(action)
 
     def commit(self) -> None:
         for ledger, results in self._counted:
             for result in results:
                 ledger.add(result)
         self._counted.clear()
+        for action in self._after:
+            action()
+        self._after.clear()
 
 
 _PROBE: ContextVar[CacheProbe | None] = ContextVar("titjudge_cache_probe", default=None)
@@ -149,6 +163,8 @@ class CallPipeline(Generic[B]):
         #: the run's budget (`run.budget_usd`), shared by every client of the run; None: none
         self.budget: Budget | None = None
         self._budget_rates: Rates | None = None
+        #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch`)
+        self.batch_answers: dict[str, CallResult[Any]] = {}
 
     @property
     def model(self) -> str:
@@ -230,6 +246,8 @@ class CallPipeline(Generic[B]):
         """
         pending = []
         for i in positions:
+            if self.batch_answers and self._batch_answer(keys, i, results, settle):
+                continue  # answered by a batch job earlier in this run: paid once, here
             found = accept(self.cache.get(keys[i][0])) if self._cached() else None
             if found is None:
                 pending.append(i)
@@ -239,7 +257,7 @@ class CallPipeline(Generic[B]):
         probe = _PROBE.get()
         if probe is not None and pending:
             for i in pending:
-                results[i] = probe.miss(self, keys[i][0])
+                results[i] = probe.miss(self, keys[i][0], functools.partial(compute, [i]))
                 settle(i)
             return
         while pending:
@@ -286,6 +304,30 @@ class CallPipeline(Generic[B]):
                     self.cache.release(keys[i][0])
         for i in todo:
             settle(i)
+
+    def _batch_answer(
+        self,
+        keys: Sequence[tuple[str, str]],
+        i: int,
+        results: list[CallResult[Any] | None],
+        settle: Callable[[int], None],
+    ) -> bool:
+        """Position `i` answered by a batch job of this run (`models.calls.batch`): its result,
+        paid once. A validated answer is in the cache too; it is handed over (and so counted)
+        once, then the cache answers. A failure stays: the batch gave no other answer."""
+        key = keys[i][0]
+        found = self.batch_answers.get(key)
+        if found is None:
+            return False
+        results[i] = found
+        settle(i)
+        if found.ok:
+            probe = _PROBE.get()
+            if probe is None:
+                self.batch_answers.pop(key, None)
+            else:
+                probe.on_commit(lambda: self.batch_answers.pop(key, None))
+        return True
 
     def _cached(self) -> bool:
         return self.backend.cacheable
@@ -492,6 +534,7 @@ __all__ = [
     "CacheProbe",
     "CallPipeline",
     "Compute",
+    "ComputeOne",
     "Computed",
     "cache_only",
     "probing",

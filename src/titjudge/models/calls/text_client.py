@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
+from titjudge.models.calls.batch_answers import batch_answers, batch_reply
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
@@ -286,6 +287,9 @@ class ModelClient(CallPipeline[TextBackend]):
             request = dataclasses.replace(
                 request, images=tuple([await image.load() for image in request.images])
             )
+        answers = batch_answers()
+        if answers is not None:  # a batch job's reply, read as if it had just come
+            return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
         tokens, worst = 0, None
         if self.limiter.tpm_pacer is not None or self.budget is not None:  # only where needed
             cap = request.max_tokens + self._thinking_reserve

@@ -230,6 +230,11 @@ class TextBackend(Backend, ABC):
     async def generate(self, request: GenerateRequest) -> Generation:
         """Run one request. Concurrent calls are allowed; local backends batch them."""
 
+    def batch_api(self) -> Any:
+        """The provider's batch API for this model (`models.core.batch.BatchAPI`), or None
+        where it has none titjudge drives."""
+        return None
+
 
 class EmbeddingBackend(Backend, ABC):
     """A model that maps texts to unit vectors."""

@@ -147,6 +147,10 @@ class LazyBackend(TextBackend, EmbeddingBackend):
         assert isinstance(self.real, EmbeddingBackend)
         return await self.real.embed_answered(texts)
 
+    def batch_api(self) -> Any:
+        """The built backend's batch API (None before the build: `ready()` first)."""
+        return self.real.batch_api() if isinstance(self.real, TextBackend) else None
+
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc
 

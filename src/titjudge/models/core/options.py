@@ -28,6 +28,8 @@ MODEL_WIDE = (
     "tpm",
     "batch_size",
     "price",
+    "batch",
+    "batch_poll",
 )
 
 
@@ -111,6 +113,15 @@ class ModelOptions(StrictModel):
         "used by `titjudge estimate` and the run's cost (see README 'Cost')",
     )
 
+    batch: bool = Field(
+        False,
+        description="send this model's calls as the provider's batch jobs (about half price, "
+        "answers within 24 h): litellm:openai/... and azure/... models; see README 'Batch'",
+    )
+    batch_poll: float = Field(
+        30.0, gt=0, description="seconds between two looks at this model's batch jobs"
+    )
+
     @field_validator("api_base")
     @classmethod
     def _endpoints(cls, value: str | list[str] | None) -> str | list[str] | None:
@@ -135,6 +146,28 @@ class ModelOptions(StrictModel):
         if self.api_base is None:
             return []
         return [self.api_base] if isinstance(self.api_base, str) else list(self.api_base)
+
+    def _check_batch(self, model: str | None) -> None:
+        """`batch: true` only on a `litellm:` model whose provider has a batch API titjudge
+        drives, at one endpoint: anything else is a config error naming those providers."""
+        if not self.batch or model is None:
+            return
+        from titjudge.models.core.batch import BATCH_PROVIDERS, BATCH_PROVIDERS_LATER
+
+        spec = parse_model_spec(model)
+        custom = self.params.get("custom_llm_provider")
+        provider = str(custom) if custom else spec.model_id.partition("/")[0]
+        have = ", ".join(f"litellm:{p}/..." for p in BATCH_PROVIDERS)
+        if spec.backend != "litellm" or provider not in BATCH_PROVIDERS:
+            served = f"provider {provider!r}" if spec.backend == "litellm" else spec.backend
+            later = ", ".join(BATCH_PROVIDERS_LATER)
+            raise ValueError(
+                f"batch: true needs a provider with a batch API; {model} is served by "
+                f"{served}, which has none titjudge drives. Batch works with {have} "
+                f"({later} batches are not supported yet)"
+            )
+        if isinstance(self.api_base, list):
+            raise ValueError(f"batch: true takes one api_base, not a list ({model})")
 
     def _check_thinking(self, model: str | None) -> None:
         """A thinking setting the model would reject is a config error, not a failed run.

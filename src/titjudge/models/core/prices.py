@@ -74,6 +74,31 @@ def rates_for(spec: ModelSpec, price: Any | None = None) -> Rates | None:
     return litellm_rates(spec.model_id)
 
 
+def batch_rates_for(spec: ModelSpec, price: Any | None = None) -> Rates | None:
+    """The model's rates under `batch: true`: litellm's `_batches` prices where its map has
+    them, else half of what `rates_for` says (the providers' batch discount; litellm's
+    `batch_cost_calculator` falls back the same way)."""
+    full = rates_for(spec, price)
+    if full is None:
+        return None
+    half = Rates(full.input / 2, full.output / 2, full.cached_input / 2, f"{full.source} (batch)")
+    if not full.source.startswith("litellm:"):
+        return half
+    entry = price_map().get(full.source.removeprefix("litellm:"), {})
+    listed = [
+        entry.get(f"{name}_batches") for name in ("input_cost_per_token", "output_cost_per_token")
+    ]
+    if not all(isinstance(rate, (int, float)) for rate in listed):
+        return half
+    cached = entry.get("cache_read_input_token_cost_batches")
+    return Rates(
+        float(listed[0]),
+        float(listed[1]),
+        float(cached) if isinstance(cached, (int, float)) else half.cached_input,
+        half.source,
+    )
+
+
 def litellm_rates(model_id: str) -> Rates | None:
     """litellm's price of `provider/model` as its map keys it (OpenAI's models without the
     `openai/` prefix, others with their provider's), or None when the map has none."""
@@ -130,6 +155,7 @@ __all__ = [
     "FREE",
     "LOCAL_BACKENDS",
     "Rates",
+    "batch_rates_for",
     "litellm_rates",
     "own_rates",
     "price_map",

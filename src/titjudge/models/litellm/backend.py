@@ -170,6 +170,12 @@ class LiteLLMBackend(TextBackend):
             exc, self.api_base if isinstance(self.api_base, str) else None
         )
 
+    def batch_api(self) -> Any:
+        """OpenAI's or Azure's Batch API for this model, or None (`models.litellm.batch_api`)."""
+        from titjudge.models.litellm.batch_api import batch_api_for
+
+        return batch_api_for(self, self.spec.model_id, self.params, self._api_key)
+
     def answered_by(self, generation: Generation) -> str | None:
         """What the reply's own model field says (litellm's `response.model`), never the model
         asked for: a provider may answer with another (see `models.calls.provenance`)."""

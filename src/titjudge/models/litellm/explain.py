@@ -21,6 +21,7 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.backend import LiteLLMBackend, setup_problems
+from titjudge.models.litellm.raw import raw_request
 
 #: request headers that carry credentials
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
@@ -52,14 +53,7 @@ def explain_request(spec: ModelSpec, options: ModelOptions, request: GenerateReq
             spec, options.api_base, options.api_key_env, backend.settings.params
         )
     ]
-    kwargs = backend.request_kwargs(request)
-    kwargs.pop("api_key", None)  # return_raw_request passes its own stand-in
-    if isinstance(kwargs.get("api_base"), list):
-        kwargs["api_base"] = kwargs["api_base"][0]
-    from litellm.types.utils import CallTypes
-    from litellm.utils import return_raw_request
-
-    raw = return_raw_request(CallTypes.completion, kwargs)
+    raw = raw_request(backend, request)
     error = raw.get("error")
     if error:
         notes.append(f"litellm would not build this request: {str(error).splitlines()[0]}")

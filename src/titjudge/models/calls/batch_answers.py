@@ -1,0 +1,104 @@
+"""How a batch job's replies reach the call that asked: through the very code an online
+call runs (`ModelClient._generate`), so a batch answer is validated, re-asked and cached
+exactly as an online one.
+
+Under `answering(answers)`, a text call's send looks its request's body up in `answers` (by
+`body_hash`) instead of sending it: a reply there is returned as if the provider had just
+answered, a line the provider failed is that failure, and a body with no answer yet (a
+first request, or the re-ask of an invalid reply) raises `Deferred` carrying the body, which
+the collector (`models.calls.batch`) queues for the next job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from titjudge.models.core.base import (
+    GenerateRequest,
+    Generation,
+    PermanentError,
+    TextBackend,
+    mark_unbilled,
+)
+from titjudge.models.core.prices import Rates
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """A request body's identity: the sha256 of its canonical JSON."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class Deferred(BaseException):  # noqa: N818  (not an error: passes the calls' `except Exception`)
+    """The request's body has no batch answer yet: it goes into a batch job."""
+
+    def __init__(self, body: dict[str, Any], sha: str):
+        super().__init__(sha)
+        self.body = body
+        self.sha = sha
+
+
+@dataclass
+class Answer:
+    """A batch line's outcome: a reply, or the provider's reason for none."""
+
+    generation: Generation | None = None
+    error: str | None = None
+
+
+_ANSWERS: ContextVar[dict[str, Answer] | None] = ContextVar("titjudge_batch", default=None)
+
+
+def batch_answers() -> dict[str, Answer] | None:
+    """The answers the current call is served from (None: it is sent online)."""
+    return _ANSWERS.get()
+
+
+def take(body: dict[str, Any], answers: dict[str, Answer]) -> Generation:
+    """The reply to `body`; the provider's failure as a PermanentError (a batch line that
+    failed is not billed); `Deferred` when the body has no answer yet."""
+    sha = body_hash(body)
+    found = answers.get(sha)
+    if found is None:
+        raise Deferred(body, sha)
+    if found.generation is None:
+        raise mark_unbilled(PermanentError(found.error or "batch line failed"))
+    return found.generation
+
+
+def batch_reply(
+    backend: TextBackend, rates: Rates | None, request: GenerateRequest, answers: dict[str, Answer]
+) -> Generation:
+    """The batch reply to `request`'s body as the backend builds it (`BatchAPI.body`), priced
+    at half the model's own `price` where it has one (the providers' batch discount)."""
+    api = backend.batch_api()
+    if api is None:
+        raise mark_unbilled(PermanentError(f"{backend.spec}: no batch API for this model"))
+    try:
+        body = api.body(request)
+    except PermanentError as exc:
+        raise mark_unbilled(exc) from None
+    generation = take(body, answers)
+    generation.max_tokens_sent = body.get("max_tokens") or body.get("max_completion_tokens")
+    if rates is not None:
+        tokens_in, tokens_out = generation.tokens_in or 0, generation.tokens_out or 0
+        generation.cost = rates.cost(tokens_in, tokens_out, generation.cached_tokens or 0) / 2
+    return generation
+
+
+@contextmanager
+def answering(answers: dict[str, Answer]) -> Iterator[None]:
+    token = _ANSWERS.set(answers)
+    try:
+        yield
+    finally:
+        _ANSWERS.reset(token)
+
+
+__all__ = ["Answer", "Deferred", "answering", "batch_answers", "batch_reply", "body_hash", "take"]

@@ -1,0 +1,259 @@
+"""OpenAI's (and Azure OpenAI's) Batch API for a `litellm:openai/...` or `azure/...` model,
+through litellm's files and batches functions.
+
+Shapes, from OpenAI's Batch guide (https://developers.openai.com/api/docs/guides/batch): an
+input file is JSONL, one `{"custom_id", "method": "POST", "url": "/v1/chat/completions",
+"body"}` per line, uploaded with `purpose="batch"`; a job is created from the file with
+`completion_window="24h"` and up to 16 metadata pairs; its `status` ends at completed,
+failed, expired or cancelled. The output file holds one line per request that ran,
+`{"custom_id", "response": {"status_code", "body"}, "error"}`, in no set order; requests
+that failed, and those an expired job never ran (`error.code == "batch_expired"`), are in the
+error file. Limits: 50,000 requests and 200 MB per input file. Azure's global batch takes the
+same lines with `url: "/chat/completions"` and the deployment as `model`
+(https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/batch).
+
+Each line's body is litellm's own body for the online call (`models.litellm.raw`); a reply's
+cost is litellm's batch price for the model (`batch_cost_calculator`: its `_batches` rates,
+else half the list price), or unknown where litellm does not price the model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
+from titjudge.models.core.batch import BATCH_PROVIDERS, JobState, LineResult
+from titjudge.models.litellm.raw import BuildsKwargs, raw_request
+from titjudge.models.litellm.reply import generation_from
+from titjudge.safety import redact
+
+#: OpenAI's documented limits per batch (the Batch guide, "Rate limits")
+OPENAI_MAX_REQUESTS = 50_000
+OPENAI_MAX_BYTES = 200 * 1024 * 1024
+#: Azure's global batch limits (MicrosoftDocs global-batch-limits: 100,000 requests, 200 MB)
+AZURE_MAX_REQUESTS = 100_000
+#: why a request in the error file was never run: it is sent again
+UNFINISHED = frozenset({"batch_expired", "batch_cancelled"})
+
+
+class OpenAIBatchAPI:
+    """The files and batches endpoints of the provider that serves `backend`'s model."""
+
+    def __init__(
+        self,
+        backend: BuildsKwargs,
+        provider: str,
+        model: str,
+        api_base: str | None,
+        api_key: str | None,
+        timeout: float,
+    ):
+        self._backend = backend
+        self._provider = provider
+        self._model = model
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout = timeout
+        self.max_requests = AZURE_MAX_REQUESTS if provider == "azure" else OPENAI_MAX_REQUESTS
+        self.max_bytes = OPENAI_MAX_BYTES
+
+    def provider(self) -> str:
+        return self._provider
+
+    def body(self, request: GenerateRequest) -> dict[str, Any]:
+        raw = raw_request(self._backend, request)
+        if raw.get("error"):
+            raise PermanentError(
+                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
+            )
+        body = dict(raw.get("raw_request_body") or {})
+        # the OpenAI SDK merges extra_body into the JSON it posts
+        body.update(body.pop("extra_body", None) or {})
+        return body
+
+    def _endpoint(self) -> str:
+        """Azure's classic batch API names the endpoint without /v1 (its docs' samples)."""
+        return "/chat/completions" if self._provider == "azure" else "/v1/chat/completions"
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"custom_id": custom_id, "method": "POST", "url": self._endpoint(), "body": body}
+
+    def _where(self) -> dict[str, Any]:
+        where: dict[str, Any] = {"custom_llm_provider": self._provider, "timeout": self._timeout}
+        if self._api_base:
+            where["api_base"] = self._api_base
+        if self._api_key:
+            where["api_key"] = self._api_key
+        return where
+
+    async def upload(self, data: bytes, name: str) -> str:
+        import litellm
+
+        made = await litellm.acreate_file(file=(name, data), purpose="batch", **self._where())
+        return str(made.id)
+
+    async def create(self, file_id: str, metadata: dict[str, str]) -> str:
+        import litellm
+
+        made = await litellm.acreate_batch(
+            completion_window="24h",
+            endpoint=self._endpoint(),  # type: ignore[arg-type]
+            input_file_id=file_id,
+            metadata=metadata,
+            **self._where(),
+        )
+        return str(made.id)
+
+    async def find(self, metadata: dict[str, str]) -> str | None:
+        """A job whose metadata holds every pair of `metadata` (the newest 100 are read)."""
+        import litellm
+
+        listed = await litellm.alist_batches(limit=100, **self._where())
+        for job in _items(listed):
+            found = _get(job, "metadata") or {}
+            if all(found.get(k) == v for k, v in metadata.items()):
+                return str(_get(job, "id"))
+        return None
+
+    async def retrieve(self, job_id: str) -> JobState:
+        import litellm
+
+        job = await litellm.aretrieve_batch(batch_id=job_id, **self._where())
+        counts = _get(job, "request_counts")
+        errors = _get(job, "errors")
+        listed = _get(errors, "data") if errors is not None else None
+        text = "; ".join(
+            f"{_get(e, 'code')}: {_get(e, 'message')}"
+            + (f" (line {_get(e, 'line')})" if _get(e, "line") is not None else "")
+            for e in (listed or [])
+        )
+        return JobState(
+            status=str(_get(job, "status")),
+            output_file_id=_get(job, "output_file_id"),
+            error_file_id=_get(job, "error_file_id"),
+            total=int(_get(counts, "total") or 0) if counts is not None else 0,
+            completed=int(_get(counts, "completed") or 0) if counts is not None else 0,
+            failed=int(_get(counts, "failed") or 0) if counts is not None else 0,
+            errors=redact(text) or None,
+        )
+
+    async def results(self, state: JobState) -> list[dict[str, Any]]:
+        import litellm
+
+        rows: list[dict[str, Any]] = []
+        for file_id in (state.output_file_id, state.error_file_id):
+            if not file_id:
+                continue
+            content = await litellm.afile_content(file_id=file_id, **self._where())
+            for text in _content_bytes(content).decode("utf-8").splitlines():
+                if text.strip():
+                    rows.append(json.loads(text))
+        return rows
+
+    def parse(self, row: dict[str, Any]) -> LineResult:
+        return self._line_result(row)
+
+    def _line_result(self, row: dict[str, Any]) -> LineResult:
+        custom_id = str(row.get("custom_id"))
+        error = row.get("error")
+        response = row.get("response") or {}
+        if error:
+            code = str(error.get("code") or "")
+            reason = f"batch line failed: {code}: {error.get('message')}"
+            return LineResult(custom_id, error=redact(reason), unfinished=code in UNFINISHED)
+        status = int(response.get("status_code") or 0)
+        body = response.get("body") or {}
+        if status != 200:
+            found = body.get("error") if isinstance(body, dict) else None
+            message = found.get("message") if isinstance(found, dict) else json.dumps(body)
+            kind = found.get("type") or found.get("code") if isinstance(found, dict) else None
+            reason = f"batch line failed: HTTP {status}" + (f" {kind}" if kind else "")
+            return LineResult(custom_id, error=redact(f"{reason}: {message}"))
+        try:
+            return LineResult(custom_id, generation=self._generation(body))
+        except PermanentError as exc:
+            return LineResult(custom_id, error=str(exc))
+
+    def _generation(self, body: dict[str, Any]) -> Generation:
+        import litellm
+        from litellm.utils import convert_to_model_response_object
+
+        response = convert_to_model_response_object(
+            response_object=body, model_response_object=litellm.ModelResponse()
+        )
+        generation = generation_from(response)
+        generation.cost = self._batch_cost(response)
+        return generation
+
+    def _batch_cost(self, response: Any) -> float | None:
+        """litellm's batch price of the reply's usage; None where it does not price the model."""
+        import litellm
+        from litellm.cost_calculator import batch_cost_calculator
+
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            return None
+        try:
+            litellm.get_model_info(self._model, custom_llm_provider=self._provider)
+            prompt, completion = batch_cost_calculator(
+                usage, model=self._model, custom_llm_provider=self._provider
+            )
+        except Exception:  # not in litellm's price map: unknown, never a made-up 0
+            return None
+        return float(prompt + completion)
+
+
+def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
+    """The litellm provider a model id names (its prefix, or `custom_llm_provider`)."""
+    custom = (params or {}).get("custom_llm_provider")
+    return str(custom) if custom else model_id.partition("/")[0]
+
+
+def batch_api_for(
+    backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
+) -> OpenAIBatchAPI | None:
+    """The batch API of `backend`'s provider (one endpoint), or None where titjudge drives none."""
+    provider = batch_provider(model_id, params)
+    api_base = backend.api_base
+    if provider not in BATCH_PROVIDERS or isinstance(api_base, list):
+        return None
+    model = model_id.split("/", 1)[1] if "/" in model_id else model_id
+    return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _items(listed: Any) -> list[Any]:
+    data = _get(listed, "data")
+    return list(data or [])
+
+
+def _content_bytes(content: Any) -> bytes:
+    if isinstance(content, bytes | bytearray):
+        return bytes(content)
+    for name in ("content", "read"):
+        found = getattr(content, name, None)
+        if isinstance(found, bytes | bytearray):
+            return bytes(found)
+        if callable(found):
+            data = found()
+            if isinstance(data, bytes | bytearray):
+                return bytes(data)
+    text = getattr(content, "text", None)
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    raise PermanentError(f"unreadable batch file content ({type(content).__name__})")
+
+
+__all__ = [
+    "OPENAI_MAX_BYTES",
+    "OPENAI_MAX_REQUESTS",
+    "OpenAIBatchAPI",
+    "batch_api_for",
+    "batch_provider",
+]

@@ -1,0 +1,33 @@
+"""The one path from a request to the provider's body, made without sending it.
+
+litellm's own request transformation (`litellm.utils.return_raw_request`, which stops before
+the network call) turns the arguments titjudge's backend passes to `litellm.acompletion` into
+the provider's URL, headers and JSON body. `titjudge explain` shows it; batch lines
+(`models.litellm.batch_api`) are made of it, so an online call and a batch line cannot differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from titjudge.models.core.base import GenerateRequest
+
+
+class BuildsKwargs(Protocol):
+    def request_kwargs(self, request: GenerateRequest) -> dict[str, Any]: ...
+
+
+def raw_request(backend: BuildsKwargs, request: GenerateRequest) -> dict[str, Any]:
+    """litellm's account of what it would send for `request`: `raw_request_api_base`,
+    `raw_request_headers`, `raw_request_body`, or `error` when it would not build it."""
+    kwargs = backend.request_kwargs(request)
+    kwargs.pop("api_key", None)  # return_raw_request passes its own stand-in
+    if isinstance(kwargs.get("api_base"), list):
+        kwargs["api_base"] = kwargs["api_base"][0]
+    from litellm.types.utils import CallTypes
+    from litellm.utils import return_raw_request
+
+    return dict(return_raw_request(CallTypes.completion, kwargs))
+
+
+__all__ = ["BuildsKwargs", "raw_request"]

@@ -1,0 +1,277 @@
+"""`batch: true`: a run's calls to an OpenAI model go through OpenAI's Batch API (a loopback
+double of its files and batches endpoints, `doubles.batch_server`), durably, at batch price."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from doubles.batch_server import BatchServer, Plan
+from doubles.server import build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+N_ITEMS = 16
+
+
+def _config(data, url, tmp_path, **run):
+    config = api_config(data, url, tmp_path, **run)
+    for section in (config["describer"], config["judges"][0]):
+        section["batch"] = True
+        section["batch_poll"] = 0.05
+    return config
+
+
+def _write(config, tmp_path) -> str:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def _server(data) -> BatchServer:
+    return BatchServer(responder=build_responder("auto", descriptions=stored_descriptions(data)))
+
+
+def _summary(tmp_path) -> dict:
+    return json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+
+
+def _scores(tmp_path) -> str:
+    return (latest_run(tmp_path / "runs" / "e2e") / "scores.csv").read_text()
+
+
+def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(synth_data, tmp_path, capsys):
+    with _server(synth_data) as server:
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.stats.total == 0  # nothing online: every call went as a batch line
+        # describe first, then judges (they read the descriptions): one job each
+        assert server.batch_creates == 2
+        assert server.lines_answered == 2 * N_ITEMS
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"]["litellm:openai/vlm"]["answered"] == N_ITEMS
+        assert summary["batch"]["litellm:openai/judge"]["requests"] == N_ITEMS
+        assert "batch" in summary["batch"]["litellm:openai/judge"]["price"]
+        assert summary["usage"]["describer"]["calls"] == N_ITEMS
+        assert summary["usage"]["describer"]["cache_hits"] == 0
+        batch_scores = _scores(tmp_path)
+        # the ledger is gone once its answers are used
+        assert not list((tmp_path / "cache" / "batches").glob("*.json"))
+
+        # the same config online: the same cache keys, so every answer is cached
+        for section in (config["describer"], config["judges"][0]):
+            section["batch"] = False
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.stats.total == 0 and server.batch_creates == 2
+        assert _summary(tmp_path)["usage"]["describer"]["cache_hits"] == N_ITEMS
+        assert _scores(tmp_path) == batch_scores
+
+
+def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan(fail={0: "This request's image could not be read."}))
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert server.stats.total == 0
+        summary = _summary(tmp_path)
+        assert summary["describer_failures"] == 1
+        assert summary["batch"]["litellm:openai/vlm"]["failed"] == 1
+        items = (latest_run(tmp_path / "runs" / "e2e") / "items.jsonl").read_text()
+        assert "This request's image could not be read." in items
+        assert "HTTP 400 invalid_request_error" in items
+
+
+def test_an_expired_batch_sends_its_unfinished_requests_again(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan(expire_after=5))
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # describer: the expired job and one for its 11 unfinished lines; then the judges
+        assert server.batch_creates == 3
+        assert server.lines_answered == 2 * N_ITEMS
+        assert server.stats.total == 0
+        assert _summary(tmp_path)["failed_items"] == 0
+
+
+def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(synth_data, tmp_path, capsys):
+    with _server(synth_data) as server:
+        config = _config(synth_data, server.url, tmp_path)
+        server.poll_failures = 1  # one 500 while polling: retried
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.batch_creates == 2 and server.poll_failures == 0
+
+        config = _config(synth_data, server.url, tmp_path / "outage")
+        server.poll_failures = 10_000  # the batch API stays down past the model's attempts
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert server.batch_creates == 3 and server.stats.total == 0
+        err = capsys.readouterr()
+        assert "Traceback" not in err.err
+        summary = _summary(tmp_path / "outage")
+        assert summary["describer_failures"] == N_ITEMS
+        rows = (latest_run(tmp_path / "outage" / "runs" / "e2e") / "items.jsonl").read_text()
+        assert "run again to resume it" in rows and "InternalServerError" in rows
+        server.poll_failures = 0
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # the same job was polled again, not sent again; then the judges' job
+        assert server.batch_creates == 4 and server.stats.total == 0
+
+
+def test_an_invalid_reply_is_reasked_in_the_next_job(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan())  # the descriptions
+        server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # descriptions, judges, and the one re-ask (quoting the invalid reply) in a third job
+        assert server.batch_creates == 3
+        assert server.lines_answered == 2 * N_ITEMS + 1
+        assert server.stats.total == 0
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"]["litellm:openai/judge"]["answered"] == N_ITEMS
+        rows = (latest_run(tmp_path / "runs" / "e2e") / "items.jsonl").read_text().splitlines()
+        reasked = [r for r in map(json.loads, rows) if r["details"].get("reasked")]
+        assert [r["variant"] for r in reasked] == ["tit_llm"]
+
+
+@pytest.mark.parametrize("limit", ["requests", "bytes"])
+def test_jobs_are_split_at_the_providers_limits(synth_data, tmp_path, monkeypatch, limit):
+    from titjudge.models.litellm import batch_api
+
+    if limit == "requests":
+        monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
+    else:  # a description line carries its image (3 to 53 KB, base64): a few per file
+        monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)
+    with _server(synth_data) as server:
+        config = _config(synth_data, server.url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
+        sizes = [b["request_counts"]["total"] for b in server.batches.values()]
+        files = [len(server.contents[b["input_file_id"]]) for b in server.batches.values()]
+    assert sum(sizes) == 2 * N_ITEMS
+    if limit == "requests":
+        assert sizes == [5, 5, 5, 1, 5, 5, 5, 1]
+    else:
+        assert len(sizes) > 2 and max(files) <= 200_000 * 0.95
+
+
+def test_same_bodies_and_spend_at_the_batch_price(synth_data, tmp_path):
+    """Each line's body is the online call's body, and it costs litellm's batch rates for a model it prices (gpt-4o-mini: half its list price), and
+    half the `price` option of one it does not: half what the same calls cost online."""
+    spent = {}
+    with _server(synth_data) as server:
+        for mode in ("online", "batch"):
+            config = _config(synth_data, server.url, tmp_path / mode)
+            config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
+            config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+            for section in (config["describer"], config["judges"][0]):
+                section["batch"] = mode == "batch"
+            assert main(["run", _write(config, tmp_path)]) == 0
+            usage = _summary(tmp_path / mode)["usage"]
+            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
+        online_bodies = sorted(r.body_hash for r in server.stats.records)
+        batch_bodies = sorted(r.body_hash for r in server.engine.stats.records)
+    # each batch line's body is the very body the online call sent
+    assert len(batch_bodies) == 2 * N_ITEMS and batch_bodies == online_bodies
+    for role in ("describer", "judge"):
+        online, batch = spent["online"][role], spent["batch"][role]
+        assert batch["tokens_in"] == online["tokens_in"] > 0
+        assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
+
+
+def test_batch_on_a_provider_without_one_is_refused_at_load(synth_data, tmp_path, capsys):
+    config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path)
+    config["describer"]["model"] = "litellm:hosted_vllm/vlm"
+    assert main(["run", _write(config, tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "batch: true needs a provider with a batch API" in err
+    assert "litellm:openai/..." in err and "'hosted_vllm'" in err
+    assert "Traceback" not in err
+
+
+def _wait(predicate, proc, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the double never saw it"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("kill_at", ["created", "creating"])
+def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
+    """kill -9 once the job is created (or while its creation is in flight, before the
+    ledger records its id): the re-run polls that job, submits nothing twice."""
+    with _server(synth_data) as server:
+        server.hold()
+        config = _config(synth_data, server.url, tmp_path)
+        path = _write(config, tmp_path)
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "titjudge", "run", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        ledger = tmp_path / "cache" / "batches"
+        if kill_at == "created":
+            _wait(lambda: '"state": "submitted"' in _ledger_text(ledger), proc)
+        else:
+            _wait(lambda: server.batch_creates == 1, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        if kill_at == "creating":
+            _forget_job_id(ledger)  # as if killed before the job's id was recorded
+        assert server.batch_creates == 1
+        server.release()
+        resumed = subprocess.run(
+            [sys.executable, "-m", "titjudge", "run", path],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        # the describer's job was polled again, never sent again; then the judges' one
+        assert server.batch_creates == 2
+        assert server.lines_answered == 2 * N_ITEMS
+        assert server.stats.total == 0
+        # progress while waiting, on a non-terminal: jobs, requests done, elapsed
+        assert "batch: 1 job open" in resumed.stderr and "elapsed" in resumed.stderr
+    assert _summary(tmp_path)["failed_items"] == 0
+
+
+def _ledger_text(directory) -> str:
+    return "".join(p.read_text() for p in directory.glob("*.json")) if directory.exists() else ""
+
+
+def _forget_job_id(directory) -> None:
+    (path,) = directory.glob("*.json")
+    raw = json.loads(path.read_text())
+    for job in raw["jobs"]:
+        job["state"], job["job_id"] = "creating", None
+    path.write_text(json.dumps(raw))
+
+
+def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, capsys):
+    found = {}
+    for mode in ("online", "batch"):
+        config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path / mode)
+        config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
+        config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+        for section in (config["describer"], config["judges"][0]):
+            section["batch"] = mode == "batch"
+        capsys.readouterr()
+        assert main(["estimate", _write(config, tmp_path), "--json"]) == 0
+        found[mode] = {line["role"]: line for line in json.loads(capsys.readouterr().out)["lines"]}
+    for role in ("describer", "judge"):
+        online, batch = found["online"][role], found["batch"][role]
+        assert batch["calls"] == online["calls"] == N_ITEMS
+        assert batch["usd_max"] == pytest.approx(online["usd_max"] / 2, abs=2e-6)
+        assert batch["price"] == f"{online['price']} (batch)"
