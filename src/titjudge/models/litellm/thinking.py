@@ -70,45 +70,50 @@ def _openai_reasoning(
     spec: ModelSpec, family: Family, thinking: ThinkingOptions | None
 ) -> ThinkingPlan:
     efforts = openai_efforts(spec)
-    reserve = family.default_allowance
-    if thinking is not None and thinking.budget is not None:
-        reserve = thinking.budget
-    if thinking is None or (thinking.enabled and thinking.effort is None):
-        return ThinkingPlan(reserve=reserve)  # the provider's default effort
-    if not thinking.enabled:
-        if "none" in efforts:
-            return ThinkingPlan(kwargs={"reasoning_effort": "none"}, reserve=thinking.budget or 0)
-        # `minimal` still reasons (and bills for it): 'off' is refused, never replaced
-        raise ThinkingError(
-            f"{spec} cannot stop reasoning; set thinking: {' or '.join(efforts)} (the least is "
-            f"{efforts[0]!r}), or leave it unset"
-        )
-    if thinking.effort not in efforts:
-        raise ThinkingError(
-            f"{spec} takes thinking: {', '.join(efforts)} (reasoning_effort); not {thinking.effort!r}"
-        )
-    return ThinkingPlan(kwargs={"reasoning_effort": thinking.effort}, reserve=reserve)
+    off = None  # `minimal` still reasons (and bills for it): 'off' only where `none` exists
+    if "none" in efforts and thinking is not None:
+        off = ThinkingPlan(kwargs={"reasoning_effort": "none"}, reserve=thinking.budget or 0)
+    return _named(spec, family, thinking, efforts, "reasoning_effort", "reasoning", off)
 
 
 def _gemini3(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -> ThinkingPlan:
+    # Gemini 3 takes a level, not a budget (thinkingBudget beside thinkingLevel is a 400): a
+    # budget only reserves room for the thoughts. It always thinks, and Flash's `minimal` does
+    # not guarantee no thinking: 'off' is refused
     levels = gemini3_levels(spec)
+    return _named(
+        spec, family, thinking, levels, "thinkingLevel", "thinking (Gemini 3 always thinks)"
+    )
+
+
+def _named(
+    spec: ModelSpec,
+    family: Family,
+    thinking: ThinkingOptions | None,
+    values: tuple[str, ...],
+    setting: str,
+    stopping: str,
+    off: ThinkingPlan | None = None,
+) -> ThinkingPlan:
+    """A family set by a named level (sent as litellm's `reasoning_effort`): unset is the
+    provider's default, with room for `family.default_allowance` thinking tokens (or the
+    configured budget); 'off' is `off` where the model can stop, else refused, never replaced
+    by a level that still thinks."""
     reserve = family.default_allowance
     if thinking is not None and thinking.budget is not None:
-        # Gemini 3 takes a level, not a budget (thinkingBudget beside thinkingLevel is a 400):
-        # the budget only reserves room for the thoughts
         reserve = thinking.budget
     if thinking is None or (thinking.enabled and thinking.effort is None):
-        return ThinkingPlan(reserve=reserve)  # the provider's default level, high
+        return ThinkingPlan(reserve=reserve)  # the provider's default
     if not thinking.enabled:
-        # Gemini 3 always thinks; Flash's `minimal` does not guarantee no thinking: 'off' is
-        # refused, never replaced
+        if off is not None:
+            return off
         raise ThinkingError(
-            f"{spec} cannot stop thinking (Gemini 3 always thinks); set thinking: "
-            f"{' or '.join(levels)} (the least is {levels[0]!r}), or leave it unset"
+            f"{spec} cannot stop {stopping}; set thinking: {' or '.join(values)} (the least is "
+            f"{values[0]!r}), or leave it unset"
         )
-    if thinking.effort not in levels:
+    if thinking.effort not in values:
         raise ThinkingError(
-            f"{spec} takes thinking: {', '.join(levels)} (thinkingLevel); not {thinking.effort!r}"
+            f"{spec} takes thinking: {', '.join(values)} ({setting}); not {thinking.effort!r}"
         )
     return ThinkingPlan(kwargs={"reasoning_effort": thinking.effort}, reserve=reserve)
 
