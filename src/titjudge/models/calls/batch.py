@@ -35,7 +35,7 @@ from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import MissingCredentialsError, TransientError
-from titjudge.models.core.batch import BatchAPI
+from titjudge.models.core.batch import BatchAPI, LineResult
 from titjudge.safety import redact
 
 T = TypeVar("T")
@@ -184,7 +184,7 @@ def _answers(api: BatchAPI, ledger: Ledger) -> dict[str, Answer]:
         sha = shas.get(cid)
         if sha is None:
             continue
-        parsed = api.parse(row)
+        parsed = _parse(api, row)
         if not parsed.unfinished:
             answers[sha] = Answer(parsed.generation, parsed.error)
     return answers
@@ -304,21 +304,29 @@ async def _advance(
             job.state = "done"
             ledger.save()
             return
-        data = b"".join(
-            _line_bytes(api, line["sha"], bodies[line["sha"]]) for line in job.lines.values()
-        )
-        job.file_id = await send(lambda: api.upload(data, f"{job.local}.jsonl"))
+        if api.uploads:
+            data = _job_bytes(api, job, bodies)
+            job.file_id = await send(lambda: api.upload(data, f"{job.local}.jsonl"))
         job.state = "uploaded"
         ledger.save()
     if job.state in ("uploaded", "creating"):
         tag = {"titjudge_job": job.local}
-        found = await send(lambda: api.find(tag)) if job.state == "creating" else None
+        found = None
+        if job.state == "creating":
+            since, count = job.creating_at or 0.0, len(job.lines)
+            found = await send(lambda: api.find(tag, since, count))
         if found is None:
-            job.state = "creating"
+            if not api.uploads:  # the lines go with the job: those a run still wants
+                job.lines = {c: line for c, line in job.lines.items() if line["sha"] in bodies}
+                if not job.lines:
+                    job.state = "done"
+                    ledger.save()
+                    return
+            data = b"" if api.uploads else _job_bytes(api, job, bodies)
+            job.state, job.creating_at = "creating", time.time()
             ledger.save()
-            assert job.file_id is not None
             file_id = job.file_id
-            found = await send(lambda: api.create(file_id, tag))
+            found = await send(lambda: api.create(file_id, data, tag))
             stats.jobs += 1
             stats.requests += len(job.lines)
         job.job_id, job.state = found, "submitted"
@@ -336,7 +344,7 @@ async def _advance(
         if cid in job.lines:
             ledger.rows[cid] = row
     unfinished = [
-        cid for cid in job.lines if cid not in ledger.rows or api.parse(ledger.rows[cid]).unfinished
+        cid for cid in job.lines if cid not in ledger.rows or _parse(api, ledger.rows[cid]).unfinished
     ]
     why = f"the batch job {state.status}" + (f" ({state.errors})" if state.errors else "")
     again = unfinished if job.attempt < MAX_JOB_ATTEMPTS else []
@@ -355,6 +363,12 @@ async def _advance(
         ledger.save()
 
 
+def _job_bytes(api: BatchAPI, job: Job, bodies: dict[str, dict[str, Any]]) -> bytes:
+    return b"".join(
+        _line_bytes(api, line["sha"], bodies[line["sha"]]) for line in job.lines.values()
+    )
+
+
 def _custom_id(sha: str) -> str:
     """A line's custom_id: its body's hash (a body is one line, whichever keys wait on it)."""
     return f"tj-{sha[:48]}"
@@ -366,12 +380,17 @@ def _line_bytes(api: BatchAPI, sha: str, body: dict[str, Any]) -> bytes:
 
 
 def _failed_row(sha: str, code: str, message: str) -> dict[str, Any]:
-    """A row in the provider's error-file shape, for a line titjudge gave up on itself."""
-    return {
-        "custom_id": _custom_id(sha),
-        "response": None,
-        "error": {"code": code, "message": message},
-    }
+    """A row for a line titjudge gave up on itself (read by `_parse`, whatever the provider)."""
+    return {"custom_id": _custom_id(sha), "titjudge_failed": {"code": code, "message": message}}
+
+
+def _parse(api: BatchAPI, row: dict[str, Any]) -> LineResult:
+    """A row as the provider's adapter reads it, or one titjudge wrote itself (`_failed_row`)."""
+    mine = row.get("titjudge_failed")
+    if isinstance(mine, dict):
+        reason = f"batch line failed: {mine.get('code')}: {mine.get('message')}"
+        return LineResult(str(row.get("custom_id")), error=reason)
+    return api.parse(row)
 
 
 __all__ = ["BatchProbe", "BatchProgress", "ModelStats", "Queued", "collect"]

@@ -36,6 +36,9 @@ class Job:
     status: str | None = None
     #: how many jobs before this one carried the same lines unfinished (expired, failed)
     attempt: int = 1
+    #: when the job's creation was asked (unix time): a killed run looks for a job created
+    #: since then where the provider keeps no tag (`BatchAPI.find`)
+    creating_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +49,7 @@ class Job:
             "job_id": self.job_id,
             "status": self.status,
             "attempt": self.attempt,
+            "creating_at": self.creating_at,
         }
 
     @classmethod

@@ -58,6 +58,10 @@ class BatchAPI(Protocol):
     #: the provider's documented limits per job: requests, and bytes of the input file
     max_requests: int
     max_bytes: int
+    #: True: the lines are uploaded as a file first (`upload`), and the job reads it; False:
+    #: the provider takes the requests inline when the job is created (Anthropic), and
+    #: `create` gets the lines themselves (rebuilt from the bodies when a killed run resumes)
+    uploads: bool
 
     def provider(self) -> str: ...
 
@@ -70,21 +74,27 @@ class BatchAPI(Protocol):
         ...
 
     async def upload(self, data: bytes, name: str) -> str:
-        """Upload an input file; its id."""
+        """Upload an input file (JSONL, one `line` each); its id."""
         ...
 
-    async def create(self, file_id: str, metadata: dict[str, str]) -> str:
-        """Create a job reading `file_id`; its id."""
+    async def create(self, file_id: str | None, data: bytes, metadata: dict[str, str]) -> str:
+        """Create a job reading the uploaded `file_id` (or, where `uploads` is False, the
+        lines in `data` themselves), tagged with `metadata` where the provider keeps it; its
+        id."""
         ...
 
-    async def find(self, metadata: dict[str, str]) -> str | None:
-        """The id of a job created with `metadata`, if the provider lists one."""
+    async def find(self, metadata: dict[str, str], since: float, lines: int) -> str | None:
+        """The id of a job this run may already have created: one tagged `metadata`, or,
+        where the provider keeps no tag, one of `lines` requests created after `since` (a
+        unix time), if the provider lists one. A run killed while creating a job asks this
+        before creating it again."""
         ...
 
     async def retrieve(self, job_id: str) -> JobState: ...
 
     async def results(self, state: JobState) -> list[dict[str, Any]]:
-        """Every row of the job's output and error files, as the provider wrote it."""
+        """Every row of the job's results, as the provider wrote it, each with the
+        `custom_id` of its line under that key (added where the provider names it otherwise)."""
         ...
 
     def parse(self, row: dict[str, Any]) -> LineResult:

@@ -57,6 +57,7 @@ class OpenAIBatchAPI:
         self._timeout = timeout
         self.max_requests = AZURE_MAX_REQUESTS if provider == "azure" else OPENAI_MAX_REQUESTS
         self.max_bytes = OPENAI_MAX_BYTES
+        self.uploads = True
 
     def provider(self) -> str:
         return self._provider
@@ -93,9 +94,11 @@ class OpenAIBatchAPI:
         made = await litellm.acreate_file(file=(name, data), purpose="batch", **self._where())
         return str(made.id)
 
-    async def create(self, file_id: str, metadata: dict[str, str]) -> str:
+    async def create(self, file_id: str | None, data: bytes, metadata: dict[str, str]) -> str:
         import litellm
 
+        if file_id is None:
+            raise PermanentError("an OpenAI batch job reads an uploaded file; none was uploaded")
         made = await litellm.acreate_batch(
             completion_window="24h",
             endpoint=self._endpoint(),  # type: ignore[arg-type]
@@ -105,7 +108,7 @@ class OpenAIBatchAPI:
         )
         return str(made.id)
 
-    async def find(self, metadata: dict[str, str]) -> str | None:
+    async def find(self, metadata: dict[str, str], since: float, lines: int) -> str | None:
         """A job whose metadata holds every pair of `metadata` (the newest 100 are read)."""
         import litellm
 
