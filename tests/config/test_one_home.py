@@ -156,13 +156,3 @@ def test_two_prices_for_one_model_are_refused(tmp_path):
     config["describer"]["price"] = {"input": 1, "output": 2}
     message = refused(tmp_path, config)
     assert "describer and judge j call" in message and "price" in message
-
-
-def test_a_budget_and_batch_jobs_are_refused_together(tmp_path):
-    """A batch job's calls are not reserved against run.budget_usd, so the two together could
-    overshoot the budget: refused at load rather than run unguarded."""
-    config = run_config("https://api.openai.com/v1", model="litellm:openai/gpt-4o")
-    config["describer"].update(model="litellm:openai/gpt-4o-mini", batch=True)
-    config["run"] = {"budget_usd": 5}
-    message = refused(tmp_path, config)
-    assert "cannot be combined" in message and "describer" in message

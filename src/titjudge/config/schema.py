@@ -144,12 +144,6 @@ def check_model_uses(budget: float | None, uses: list[tuple[str, str, ModelOptio
     problem = "; ".join(option_conflicts(uses)) or unpriced_under_budget(budget, uses)
     if problem:
         raise ValueError(problem)
-    batched = sorted({user for user, _, options in uses if getattr(options, "batch", False)})
-    if budget is not None and batched:
-        raise ValueError(
-            f"run.budget_usd and batch: true ({', '.join(batched)}) cannot be combined yet: a "
-            "batch job's calls are not reserved against the budget; drop one of them"
-        )
 
 
 def check_run_name(value: str) -> str:

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from titjudge.models.calls.batch_answers import Answer, Deferred, answering
 from titjudge.models.calls.batch_ledger import Job, Ledger
+from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
@@ -145,35 +146,112 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
     left = list(queued)
     stuck: dict[str, str] = {}
     send = _Sender(client)
+    spend = _Spend(client.budget)
     for _ in range(MAX_ROUNDS + 1):
         answers = _answers(api, ledger)
         for sha, reason in stuck.items():  # not kept in the ledger: a re-run resumes the job
             answers.setdefault(sha, Answer(None, reason))
-        wanted: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        for sha, reason in spend.refused.items():  # never sent: the budget could not cover it
+            answers.setdefault(sha, Answer(None, reason))
+        wanted: dict[str, Wanted] = {}
         still: list[Queued] = []
         for item in left:
             try:
                 with answering(answers):
                     ((result, entry),) = await item.compute()
             except Deferred as deferred:
-                wanted.setdefault(deferred.sha, (deferred.body, []))[1].append(item.key)
+                found = wanted.setdefault(deferred.sha, Wanted(deferred.body, deferred.worst_usd))
+                found.keys.append(item.key)
+                spend.asked(item.key, deferred.sha)
                 still.append(item)
                 continue
             if result.ok and entry is not None and client.backend.cacheable:
                 client.cache.set(item.key, entry, client.model)
             client.batch_answers[item.key] = result
+            spend.answered(item.key, result)
             stats.answered += int(result.ok)
             stats.failed += int(not result.ok)
         left = still
         if not left:
             break
-        stuck = await _run_jobs(api, ledger, wanted, send, progress, client.model)
+        stuck = await _run_jobs(api, ledger, spend.cover(wanted), send, progress, client.model)
     for item in left:  # rounds spent (a reply that keeps asking for more): a failure
         client.batch_answers[item.key] = CallResult(
             ok=False, error="batch: no answer after the re-ask rounds", attempts=0
         )
         stats.failed += 1
+    spend.close()
     ledger.clear()
+
+
+@dataclass
+class Wanted:
+    """A body to send as a batch line: its worst case at the batch price, and the cache keys
+    waiting on it."""
+
+    body: dict[str, Any]
+    worst: float
+    keys: list[str] = field(default_factory=list)
+
+
+class _Spend:
+    """`run.budget_usd` over one model's batch lines: each line's worst case is reserved
+    before it goes into a job (a line the budget cannot cover is not sent: the calls waiting
+    on it fail as refused by the budget, as online calls would), and settles to what the
+    calls that read its answer cost (two rounds of a re-asked call settle together)."""
+
+    def __init__(self, budget: Budget | None):
+        self.budget = budget
+        #: body hash -> its reservation
+        self.held: dict[str, float] = {}
+        #: cache key -> the bodies it was deferred on
+        self.shas: dict[str, list[str]] = {}
+        #: body hash -> the budget's refusal
+        self.refused: dict[str, str] = {}
+
+    def asked(self, key: str, sha: str) -> None:
+        self.shas.setdefault(key, []).append(sha)
+
+    def cover(self, wanted: dict[str, Wanted]) -> dict[str, Wanted]:
+        """The bodies the budget covers, reserved in order; the rest are refused (their
+        calls' answers say so) and every later one with them, as online."""
+        if self.budget is None:
+            return wanted
+        covered: dict[str, Wanted] = {}
+        for sha, want in wanted.items():
+            if sha in self.refused:
+                continue
+            if sha in self.held:
+                covered[sha] = want
+            elif self.budget.hold(want.worst):
+                self.held[sha] = max(want.worst, 0.0)
+                covered[sha] = want
+            else:
+                self.refused[sha] = str(OverBudgetError(self.budget))
+        return covered
+
+    def answered(self, key: str, result: CallResult[Any]) -> None:
+        """A call read its answer: its bodies' reservations settle to what it cost (a body
+        sent by a killed run and resumed by this one was never reserved: its cost counts)."""
+        if self.budget is None:
+            return
+        reserved = [self.held.pop(sha) for sha in self.shas.pop(key, []) if sha in self.held]
+        cost = result.cost
+        if cost is None:  # a reply nothing priced (refused under a budget): its worst case
+            cost = sum(reserved) if result.ok else 0.0
+        for held in reserved[1:]:
+            self.budget.settle(held, 0.0)
+        self.budget.settle(reserved[0] if reserved else 0.0, cost)
+
+    def close(self) -> None:
+        """Lines still reserved are in jobs left open (a re-run resumes them) or answered for
+        calls that asked again: the provider may still charge them, so their worst case stays
+        spent."""
+        if self.budget is None:
+            return
+        for held in self.held.values():
+            self.budget.settle(held, held)
+        self.held.clear()
 
 
 def _answers(api: BatchAPI, ledger: Ledger) -> dict[str, Answer]:
@@ -193,7 +271,7 @@ def _answers(api: BatchAPI, ledger: Ledger) -> dict[str, Answer]:
 async def _run_jobs(
     api: BatchAPI,
     ledger: Ledger,
-    wanted: dict[str, tuple[dict[str, Any], list[str]]],
+    wanted: dict[str, Wanted],
     send: _Sender,
     progress: BatchProgress,
     model: str,
@@ -203,11 +281,11 @@ async def _run_jobs(
     for (after the model's retries) stays in the ledger as it is, for a re-run to resume; its
     bodies' reasons are returned."""
     stats = progress.stats.setdefault(model, ModelStats())
-    bodies = {sha: body for sha, (body, _) in wanted.items()}
+    bodies = {sha: want.body for sha, want in wanted.items()}
     busy = ledger.pending_shas()
     fresh = [sha for sha in wanted if sha not in busy]
     for chunk in _split(api, [(sha, bodies[sha]) for sha in fresh], ledger):
-        ledger.new_job({_custom_id(sha): {"sha": sha, "keys": wanted[sha][1]} for sha in chunk})
+        ledger.new_job({_custom_id(sha): {"sha": sha, "keys": wanted[sha].keys} for sha in chunk})
     stuck: dict[str, str] = {}
     while True:
         jobs = [job for job in ledger.open_jobs() if job.local not in stuck]
@@ -344,7 +422,9 @@ async def _advance(
         if cid in job.lines:
             ledger.rows[cid] = row
     unfinished = [
-        cid for cid in job.lines if cid not in ledger.rows or _parse(api, ledger.rows[cid]).unfinished
+        cid
+        for cid in job.lines
+        if cid not in ledger.rows or _parse(api, ledger.rows[cid]).unfinished
     ]
     why = f"the batch job {state.status}" + (f" ({state.errors})" if state.errors else "")
     again = unfinished if job.attempt < MAX_JOB_ATTEMPTS else []

@@ -42,6 +42,9 @@ class Deferred(BaseException):  # noqa: N818  (not an error: passes the calls' `
         super().__init__(sha)
         self.body = body
         self.sha = sha
+        #: the line's worst case at the batch price, reserved under `run.budget_usd` before
+        #: the line goes into a job (set by the client that asked; 0 without a budget)
+        self.worst_usd = 0.0
 
 
 @dataclass

@@ -97,6 +97,18 @@ class Budget:
             raise self._refuse()
         return worst
 
+    def hold(self, worst: float) -> bool:
+        """Reserve `worst` now or never (a batch line, `models.calls.batch`: a job's lines
+        are sent together, so none waits for room): False, and the budget is spent, when it
+        cannot be covered."""
+        if worst <= 0:
+            return True
+        if self.stopped or not self._covers(worst):
+            self._refuse()
+            return False
+        self._take(worst)
+        return True
+
     def settle(self, reserved: float, cost: float) -> None:
         """An attempt that reserved `reserved` is done and cost `cost`."""
         if reserved > 0:

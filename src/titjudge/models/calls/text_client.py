@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
-from titjudge.models.calls.batch_answers import batch_answers, batch_reply
+from titjudge.models.calls.batch_answers import Deferred, batch_answers, batch_reply
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
@@ -41,6 +42,7 @@ from titjudge.models.calls.structured import (
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.prices import batch_rates_for
 from titjudge.records.images import (
     MAX_SIDE,
     PIL_VERSION,
@@ -289,13 +291,28 @@ class ModelClient(CallPipeline[TextBackend]):
             )
         answers = batch_answers()
         if answers is not None:  # a batch job's reply, read as if it had just come
-            return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
+            try:
+                return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
+            except Deferred as deferred:  # into a job: its worst case, for the budget
+                deferred.worst_usd = self._batch_worst(request)
+                raise
         tokens, worst = 0, None
         if self.limiter.tpm_pacer is not None or self.budget is not None:  # only where needed
             cap = request.max_tokens + self._thinking_reserve
             tokens_in = request_tokens(request, self.backend.spec, 0)
             tokens, worst = tokens_in + cap, (tokens_in, cap)
         return await self._attempt(lambda: self.backend.generate(request), tokens, worst)
+
+    def _batch_worst(self, request: GenerateRequest) -> float:
+        """A batch line's worst case under the run's budget: its input estimate and its whole
+        output and thinking caps at the model's batch rates (0 without a budget)."""
+        if self.budget is None:
+            return 0.0
+        rates = batch_rates_for(self.backend.spec, self.options.price)
+        if rates is None:  # the config refuses an unpriced model under a budget: never sent
+            return math.inf
+        cap = request.max_tokens + self._thinking_reserve
+        return rates.cost(request_tokens(request, self.backend.spec, 0), cap)
 
     async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
         try:

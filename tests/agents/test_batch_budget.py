@@ -1,0 +1,73 @@
+"""`run.budget_usd` with `batch: true`: each batch line's worst case (at the batch price) is
+reserved before it goes into a job, so a budget is a hard cap on batch runs too; a line it
+cannot cover is not sent, and a re-run with a larger budget sends only what is left. The
+double's own bill (every line answered, at half the `price` option's rate: the batch
+discount) is the ground truth."""
+
+import json
+
+import pytest
+from doubles.batch_server import BatchServer
+from doubles.billing import Billing
+from doubles.server import build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+#: $ per 1M tokens, input and output, for both models (litellm's map prices neither)
+RATE = 10.0
+N_ITEMS = 16
+#: covers some of the 16 descriptions' worst cases (512 output tokens each, at $5 per 1M)
+BUDGET = 0.03
+
+
+def _config(data, url, tmp_path, budget: float) -> str:
+    config = api_config(data, url, tmp_path)
+    for section in (config["describer"], config["judges"][0]):
+        section.update(batch=True, batch_poll=0.05, price={"input": RATE, "output": RATE})
+    config["run"]["budget_usd"] = budget
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def _run(data, tmp_path, capsys, budget: float, expect: int):
+    billing = Billing(build_responder("auto", descriptions=stored_descriptions(data)), RATE)
+    with BatchServer(responder=billing) as server:
+        assert main(["run", _config(data, server.url, tmp_path, budget)]) == expect
+        assert server.stats.total == 0  # nothing online
+        lines = server.lines_answered
+    run = latest_run(tmp_path / "runs" / "e2e")
+    summary = json.loads((run / "summary.json").read_text())
+    return summary, capsys.readouterr().out, billing.total / 2, lines, run
+
+
+def test_a_budget_caps_batch_lines_before_they_are_sent(synth_data, tmp_path, capsys):
+    summary, out, bill, lines, run = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
+
+    budget = summary["budget"]
+    assert budget["stopped"] is True and budget["run_calls_not_sent"] > 0
+    # the provider's bill (batch price) and the run's ledger stay within the budget
+    assert 0 < bill <= BUDGET
+    assert budget["spent_usd"] == pytest.approx(bill, abs=1e-6)
+    # some descriptions were sent, not all: lines the budget could not cover never left
+    assert 0 < lines < 2 * N_ITEMS
+    assert budget["items_undone"] > 0
+    items = [json.loads(line) for line in (run / "items.jsonl").read_text().splitlines()]
+    refused = {i["item_id"] for i in items if "not sent: budget" in json.dumps(i)}
+    assert len(refused) == budget["items_undone"]
+    # once a line could not be covered, every later priced call is refused (as online)
+    assert summary["batch"]["litellm:openai/judge"]["requests"] == 0
+    assert "budget: $0.03 (run.budget_usd)" in out
+
+
+def test_a_rerun_with_a_larger_budget_sends_only_what_is_left(synth_data, tmp_path, capsys):
+    first, _, first_bill, first_lines, _ = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
+    second, _, second_bill, second_lines, _ = _run(synth_data, tmp_path, capsys, 5.0, expect=0)
+
+    # every call answered once in all: the first run's answers come from the cache
+    assert first_lines + second_lines == 2 * N_ITEMS
+    assert second["failed_items"] == 0
+    assert second["budget"]["spent_usd"] == pytest.approx(second_bill, abs=1e-6)
+    assert second["budget"]["stopped"] is False
