@@ -5,6 +5,7 @@ double's own bill (every line answered, at half the `price` option's rate: the b
 discount) is the ground truth."""
 
 import json
+from pathlib import Path
 
 import pytest
 from doubles.batch_server import BatchServer
@@ -71,3 +72,27 @@ def test_a_rerun_with_a_larger_budget_sends_only_what_is_left(synth_data, tmp_pa
     assert second["failed_items"] == 0
     assert second["budget"]["spent_usd"] == pytest.approx(second_bill, abs=1e-6)
     assert second["budget"]["stopped"] is False
+
+
+def test_a_batch_models_calls_sent_online_are_counted_and_said(
+    synth_data, tmp_path, capsys, monkeypatch
+):
+    """Calls a batch phase did not reach (here: one round only, so the judge's calls wait for
+    the graph) are sent online at the list price: the run says so, never silently."""
+    import titjudge.agents.batch_phase as phase
+
+    monkeypatch.setattr(phase, "MAX_PHASE_ROUNDS", 1)
+    with BatchServer(
+        responder=build_responder("auto", descriptions=stored_descriptions(synth_data))
+    ) as server:
+        config = json.loads(Path(_config(synth_data, server.url, tmp_path, 5.0)).read_text())
+        del config["run"]["budget_usd"]
+        path = tmp_path / "online.json"
+        path.write_text(json.dumps(config))
+        assert main(["run", str(path)]) == 0
+        assert server.lines_answered == N_ITEMS and server.stats.total == N_ITEMS
+    summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+    assert summary["batch"]["litellm:openai/judge"]["sent_online"] == N_ITEMS
+    assert "sent_online" not in summary["batch"]["litellm:openai/vlm"]
+    out = capsys.readouterr().out
+    assert f"batch: litellm:openai/judge sent {N_ITEMS} calls online at the list price" in out

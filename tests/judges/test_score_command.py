@@ -75,3 +75,24 @@ def test_one_definition_of_a_failed_item():
     for result in (_result(skipped, "ok"), _result(failed), _result(ok, "failed")):
         progress.item_done(result)
     assert (progress.done, progress.failed_items) == (3, 2)
+
+
+def test_score_says_a_batch_model_answered_online(synth_data, tmp_path, capsys):
+    """`batch: true` cannot wait 24 h for one image: score asks now, and says so."""
+    item = manifest(synth_data)[0]
+    responder = ModesResponder(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        config = run_config(synth_data, server.url, tmp_path, [{"name": "lmm", "kind": "lmm"}])
+        config["describer"]["batch"] = True
+        path = tmp_path / "score.json"
+        path.write_text(json.dumps(config))
+        code = main(
+            ["score", str(synth_data / item["image"]), item["prompt"], "--config", str(path)]
+        )
+        assert server.stats.total >= 1  # sent online, not queued for a job
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "note: batch: true is for runs" in out
+        and "litellm:openai/vlm online at the list price" in out
+    )

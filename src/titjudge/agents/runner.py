@@ -182,6 +182,7 @@ async def _run_staged(
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
     budget_before = hub.budget.state() if hub.budget is not None else None
+    online_before = hub.batch_sent_online()
     writes_before = dict(cache.stats.writes)
 
     def run_cache_counts() -> dict[str, Any]:
@@ -221,6 +222,9 @@ async def _run_staged(
         async with display:
             evaluation = await _run_items(items, ctx, config.run.concurrency)
         record()
+        for model, sent in hub.batch_sent_online().items():  # a batch model's calls online
+            if sent > online_before.get(model, 0):
+                batch.setdefault(model, {})["sent_online"] = sent - online_before.get(model, 0)
     finally:
         if owned:
             cache.save_run_stats(config.name, run_cache_counts())

@@ -83,6 +83,21 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
             highlight=False,
         )
     print_budget(outcome.summary.get("budget"), console)
+    print_batch_online(outcome.summary.get("batch") or {}, console)
+
+
+def print_batch_online(batch: dict[str, Any], console: Console) -> None:
+    """A line per `batch: true` model some of whose calls were sent online all the same."""
+    for model, entry in batch.items():
+        if entry.get("sent_online"):
+            console.print(
+                f"batch: {model} sent {entry['sent_online']} calls online at the list price "
+                "(its batch jobs did not reach them)",
+                soft_wrap=True,
+                style="yellow",
+                markup=False,
+                highlight=False,
+            )
 
 
 def budget_line(budget: dict[str, Any]) -> str:
@@ -222,6 +237,18 @@ def score(args: argparse.Namespace) -> int:
         if outcome.error:
             console.print(
                 f"error: {terminal_safe(outcome.error)}", markup=False, style="red", highlight=False
+            )
+    if config is not None:
+        sections: list[Any] = [config.describer, *config.judges]
+        batched = sorted({str(s.model) for s in sections if getattr(s, "batch", False)})
+        if batched:
+            console.print(
+                f"note: batch: true is for runs; `titjudge score` asks now: {', '.join(batched)} "
+                "online at the list price (or from the cache), not as batch jobs",
+                soft_wrap=True,
+                style="yellow",
+                markup=False,
+                highlight=False,
             )
     return 1 if result.failed else 0
 

@@ -183,6 +183,14 @@ class ModelHub:
         """Totals per model spec over every role."""
         return _totals((model, usage) for model, _, usage in self._ledgers())
 
+    def batch_sent_online(self) -> dict[str, int]:
+        """Per `batch: true` model, the calls sent online all the same (none: absent)."""
+        found: dict[str, int] = {}
+        for client in self._clients():
+            if client.sent_online:
+                found[client.model] = found.get(client.model, 0) + client.sent_online
+        return found
+
     def stopped(self) -> list[Breaker]:
         """The breakers of the models stopped for the run (`models.calls.breaker`)."""
         return [breaker for breaker in self._breakers.values() if breaker.stopped]

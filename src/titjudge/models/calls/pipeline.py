@@ -165,6 +165,9 @@ class CallPipeline(Generic[B]):
         self._budget_rates: Rates | None = None
         #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch`)
         self.batch_answers: dict[str, CallResult[Any]] = {}
+        #: calls of a `batch: true` model sent online all the same (outside the batch phase's
+        #: rounds, or by `titjudge score`): reported, never silent
+        self.sent_online = 0
 
     @property
     def model(self) -> str:
@@ -362,6 +365,8 @@ class CallPipeline(Generic[B]):
             exc._titjudge_attempts = 0  # type: ignore[attr-defined]
             mark_unbilled(exc)
             raise
+        if self.options.batch:
+            self.sent_online += 1
         count = 0
         billed = False  # some attempt may have cost something (a timeout, a reply)
         started = time.perf_counter()
