@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -275,3 +276,30 @@ def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, c
         assert batch["calls"] == online["calls"] == N_ITEMS
         assert batch["usd_max"] == pytest.approx(online["usd_max"] / 2, abs=2e-6)
         assert batch["price"] == f"{online['price']} (batch)"
+
+
+def test_two_runs_on_one_cache_never_send_a_line_twice(synth_data, tmp_path):
+    """A second run on the same cache dir while the first one's job is open waits for the
+    first (one run drives a model's batch jobs), then reads its answers from the cache."""
+    with _server(synth_data) as server:
+        server.hold()
+        path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+        command = [sys.executable, "-m", "titjudge", "run", path]
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        _wait(lambda: server.batch_creates == 1, first)
+        second = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+        )
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(second.stderr), daemon=True)
+        reader.start()
+        _wait(lambda: any("another run holds" in line for line in said), second)
+        assert server.batch_creates == 1  # the second run created no job of its own
+        server.release()
+        _, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err.decode()
+        assert second.wait(timeout=120) == 0, "".join(said)
+        assert server.batch_creates == 2  # the describer's job, then the judge's
+        assert server.lines_answered == 2 * N_ITEMS
+        assert server.stats.total == 0

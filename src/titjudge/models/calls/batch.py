@@ -15,6 +15,10 @@ function that would compute it. `collect` then drives, per model, rounds of jobs
    is a failure record with its reason; lines a job never ran (expired, cancelled, a job that
    failed) are sent again in a new job, up to `MAX_JOB_ATTEMPTS` jobs in all.
 
+One run at a time drives a model's ledger: it holds a claim on it in the cache
+(`CallCache.claim`, freed at once when its holder dies); a second run sharing the cache dir
+waits for it, then leaves to the cache what the first one answered.
+
 A re-ask (an invalid structured reply) is deferred by the second pass of step 1 and goes into
 the next round. Each answer (and failure) is handed to the call that asks for it later in the
 run (`CallPipeline.batch_answers`), so it is counted once, at the batch price.
@@ -47,6 +51,9 @@ MAX_JOB_ATTEMPTS = 3
 MAX_ROUNDS = 3
 #: an input file is kept under this share of the provider's byte limit
 BYTES_MARGIN = 0.95
+#: how long one run's hold on a model's ledger lasts without being released (a run killed
+#: on this host frees it at once; one on another host sharing the cache dir, after this)
+LEDGER_CLAIM_TTL = 48 * 3600.0
 
 
 @dataclass
@@ -125,7 +132,7 @@ async def collect(queued: list[Queued], progress: BatchProgress) -> None:
 
 async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
     client = queued[0].client
-    stats = progress.stats.setdefault(client.model, ModelStats())
+    progress.stats.setdefault(client.model, ModelStats())
     try:
         await client.backend.ready()
     except MissingCredentialsError:
@@ -142,7 +149,34 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
             )
         return
     directory = client.cache.directory if client.backend.cacheable else None
-    ledger = Ledger(directory, f"{client.model} {client.options.api_base or ''}")
+    name = f"{client.model} {client.options.api_base or ''}"
+    if directory is None:
+        await _collect_ledger(client, api, Ledger(None, name), queued, progress)
+        return
+    lock = f"batch-ledger:{name}"
+    said = False
+    while not client.cache.claim(lock, LEDGER_CLAIM_TTL):  # another run drives these jobs
+        if not said and progress.report is not None:
+            progress.report(f"batch: another run holds {client.model}'s batch jobs; waiting")
+        said = True
+        await asyncio.sleep(client.options.batch_poll)
+    try:
+        if said:  # what the other run answered is cached now: the graph reads it there
+            queued = [item for item in queued if client.cache.peek(item.key) is None]
+        await _collect_ledger(client, api, Ledger(directory, name), queued, progress)
+    finally:
+        client.cache.release(lock)
+
+
+async def _collect_ledger(
+    client: CallPipeline[Any],
+    api: BatchAPI,
+    ledger: Ledger,
+    queued: list[Queued],
+    progress: BatchProgress,
+) -> None:
+    """Rounds of jobs for one model's queued calls, under its ledger (held by this run)."""
+    stats = progress.stats.setdefault(client.model, ModelStats())
     left = list(queued)
     stuck: dict[str, str] = {}
     send = _Sender(client)
