@@ -158,3 +158,28 @@ def test_under_require_model_exact_another_models_answers_are_misses(synth_data,
     assert "describer" not in _lines(_estimate(path, capsys))  # all cached
     exact = _lines(_estimate(path, capsys, "--set", "run.require_model=exact"))
     assert exact["describer"]["calls"] == 16
+
+
+def test_under_a_budget_the_estimate_says_where_it_stands(synth_data, tmp_path, capsys):
+    """The estimate is where a researcher sets a budget: it compares its numbers with the
+    config's `run.budget_usd`, and still lists an unpriced model (which `run` would refuse
+    at load) as unknown instead of refusing."""
+    config = _config(synth_data, DEAD, tmp_path)
+    config["run"]["budget_usd"] = 1000
+    path = _write(config, tmp_path)
+    found = _estimate(path, capsys, "--limit", "2")
+    assert found["budget_usd"] == 1000 and found["budget"] == "within it, even at worst"
+    tight = _estimate(path, capsys, "--limit", "2", "--set", f"run.budget_usd={found['usd']}")
+    assert tight["budget"].startswith("the expected spend is within it; at worst")
+    low = _estimate(path, capsys, "--limit", "2", "--set", "run.budget_usd=0.000001")
+    assert low["budget"].startswith("the expected spend is over it")
+
+    del config["describer"]["price"]
+    path = _write(config, tmp_path)
+    assert main(["run", path]) == 2  # refused at load, nothing sent
+    unpriced = _estimate(path, capsys, "--limit", "2")
+    assert unpriced["usd"] is None and unpriced["unpriced"] == ["litellm:openai/vlm"]
+    assert "refuses unpriced models" in unpriced["budget"]
+    assert main(["estimate", path, "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "budget: $1000 (run.budget_usd): unknown" in out

@@ -45,21 +45,61 @@ def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:
     return [load_config(path, overrides)]
 
 
+def config_budget(path: Path, overrides: list[str]) -> float | None:
+    """The config's `run.budget_usd` (after `--set`), when it is a valid one."""
+    from titjudge.config.load import apply_overrides
+    from titjudge.files import load_yaml
+
+    raw = apply_overrides(load_yaml(path), overrides)
+    run = raw.get("run") if isinstance(raw, dict) else None
+    value = run.get("budget_usd") if isinstance(run, dict) else None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        return None
+    return float(value)
+
+
+def budget_verdict(found: Estimate, budget: float) -> str:
+    """What the estimate says about `budget`: within it, over it at worst, or unknown."""
+    if found.unpriced:
+        return (
+            "unknown: under run.budget_usd a run refuses unpriced models; give "
+            f"{', '.join(found.unpriced)} a price"
+        )
+    assert found.usd is not None and found.usd_max is not None
+    if found.usd_max <= budget:
+        return "within it, even at worst"
+    if found.usd <= budget:
+        return "the expected spend is within it; at worst the run stops at it (exit 3)"
+    return "the expected spend is over it: the run will stop at it (exit 3)"
+
+
 def estimate(args: argparse.Namespace) -> int:
-    """Print the estimate (a table, or `--json`); exit 0."""
+    """Print the estimate (a table, or `--json`); exit 0. Under `run.budget_usd` an unpriced
+    model, which the run would refuse, is listed as unknown, not refused."""
     import asyncio
 
     from titjudge.agents.estimate import estimate_runs
     from titjudge.errors import ConfigError
 
-    configs = run_configs(args.config, args.set)
+    given = list(args.set or [])
+    budget = config_budget(args.config, given)
+    overrides = given if budget is None else [*given, "run.budget_usd=null"]
+    configs = run_configs(args.config, overrides)
     if not configs:
         raise ConfigError(f"{args.config}: no enabled describer row to estimate")
     found = asyncio.run(estimate_runs(configs, args.limit))
     if args.json:
-        print(json.dumps(found.to_json(), indent=2))
+        data = found.to_json()
+        if budget is not None:
+            data["budget_usd"], data["budget"] = budget, budget_verdict(found, budget)
+        print(json.dumps(data, indent=2))
     else:
         print_estimate(found)
+        if budget is not None:
+            from titjudge.metrics.render import say
+
+            verdict = budget_verdict(found, budget)
+            say(wide_console(), f"budget: ${budget:g} (run.budget_usd): {verdict}")
     return 0
 
 
