@@ -96,3 +96,38 @@ def test_a_batch_models_calls_sent_online_are_counted_and_said(
     assert "sent_online" not in summary["batch"]["litellm:openai/vlm"]
     out = capsys.readouterr().out
     assert f"batch: litellm:openai/judge sent {N_ITEMS} calls online at the list price" in out
+
+
+def test_a_resumed_job_is_counted_as_spent_once(synth_data, tmp_path):
+    """kill -9 once the describer's job is created; the re-run resumes it: its lines were
+    reserved by the killed run, so this run counts their cost as spent without reserving
+    them, and the total spend is the provider's bill, paid once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    billing = Billing(build_responder("auto", descriptions=stored_descriptions(synth_data)), RATE)
+    with BatchServer(responder=billing) as server:
+        server.hold()
+        path = _config(synth_data, server.url, tmp_path, 5.0)
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+        command = [sys.executable, "-m", "titjudge", "run", path]
+        killed = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        )
+        deadline = time.monotonic() + 60
+        while server.batch_creates < 1:
+            assert killed.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(0.3)  # the job's id recorded in the ledger
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=60)
+        server.release()
+        resumed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
+    summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+    assert summary["budget"]["spent_usd"] == pytest.approx(billing.total / 2, abs=1e-6)
+    assert summary["budget"]["stopped"] is False
