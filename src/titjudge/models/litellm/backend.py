@@ -171,10 +171,14 @@ class LiteLLMBackend(TextBackend):
         )
 
     def batch_api(self) -> Any:
-        """OpenAI's or Azure's Batch API for this model, or None (`models.litellm.batch_api`)."""
+        """The provider's batch API for this model, or None (`models.litellm.batch_api`); one
+        per backend, as an adapter keeps what the bodies it built need when sent (Anthropic's
+        betas)."""
         from titjudge.models.litellm.batch_api import batch_api_for
 
-        return batch_api_for(self, self.spec.model_id, self.params, self._api_key)
+        if not hasattr(self, "_batch_api"):
+            self._batch_api = batch_api_for(self, self.spec.model_id, self.params, self._api_key)
+        return self._batch_api
 
     def answered_by(self, generation: Generation) -> str | None:
         """What the reply's own model field says (litellm's `response.model`), never the model
