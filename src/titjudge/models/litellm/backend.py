@@ -171,7 +171,7 @@ class LiteLLMBackend(TextBackend):
         )
 
     def batch_api(self) -> Any:
-        """OpenAI's or Azure's Batch API for this model, or None (`models.litellm.batch_api`)."""
+        """OpenAI's, Azure's or Vertex AI's batch API for this model, or None (`models.litellm.batch_api`)."""
         from titjudge.models.litellm.batch_api import batch_api_for
 
         return batch_api_for(self, self.spec.model_id, self.params, self._api_key)

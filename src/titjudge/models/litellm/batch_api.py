@@ -213,15 +213,17 @@ def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
     return str(custom) if custom else model_id.partition("/")[0]
 
 
-def batch_api_for(
-    backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
-) -> OpenAIBatchAPI | None:
+def batch_api_for(backend: Any, model_id: str, params: dict[str, Any], api_key: str | None) -> Any:
     """The batch API of `backend`'s provider (one endpoint), or None where titjudge drives none."""
     provider = batch_provider(model_id, params)
     api_base = backend.api_base
     if provider not in BATCH_PROVIDERS or isinstance(api_base, list):
         return None
     model = model_id.split("/", 1)[1] if "/" in model_id else model_id
+    if provider == "vertex_ai":
+        from titjudge.models.litellm.batch_vertex import VertexBatchAPI
+
+        return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
     return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
 
 
