@@ -168,6 +168,11 @@ class ModelOptions(StrictModel):
             )
         if isinstance(self.api_base, list):
             raise ValueError(f"batch: true takes one api_base, not a list ({model})")
+        if provider == "vertex_ai" and not self.params.get("gcs_bucket_name"):
+            raise ValueError(
+                f"batch: true on Vertex AI needs a Cloud Storage bucket for the jobs' files: "
+                f"set params.gcs_bucket_name ({model})"
+            )
 
     def _check_thinking(self, model: str | None) -> None:
         """A thinking setting the model would reject is a config error, not a failed run.

@@ -225,6 +225,10 @@ def batch_api_for(
     model = model_id.split("/", 1)[1] if "/" in model_id else model_id
     if provider == "anthropic":
         return AnthropicBatchAPI(backend, model, api_base, api_key, backend.timeout)
+    if provider == "vertex_ai":
+        from titjudge.models.litellm.batch_vertex import VertexBatchAPI
+
+        return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
     return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
 
 
