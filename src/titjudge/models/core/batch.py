@@ -14,9 +14,9 @@ from typing import Any, Protocol
 from titjudge.models.core.base import GenerateRequest, Generation
 
 #: the providers whose batch API titjudge drives (a `litellm:` model's provider prefix)
-BATCH_PROVIDERS = ("openai", "azure")
+BATCH_PROVIDERS = ("openai", "azure", "gemini")
 #: providers that have a batch API titjudge does not drive yet
-BATCH_PROVIDERS_LATER = ("anthropic", "gemini", "vertex_ai")
+BATCH_PROVIDERS_LATER = ("anthropic", "vertex_ai")
 
 #: a job's states that end it (OpenAI's Batch object `status`)
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})

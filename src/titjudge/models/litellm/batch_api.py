@@ -24,6 +24,7 @@ from typing import Any
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import BATCH_PROVIDERS, JobState, LineResult
+from titjudge.models.litellm.batch_gemini import GeminiBatchAPI
 from titjudge.models.litellm.raw import BuildsKwargs, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
@@ -215,13 +216,15 @@ def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
 
 def batch_api_for(
     backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
-) -> OpenAIBatchAPI | None:
+) -> OpenAIBatchAPI | GeminiBatchAPI | None:
     """The batch API of `backend`'s provider (one endpoint), or None where titjudge drives none."""
     provider = batch_provider(model_id, params)
     api_base = backend.api_base
     if provider not in BATCH_PROVIDERS or isinstance(api_base, list):
         return None
     model = model_id.split("/", 1)[1] if "/" in model_id else model_id
+    if provider == "gemini":
+        return GeminiBatchAPI(backend, model, api_base, api_key, backend.timeout)
     return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
 
 
