@@ -88,7 +88,13 @@ def batch_reply(
     except PermanentError as exc:
         raise mark_unbilled(exc) from None
     generation = take(body, answers)
-    generation.max_tokens_sent = body.get("max_tokens") or body.get("max_completion_tokens")
+    config = body.get("generationConfig") or {}  # Gemini's cap is in its generationConfig
+    generation.max_tokens_sent = (
+        body.get("max_tokens")
+        or body.get("max_completion_tokens")
+        or config.get("max_output_tokens")
+        or config.get("maxOutputTokens")
+    )
     if rates is not None:
         tokens_in, tokens_out = generation.tokens_in or 0, generation.tokens_out or 0
         generation.cost = rates.cost(tokens_in, tokens_out, generation.cached_tokens or 0) / 2

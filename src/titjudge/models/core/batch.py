@@ -14,9 +14,7 @@ from typing import Any, Protocol
 from titjudge.models.core.base import GenerateRequest, Generation
 
 #: the providers whose batch API titjudge drives (a `litellm:` model's provider prefix)
-BATCH_PROVIDERS = ("openai", "azure", "anthropic", "vertex_ai")
-#: providers that have a batch API titjudge does not drive yet
-BATCH_PROVIDERS_LATER = ("gemini",)
+BATCH_PROVIDERS = ("openai", "azure", "anthropic", "gemini", "vertex_ai")
 
 #: a job's states that end it (OpenAI's Batch object `status`)
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -104,7 +102,6 @@ class BatchAPI(Protocol):
 
 __all__ = [
     "BATCH_PROVIDERS",
-    "BATCH_PROVIDERS_LATER",
     "TERMINAL",
     "BatchAPI",
     "JobState",

@@ -152,7 +152,7 @@ class ModelOptions(StrictModel):
         drives, at one endpoint: anything else is a config error naming those providers."""
         if not self.batch or model is None:
             return
-        from titjudge.models.core.batch import BATCH_PROVIDERS, BATCH_PROVIDERS_LATER
+        from titjudge.models.core.batch import BATCH_PROVIDERS
 
         spec = parse_model_spec(model)
         custom = self.params.get("custom_llm_provider")
@@ -160,11 +160,9 @@ class ModelOptions(StrictModel):
         have = ", ".join(f"litellm:{p}/..." for p in BATCH_PROVIDERS)
         if spec.backend != "litellm" or provider not in BATCH_PROVIDERS:
             served = f"provider {provider!r}" if spec.backend == "litellm" else spec.backend
-            later = ", ".join(BATCH_PROVIDERS_LATER)
             raise ValueError(
                 f"batch: true needs a provider with a batch API; {model} is served by "
-                f"{served}, which has none titjudge drives. Batch works with {have} "
-                f"({later} batches are not supported yet)"
+                f"{served}, which has none titjudge drives. Batch works with {have}"
             )
         if isinstance(self.api_base, list):
             raise ValueError(f"batch: true takes one api_base, not a list ({model})")

@@ -25,6 +25,7 @@ from typing import Any
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import BATCH_PROVIDERS, BatchAPI, JobState, LineResult
 from titjudge.models.litellm.batch_anthropic import AnthropicBatchAPI
+from titjudge.models.litellm.batch_gemini import GeminiBatchAPI
 from titjudge.models.litellm.raw import BuildsKwargs, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
@@ -229,6 +230,8 @@ def batch_api_for(
         from titjudge.models.litellm.batch_vertex import VertexBatchAPI
 
         return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
+    if provider == "gemini":
+        return GeminiBatchAPI(backend, model, api_base, api_key, backend.timeout)
     return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
 
 

@@ -1,0 +1,271 @@
+"""`batch: true` on a `litellm:gemini/...` model: a run's calls go through the Gemini Batch API
+(a loopback double of its File and Batch endpoints, `doubles.gemini_batch_server`, whose lines
+are answered as the online generateContent stand-in answers), durably, at batch price."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from doubles.gemini_batch_server import GeminiBatchServer, Plan
+from pipeline_helpers import api_config, stored_descriptions
+
+# importable once doubles.gemini_batch_server (sorted first) put tests/conformance on sys.path
+from provider_server import (
+    ProviderServer,
+    gemini_max_tokens_no_parts,
+    gemini_max_tokens_partial,
+    gemini_ok,
+    gemini_prompt_blocked,
+    gemini_safety,
+)
+from run_dirs import latest_run
+
+from titjudge.cli import main
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.litellm.backend import LiteLLMBackend
+
+N_ITEMS = 16
+KEY = "gemini-test-key-0123456789abcdef"
+DESCRIBER = "litellm:gemini/gemini-2.5-flash"
+JUDGE = "litellm:gemini/gemini-2.5-flash-lite"
+
+
+@pytest.fixture(autouse=True)
+def gemini_key(monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+
+
+def _config(data, base, tmp_path, batch=True):
+    config = api_config(data, base, tmp_path)
+    config["describer"]["model"] = DESCRIBER
+    config["judges"][0]["model"] = JUDGE
+    for section in (config["describer"], config["judges"][0]):
+        section["batch"] = batch
+        section["batch_poll"] = 0.05
+        section["thinking"] = {"budget": 512}  # 2.5 thinks: titjudge wants a budget
+    return config
+
+
+def _write(config, tmp_path) -> str:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def _server(data) -> GeminiBatchServer:
+    return GeminiBatchServer(stored_descriptions(data))
+
+
+def _run_dir(tmp_path):
+    return latest_run(tmp_path / "runs" / "e2e")
+
+
+def _summary(tmp_path) -> dict:
+    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
+
+
+def _online(server) -> int:
+    return len(server.requests_for("gemini"))
+
+
+@pytest.mark.parametrize("base", ["v1beta", "host"])
+def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(synth_data, tmp_path, base):
+    """With api_base as litellm takes it (.../v1beta) or a bare host: every call goes as a
+    line of a job, the key only in a header; the same config online then finds every answer
+    cached."""
+    with _server(synth_data) as server:
+        url = server.gemini_base if base == "v1beta" else server.url
+        config = _config(synth_data, url, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert _online(server) == 0  # nothing online: every call went as a batch line
+        assert server.batch_creates == 2  # the descriptions, then the judges that read them
+        assert server.lines_answered == 2 * N_ITEMS
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"][DESCRIBER]["answered"] == N_ITEMS
+        assert summary["batch"][JUDGE]["requests"] == N_ITEMS
+        assert summary["usage"]["describer"]["cache_hits"] == 0
+        # the key went in x-goog-api-key on every call, never in a URL
+        assert server.batch_requests and server.keys_in_urls == 0
+        assert {r.header("x-goog-api-key") for r in server.batch_requests} == {KEY}
+        uploads = [r for r in server.batch_requests if r.path.startswith("/upload/")]
+        assert [r.header("X-Goog-Upload-Command") for r in uploads] == [
+            "start",
+            "upload, finalize",
+        ] * 2
+        assert not list((tmp_path / "cache" / "batches").glob("*.json"))
+        batch_scores = (_run_dir(tmp_path) / "scores.csv").read_text()
+
+        config = _config(synth_data, url, tmp_path, batch=False)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert _online(server) == 0 and server.batch_creates == 2
+        assert _summary(tmp_path)["usage"]["describer"]["cache_hits"] == N_ITEMS
+        assert _summary(tmp_path)["usage"]["judge"]["cache_hits"] == N_ITEMS
+        assert (_run_dir(tmp_path) / "scores.csv").read_text() == batch_scores
+
+
+@pytest.mark.parametrize("field", ["error", "status"])
+def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data, tmp_path, field):
+    with _server(synth_data) as server:
+        server.plan(Plan(fail={0: "Unable to process input image."}, fail_field=field))
+        config = _config(synth_data, server.gemini_base, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert _online(server) == 0
+        summary = _summary(tmp_path)
+        assert summary["describer_failures"] == 1
+        assert summary["batch"][DESCRIBER]["failed"] == 1
+        items = (_run_dir(tmp_path) / "items.jsonl").read_text()
+        assert "batch line failed: INVALID_ARGUMENT: Unable to process input image." in items
+
+
+def test_a_reply_cut_at_the_token_limit_names_the_cap_the_line_sent(synth_data, tmp_path):
+    """As online: a MAX_TOKENS reply is a failure record, and the cap it names is the line's
+    maxOutputTokens (the answer's max_tokens plus the thinking budget)."""
+    with _server(synth_data) as server:
+        server.plan(Plan(truncate={0}))
+        config = _config(synth_data, server.gemini_base, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert _summary(tmp_path)["describer_failures"] == 1
+        lines = server.engine.requests_for("gemini", "gemini-2.5-flash")  # the describer's
+        (cap,) = {r.body["generationConfig"]["max_output_tokens"] for r in lines}
+        items = (_run_dir(tmp_path) / "items.jsonl").read_text()
+        assert "truncated: the reply stopped at the token limit (finish_reason=length" in items
+        assert f"cap sent {cap})" in items
+
+
+def test_an_expired_job_sends_its_requests_again(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan(expire=True))
+        config = _config(synth_data, server.gemini_base, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        # describer: the expired job (no results) and one for all its lines; then the judges
+        assert server.batch_creates == 3
+        assert server.lines_answered == 2 * N_ITEMS
+        assert _online(server) == 0
+        assert _summary(tmp_path)["failed_items"] == 0
+
+
+def test_an_invalid_structured_reply_is_validated_and_reasked(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan())  # the descriptions
+        server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
+        config = _config(synth_data, server.gemini_base, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.batch_creates == 3  # the re-ask, quoting the invalid reply, in a third job
+        assert server.lines_answered == 2 * N_ITEMS + 1
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"][JUDGE]["answered"] == N_ITEMS
+        rows = [
+            json.loads(r) for r in (_run_dir(tmp_path) / "items.jsonl").read_text().splitlines()
+        ]
+        assert [r["variant"] for r in rows if r["details"].get("reasked")] == ["tit_llm"]
+
+
+def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path):
+    """Each line's request is the body the online call POSTs to generateContent, and the
+    replies cost litellm's batch rates: for Gemini 2.5 Flash and Flash-Lite, half the list."""
+    spent = {}
+    with _server(synth_data) as server:
+        for mode in ("online", "batch"):
+            config = _config(synth_data, server.gemini_base, tmp_path / mode, mode == "batch")
+            assert main(["run", _write(config, tmp_path)]) == 0
+            usage = _summary(tmp_path / mode)["usage"]
+            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
+        online = sorted(json.dumps(r.body, sort_keys=True) for r in server.requests_for("gemini"))
+        lines = sorted(json.dumps(r.body, sort_keys=True) for r in server.engine.requests)
+    assert len(lines) == 2 * N_ITEMS and lines == online
+    for role in ("describer", "judge"):
+        on, batch = spent["online"][role], spent["batch"][role]
+        assert batch["tokens_in"] == on["tokens_in"] > 0
+        assert batch["tokens_out"] == on["tokens_out"] > 0
+        assert batch["cost"] == pytest.approx(on["cost"] / 2, rel=1e-6)
+
+
+def _wait(predicate, proc, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the double never saw it"
+        time.sleep(0.02)
+
+
+def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(synth_data, tmp_path):
+    """kill -9 once the job is created but before the ledger has its name: Gemini's create is
+    not idempotent, so the re-run looks the job up by its display_name (past other jobs, over
+    several pages of the list) and polls it: exactly one create for the describer."""
+    with _server(synth_data) as server:
+        for n in range(5):
+            server.decoy(f"someone-else-{n}")
+        server.hold()
+        config = _config(synth_data, server.gemini_base, tmp_path)
+        path = _write(config, tmp_path)
+        env = {**os.environ, "GEMINI_API_KEY": KEY}
+        run = [sys.executable, "-m", "titjudge", "run", path]
+        proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        _wait(lambda: server.batch_creates == 1, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        ledger = tmp_path / "cache" / "batches"
+        (found,) = ledger.glob("*.json")
+        raw = json.loads(found.read_text())
+        for job in raw["jobs"]:  # as if killed before the job's name was recorded
+            job["state"], job["job_id"] = "creating", None
+        found.write_text(json.dumps(raw))
+        server.release()
+        resumed = subprocess.run(run, capture_output=True, text=True, env=env, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        # the describer's job was found and polled, never created again; then the judges' one
+        assert server.batch_creates == 2
+        listed = [r for r in server.batch_requests if r.path == "/v1beta/batches"]
+        assert [r.query.get("pageToken") for r in listed] == [None, "2", "4"]
+        assert server.lines_answered == 2 * N_ITEMS and _online(server) == 0
+    assert _summary(tmp_path)["failed_items"] == 0
+
+
+REPLIES = {
+    "thoughts and cached tokens": gemini_ok(
+        '{"score": 7}', 40, thought_text="Let me think.", prompt_tokens=300
+    ),
+    "thinking took every token": gemini_max_tokens_no_parts(500),
+    "cut at the token limit": gemini_max_tokens_partial("The answer was cut", 200),
+    "output blocked for safety": gemini_safety(),
+    "prompt blocked": gemini_prompt_blocked(),
+}
+REPLIES["thoughts and cached tokens"].body["usageMetadata"]["cachedContentTokenCount"] = 120
+
+
+@pytest.mark.parametrize("shape", list(REPLIES))
+def test_a_batch_response_reads_as_the_online_reply_does(shape):
+    """The same GenerateContentResponse, answered online and as a batch row, is the same
+    Generation (text without thought parts, finish reason, thinking and cached tokens), priced
+    at litellm's batch rates."""
+    reply = REPLIES[shape]
+    with ProviderServer() as server:
+        options = ModelOptions(api_base=server.gemini_base, thinking={"budget": 128})
+        backend = LiteLLMBackend(parse_model_spec(DESCRIBER), options)
+        server.enqueue("gemini-2.5-flash", reply)
+        online = asyncio.run(backend.generate(GenerateRequest(prompt="hi", max_tokens=50)))
+    api = backend.batch_api()
+    parsed = api.parse({"key": "tj-1", "custom_id": "tj-1", "response": reply.body})
+    assert parsed.error is None and not parsed.unfinished
+    batch = parsed.generation
+    for name in ("text", "finish_reason", "tokens_in", "tokens_out", "thinking_tokens"):
+        assert getattr(batch, name) == getattr(online, name), name
+    assert (batch.cached_tokens, batch.model, batch.reasoning) == (
+        online.cached_tokens,
+        online.model,
+        online.reasoning,
+    )
+    if shape == "thoughts and cached tokens":
+        assert batch.text == '{"score": 7}' and batch.cached_tokens == 120
+        assert batch.thinking_tokens == 40 and batch.tokens_out == 42
+        # litellm's gemini-2.5-flash batch rates: input 1.5e-7, cache read 3e-8, output 1.25e-6
+        assert batch.cost == pytest.approx(180 * 1.5e-7 + 120 * 3e-8 + 42 * 1.25e-6)
