@@ -35,7 +35,7 @@ from harness import (  # noqa: E402
     timed_section,
 )
 
-TITLE = "14. Cost estimate vs the run's spend"
+TITLE = "15. Cost estimate vs the run's spend"
 PRICE = {"input": 1.25, "output": 10.0}  # Gemini 2.5 Pro's list price, $ per 1M tokens
 
 

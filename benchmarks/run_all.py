@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ablation_grid  # noqa: E402
 import api_throughput  # noqa: E402
+import batch_spend  # noqa: E402
 import cached_rerun  # noqa: E402
 import cached_variants  # noqa: E402
 import call_overhead  # noqa: E402
@@ -61,6 +62,7 @@ ORDER = (
     "ray",
     "dead_endpoint",
     "estimate",
+    "batch_spend",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -79,6 +81,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "ray": (("ray",), ray_actors.run),
     "dead_endpoint": (("dead_endpoint",), dead_endpoint.run),
     "estimate": (("estimate",), estimate_cost.run),
+    "batch_spend": (("batch_spend",), batch_spend.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 
