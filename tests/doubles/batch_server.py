@@ -202,7 +202,7 @@ class BatchServer(FakeOpenAIServer):
                 if plan.expire_after is not None and n >= plan.expire_after:
                     errors.append(_expired(row))
                 elif n in plan.fail:
-                    errors.append(_failed(row, plan.fail[n]))
+                    errors.append(self._failed_line(row, plan.fail[n]))
                 else:
                     out.append(await self._answer_line(session, row, plan.replace.get(n)))
         self.lines_answered += len(out)
@@ -227,10 +227,20 @@ class BatchServer(FakeOpenAIServer):
         else:
             batch["status"], batch["completed_at"] = "completed", stamp
 
+    def _failed_line(self, row: dict[str, Any], message: str) -> dict[str, Any]:
+        """The error file's line for a request the provider refused (a subclass's own shape)."""
+        return _failed(row, message)
+
     async def _answer_line(
         self, session: ClientSession, row: dict[str, Any], text: str | None = None
     ) -> dict[str, Any]:
-        async with session.post(f"{self.engine.url}/chat/completions", json=row["body"]) as r:
+        # the line's `url` names the endpoint: chat completions, or embeddings
+        path = (
+            "/embeddings"
+            if str(row.get("url", "")).endswith("/embeddings")
+            else "/chat/completions"
+        )
+        async with session.post(f"{self.engine.url}{path}", json=row["body"]) as r:
             body = await r.json()
             status = r.status
         if text is not None:

@@ -115,9 +115,29 @@ class EmbeddingJudgeConfig(ModelJudgeOptions):
         problem = not_an_embedding_model(spec) if spec and spec.backend == "litellm" else None
         if problem is None and isinstance(self.api_base, list):
             problem = "takes one api_base, not a list (several endpoints are for text models)"
+        if problem is None and self.batch and spec is not None:
+            problem = _no_embedding_batches(spec.model_id, self.params)
         if problem is not None:
             raise ValueError(f"judge {self.name!r}: {self.model}: {problem}")
         return self
+
+
+def _no_embedding_batches(model_id: str, params: dict[str, object]) -> str | None:
+    """Why `batch: true` cannot send this embedding model's calls as batch jobs (None: it
+    can): its provider's batch API takes no embeddings, or titjudge drives none for them."""
+    from titjudge.models.core.batch import BATCH_EMBEDDING_PROVIDERS
+
+    custom = params.get("custom_llm_provider")
+    provider = str(custom) if custom else model_id.partition("/")[0]
+    if provider in BATCH_EMBEDDING_PROVIDERS:
+        return None
+    why = (
+        "Azure OpenAI's batch API takes no embeddings models (its batch FAQ)"
+        if provider == "azure"
+        else f"titjudge sends no embeddings as {provider!r} batch jobs"
+    )
+    have = ", ".join(f"litellm:{p}/..." for p in BATCH_EMBEDDING_PROVIDERS)
+    return f"batch: true on an embedding model needs a batch API that takes embeddings: {why}; embeddings go as batch jobs on {have} only (or drop batch)"
 
 
 @judge_kind(

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from titjudge.models.calls.batch_answers import Answer, Deferred, answering
 from titjudge.models.calls.batch_ledger import Job, Ledger
 from titjudge.models.calls.budget import Budget, OverBudgetError
+from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
@@ -70,12 +71,17 @@ class BatchProbe(CacheProbe):
         super().__init__()
         self.queued: dict[tuple[str, str], Queued] = {}
 
+    def holds(self, client: CallPipeline[Any]) -> bool:
+        """A `batch: true` model's text, structured and embedding calls (each text of an
+        embedding call one line); the other models' calls are made as usual meanwhile (a
+        describer without `batch` describes, so a batch judge gets its descriptions in this
+        run, not online in the graph) and handed to the graph, counted there once."""
+        return client.options.batch and isinstance(client, ModelClient | EmbeddingClient)
+
     def miss(
         self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
     ) -> CallResult[Any]:
-        # text and structured calls only: embeddings are not sent as batch jobs
-        batched = client.options.batch and isinstance(client, ModelClient)
-        if compute is not None and batched:
+        if compute is not None and self.holds(client):
             self.queued.setdefault((client.model, key), Queued(client, key, compute))
         return super().miss(client, key, compute)
 
@@ -298,7 +304,7 @@ def _answers(api: BatchAPI, ledger: Ledger) -> dict[str, Answer]:
             continue
         parsed = _parse(api, row)
         if not parsed.unfinished:
-            answers[sha] = Answer(parsed.generation, parsed.error)
+            answers[sha] = Answer(parsed.generation, parsed.error, parsed.embedded)
     return answers
 
 

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from titjudge.models.core.base import (
+    EmbeddingBackend,
     GenerateRequest,
     Generation,
     PermanentError,
     TextBackend,
     mark_unbilled,
 )
+from titjudge.models.core.batch import Embedded
 from titjudge.models.core.prices import Rates
 
 
@@ -53,6 +55,8 @@ class Answer:
 
     generation: Generation | None = None
     error: str | None = None
+    #: an embeddings line's reply
+    embedded: Embedded | None = None
 
 
 _ANSWERS: ContextVar[dict[str, Answer] | None] = ContextVar("titjudge_batch", default=None)
@@ -101,6 +105,28 @@ def batch_reply(
     return generation
 
 
+def batch_embedding(
+    backend: EmbeddingBackend, texts: list[str], answers: dict[str, Answer]
+) -> Embedded:
+    """The batch reply to the embeddings body the backend builds for `texts` (the online
+    call's body); the provider's failure as an unbilled PermanentError; `Deferred` when the
+    body has no answer yet."""
+    api = backend.batch_api()
+    if api is None:
+        raise mark_unbilled(PermanentError(f"{backend.spec}: no batch API for this model"))
+    try:
+        body = api.embedding_body(texts)
+    except PermanentError as exc:
+        raise mark_unbilled(exc) from None
+    sha = body_hash(body)
+    found = answers.get(sha)
+    if found is None:
+        raise Deferred(body, sha)
+    if found.embedded is None:
+        raise mark_unbilled(PermanentError(found.error or "batch line failed"))
+    return found.embedded
+
+
 @contextmanager
 def answering(answers: dict[str, Answer]) -> Iterator[None]:
     token = _ANSWERS.set(answers)
@@ -110,4 +136,13 @@ def answering(answers: dict[str, Answer]) -> Iterator[None]:
         _ANSWERS.reset(token)
 
 
-__all__ = ["Answer", "Deferred", "answering", "batch_answers", "batch_reply", "body_hash", "take"]
+__all__ = [
+    "Answer",
+    "Deferred",
+    "answering",
+    "batch_answers",
+    "batch_embedding",
+    "batch_reply",
+    "body_hash",
+    "take",
+]

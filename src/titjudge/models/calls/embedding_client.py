@@ -22,6 +22,9 @@ A text's result never depends on which other texts shared its request:
   the text at fault within its own batch) fails that text alone; a reply whose vector for one
   text is empty, non-finite or zero fails that text alone, and the other vectors are kept.
 Failures are never cached; every vector answered is.
+
+Under `batch: true` (`models.calls.batch`) a text's vector comes from its batch job's line,
+read by the same checks; a line the provider failed is that text's failure record.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import math
 from typing import Any
 
 from titjudge.cache.store import CallCache
+from titjudge.models.calls.batch_answers import Answer, batch_answers, batch_embedding
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
@@ -101,6 +105,9 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
     async def _embed_call(self, texts: list[str]) -> list[Computed]:
         """One request for `texts`; refused for what it carries, it is split in two and
         each half asked alone, down to single texts."""
+        batched = batch_answers()
+        if batched is not None:  # a batch job's reply, read as if it had just come
+            return self._batch_call(texts, batched)
         try:
             tokens = embedding_tokens(texts)
             done = await self._attempt(
@@ -126,22 +133,52 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 return first + second
             failed = self._failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
-        latency = done.latency / len(texts)
+        return self._computed(texts, answers, answered_by, done.attempts, done.latency)
+
+    def _batch_call(self, texts: list[str], answers: dict[str, Answer]) -> list[Computed]:
+        """`texts` answered by a batch job's line (`models.calls.batch`): checked and kept as
+        an online reply is, at the batch price; `Deferred` (raised on) while it has none."""
+        try:
+            embedded = batch_embedding(self.backend, texts, answers)
+            vectors = _answers(embedded.vectors, len(texts))
+        except Exception as exc:  # the line failed: a failure record, never a vector
+            failed = self._failure(exc)
+            return [(dataclasses.replace(failed), None) for _ in texts]
+        each = embedded.cost / len(texts) if embedded.cost is not None else None
+        return self._computed(texts, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
+
+    def _computed(
+        self,
+        texts: list[str],
+        answers: list[list[float] | BaseException],
+        answered_by: str | None,
+        attempts: int,
+        latency: float,
+        *,
+        batch: bool = False,
+        batch_cost: float | None = None,
+    ) -> list[Computed]:
+        """Each text's result from a checked reply. A `batch` reply costs half the `price`
+        option where the model has one, else `batch_cost` (its line's batch price per text)."""
+        latency = latency / len(texts)
         refused = self._refusal(answered_by)
         computed: list[Computed] = []
         for text, answer in zip(texts, answers, strict=True):
             if isinstance(answer, BaseException):
-                computed.append((self._text_failure(answer, done.attempts), None))
+                computed.append((self._text_failure(answer, attempts), None))
             elif refused is not None:  # a failure record naming both models, never cached
                 refusal_record: CallResult[Any] = CallResult(
-                    ok=False, error=refused, attempts=done.attempts, latency=latency
+                    ok=False, error=refused, attempts=attempts, latency=latency
                 )
                 refusal_record.answered_by = answered_by
                 computed.append((refusal_record, None))
             else:
-                result = CallResult(ok=True, value=answer, attempts=done.attempts, latency=latency)
+                result = CallResult(ok=True, value=answer, attempts=attempts, latency=latency)
                 if self.rates is not None:  # a local model's $0, or its `price` option
-                    result.cost = self.rates.cost(embedding_tokens([text]), 0)
+                    full = self.rates.cost(embedding_tokens([text]), 0)
+                    result.cost = full / 2 if batch else full
+                elif batch:
+                    result.cost = batch_cost
                 result.answered_by = answered_by
                 stored: Any = (
                     {"vector": answer, "answered_by": answered_by} if answered_by else answer

@@ -87,6 +87,12 @@ class CacheProbe:
     def note(self, key: str, request: Any) -> None:
         """What the call under `key` would send (a probe that estimates it reads this)."""
 
+    def holds(self, client: CallPipeline[Any]) -> bool:
+        """Whether `client`'s calls answer from the cache alone here (True: every client's);
+        a client not held is called as usual, and what it computes is handed to the run's
+        later call for the same key (`CallPipeline.batch_answers`), counted there once."""
+        return True
+
     def miss(
         self, client: CallPipeline[Any], key: str, compute: ComputeOne | None = None
     ) -> CallResult[Any]:
@@ -258,7 +264,7 @@ class CallPipeline(Generic[B]):
                 results[i] = found
                 settle(i)
         probe = _PROBE.get()
-        if probe is not None and pending:
+        if probe is not None and pending and probe.holds(self):
             for i in pending:
                 results[i] = probe.miss(self, keys[i][0], functools.partial(compute, [i]))
                 settle(i)
@@ -276,6 +282,11 @@ class CallPipeline(Generic[B]):
                 else:
                     results[i] = found
                     settle(i)
+        if probe is not None:  # computed for a probe that does not hold this client: the
+            for i in positions:  # run's later call takes it from here, paid once
+                done = results[i]
+                if done is not None and not done.cached:
+                    self.batch_answers[keys[i][0]] = done
 
     async def _compute_claimed(
         self,

@@ -258,3 +258,8 @@ class EmbeddingBackend(Backend, ABC):
         """`embed_each` and the model that answered: a local model answers as itself; a
         served one (`litellm:`) says so in its reply (None when it did not say)."""
         return await self.embed_each(texts), self.spec.model_id
+
+    def batch_api(self) -> Any:
+        """The provider's batch API for this model's embeddings (`models.core.batch.BatchAPI`
+        with `embedding_body`), or None where it has none titjudge drives."""
+        return None

@@ -15,6 +15,9 @@ from titjudge.models.core.base import GenerateRequest, Generation
 
 #: the providers whose batch API titjudge drives (a `litellm:` model's provider prefix)
 BATCH_PROVIDERS = ("openai", "azure", "anthropic", "gemini", "vertex_ai")
+#: the providers whose batch API titjudge drives for embeddings too (OpenAI's takes
+#: `/v1/embeddings`; Azure's batch API takes no embeddings model, per its batch FAQ)
+BATCH_EMBEDDING_PROVIDERS = ("openai",)
 
 #: a job's states that end it (OpenAI's Batch object `status`)
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -39,12 +42,25 @@ class JobState:
 
 
 @dataclass
+class Embedded:
+    """An embeddings line's reply: one vector per text of the line's `input`, in order."""
+
+    vectors: list[list[float]]
+    #: the model the reply names (None where it names none)
+    model: str | None = None
+    #: the line's price at the batch rates (None where nothing prices the model)
+    cost: float | None = None
+
+
+@dataclass
 class LineResult:
     """One line of a job's output or error file: a reply, or the provider's reason."""
 
     custom_id: str
     generation: Generation | None = None
     error: str | None = None
+    #: an embeddings line's reply (where the job's endpoint is embeddings)
+    embedded: Embedded | None = None
     #: the request was never run (the job expired or was cancelled first): send it again
     unfinished: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -101,9 +117,11 @@ class BatchAPI(Protocol):
 
 
 __all__ = [
+    "BATCH_EMBEDDING_PROVIDERS",
     "BATCH_PROVIDERS",
     "TERMINAL",
     "BatchAPI",
+    "Embedded",
     "JobState",
     "LineResult",
 ]

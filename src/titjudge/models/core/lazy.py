@@ -149,7 +149,8 @@ class LazyBackend(TextBackend, EmbeddingBackend):
 
     def batch_api(self) -> Any:
         """The built backend's batch API (None before the build: `ready()` first)."""
-        return self.real.batch_api() if isinstance(self.real, TextBackend) else None
+        real = self.real
+        return real.batch_api() if isinstance(real, TextBackend | EmbeddingBackend) else None
 
     def classify_error(self, exc: BaseException) -> BaseException:
         return self.real.classify_error(exc) if self.real is not None else exc

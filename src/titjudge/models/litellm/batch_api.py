@@ -50,8 +50,12 @@ class OpenAIBatchAPI:
         api_base: str | None,
         api_key: str | None,
         timeout: float,
+        api_version: str | None = None,
     ):
         self._backend = backend
+        #: Azure's `api-version` as the model's online calls send it (`params.api_version`);
+        #: None: litellm's own choice (AZURE_API_VERSION, else its default)
+        self._api_version = api_version
         self._provider = provider
         self._model = model
         self._api_base = api_base
@@ -88,6 +92,8 @@ class OpenAIBatchAPI:
             where["api_base"] = self._api_base
         if self._api_key:
             where["api_key"] = self._api_key
+        if self._api_version:
+            where["api_version"] = self._api_version
         return where
 
     async def upload(self, data: bytes, name: str) -> str:
@@ -232,7 +238,11 @@ def batch_api_for(
         return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
     if provider == "gemini":
         return GeminiBatchAPI(backend, model, api_base, api_key, backend.timeout)
-    return OpenAIBatchAPI(backend, provider, model, api_base, api_key, backend.timeout)
+    # the online call passes `params` to litellm, api_version with them: so must each batch step
+    version = params.get("api_version") if provider == "azure" else None
+    return OpenAIBatchAPI(
+        backend, provider, model, api_base, api_key, backend.timeout, str(version or "") or None
+    )
 
 
 def _get(obj: Any, name: str) -> Any:

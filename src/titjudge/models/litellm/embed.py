@@ -26,11 +26,8 @@ stay the whole request's.
 
 from __future__ import annotations
 
-import base64
 import copy
-import math
 import re
-import struct
 from typing import Any
 
 from titjudge.models.core.base import EmbeddingBackend, InputRejectedError, PermanentError
@@ -38,6 +35,7 @@ from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.backend import check_setup, classify_litellm_error, litellm
 from titjudge.models.litellm.embed_settings import embedding_settings
+from titjudge.models.litellm.embed_vectors import field, normalised, vectors_by_index
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY
 from titjudge.safety import register_secret
 
@@ -85,9 +83,17 @@ class LiteLLMEmbeddingBackend(EmbeddingBackend):
         if not texts:
             return [], None
         response = await litellm.aembedding(**self.request_kwargs(texts))
-        vectors = [_normalised(vector) for vector in vectors_by_index(response, len(texts))]
-        model = _field(response, "model")
+        vectors = [normalised(vector) for vector in vectors_by_index(response, len(texts))]
+        model = field(response, "model")
         return list(vectors), str(model) if model else None
+
+    def batch_api(self) -> Any:
+        """OpenAI's Batch API for this model's embeddings, or None (`models.litellm.batch_embed`)."""
+        from titjudge.models.litellm.batch_embed import embedding_batch_api_for
+
+        return embedding_batch_api_for(
+            self, self.spec.model_id, self.settings.params, self.settings.api_key
+        )
 
     def classify_error(self, exc: BaseException) -> BaseException:
         mapped = classify_litellm_error(exc)
@@ -113,51 +119,6 @@ def rejects_input(exc: BaseException, mapped: BaseException) -> bool:
         return False
     body = f"{getattr(exc, 'message', None) or ''}\n{exc}"
     return _NOT_THE_INPUT.search(body) is None
-
-
-def vectors_by_index(response: Any, expected: int) -> list[list[float]]:
-    """The reply's vectors in input order, placed by each item's `index`; a reply without
-    exactly one vector for each of the `expected` texts is a PermanentError."""
-    data = _field(response, "data")
-    if not isinstance(data, list):
-        raise PermanentError("the embeddings reply has no 'data' list")
-    placed: dict[int, list[float]] = {}
-    for position, item in enumerate(data):
-        index = _field(item, "index")
-        index = position if index is None else index
-        if not isinstance(index, int) or not 0 <= index < expected or index in placed:
-            raise PermanentError(
-                f"the embeddings reply has a bad or repeated index {index!r} for {expected} texts"
-            )
-        placed[index] = _floats(_field(item, "embedding"))
-    if len(placed) != expected:
-        raise PermanentError(f"the embeddings reply has {len(placed)} vectors for {expected} texts")
-    return [placed[i] for i in range(expected)]
-
-
-def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-
-
-def _floats(raw: Any) -> list[float]:
-    """A vector as floats: a list of numbers, or base64 little-endian float32."""
-    if isinstance(raw, str):
-        packed = base64.b64decode(raw)
-        if len(packed) % 4:
-            raise PermanentError("a base64 embedding is not a whole number of float32 values")
-        return [float(x) for x in struct.unpack(f"<{len(packed) // 4}f", packed)]
-    if not isinstance(raw, list) or not all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw
-    ):
-        raise PermanentError("an embedding in the reply is not a list of numbers")
-    return [float(x) for x in raw]
-
-
-def _normalised(vector: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector))
-    if norm == 0.0 or not math.isfinite(norm):
-        return vector
-    return [x / norm for x in vector]
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMEmbeddingBackend:

@@ -1,0 +1,225 @@
+"""`batch: true` on `litellm:azure/<deployment>` models: a run's calls go through Azure
+OpenAI's global batch API (a loopback double of its `/openai/files`, `/openai/batches` and
+deployment endpoints, `doubles.azure_batch_server`), with the configured api-version and the
+`api-key` header on every request, at batch price, durably."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from doubles.azure_batch_server import API_VERSIONS, AZURE_KEY, FILTERED, AzureBatchServer
+from doubles.batch_server import Plan
+from doubles.server import build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+N_ITEMS = 16
+#: not litellm's default api-version (2025-02-01-preview): one the config must carry through
+VERSION = "2024-10-21"
+KEY_ENV = "TITJUDGE_TEST_AZURE_KEY"
+DEPLOYMENTS = {
+    "vlm-batch": "GlobalBatch",
+    "judge-batch": "GlobalBatch",
+    "gpt-4o-mini": "GlobalBatch",
+}
+
+
+@pytest.fixture(autouse=True)
+def azure_env(monkeypatch):
+    """The key in a variable of the config's own naming; no AZURE_* variable to fall back on,
+    so the api-version is the config's alone."""
+    for name in ("AZURE_API_KEY", "AZURE_API_BASE", "AZURE_API_VERSION", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(KEY_ENV, AZURE_KEY)
+
+
+def _config(data, server, tmp_path, *, batch=True, describer="vlm-batch", judge="judge-batch"):
+    config = api_config(data, server.endpoint, tmp_path)
+    models = ((config["describer"], describer), (config["judges"][0], judge))
+    for section, deployment in models:
+        section["model"] = f"litellm:azure/{deployment}"
+        section["api_key_env"] = KEY_ENV
+        section["params"] = {"api_version": VERSION}
+        section["batch"] = batch
+        section["batch_poll"] = 0.05
+    return config
+
+
+def _write(config, tmp_path) -> str:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def _server(data, deployments=None) -> AzureBatchServer:
+    responder = build_responder("auto", descriptions=stored_descriptions(data))
+    return AzureBatchServer(responder=responder, deployments=deployments or DEPLOYMENTS)
+
+
+def _run_dir(tmp_path):
+    return latest_run(tmp_path / "runs" / "e2e")
+
+
+def _summary(tmp_path) -> dict:
+    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
+
+
+def _items(tmp_path) -> str:
+    return (_run_dir(tmp_path) / "items.jsonl").read_text()
+
+
+def test_azure_batch_answers_every_item_with_the_configured_api_version(synth_data, tmp_path):
+    assert VERSION in API_VERSIONS
+    with _server(synth_data) as server:
+        config = _config(synth_data, server, tmp_path)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.stats.total == 0  # nothing online: every call was a batch line
+        assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
+        # every request reached Azure's own paths with the config's api-version and the key
+        paths = {(method, path.split("/")[2]) for method, path, _, _ in server.seen}
+        assert paths == {
+            ("POST", "files"),
+            ("POST", "batches"),
+            ("GET", "batches"),
+            ("GET", "files"),
+        }
+        assert {(version, keyed) for _, _, version, keyed in server.seen} == {(VERSION, True)}
+        # each line names its deployment, which Azure checks against the file's
+        for batch in server.batches.values():
+            rows = server.contents[batch["input_file_id"]].decode().splitlines()
+            models = {json.loads(r)["body"]["model"] for r in rows}
+            assert batch["endpoint"] == "/chat/completions" and len(models) == 1
+            assert {json.loads(r)["url"] for r in rows} == {"/chat/completions"}
+        assert all(b["metadata"]["titjudge_job"] for b in server.batches.values())
+        summary = _summary(tmp_path)
+        assert summary["failed_items"] == 0
+        assert summary["batch"]["litellm:azure/vlm-batch"]["answered"] == N_ITEMS
+        assert summary["batch"]["litellm:azure/judge-batch"]["answered"] == N_ITEMS
+        scores = (_run_dir(tmp_path) / "scores.csv").read_text()
+
+        # online: the same cache keys, so every answer is a hit and nothing is sent
+        config = _config(synth_data, server, tmp_path, batch=False)
+        assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.stats.total == 0 and server.batch_creates == 2
+        assert _summary(tmp_path)["usage"]["describer"]["cache_hits"] == N_ITEMS
+        assert (_run_dir(tmp_path) / "scores.csv").read_text() == scores
+
+
+def test_azure_lines_are_the_online_bodies_at_half_the_price(synth_data, tmp_path):
+    """Online, the deployment's chat URL gets each body; the batch lines carry the very same
+    bodies, and cost litellm's batch rates for the deployment's model (azure/gpt-4o-mini)."""
+    spent = {}
+    with _server(synth_data) as server:
+        for mode in ("online", "batch"):
+            config = _config(
+                synth_data, server, tmp_path / mode, batch=mode == "batch", describer="gpt-4o-mini"
+            )
+            config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+            assert main(["run", _write(config, tmp_path)]) == 0
+            usage = _summary(tmp_path / mode)["usage"]
+            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
+        online_paths = {path for _, path, _, _ in server.seen if "/deployments/" in path}
+        online_bodies = sorted(r.body_hash for r in server.stats.records)
+        batch_bodies = sorted(r.body_hash for r in server.engine.stats.records)
+    assert online_paths == {
+        "/openai/deployments/gpt-4o-mini/chat/completions",
+        "/openai/deployments/judge-batch/chat/completions",
+    }
+    assert len(batch_bodies) == 2 * N_ITEMS and batch_bodies == online_bodies
+    for role in ("describer", "judge"):
+        online, batch = spent["online"][role], spent["batch"][role]
+        assert batch["tokens_in"] == online["tokens_in"] > 0
+        assert online["cost"] > 0
+        assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
+
+
+def test_a_filtered_line_is_a_failure_record_with_azures_reason(synth_data, tmp_path):
+    with _server(synth_data) as server:
+        server.plan(Plan(fail={3: FILTERED}))
+        assert main(["run", _write(_config(synth_data, server, tmp_path), tmp_path)]) == 1
+        assert server.stats.total == 0
+    summary = _summary(tmp_path)
+    assert summary["describer_failures"] == 1
+    assert summary["batch"]["litellm:azure/vlm-batch"]["failed"] == 1
+    failed = [r for r in map(json.loads, _items(tmp_path).splitlines()) if r["status"] != "ok"]
+    assert len({r["item_id"] for r in failed}) == 1  # the one item: its describer's line
+    assert all(FILTERED in r["error"] and "HTTP 400 content_filter" in r["error"] for r in failed)
+
+
+def test_a_job_azure_refuses_at_validation_fails_its_lines_with_the_code(synth_data, tmp_path):
+    """A deployment that is not a Global Batch one: Azure fails the job at validation
+    (`invalid_request`); each of its requests is a failure record naming Azure's reason."""
+    deployments = {**DEPLOYMENTS, "vlm-standard": "GlobalStandard"}
+    with _server(synth_data, deployments) as server:
+        config = _config(synth_data, server, tmp_path, describer="vlm-standard")
+        assert main(["run", _write(config, tmp_path)]) == 1
+        assert server.stats.total == 0 and server.lines_answered == 0
+    assert _summary(tmp_path)["describer_failures"] == N_ITEMS
+    assert "invalid_request: The deployment 'vlm-standard' is not a Global Batch" in _items(
+        tmp_path
+    )
+
+
+def _wait(predicate, proc, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the double never saw it"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("kill_at", ["created", "creating"])
+def test_killed_azure_run_resumes_its_job(synth_data, tmp_path, kill_at):
+    """kill -9 once the job is created (or while its creation is in flight, before the ledger
+    records its id): the re-run finds the job (by its metadata tag), polls it, submits nothing
+    twice."""
+    with _server(synth_data) as server:
+        server.hold()
+        path = _write(_config(synth_data, server, tmp_path), tmp_path)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AZURE_")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "titjudge", "run", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, KEY_ENV: AZURE_KEY},
+        )
+        ledger = tmp_path / "cache" / "batches"
+        if kill_at == "created":
+            _wait(lambda: '"state": "submitted"' in _ledger_text(ledger), proc)
+        else:
+            _wait(lambda: server.batch_creates == 1, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        if kill_at == "creating":
+            _forget_job_id(ledger)
+        server.release()
+        resumed = subprocess.run(
+            [sys.executable, "-m", "titjudge", "run", path],
+            capture_output=True,
+            text=True,
+            env={**env, KEY_ENV: AZURE_KEY},
+            timeout=120,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.batch_creates == 2  # the describer's job resumed, then the judges'
+        assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
+    assert _summary(tmp_path)["failed_items"] == 0
+
+
+def _ledger_text(directory) -> str:
+    return "".join(p.read_text() for p in directory.glob("*.json")) if directory.exists() else ""
+
+
+def _forget_job_id(directory) -> None:
+    (path,) = directory.glob("*.json")
+    raw = json.loads(path.read_text())
+    for job in raw["jobs"]:
+        job["state"], job["job_id"] = "creating", None
+    path.write_text(json.dumps(raw))

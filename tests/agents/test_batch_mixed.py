@@ -1,0 +1,33 @@
+"""A `batch: true` judge behind a describer without `batch`: the first run describes online
+during the batch phase and sends the judge's calls as batch lines in that same run, never
+online; each description is paid and counted once."""
+
+import json
+
+from doubles.batch_server import BatchServer
+from doubles.server import build_responder
+from pipeline_helpers import api_config, stored_descriptions
+from run_dirs import latest_run
+
+from titjudge.cli import main
+
+N_ITEMS = 16
+
+
+def test_a_batch_judge_behind_an_online_describer_is_batched_in_the_first_run(synth_data, tmp_path):
+    responder = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    with BatchServer(responder=responder) as server:
+        config = api_config(synth_data, server.url, tmp_path)
+        config["judges"][0]["batch"] = True
+        config["judges"][0]["batch_poll"] = 0.05
+        path = tmp_path / "run.json"
+        path.write_text(json.dumps(config))
+        assert main(["run", str(path)]) == 0
+        # the descriptions online, each once; every judge call a batch line
+        assert server.stats.total == N_ITEMS
+        assert server.batch_creates == 1 and server.lines_answered == N_ITEMS
+    summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
+    assert summary["failed_items"] == 0
+    assert summary["batch"]["litellm:openai/judge"]["answered"] == N_ITEMS
+    describer = summary["usage"]["describer"]
+    assert (describer["calls"], describer["cache_hits"]) == (N_ITEMS, 0)
