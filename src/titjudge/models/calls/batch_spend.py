@@ -1,0 +1,84 @@
+"""`run.budget_usd` over a model's batch lines (`models.calls.batch`): each line's worst case
+is reserved before the line goes into a job, and settles to what the calls that read its
+answer cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from titjudge.models.calls.budget import Budget, OverBudgetError
+from titjudge.models.calls.results import CallResult
+
+
+@dataclass
+class Wanted:
+    """A body to send as a batch line: its worst case at the batch price, and the cache keys
+    waiting on it."""
+
+    body: dict[str, Any]
+    worst: float
+    keys: list[str] = field(default_factory=list)
+
+
+class BatchSpend:
+    """`run.budget_usd` over one model's batch lines: each line's worst case is reserved
+    before it goes into a job (a line the budget cannot cover is not sent: the calls waiting
+    on it fail as refused by the budget, as online calls would), and settles to what the
+    calls that read its answer cost (two rounds of a re-asked call settle together)."""
+
+    def __init__(self, budget: Budget | None):
+        self.budget = budget
+        #: body hash -> its reservation
+        self.held: dict[str, float] = {}
+        #: cache key -> the bodies it was deferred on
+        self.shas: dict[str, list[str]] = {}
+        #: body hash -> the budget's refusal
+        self.refused: dict[str, str] = {}
+
+    def asked(self, key: str, sha: str) -> None:
+        self.shas.setdefault(key, []).append(sha)
+
+    def cover(self, wanted: dict[str, Wanted]) -> dict[str, Wanted]:
+        """The bodies the budget covers, reserved in order; the rest are refused (their
+        calls' answers say so) and every later one with them, as online."""
+        if self.budget is None:
+            return wanted
+        covered: dict[str, Wanted] = {}
+        for sha, want in wanted.items():
+            if sha in self.refused:
+                continue
+            if sha in self.held:
+                covered[sha] = want
+            elif self.budget.hold(want.worst):
+                self.held[sha] = max(want.worst, 0.0)
+                covered[sha] = want
+            else:
+                self.refused[sha] = str(OverBudgetError(self.budget))
+        return covered
+
+    def answered(self, key: str, result: CallResult[Any]) -> None:
+        """A call read its answer: its bodies' reservations settle to what it cost (a body
+        sent by a killed run and resumed by this one was never reserved: its cost counts)."""
+        if self.budget is None:
+            return
+        reserved = [self.held.pop(sha) for sha in self.shas.pop(key, []) if sha in self.held]
+        cost = result.cost
+        if cost is None:  # a reply nothing priced (refused under a budget): its worst case
+            cost = sum(reserved) if result.ok else 0.0
+        for held in reserved[1:]:
+            self.budget.settle(held, 0.0)
+        self.budget.settle(reserved[0] if reserved else 0.0, cost)
+
+    def close(self) -> None:
+        """Lines still reserved are in jobs left open (a re-run resumes them) or answered for
+        calls that asked again: the provider may still charge them, so their worst case stays
+        spent."""
+        if self.budget is None:
+            return
+        for held in self.held.values():
+            self.budget.settle(held, held)
+        self.held.clear()
+
+
+__all__ = ["BatchSpend", "Wanted"]
