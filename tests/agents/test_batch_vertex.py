@@ -27,20 +27,32 @@ JUDGE = "litellm:vertex_ai/gemini-2.0-flash-lite"
 BUCKET = "tj-batch-bucket/runs"
 
 
+def _private_key_pem() -> str:
+    """A throwaway RSA key for the service account, made with what google-auth signs with:
+    cryptography (newer google-auth releases require it), else python-rsa (older ones, such
+    as 2.29, the lowest the [vertex] extra allows)."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError:
+        import rsa as python_rsa
+
+        _, private = python_rsa.newkeys(2048)
+        return private.save_pkcs1().decode()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
 @pytest.fixture
 def server(synth_data, tmp_path, monkeypatch):
     """The double, and a service-account key file whose token_uri is the double's."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
     responder = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with VertexBatchServer(responder) as found:
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        pem = key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ).decode()
+        pem = _private_key_pem()
         account = {
             "type": "service_account",
             "project_id": "tj-project",
