@@ -60,7 +60,10 @@ class Queued:
 
 
 class BatchProbe(CacheProbe):
-    """Answers from the cache; queues each miss of a `batch: true` text model (see above)."""
+    """Answers from the cache; queues each miss of a `batch: true` text model (see above).
+    Images are fitted to key the calls, so each line carries what the online call would."""
+
+    fits = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,11 +85,28 @@ class BatchProbe(CacheProbe):
 
 
 async def collect(queued: list[Queued], progress: BatchProgress) -> None:
-    """Answer every queued call through its model's batch jobs (see the module's notes)."""
-    by_model: dict[str, list[Queued]] = {}
+    """Answer every queued call through its model's batch jobs (see the module's notes).
+
+    Each client (a model with one set of options: two judges on one model with different
+    params are two) is collected on its own, as its backend builds its own bodies; clients
+    that share a ledger (one model at one endpoint) take turns, the others run at once."""
+    by_client: dict[int, list[Queued]] = {}
     for item in queued:
-        by_model.setdefault(item.client.model, []).append(item)
-    await asyncio.gather(*(_collect_model(items, progress) for items in by_model.values()))
+        by_client.setdefault(id(item.client), []).append(item)
+    by_ledger: dict[str, list[list[Queued]]] = {}
+    for items in by_client.values():
+        by_ledger.setdefault(_ledger_name(items[0].client), []).append(items)
+
+    async def in_turn(groups: list[list[Queued]]) -> None:
+        for items in groups:
+            await _collect_model(items, progress)
+
+    await asyncio.gather(*(in_turn(groups) for groups in by_ledger.values()))
+
+
+def _ledger_name(client: CallPipeline[Any]) -> str:
+    """One ledger per model and endpoint (what a killed run's re-run finds again)."""
+    return f"{client.model} {client.options.api_base or ''}"
 
 
 async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
@@ -108,7 +128,7 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
             )
         return
     directory = client.cache.directory if client.backend.cacheable else None
-    name = f"{client.model} {client.options.api_base or ''}"
+    name = _ledger_name(client)
     if directory is None:
         await _collect_ledger(client, api, Ledger(None, name), queued, progress)
         return

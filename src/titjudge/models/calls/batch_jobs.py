@@ -90,6 +90,9 @@ async def run_jobs(
 class Unreachable(Exception):
     """The provider's batch API failed a step after the model's retries."""
 
+    #: a later try may succeed (a 5xx, a timeout, a lost reply)
+    transient = False
+
 
 class Sender:
     """One step against the provider's batch API, retried on transient errors with the
@@ -98,6 +101,8 @@ class Sender:
     def __init__(self, client: CallPipeline[Any]):
         self.client = client
         self.poll = client.options.batch_poll
+        #: tries of a step, the model's `max_attempts`
+        self.attempts = client.options.max_attempts
 
     async def __call__(self, step: Callable[[], Awaitable[T]]) -> T:
         options = self.client.options
@@ -112,6 +117,18 @@ class Sender:
                     continue
                 raise Unreachable(redact(f"{type(mapped).__name__}: {mapped}")) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def once(self, step: Callable[[], Awaitable[T]]) -> T:
+        """One try of a step that must not be repeated blindly (creating a job: its reply
+        may be lost after the provider made it); a failure is `Unreachable`, `transient`
+        when the provider may answer a later try."""
+        try:
+            return await step()
+        except Exception as exc:
+            mapped = self.client.backend.classify_error(exc)
+            failure = Unreachable(redact(f"{type(mapped).__name__}: {mapped}"))
+            failure.transient = isinstance(mapped, TransientError)
+            raise failure from exc
 
 
 def _split(
@@ -175,9 +192,15 @@ async def _advance(
                     return
             data = b"" if api.uploads else _job_bytes(api, job, bodies)
             job.state, job.creating_at = "creating", time.time()
+            job.creates += 1
             ledger.save()
             file_id = job.file_id
-            found = await send(lambda: api.create(file_id, data, tag))
+            try:  # never retried in place: a lost reply may hide a job the provider made
+                found = await send.once(lambda: api.create(file_id, data, tag))
+            except Unreachable as exc:
+                if exc.transient and job.creates < send.attempts:
+                    return  # still "creating": the next look asks `find` before creating
+                raise
             stats.jobs += 1
             stats.requests += len(job.lines)
         job.job_id, job.state = found, "submitted"

@@ -39,6 +39,8 @@ class Job:
     #: when the job's creation was asked (unix time): a killed run looks for a job created
     #: since then where the provider keeps no tag (`BatchAPI.find`)
     creating_at: float | None = None
+    #: creations asked in this run (not kept: a re-run tries afresh, `find` first)
+    creates: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {

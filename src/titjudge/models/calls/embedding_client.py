@@ -36,7 +36,7 @@ import math
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.batch_answers import Answer, batch_answers, batch_embedding
+from titjudge.models.calls.batch_answers import Answer, Deferred, batch_answers, batch_embedding
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
@@ -51,6 +51,7 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.prices import batch_rates_for
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -141,11 +142,24 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         try:
             embedded = batch_embedding(self.backend, texts, answers)
             vectors = _answers(embedded.vectors, len(texts))
+        except Deferred as deferred:  # into a job: its worst case, for the run's budget
+            deferred.worst_usd = self._batch_worst(texts)
+            raise
         except Exception as exc:  # the line failed: a failure record, never a vector
             failed = self._failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
         each = embedded.cost / len(texts) if embedded.cost is not None else None
         return self._computed(texts, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
+
+    def _batch_worst(self, texts: list[str]) -> float:
+        """A batch line's worst case under the run's budget: its texts' token estimate at
+        the model's batch rates (0 without a budget)."""
+        if self.budget is None:
+            return 0.0
+        rates = batch_rates_for(self.backend.spec, self.options.price)
+        if rates is None:  # the config refuses an unpriced model under a budget: never sent
+            return math.inf
+        return rates.cost(embedding_tokens(texts), 0)
 
     def _computed(
         self,

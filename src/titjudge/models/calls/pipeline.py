@@ -72,6 +72,9 @@ class CacheProbe:
     caller `commit()`s (it keeps the results), so a probe that missed counts nothing."""
 
     NOT_CACHED = "not in the cache (answered from the cache only)"
+    #: whether a call's images are read and fitted to key it, as its send would: a probe
+    #: whose misses are sent later (a batch job's lines) must key them as they will go
+    fits = False
 
     def __init__(self) -> None:
         self.missed = False

@@ -245,7 +245,7 @@ class ModelClient(CallPipeline[TextBackend]):
                 return image, None
             known = read_entry(remembered)
             probe = probing()
-            if known is None and not image.loaded and probe is not None:
+            if known is None and not image.loaded and probe is not None and not probe.fits:
                 probe.missed = True  # answered from the cache only: nothing is read to key it
                 return image, None
             if known is not None and not image.loaded:

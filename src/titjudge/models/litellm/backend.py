@@ -250,7 +250,26 @@ def _classify(exc: BaseException, where: str | None) -> BaseException:
             retry_after=retry_after_seconds(exc),
             rate_limited=limited,
         )
-    return exc
+    return _sdk_error(exc, message, status, limited)
+
+
+def _sdk_error(exc: BaseException, message: str, status: Any, limited: bool) -> BaseException:
+    """An error of the OpenAI SDK itself, which litellm's files and batches functions raise
+    unmapped: a 408, 409, 429 or 5xx, a lost connection or a timeout may heal; another
+    status will not; anything else stays as it is."""
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+        return TransientError(f"{type(exc).__name__}: {message}")
+    if not isinstance(exc, openai.APIStatusError) or not isinstance(status, int):
+        return exc
+    if status >= 500 or status in (408, 409, 429):
+        return TransientError(
+            f"{type(exc).__name__}: {message}",
+            retry_after=retry_after_seconds(exc),
+            rate_limited=limited,
+        )
+    return PermanentError(f"{type(exc).__name__}: {message}")
 
 
 def setup_problems(

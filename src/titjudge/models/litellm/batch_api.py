@@ -87,7 +87,13 @@ class OpenAIBatchAPI:
         return {"custom_id": custom_id, "method": "POST", "url": self._endpoint(), "body": body}
 
     def _where(self) -> dict[str, Any]:
-        where: dict[str, Any] = {"custom_llm_provider": self._provider, "timeout": self._timeout}
+        # max_retries 0: the OpenAI SDK would repeat a POST whose reply was lost (a second
+        # job, billed); titjudge retries each step itself, creation only after `find`
+        where: dict[str, Any] = {
+            "custom_llm_provider": self._provider,
+            "timeout": self._timeout,
+            "max_retries": 0,
+        }
         if self._api_base:
             where["api_base"] = self._api_base
         if self._api_key:
