@@ -28,7 +28,7 @@ from titjudge.models.core.base import (
     mark_unbilled,
 )
 from titjudge.models.core.batch import Embedded
-from titjudge.models.core.prices import Rates
+from titjudge.models.core.prices import Rates, reply_cost
 
 
 def body_hash(body: dict[str, Any]) -> str:
@@ -100,8 +100,8 @@ def batch_reply(
         or config.get("maxOutputTokens")
     )
     if rates is not None:
-        tokens_in, tokens_out = generation.tokens_in or 0, generation.tokens_out or 0
-        generation.cost = rates.cost(tokens_in, tokens_out, generation.cached_tokens or 0) / 2
+        full = reply_cost(rates, generation)  # unknown when the reply reports no usage
+        generation.cost = None if full is None else full / 2
     return generation
 
 

@@ -44,7 +44,7 @@ from titjudge.models.core.base import (
     mark_unbilled,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for
+from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for, reply_cost
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -479,7 +479,7 @@ class CallPipeline(Generic[B]):
             self.breaker.succeeded()
             grant.settle(_tokens_used(value))
             if self.rates is not None and isinstance(value, Generation):
-                value.cost = _priced(self.rates, value)
+                value.cost = reply_cost(self.rates, value)
             return value
 
     async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
@@ -521,17 +521,6 @@ class CallPipeline(Generic[B]):
             cost=0.0 if unbilled or self.rates is FREE else None,
             blocked=isinstance(exc, BlockedError),
         )
-
-
-def _priced(rates: Rates, value: Generation) -> float | None:
-    """A reply's cost at `rates`; unknown (None) when a priced model's reply reports no usage
-    (none, or zero tokens both ways, which litellm fills in when a server sends no `usage`;
-    a local model's is $0 whatever it reports)."""
-    if rates is FREE:
-        return 0.0
-    if not value.tokens_in and not value.tokens_out:
-        return None
-    return rates.cost(value.tokens_in or 0, value.tokens_out or 0, value.cached_tokens or 0)
 
 
 def _tokens_used(value: Any) -> int | None:

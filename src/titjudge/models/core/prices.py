@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from titjudge.models.core.base import Generation
 from titjudge.models.core.spec import ModelSpec
 
 #: backends that run in the process or in Ray: no API spend
@@ -64,6 +65,17 @@ def own_rates(spec: ModelSpec, price: Any | None) -> Rates | None:
     return Rates(
         price.input / PER_MILLION, price.output / PER_MILLION, cached / PER_MILLION, "price option"
     )
+
+
+def reply_cost(rates: Rates, value: Generation) -> float | None:
+    """A reply's cost at `rates`; unknown (None) when a priced model's reply reports no usage
+    (none, or zero tokens both ways, which litellm fills in when a server sends no `usage`;
+    a local model's is $0 whatever it reports)."""
+    if rates is FREE:
+        return 0.0
+    if not value.tokens_in and not value.tokens_out:
+        return None
+    return rates.cost(value.tokens_in or 0, value.tokens_out or 0, value.cached_tokens or 0)
 
 
 def rates_for(spec: ModelSpec, price: Any | None = None) -> Rates | None:
@@ -156,6 +168,7 @@ __all__ = [
     "LOCAL_BACKENDS",
     "Rates",
     "batch_rates_for",
+    "reply_cost",
     "litellm_rates",
     "own_rates",
     "price_map",

@@ -1,0 +1,49 @@
+"""A batch job's reply read for the call that asked (`models.calls.batch_answers`): priced at
+half the model's own `price`, and unknown, never $0, when the reply reports no usage (as an
+online reply is, `models.core.prices.reply_cost`)."""
+
+from typing import Any
+
+import pytest
+
+from titjudge.models.calls.batch_answers import Answer, Deferred, batch_reply, body_hash
+from titjudge.models.core.base import GenerateRequest, Generation
+from titjudge.models.core.prices import Rates
+
+RATES = Rates(1e-6, 2e-6, 1e-6, "price option")
+
+
+class _Api:
+    def body(self, request: GenerateRequest) -> dict[str, Any]:
+        return {"model": "m", "prompt": request.prompt, "max_tokens": request.max_tokens}
+
+
+class _Backend:
+    spec = "litellm:openai/m"
+
+    def batch_api(self) -> _Api:
+        return _Api()
+
+
+def _reply(generation: Generation) -> Generation:
+    request = GenerateRequest(prompt="a cube")
+    answers = {body_hash(_Api().body(request)): Answer(generation, None)}
+    return batch_reply(_Backend(), RATES, request, answers)  # type: ignore[arg-type]
+
+
+def test_a_reply_is_priced_at_half_the_price_option():
+    found = _reply(Generation(text="ok", tokens_in=1000, tokens_out=500))
+    assert found.cost == pytest.approx((1000 * 1e-6 + 500 * 2e-6) / 2)
+    assert found.max_tokens_sent == 512
+
+
+def test_a_reply_without_usage_costs_unknown_not_zero():
+    assert _reply(Generation(text="ok")).cost is None
+    assert _reply(Generation(text="ok", tokens_in=0, tokens_out=0)).cost is None
+
+
+def test_a_body_with_no_answer_yet_is_deferred():
+    request = GenerateRequest(prompt="another")
+    with pytest.raises(Deferred) as deferred:
+        batch_reply(_Backend(), RATES, request, {})  # type: ignore[arg-type]
+    assert deferred.value.body == _Api().body(request)
