@@ -97,6 +97,12 @@ def test_line_outcomes_the_collector_reads():
     assert broken.generation is None and broken.error.startswith("batch line unreadable")
 
 
+def _find(api: AnthropicBatchAPI, since: float, lines: int, monkeypatch) -> str | None:
+    """`find` as a re-run's process asks it (the batches made here are not its own)."""
+    monkeypatch.setattr(batch_anthropic, "TAKEN", set())
+    return _run(api.find({"titjudge_job": "x"}, since, lines))
+
+
 def test_find_adopts_the_listed_batch_of_that_size_created_after_the_creation(server, monkeypatch):
     """Anthropic keeps no metadata: a killed run's batch is the one listed with as many
     requests, created at or after the time its creation was asked (less the clock skew)."""
@@ -106,17 +112,42 @@ def test_find_adopts_the_listed_batch_of_that_size_created_after_the_creation(se
     ours = _run(api.create(None, _data(5), {}))
     for size in (3, 4, 6):  # batches of other sizes, created later
         _run(api.create(None, _data(size), {}))
-    assert _run(api.find({"titjudge_job": "x"}, before, 5)) == ours
-    assert _run(api.find({}, before, 7)) is None  # no batch of that size
+    assert _find(api, before, 5, monkeypatch) == ours
+    assert _find(api, before, 7, monkeypatch) is None  # no batch of that size
     later = time.time() + batch_anthropic.CLOCK_SKEW + 5
-    assert _run(api.find({}, later, 5)) is None  # created before the creation was asked
+    assert _find(api, later, 5, monkeypatch) is None  # created before the creation was asked
     # the list is read page by page (the newest first) until it is older than asked
     monkeypatch.setattr(batch_anthropic, "LIST_LIMIT", 2)
-    assert _run(api.find({}, before, 5)) == ours
+    assert _find(api, before, 5, monkeypatch) == ours
     # two of that size: the first created after the time asked
     second = _run(api.create(None, _data(5, start=10), {}))
-    assert _run(api.find({}, before, 5)) == ours
+    assert _find(api, before, 5, monkeypatch) == ours
     assert second != ours
+
+
+def test_two_jobs_cut_short_never_adopt_the_same_batch(server, monkeypatch):
+    """Two models' jobs of one size, both killed while being created: the re-run's two
+    looks adopt two batches, never the same one twice, nor one this process made."""
+    api = _api(server)
+    server.hold()
+    before = time.time()
+    first = _run(api.create(None, _data(4), {}))
+    second = _run(api.create(None, _data(4, start=10), {}))
+    monkeypatch.setattr(batch_anthropic, "TAKEN", set())  # the re-run's process
+
+    async def both() -> list[str | None]:
+        return list(
+            await asyncio.gather(
+                api.find({"titjudge_job": "a"}, before, 4),
+                api.find({"titjudge_job": "b"}, before, 4),
+            )
+        )
+
+    assert sorted(_run(both())) == sorted([first, second])
+    assert _run(api.find({"titjudge_job": "c"}, before, 4)) is None  # both taken
+    made = _run(api.create(None, _data(4, start=20), {}))  # made here: never adopted
+    assert _run(api.find({"titjudge_job": "d"}, before, 4)) is None
+    assert made not in (first, second)
 
 
 def test_custom_ids_outside_the_documented_pattern_are_refused(server):

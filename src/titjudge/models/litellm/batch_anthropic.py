@@ -75,6 +75,10 @@ LIST_PAGES = 10
 NOT_PARAMS = ("stream",)
 
 
+#: the batches this process created or adopted (`find` never adopts one of them again)
+TAKEN: set[str] = set()
+
+
 class AnthropicBatchAPI:
     """The Message Batches endpoints for `backend`'s `anthropic/` model."""
 
@@ -146,7 +150,9 @@ class AnthropicBatchAPI:
             betas.update(self._betas.get(wire.fingerprint(params), ()))
         payload = b'{"requests":[' + b",".join(lines) + b"]}"
         made = await self._call("POST", self._batches, content=payload, betas=sorted(betas))
-        return str(made.json()["id"])
+        created = str(made.json()["id"])
+        TAKEN.add(created)
+        return created
 
     async def find(self, metadata: dict[str, str], since: float, lines: int) -> str | None:
         """The earliest listed batch of `lines` requests created at or after `since` (less
@@ -168,7 +174,14 @@ class AnthropicBatchAPI:
             if older or not data or not page.get("has_more"):
                 break
             after = page.get("last_id") or data[-1].get("id")
-        return min(found)[1] if found else None
+        # a batch this process made or adopted for another job is never adopted again (two
+        # models' jobs of one size, both cut short while being created); chosen and taken
+        # with no await between, so two jobs looking at once cannot take the same one
+        free = sorted(entry for entry in found if entry[1] not in TAKEN)
+        if not free:
+            return None
+        TAKEN.add(free[0][1])
+        return free[0][1]
 
     async def retrieve(self, job_id: str) -> JobState:
         batch = (await self._call("GET", f"{self._batches}/{quote(job_id, safe='')}")).json()
