@@ -154,12 +154,15 @@ def test_a_filtered_line_is_a_failure_record_with_azures_reason(synth_data, tmp_
 
 def test_a_job_azure_refuses_at_validation_fails_its_lines_with_the_code(synth_data, tmp_path):
     """A deployment that is not a Global Batch one: Azure fails the job at validation
-    (`invalid_request`); each of its requests is a failure record naming Azure's reason."""
+    (`invalid_request`); each of its requests is a failure record naming Azure's reason, at
+    once: the same file would be refused again, so no second job is created."""
     deployments = {**DEPLOYMENTS, "vlm-standard": "GlobalStandard"}
     with _server(synth_data, deployments) as server:
         config = _config(synth_data, server, tmp_path, describer="vlm-standard")
         assert main(["run", _write(config, tmp_path)]) == 1
         assert server.stats.total == 0 and server.lines_answered == 0
+        # a file refused at validation is refused again: it is not sent a second time
+        assert server.batch_creates == 1
     assert _summary(tmp_path)["describer_failures"] == N_ITEMS
     assert "invalid_request: The deployment 'vlm-standard' is not a Global Batch" in _items(
         tmp_path

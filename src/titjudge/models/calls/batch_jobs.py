@@ -223,13 +223,18 @@ async def _advance(
         if cid not in ledger.rows or _parse(api, ledger.rows[cid]).unfinished
     ]
     why = f"the batch job {state.status}" + (f" ({state.errors})" if state.errors else "")
-    again = unfinished if job.attempt < MAX_JOB_ATTEMPTS else []
+    # a job the provider failed with its own errors (OpenAI's and Azure's validation of the
+    # file, `errors.data`) fails the same way again: its lines are failures at once
+    refused = state.status == "failed" and bool(state.errors)
+    again = unfinished if job.attempt < MAX_JOB_ATTEMPTS and not refused else []
     for cid in unfinished:
         if again:
             ledger.rows.pop(cid, None)
         else:
             ledger.rows[cid] = _failed_row(
-                job.lines[cid]["sha"], f"gave_up_{state.status}", f"{why} {job.attempt} times"
+                job.lines[cid]["sha"],
+                f"gave_up_{state.status}",
+                why if refused else f"{why} {job.attempt} times",
             )
     ledger.save_rows(job, [cid for cid in job.lines if cid in ledger.rows])
     job.state = "done"  # saved with the job that sends its unfinished lines again, at once
