@@ -212,13 +212,21 @@ class CallCache:
         if self._store is None:
             return True
         me = [socket.gethostname(), os.getpid()]
-        if self._write(lambda: self._store.add(f"claim:{key}", me, expire=ttl)):
+        store = self._store
+        if self._write(lambda: store.add(f"claim:{key}", me, expire=ttl)):
             return True
-        owner = self._read(lambda: self._store.get(f"claim:{key}"))
-        if owner is None or not _alive(owner):
-            self._write(lambda: self._store.set(f"claim:{key}", me, expire=ttl))
-            return True
-        return list(owner) == me
+
+        def take_over() -> bool:
+            """A dead owner's claim taken in one transaction: two runs that find it dead at
+            once cannot both take it."""
+            with store.transact():
+                owner = store.get(f"claim:{key}")
+                if owner is None or not _alive(owner):
+                    store.set(f"claim:{key}", me, expire=ttl)
+                    return True
+                return list(owner) == me
+
+        return self._write(take_over)
 
     def release(self, key: str) -> None:
         """Drop this run's claim. After a failed write nothing is tried: a claim left behind
