@@ -47,3 +47,31 @@ def test_a_body_with_no_answer_yet_is_deferred():
     with pytest.raises(Deferred) as deferred:
         batch_reply(_Backend(), RATES, request, {})  # type: ignore[arg-type]
     assert deferred.value.body == _Api().body(request)
+
+
+class _CountingApi(_Api):
+    def __init__(self) -> None:
+        self.built = 0
+
+    def body(self, request: GenerateRequest) -> dict[str, Any]:
+        self.built += 1
+        return {**super().body(request), "history": list(request.history)}
+
+
+def test_a_lines_body_is_built_once_when_deferred_not_again_for_its_answer():
+    """Building a body is litellm's whole request transformation (~16 ms a line): the pass
+    that reads the answer finds the body's hash by the request, without building it; any
+    other request (here a re-ask, with its history) is built."""
+    api = _CountingApi()
+    backend = type("B", (), {"spec": "litellm:openai/m", "batch_api": lambda self: api})()
+    request = GenerateRequest(prompt="a cube")
+    with pytest.raises(Deferred) as deferred:
+        batch_reply(backend, RATES, request, {})
+    answers = {deferred.value.sha: Answer(Generation(text="ok", tokens_in=10, tokens_out=2), None)}
+    again = GenerateRequest(prompt="a cube")  # the same request, made again by the next pass
+    assert batch_reply(backend, RATES, again, answers).text == "ok"
+    assert api.built == 1
+    reask = GenerateRequest(prompt="a cube", history=(("assistant", "bad"), ("user", "again")))
+    with pytest.raises(Deferred):
+        batch_reply(backend, RATES, reask, answers)
+    assert api.built == 2
