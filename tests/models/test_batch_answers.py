@@ -75,3 +75,17 @@ def test_a_lines_body_is_built_once_when_deferred_not_again_for_its_answer():
     with pytest.raises(Deferred):
         batch_reply(backend, RATES, reask, answers)
     assert api.built == 2
+
+
+def test_repeated_samples_with_one_body_are_distinct_lines():
+    """k samples of one request (`sample` 0..k-1) where the provider takes no seed have one
+    body: each is its own line, so each gets its own answer, as online (one line would hand
+    every sample the first one's answer)."""
+    shas = []
+    for sample in range(3):
+        with pytest.raises(Deferred) as deferred:
+            batch_reply(_Backend(), RATES, GenerateRequest(prompt="a cube", sample=sample), {})
+        assert deferred.value.body == _Api().body(GenerateRequest(prompt="a cube"))
+        shas.append(deferred.value.sha)
+    assert len(set(shas)) == 3
+    assert shas[0] == body_hash(_Api().body(GenerateRequest(prompt="a cube")))  # as before

@@ -69,10 +69,17 @@ def batch_answers() -> dict[str, Answer] | None:
     return _ANSWERS.get()
 
 
-def take(body: dict[str, Any], answers: dict[str, Answer]) -> Generation:
+def line_hash(body: dict[str, Any], sample: int = 0) -> str:
+    """A line's identity: its body's hash; a repeated sample's (`GenerateRequest.sample`)
+    also its index, so k samples are k lines even where the provider takes no seed and
+    their bodies are the same (one line would give every sample the same answer)."""
+    return body_hash(body if not sample else {"body": body, "titjudge_sample": sample})
+
+
+def take(body: dict[str, Any], answers: dict[str, Answer], sample: int = 0) -> Generation:
     """The reply to `body`; the provider's failure as a PermanentError (a batch line that
     failed is not billed); `Deferred` when the body has no answer yet."""
-    sha = body_hash(body)
+    sha = line_hash(body, sample)
     if sha not in answers:
         raise Deferred(body, sha)
     return _answer(answers[sha])
@@ -130,8 +137,8 @@ def batch_reply(
         except PermanentError as exc:
             raise mark_unbilled(exc) from None
         cap = _output_cap(body)
-        memo[fingerprint] = (body_hash(body), cap)
-        generation = take(body, answers)
+        memo[fingerprint] = (line_hash(body, request.sample), cap)
+        generation = take(body, answers, request.sample)
     generation.max_tokens_sent = cap
     if rates is not None:
         full = reply_cost(rates, generation)  # unknown when the reply reports no usage
@@ -178,5 +185,6 @@ __all__ = [
     "batch_embedding",
     "batch_reply",
     "body_hash",
+    "line_hash",
     "take",
 ]
