@@ -19,7 +19,7 @@ from titjudge.agents.finish import judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
 from titjudge.models.calls.batch import BatchProbe, BatchProgress, collect
-from titjudge.models.calls.pipeline import _PROBE
+from titjudge.models.calls.probe import _PROBE
 from titjudge.records import ItemResult
 
 #: describe, judge, and one spare (a judge that reads another judge's answers)

@@ -2,7 +2,7 @@
 
 A re-run whose answers are all cached would spend most of its time on LangGraph's work per
 step (two steps per item) and on reading images again. So, before the graph, each item is
-tried once under `models.calls.pipeline.cache_only()`: its image as an earlier run remembered it
+tried once under `models.calls.probe.cache_only()`: its image as an earlier run remembered it
 (`ImageLoader.peek`: deferred, not read), then the very steps the graph's nodes wrap
 (`agents.item`: describe, judge with its route, fallback when routed there, finish), so the
 judges are gathered, the fallback decided and the result made by the same functions on both
@@ -19,7 +19,7 @@ import asyncio
 from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
-from titjudge.models.calls.pipeline import cache_only
+from titjudge.models.calls.probe import cache_only
 from titjudge.records import ItemResult
 
 #: items tried between two yields to the event loop (the progress display keeps ticking)

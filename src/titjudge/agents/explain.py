@@ -23,7 +23,8 @@ from titjudge.config import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import EstimateProbe, estimating
-from titjudge.models.calls.pipeline import CallPipeline, ComputeOne
+from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.probe import ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions

@@ -39,7 +39,8 @@ from titjudge.models.calls.batch_ledger import Ledger
 from titjudge.models.calls.batch_progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_spend import BatchSpend, Wanted
 from titjudge.models.calls.embedding_client import EmbeddingClient
-from titjudge.models.calls.pipeline import CacheProbe, CallPipeline, ComputeOne
+from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.probe import CacheProbe, ComputeOne
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import MissingCredentialsError

@@ -40,7 +40,8 @@ from titjudge.models.calls.batch_answers import Answer, Deferred, batch_answers,
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.pipeline import CallPipeline, Computed, probing
+from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.probe import Computed, probing
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.token_estimate import embedding_tokens

@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from titjudge.models.calls.pipeline import _PROBE, CacheProbe, CallPipeline, ComputeOne
+from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.probe import _PROBE, CacheProbe, ComputeOne
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.token_estimate import CHARS_PER_TOKEN, request_tokens, text_tokens
 from titjudge.models.core.base import GenerateRequest

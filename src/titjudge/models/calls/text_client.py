@@ -23,7 +23,8 @@ from titjudge.models.calls.batch_answers import Deferred, batch_answers, batch_r
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.pipeline import Attempted, CallPipeline, Computed, probing
+from titjudge.models.calls.pipeline import Attempted, CallPipeline
+from titjudge.models.calls.probe import Computed, probing
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import (
     TRUNCATED,
