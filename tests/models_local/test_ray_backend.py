@@ -193,4 +193,6 @@ def test_a_run_reaches_an_existing_cluster_through_ray_address(
     got = item_scores(Path(report["out"]))
     assert got.keys() == expected.keys()
     for item, score in expected.items():
-        assert got[item] == pytest.approx(score, abs=1e-6)
+        # scores.csv rounds to 6 decimals: vectors within 1e-6 (checked above) can round a
+        # score one unit apart (0.743634 and 0.743635 in one CI run)
+        assert got[item] == pytest.approx(score, abs=2.5e-6)
