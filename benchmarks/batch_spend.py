@@ -302,7 +302,7 @@ def report(section: Section, cases: dict[str, dict[str, Any]], items: int) -> No
         "the batch run's wall is two rounds of jobs (the describer's, then the judge's: it reads "
         "the descriptions), each the job's turnaround plus titjudge's own work before and after "
         "it (the timeline; README's profile: each line's body is built by litellm's "
-        "`return_raw_request`, twice per line); real turnaround is minutes to 24 h"
+        "`return_raw_request`, once per line); real turnaround is minutes to 24 h"
     )
     section.notes.append(
         f"check: the batch config re-run over the online run's cache sends nothing and spends $0: {verdict}"
