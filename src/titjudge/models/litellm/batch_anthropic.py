@@ -57,7 +57,8 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm import batch_anthropic_wire as wire
-from titjudge.models.litellm.raw import BuildsKwargs, raw_request
+from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -114,11 +115,7 @@ class AnthropicBatchAPI:
         return "anthropic"
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = raw_request(self._backend, request)
-        if raw.get("error"):
-            raise PermanentError(
-                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
-            )
+        raw = built(raw_request(self._backend, request))
         body = dict(raw.get("raw_request_body") or {})
         # extra_body is merged into the JSON body (as the Anthropic SDK does); a batch line
         # has no other place for it
@@ -255,7 +252,7 @@ class AnthropicBatchAPI:
             json_mode=json_mode,
         )
         generation = generation_from(response)
-        generation.cost = self._batch_cost(response)
+        generation.cost = batch_cost(getattr(response, "usage", None), self._model, "anthropic")
         return generation
 
     def _schema_of(self, custom_id: str) -> dict[str, Any] | None:
@@ -266,23 +263,6 @@ class AnthropicBatchAPI:
             return self._schemas.get(mark)
         distinct = {json.dumps(s, sort_keys=True): s for s in self._schemas.values()}
         return next(iter(distinct.values())) if len(distinct) == 1 else None
-
-    def _batch_cost(self, response: Any) -> float | None:
-        """litellm's batch price of the reply's usage; None where it does not price the model."""
-        import litellm
-        from litellm.cost_calculator import batch_cost_calculator
-
-        usage = getattr(response, "usage", None)
-        if usage is None:
-            return None
-        try:
-            litellm.get_model_info(self._model, custom_llm_provider="anthropic")
-            prompt, completion = batch_cost_calculator(
-                usage, model=self._model, custom_llm_provider="anthropic"
-            )
-        except Exception:  # not in litellm's price map: unknown, never a made-up 0
-            return None
-        return float(prompt + completion)
 
     # ------------------------------------------------------------------ HTTP
 

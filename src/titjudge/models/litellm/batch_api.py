@@ -26,7 +26,8 @@ from titjudge.models.core.base import GenerateRequest, Generation, PermanentErro
 from titjudge.models.core.batch import BATCH_PROVIDERS, BatchAPI, JobState, LineResult
 from titjudge.models.litellm.batch_anthropic import AnthropicBatchAPI
 from titjudge.models.litellm.batch_gemini import GeminiBatchAPI
-from titjudge.models.litellm.raw import BuildsKwargs, raw_request
+from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
 
@@ -69,11 +70,7 @@ class OpenAIBatchAPI:
         return self._provider
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = raw_request(self._backend, request)
-        if raw.get("error"):
-            raise PermanentError(
-                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
-            )
+        raw = built(raw_request(self._backend, request))
         body = dict(raw.get("raw_request_body") or {})
         # the OpenAI SDK merges extra_body into the JSON it posts
         body.update(body.pop("extra_body", None) or {})
@@ -200,25 +197,8 @@ class OpenAIBatchAPI:
             response_object=body, model_response_object=litellm.ModelResponse()
         )
         generation = generation_from(response)
-        generation.cost = self._batch_cost(response)
+        generation.cost = batch_cost(getattr(response, "usage", None), self._model, self._provider)
         return generation
-
-    def _batch_cost(self, response: Any) -> float | None:
-        """litellm's batch price of the reply's usage; None where it does not price the model."""
-        import litellm
-        from litellm.cost_calculator import batch_cost_calculator
-
-        usage = getattr(response, "usage", None)
-        if usage is None:
-            return None
-        try:
-            litellm.get_model_info(self._model, custom_llm_provider=self._provider)
-            prompt, completion = batch_cost_calculator(
-                usage, model=self._model, custom_llm_provider=self._provider
-            )
-        except Exception:  # not in litellm's price map: unknown, never a made-up 0
-            return None
-        return float(prompt + completion)
 
 
 def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:

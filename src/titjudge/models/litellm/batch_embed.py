@@ -23,7 +23,9 @@ from typing import Any, Protocol
 from titjudge.models.core.base import PermanentError
 from titjudge.models.core.batch import BATCH_EMBEDDING_PROVIDERS, Embedded, LineResult
 from titjudge.models.litellm.batch_api import OpenAIBatchAPI, batch_provider
+from titjudge.models.litellm.batch_price import batch_cost
 from titjudge.models.litellm.embed_vectors import normalised, vectors_by_index
+from titjudge.models.litellm.raw import built
 
 #: OpenAI's limit on embedding inputs in one batch file (the Batch guide, "Rate limits")
 OPENAI_MAX_EMBEDDING_INPUTS = 50_000
@@ -49,11 +51,8 @@ class OpenAIEmbeddingBatchAPI(OpenAIBatchAPI):
 
         kwargs = self._embedder.request_kwargs(texts)
         kwargs.pop("api_key", None)  # return_raw_request passes its own stand-in
-        raw: dict[str, Any] = dict(return_raw_request(CallTypes.embedding, kwargs))  # type: ignore[call-overload]
-        if raw.get("error"):
-            raise PermanentError(
-                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
-            )
+        made = return_raw_request(CallTypes.embedding, kwargs)  # type: ignore[call-overload]
+        raw = built(dict(made))
         body = dict(raw.get("raw_request_body") or {})
         body.update(body.pop("extra_body", None) or {})
         return body
@@ -95,19 +94,10 @@ class OpenAIEmbeddingBatchAPI(OpenAIBatchAPI):
         if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
             return None
         import litellm
-        from litellm.cost_calculator import batch_cost_calculator
 
         tokens = int(usage["prompt_tokens"])
-        try:
-            litellm.get_model_info(self._model, custom_llm_provider=self._provider)
-            prompt, completion = batch_cost_calculator(
-                litellm.Usage(prompt_tokens=tokens, completion_tokens=0, total_tokens=tokens),
-                model=self._model,
-                custom_llm_provider=self._provider,
-            )
-        except Exception:  # not in litellm's price map: unknown, never a made-up 0
-            return None
-        return float(prompt + completion)
+        used = litellm.Usage(prompt_tokens=tokens, completion_tokens=0, total_tokens=tokens)
+        return batch_cost(used, self._model, self._provider)
 
 
 def embedding_batch_api_for(

@@ -55,7 +55,8 @@ import httpx
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
 from titjudge.models.core.batch import JobState, LineResult
-from titjudge.models.litellm.raw import BuildsKwargs, raw_request
+from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -116,11 +117,7 @@ class GeminiBatchAPI:
         return "gemini"
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = raw_request(self._backend, request)
-        if raw.get("error"):
-            raise PermanentError(
-                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
-            )
+        raw = built(raw_request(self._backend, request))
         return dict(raw.get("raw_request_body") or {})
 
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -304,24 +301,8 @@ class GeminiBatchAPI:
             )
         )
         generation = generation_from(model_response)
-        generation.cost = self._batch_cost(getattr(model_response, "usage", None))
+        generation.cost = batch_cost(getattr(model_response, "usage", None), self._model, "gemini")
         return generation
-
-    def _batch_cost(self, usage: Any) -> float | None:
-        """litellm's batch price of `usage`; None where it does not price the model."""
-        import litellm
-        from litellm.cost_calculator import batch_cost_calculator
-
-        if usage is None:
-            return None
-        try:
-            litellm.get_model_info(self._model, custom_llm_provider="gemini")
-            prompt, completion = batch_cost_calculator(
-                usage, model=self._model, custom_llm_provider="gemini"
-            )
-        except Exception:  # not in litellm's price map: unknown, never a made-up 0
-            return None
-        return float(prompt + completion)
 
 
 def gemini_host(api_base: str | None) -> str:

@@ -47,7 +47,8 @@ from urllib.parse import quote
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
 from titjudge.models.core.batch import JobState, LineResult
-from titjudge.models.litellm.raw import BuildsKwargs, raw_request
+from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -118,11 +119,7 @@ class VertexBatchAPI:
         return "vertex_ai"
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = raw_request(self._backend, request)
-        if raw.get("error"):
-            raise PermanentError(
-                f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
-            )
+        raw = built(raw_request(self._backend, request))
         return dict(raw.get("raw_request_body") or {})
 
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -300,27 +297,13 @@ class VertexBatchAPI:
             raw_response=raw,
         )
         generation = generation_from(response)
-        generation.cost = self._batch_cost(response)
+        generation.cost = batch_cost(
+            getattr(response, "usage", None),
+            self._model,
+            "vertex_ai",
+            vertex_location=self._location,
+        )
         return generation
-
-    def _batch_cost(self, response: Any) -> float | None:
-        import litellm
-        from litellm.cost_calculator import batch_cost_calculator
-
-        usage = getattr(response, "usage", None)
-        if usage is None:
-            return None
-        try:
-            litellm.get_model_info(self._model, custom_llm_provider="vertex_ai")
-            prompt, completion = batch_cost_calculator(
-                usage,
-                model=self._model,
-                custom_llm_provider="vertex_ai",
-                vertex_location=self._location,
-            )
-        except Exception:  # not in litellm's price map: unknown, never a made-up 0
-            return None
-        return float(prompt + completion)
 
 
 def _rows(data: bytes) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.base import GenerateRequest, PermanentError
 
 
 class BuildsKwargs(Protocol):
@@ -30,4 +30,14 @@ def raw_request(backend: BuildsKwargs, request: GenerateRequest) -> dict[str, An
     return dict(return_raw_request(CallTypes.completion, kwargs))
 
 
-__all__ = ["BuildsKwargs", "raw_request"]
+def built(raw: dict[str, Any]) -> dict[str, Any]:
+    """`raw` (litellm's account of a request), or a PermanentError naming why litellm would
+    not build it: a batch line cannot be made of a request the online call could not send."""
+    if raw.get("error"):
+        raise PermanentError(
+            f"litellm would not build this request: {str(raw['error']).splitlines()[0]}"
+        )
+    return raw
+
+
+__all__ = ["BuildsKwargs", "built", "raw_request"]
