@@ -7,9 +7,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
+from batch_helpers import forget_job_id as _forget_job_id
+from batch_helpers import ledger_text as _ledger_text
+from batch_helpers import summary as _summary
+from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
@@ -28,18 +32,8 @@ def _config(data, url, tmp_path, **run):
     return config
 
 
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def _server(data) -> BatchServer:
     return BatchServer(responder=build_responder("auto", descriptions=stored_descriptions(data)))
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
 
 
 def _scores(tmp_path) -> str:
@@ -196,14 +190,6 @@ def test_batch_on_a_provider_without_one_is_refused_at_load(synth_data, tmp_path
     assert "Traceback" not in err
 
 
-def _wait(predicate, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the double never saw it"
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
 def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
     """kill -9 once the job is created (or while its creation is in flight, before the
@@ -246,18 +232,6 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
         # progress while waiting, on a non-terminal: jobs, requests done, elapsed
         assert "batch: 1 job open" in resumed.stderr and "elapsed" in resumed.stderr
     assert _summary(tmp_path)["failed_items"] == 0
-
-
-def _ledger_text(directory) -> str:
-    return "".join(p.read_text() for p in directory.glob("*.json")) if directory.exists() else ""
-
-
-def _forget_job_id(directory) -> None:
-    (path,) = directory.glob("*.json")
-    raw = json.loads(path.read_text())
-    for job in raw["jobs"]:
-        job["state"], job["job_id"] = "creating", None
-    path.write_text(json.dumps(raw))
 
 
 def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, capsys):

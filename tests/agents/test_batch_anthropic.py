@@ -7,9 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from batch_helpers import run_dir as _run_dir
+from batch_helpers import summary as _summary
+from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
 from doubles.anthropic_batch_server import CUSTOM_ID, AnthropicBatchServer, Plan
 from doubles.anthropic_messages import STRUCTURED_BETA
 from doubles.server import build_responder
@@ -41,23 +44,9 @@ def _config(data, url, tmp_path, judge=JUDGE, batch=True):
     return config
 
 
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def _server(data) -> AnthropicBatchServer:
     responder = build_responder("auto", descriptions=stored_descriptions(data))
     return AnthropicBatchServer(responder)
-
-
-def _run_dir(tmp_path):
-    return latest_run(tmp_path / "runs" / "e2e")
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
 
 
 def test_every_item_is_answered_by_batches_and_an_online_rerun_is_cached(synth_data, tmp_path):
@@ -154,14 +143,6 @@ def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path
         online, batch = spent["online"][role], spent["batch"][role]
         assert batch["tokens_in"] == online["tokens_in"] > 0
         assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
-
-
-def _wait(predicate, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the double never saw it"
-        time.sleep(0.02)
 
 
 def test_killed_while_creating_adopts_the_batch_the_provider_lists(synth_data, tmp_path):

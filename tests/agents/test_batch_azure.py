@@ -8,14 +8,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from batch_helpers import forget_job_id as _forget_job_id
+from batch_helpers import ledger_text as _ledger_text
+from batch_helpers import run_dir as _run_dir
+from batch_helpers import summary as _summary
+from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
 from doubles.azure_batch_server import API_VERSIONS, AZURE_KEY, FILTERED, AzureBatchServer
 from doubles.batch_server import Plan
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
-from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -51,23 +55,9 @@ def _config(data, server, tmp_path, *, batch=True, describer="vlm-batch", judge=
     return config
 
 
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def _server(data, deployments=None) -> AzureBatchServer:
     responder = build_responder("auto", descriptions=stored_descriptions(data))
     return AzureBatchServer(responder=responder, deployments=deployments or DEPLOYMENTS)
-
-
-def _run_dir(tmp_path):
-    return latest_run(tmp_path / "runs" / "e2e")
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
 
 
 def _items(tmp_path) -> str:
@@ -169,14 +159,6 @@ def test_a_job_azure_refuses_at_validation_fails_its_lines_with_the_code(synth_d
     )
 
 
-def _wait(predicate, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the double never saw it"
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
 def test_killed_azure_run_resumes_its_job(synth_data, tmp_path, kill_at):
     """kill -9 once the job is created (or while its creation is in flight, before the ledger
@@ -214,15 +196,3 @@ def test_killed_azure_run_resumes_its_job(synth_data, tmp_path, kill_at):
         assert server.batch_creates == 2  # the describer's job resumed, then the judges'
         assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
     assert _summary(tmp_path)["failed_items"] == 0
-
-
-def _ledger_text(directory) -> str:
-    return "".join(p.read_text() for p in directory.glob("*.json")) if directory.exists() else ""
-
-
-def _forget_job_id(directory) -> None:
-    (path,) = directory.glob("*.json")
-    raw = json.loads(path.read_text())
-    for job in raw["jobs"]:
-        job["state"], job["job_id"] = "creating", None
-    path.write_text(json.dumps(raw))

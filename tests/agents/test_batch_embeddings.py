@@ -7,9 +7,11 @@ API takes no embeddings (Azure) is refused when the config is read."""
 import json
 
 import pytest
+from batch_helpers import run_dir as _run_dir
+from batch_helpers import summary as _summary
+from batch_helpers import write_config as _write
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
-from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -39,25 +41,11 @@ def _config(data, url, tmp_path, *, batch=True, model=MODEL, **judge):
     }
 
 
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def _texts(data) -> int:
     """The distinct texts the judge embeds: every prompt and every description."""
     rows = [json.loads(x) for x in (data / "manifest.jsonl").read_text().splitlines() if x]
     described = [json.loads(x) for x in (data / "descriptions.jsonl").read_text().splitlines() if x]
     return len({r["prompt"] for r in rows}) + len({r["description"] for r in described})
-
-
-def _run_dir(tmp_path):
-    return latest_run(tmp_path / "runs" / "e2e")
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
 
 
 def test_embeddings_go_as_batch_lines_and_an_online_rerun_is_cached(synth_data, tmp_path):

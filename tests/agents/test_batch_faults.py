@@ -4,10 +4,10 @@ embedding lines under a budget. Each failed before its fix (found in review)."""
 
 import json
 
+from batch_helpers import summary as _summary
 from doubles.batch_server import BatchServer
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
-from run_dirs import latest_run
 
 from titjudge.cli import main
 
@@ -24,10 +24,6 @@ def _write(config, tmp_path, name="run.json") -> str:
     path = tmp_path / name
     path.write_text(json.dumps(config))
     return str(path)
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
 
 
 class LostCreateReply(BatchServer):

@@ -8,9 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from batch_helpers import run_dir as _run_dir
+from batch_helpers import summary as _summary
+from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
 from doubles.gemini_batch_server import GeminiBatchServer, Plan
 from pipeline_helpers import api_config, stored_descriptions
 
@@ -23,7 +26,6 @@ from provider_server import (
     gemini_prompt_blocked,
     gemini_safety,
 )
-from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.models.core.base import GenerateRequest
@@ -53,22 +55,8 @@ def _config(data, base, tmp_path, batch=True):
     return config
 
 
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def _server(data) -> GeminiBatchServer:
     return GeminiBatchServer(stored_descriptions(data))
-
-
-def _run_dir(tmp_path):
-    return latest_run(tmp_path / "runs" / "e2e")
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((_run_dir(tmp_path) / "summary.json").read_text())
 
 
 def _online(server) -> int:
@@ -187,14 +175,6 @@ def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path
         assert batch["tokens_in"] == on["tokens_in"] > 0
         assert batch["tokens_out"] == on["tokens_out"] > 0
         assert batch["cost"] == pytest.approx(on["cost"] / 2, rel=1e-6)
-
-
-def _wait(predicate, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the double never saw it"
-        time.sleep(0.02)
 
 
 def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(synth_data, tmp_path):

@@ -11,9 +11,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from batch_helpers import ledger_text as _ledger_text
+from batch_helpers import summary as _summary
+from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
 from doubles.server import build_responder
 from doubles.vertex_batch_server import Plan, VertexBatchServer
 from pipeline_helpers import api_config, stored_descriptions
@@ -79,16 +82,6 @@ def _config(data, url, tmp_path, batch=True, bucket=BUCKET):
         if bucket:
             section["params"] = {"gcs_bucket_name": bucket}
     return config
-
-
-def _write(config, tmp_path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
-def _summary(tmp_path) -> dict:
-    return json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
 
 
 def _items(tmp_path) -> str:
@@ -170,18 +163,6 @@ def test_vertex_batch_without_a_bucket_is_refused_at_load(synth_data, tmp_path, 
     lines = [line for line in err.splitlines() if "gcs_bucket_name" in line]
     assert len(lines) == 1 and "Cloud Storage bucket" in lines[0] and DESCRIBER in lines[0]
     assert not (tmp_path / "runs").exists()
-
-
-def _wait(predicate, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert proc.poll() is None, f"run ended early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the double never saw it"
-        time.sleep(0.02)
-
-
-def _ledger_text(directory) -> str:
-    return "".join(p.read_text() for p in directory.glob("*.json")) if directory.exists() else ""
 
 
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
