@@ -4,11 +4,28 @@ answer cost."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.results import CallResult
+from titjudge.models.core.prices import batch_rates_for
+from titjudge.models.core.spec import ModelSpec
+
+
+def line_worst(
+    budget: Budget | None, spec: ModelSpec, price: Any, tokens_in: int, tokens_out: int
+) -> float:
+    """A batch line's worst case under the run's budget: `tokens_in` (the input estimate)
+    and `tokens_out` (the whole output and thinking caps) at the model's batch rates; 0
+    without a budget."""
+    if budget is None:
+        return 0.0
+    rates = batch_rates_for(spec, price)
+    if rates is None:  # the config refuses an unpriced model under a budget: never sent
+        return math.inf
+    return rates.cost(tokens_in, tokens_out)
 
 
 @dataclass
@@ -81,4 +98,4 @@ class BatchSpend:
         self.held.clear()
 
 
-__all__ = ["BatchSpend", "Wanted"]
+__all__ = ["BatchSpend", "Wanted", "line_worst"]

@@ -37,6 +37,7 @@ from typing import Any
 
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.batch_answers import Answer, Deferred, batch_answers, batch_embedding
+from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
@@ -52,7 +53,6 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.prices import batch_rates_for
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -153,14 +153,9 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         return self._computed(texts, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
 
     def _batch_worst(self, texts: list[str]) -> float:
-        """A batch line's worst case under the run's budget: its texts' token estimate at
-        the model's batch rates (0 without a budget)."""
-        if self.budget is None:
-            return 0.0
-        rates = batch_rates_for(self.backend.spec, self.options.price)
-        if rates is None:  # the config refuses an unpriced model under a budget: never sent
-            return math.inf
-        return rates.cost(embedding_tokens(texts), 0)
+        """A batch line's worst case under the run's budget (`batch_spend.line_worst`)."""
+        tokens = embedding_tokens(texts) if self.budget is not None else 0
+        return line_worst(self.budget, self.backend.spec, self.options.price, tokens, 0)
 
     def _computed(
         self,

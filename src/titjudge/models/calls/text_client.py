@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -20,6 +19,7 @@ from pydantic import BaseModel
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
 from titjudge.models.calls.batch_answers import Deferred, batch_answers, batch_reply
+from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
@@ -43,7 +43,6 @@ from titjudge.models.calls.structured import (
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.prices import batch_rates_for
 from titjudge.records.images import (
     MAX_SIDE,
     PIL_VERSION,
@@ -305,15 +304,12 @@ class ModelClient(CallPipeline[TextBackend]):
         return await self._attempt(lambda: self.backend.generate(request), tokens, worst)
 
     def _batch_worst(self, request: GenerateRequest) -> float:
-        """A batch line's worst case under the run's budget: its input estimate and its whole
-        output and thinking caps at the model's batch rates (0 without a budget)."""
-        if self.budget is None:
+        """A batch line's worst case under the run's budget (`batch_spend.line_worst`)."""
+        if self.budget is None:  # nothing to estimate
             return 0.0
-        rates = batch_rates_for(self.backend.spec, self.options.price)
-        if rates is None:  # the config refuses an unpriced model under a budget: never sent
-            return math.inf
         cap = request.max_tokens + self._thinking_reserve
-        return rates.cost(request_tokens(request, self.backend.spec, 0), cap)
+        tokens_in = request_tokens(request, self.backend.spec, 0)
+        return line_worst(self.budget, self.backend.spec, self.options.price, tokens_in, cap)
 
     async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
         try:
