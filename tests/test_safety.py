@@ -50,3 +50,19 @@ def test_terminal_control_is_shown_not_executed():
     shown = terminal_safe(hostile)
     assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
     assert "\\x1b[2J" in shown and "\\u202e" in shown
+
+
+def test_the_cli_redacts_each_record_once_however_often_it_runs(tmp_path, capsys):
+    """A process that calls main() again (a notebook, a test session) keeps one redacting
+    filter per handler: one more per call redacted every record once per call made so far."""
+    from titjudge.cli import main
+
+    handler = logging.StreamHandler()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        for _ in range(3):
+            assert main(["cache", "stats", "--cache-dir", str(tmp_path / "none")]) == 2
+        assert sum(isinstance(f, RedactingFilter) for f in handler.filters) == 1
+    finally:
+        root.removeHandler(handler)

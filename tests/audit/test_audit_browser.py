@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PAIRS
+from audit_run import PAIRS
 
 from titjudge.cli import main
 from titjudge.data.records import HumanPair

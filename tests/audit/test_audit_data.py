@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from conftest import EXPECTED, PAIRS, SCORES
+from audit_run import EXPECTED, PAIRS, SCORES
 
 from titjudge.data.records import HumanPair
 from titjudge.errors import DataError

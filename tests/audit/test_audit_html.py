@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE
+from audit_run import HOSTILE
 from PIL import Image
 
 from titjudge.cli import main

@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import write_run
+from audit_run import write_run
 from PIL import Image
 
 from titjudge.data.images import MAX_PIXELS, decode_pixels, load_image

@@ -72,7 +72,10 @@ def _configure_logging(verbosity: int) -> None:
     from titjudge.safety import RedactingFilter
 
     for handler in logging.getLogger().handlers:  # handler-level: third-party records pass too
-        handler.addFilter(RedactingFilter())
+        # once per handler: a process that calls main() again (a notebook, a test session)
+        # would otherwise redact every record once per call made so far
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
 
 
 def _leave(code: int) -> None:

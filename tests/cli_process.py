@@ -1,0 +1,186 @@
+"""`titjudge` command lines in child processes that start warm.
+
+A test that must kill a run (kill -9, Ctrl-C), run two at once on one cache or watch a run
+from outside needs a process of its own; one that starts `python -m titjudge` pays about 5 s
+of CPU to import litellm, LangGraph and titjudge before it does anything. `start_cli` forks
+each child from a server process that imported them once per test session (the standard
+library's forkserver, with a preload), so the child is a real process of its own (its pid,
+signals, memory, file descriptors and exit code, -9 when killed) that starts in
+milliseconds, and runs `titjudge.cli.main()` on its own `sys.argv`, environment and working
+directory, its stdout and stderr going to files the test reads.
+
+What a warm child cannot show, so those tests start `python -m titjudge` themselves: what a
+fresh interpreter imports (`sys.modules`), a hash seed (PYTHONHASHSEED is fixed when an
+interpreter starts), what the interpreter does at exit (a warm child leaves through
+os._exit) and environment variables a module reads when it is imported (the preloaded ones
+saw the test session's environment).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from multiprocessing import forkserver
+from pathlib import Path
+from typing import Any
+
+#: what every child would import first; litellm's import is most of the cost
+PRELOAD = (
+    "titjudge.cli",
+    "titjudge.config",
+    "titjudge.agents.runner",
+    "titjudge.models.litellm.backend",
+    "titjudge.models.litellm.batch_api",
+    "langgraph.graph",
+    "rich.console",
+    "rich.table",
+)
+_numbers = itertools.count()
+_context: Any = None
+
+
+def _forkserver() -> Any:
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(list(PRELOAD))
+    return _context
+
+
+def stop_forkserver() -> None:
+    """Stop the forkserver and reap it, so its children's CPU counts in this process's
+    rusage (the suite's CPU report reads it)."""
+    server = getattr(forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)
+    if _context is not None and stop is not None and server._forkserver_pid is not None:
+        stop()
+
+
+def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -> None:
+    """In the forked child: the environment, folder and streams of `python -m titjudge ARGS`."""
+    for fd, path in ((1, out), (2, err)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    # the streams live as long as the child: no context manager can hold them
+    sys.stdout = io.TextIOWrapper(
+        open(1, "wb", closefd=False), encoding="utf-8", line_buffering=True
+    )  # noqa: SIM115
+    sys.stderr = io.TextIOWrapper(
+        open(2, "wb", closefd=False), encoding="utf-8", line_buffering=True
+    )  # noqa: SIM115
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = ["titjudge", *args]
+    from titjudge.cli import main
+
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class CliProcess:
+    """One `titjudge ARGS` child: a small part of `subprocess.Popen`'s interface."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> None:
+        logs = Path(tempfile.mkdtemp(prefix=f"titjudge-cli-{next(_numbers)}-"))
+        self._out, self._err = logs / "stdout", logs / "stderr"
+        self._out.touch()
+        self._err.touch()
+        self.args = list(args)
+        self._process = _forkserver().Process(
+            target=_child,
+            args=(
+                self.args,
+                dict(os.environ if env is None else env),
+                str(cwd or os.getcwd()),
+                str(self._out),
+                str(self._err),
+            ),
+            daemon=True,  # a test that fails before it ends its child does not hang pytest's exit
+        )
+        self._process.start()
+
+    @property
+    def pid(self) -> int:
+        return int(self._process.pid)
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code; minus the signal's number for a child a signal ended, as Popen's."""
+        return self._process.exitcode  # type: ignore[no-any-return]
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(["titjudge", *self.args], timeout or 0)
+        return int(self._process.exitcode)
+
+    def send_signal(self, sig: int) -> None:
+        if self._process.exitcode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def stdout(self) -> str:
+        """What the child wrote to stdout so far."""
+        return self._out.read_text(encoding="utf-8", errors="replace")
+
+    def stderr(self) -> str:
+        """What the child wrote to stderr so far."""
+        return self._err.read_text(encoding="utf-8", errors="replace")
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Wait for the child to end; its whole stdout and stderr."""
+        self.wait(timeout)
+        return self.stdout(), self.stderr()
+
+
+def start_cli(
+    args: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> CliProcess:
+    """Start `titjudge ARGS` in a warm child process (the module's docstring says what that is)."""
+    return CliProcess(args, env=env, cwd=cwd)
+
+
+def run_cli(
+    args: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 300,
+) -> Finished:
+    """`titjudge ARGS` in a warm child process, to its end."""
+    child = start_cli(args, env=env, cwd=cwd)
+    try:
+        out, err = child.communicate(timeout)
+    finally:
+        child.kill()
+    return Finished(child.wait(), out, err)
