@@ -71,12 +71,10 @@ def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -
         os.dup2(target, fd)
         os.close(target)
     # the streams live as long as the child: no context manager can hold them
-    sys.stdout = io.TextIOWrapper(
-        open(1, "wb", closefd=False), encoding="utf-8", line_buffering=True
-    )  # noqa: SIM115
-    sys.stderr = io.TextIOWrapper(
-        open(2, "wb", closefd=False), encoding="utf-8", line_buffering=True
-    )  # noqa: SIM115
+    out_stream = os.fdopen(1, "wb", closefd=False)
+    err_stream = os.fdopen(2, "wb", closefd=False)
+    sys.stdout = io.TextIOWrapper(out_stream, encoding="utf-8", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(err_stream, encoding="utf-8", line_buffering=True)
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
