@@ -5,12 +5,12 @@ rewriting the batch ledger in the cache dir (`models.calls.batch_ledger`)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli_process import CliProcess
 from run_dirs import latest_run
 
 
@@ -29,7 +29,7 @@ def summary(tmp_path: Path) -> dict[str, Any]:
     return json.loads((run_dir(tmp_path) / "summary.json").read_text())
 
 
-def wait_for(predicate: Callable[[], bool], proc: subprocess.Popen, timeout: float = 60.0) -> None:
+def wait_for(predicate: Callable[[], bool], proc: CliProcess, timeout: float = 60.0) -> None:
     """Until `predicate()` holds, while the run `proc` is still going."""
     deadline = time.monotonic() + timeout
     while not predicate():

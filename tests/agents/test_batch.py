@@ -4,9 +4,6 @@ double of its files and batches endpoints, `doubles.batch_server`), durably, at 
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 
 import pytest
 from batch_helpers import forget_job_id as _forget_job_id
@@ -14,6 +11,7 @@ from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from cli_process import run_cli, start_cli
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
@@ -199,13 +197,7 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
         config = _config(synth_data, server.url, tmp_path)
         path = _write(config, tmp_path)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "titjudge", "run", path],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+        proc = start_cli(["run", path], env=env)
         ledger = tmp_path / "cache" / "batches"
         if kill_at == "created":
             _wait(lambda: '"state": "submitted"' in _ledger_text(ledger), proc)
@@ -217,13 +209,7 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
             _forget_job_id(ledger)  # as if killed before the job's id was recorded
         assert server.batch_creates == 1
         server.release()
-        resumed = subprocess.run(
-            [sys.executable, "-m", "titjudge", "run", path],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        resumed = run_cli(["run", path], env=env, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         # the describer's job was polled again, never sent again; then the judges' one
         assert server.batch_creates == 2
@@ -259,21 +245,15 @@ def test_two_runs_on_one_cache_never_send_a_line_twice(synth_data, tmp_path):
         server.hold()
         path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
-        command = [sys.executable, "-m", "titjudge", "run", path]
-        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        first = start_cli(["run", path], env=env)
         _wait(lambda: server.batch_creates == 1, first)
-        second = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-        )
-        said: list[str] = []
-        reader = threading.Thread(target=lambda: said.extend(second.stderr), daemon=True)
-        reader.start()
-        _wait(lambda: any("another run holds" in line for line in said), second)
+        second = start_cli(["run", path], env=env)
+        _wait(lambda: "another run holds" in second.stderr(), second)
         assert server.batch_creates == 1  # the second run created no job of its own
         server.release()
         _, err = first.communicate(timeout=120)
-        assert first.returncode == 0, err.decode()
-        assert second.wait(timeout=120) == 0, "".join(said)
+        assert first.returncode == 0, err
+        assert second.wait(timeout=120) == 0, second.stderr()
         assert server.batch_creates == 2  # the describer's job, then the judge's
         assert server.lines_answered == 2 * N_ITEMS
         assert server.stats.total == 0

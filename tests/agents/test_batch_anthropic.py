@@ -5,14 +5,13 @@ as its online `/v1/messages` answers them), durably, at batch price."""
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from cli_process import run_cli, start_cli
 from doubles.anthropic_batch_server import CUSTOM_ID, AnthropicBatchServer, Plan
 from doubles.anthropic_messages import STRUCTURED_BETA
 from doubles.server import build_responder
@@ -153,10 +152,7 @@ def test_killed_while_creating_adopts_the_batch_the_provider_lists(synth_data, t
         server.hold()
         path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
-        command = [sys.executable, "-m", "titjudge", "run", path]
-        proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        )
+        proc = start_cli(["run", path], env=env)
         _wait(lambda: server.batch_creates == 1, proc)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
@@ -168,7 +164,7 @@ def test_killed_while_creating_adopts_the_batch_the_provider_lists(synth_data, t
         found.write_text(json.dumps(raw))
         assert KEY not in found.read_text()
         server.release()
-        resumed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        resumed = run_cli(["run", path], env=env, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         # the describer's batch was adopted and polled, never sent again; then the judges' one
         assert server.batch_creates == 2

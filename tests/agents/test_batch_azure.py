@@ -6,8 +6,6 @@ deployment endpoints, `doubles.azure_batch_server`), with the configured api-ver
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
 from batch_helpers import forget_job_id as _forget_job_id
@@ -16,6 +14,7 @@ from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from cli_process import run_cli, start_cli
 from doubles.azure_batch_server import API_VERSIONS, AZURE_KEY, FILTERED, AzureBatchServer
 from doubles.batch_server import Plan
 from doubles.server import build_responder
@@ -168,13 +167,7 @@ def test_killed_azure_run_resumes_its_job(synth_data, tmp_path, kill_at):
         server.hold()
         path = _write(_config(synth_data, server, tmp_path), tmp_path)
         env = {k: v for k, v in os.environ.items() if not k.startswith("AZURE_")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "titjudge", "run", path],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**env, KEY_ENV: AZURE_KEY},
-        )
+        proc = start_cli(["run", path], env={**env, KEY_ENV: AZURE_KEY})
         ledger = tmp_path / "cache" / "batches"
         if kill_at == "created":
             _wait(lambda: '"state": "submitted"' in _ledger_text(ledger), proc)
@@ -185,13 +178,7 @@ def test_killed_azure_run_resumes_its_job(synth_data, tmp_path, kill_at):
         if kill_at == "creating":
             _forget_job_id(ledger)
         server.release()
-        resumed = subprocess.run(
-            [sys.executable, "-m", "titjudge", "run", path],
-            capture_output=True,
-            text=True,
-            env={**env, KEY_ENV: AZURE_KEY},
-            timeout=120,
-        )
+        resumed = run_cli(["run", path], env={**env, KEY_ENV: AZURE_KEY}, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         assert server.batch_creates == 2  # the describer's job resumed, then the judges'
         assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0

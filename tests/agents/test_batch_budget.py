@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli, start_cli
 from doubles.batch_server import BatchServer
 from doubles.billing import Billing
 from doubles.server import build_responder
@@ -104,8 +105,6 @@ def test_a_resumed_job_is_counted_as_spent_once(synth_data, tmp_path):
     them, and the total spend is the provider's bill, paid once."""
     import os
     import signal
-    import subprocess
-    import sys
     import time
 
     billing = Billing(build_responder("auto", descriptions=stored_descriptions(synth_data)), RATE)
@@ -113,10 +112,7 @@ def test_a_resumed_job_is_counted_as_spent_once(synth_data, tmp_path):
         server.hold()
         path = _config(synth_data, server.url, tmp_path, 5.0)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
-        command = [sys.executable, "-m", "titjudge", "run", path]
-        killed = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-        )
+        killed = start_cli(["run", path], env=env)
         deadline = time.monotonic() + 60
         while server.batch_creates < 1:
             assert killed.poll() is None and time.monotonic() < deadline
@@ -125,7 +121,7 @@ def test_a_resumed_job_is_counted_as_spent_once(synth_data, tmp_path):
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=60)
         server.release()
-        resumed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        resumed = run_cli(["run", path], env=env, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
     summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())

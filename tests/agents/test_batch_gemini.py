@@ -6,14 +6,13 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from cli_process import run_cli, start_cli
 from doubles.gemini_batch_server import GeminiBatchServer, Plan
 from pipeline_helpers import api_config, stored_descriptions
 
@@ -188,8 +187,7 @@ def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(synth_da
         config = _config(synth_data, server.gemini_base, tmp_path)
         path = _write(config, tmp_path)
         env = {**os.environ, "GEMINI_API_KEY": KEY}
-        run = [sys.executable, "-m", "titjudge", "run", path]
-        proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc = start_cli(["run", path], env=env)
         _wait(lambda: server.batch_creates == 1, proc)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
@@ -200,7 +198,7 @@ def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(synth_da
             job["state"], job["job_id"] = "creating", None
         found.write_text(json.dumps(raw))
         server.release()
-        resumed = subprocess.run(run, capture_output=True, text=True, env=env, timeout=120)
+        resumed = run_cli(["run", path], env=env, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         # the describer's job was found and polled, never created again; then the judges' one
         assert server.batch_creates == 2

@@ -7,16 +7,14 @@ whose `token_uri` is the double's), as every Vertex call does: the `vertex` extr
 installs it."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 
 import pytest
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from cli_process import run_cli, start_cli
 from doubles.server import build_responder
 from doubles.vertex_batch_server import Plan, VertexBatchServer
 from pipeline_helpers import api_config, stored_descriptions
@@ -171,8 +169,7 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, server, k
     ledger records its id): the re-run finds the job by its label, creates nothing twice."""
     server.hold()
     path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
-    run = [sys.executable, "-m", "titjudge", "run", path]
-    proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_cli(["run", path])
     ledger = tmp_path / "cache" / "batches"
     if kill_at == "created":
         _wait(lambda: '"state": "submitted"' in _ledger_text(ledger), proc)
@@ -188,7 +185,7 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, server, k
         file.write_text(json.dumps(raw))
     assert server.batch_creates == 1
     server.release()
-    resumed = subprocess.run(run, capture_output=True, text=True, timeout=180, env=os.environ)
+    resumed = run_cli(["run", path], timeout=180)
     assert resumed.returncode == 0, resumed.stderr
     # the describer's job was polled again, never created again; then the judge's
     assert server.batch_creates == 2

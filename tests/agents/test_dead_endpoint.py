@@ -8,13 +8,13 @@ asks again (failures are never cached)."""
 from __future__ import annotations
 
 import json
+import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from doubles.server import FakeOpenAIServer, Fault, Reply, server_env
+from cli_process import Finished, run_cli
+from doubles.server import FakeOpenAIServer, Fault, Reply
 from run_dirs import latest_run
 
 from titjudge.data.synth.benchmark import synthesize
@@ -49,15 +49,11 @@ def _closed_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
-def _run(config: Path) -> subprocess.CompletedProcess[str]:
-    env = {**server_env(), "OPENAI_API_KEY": "sk-test", "COLUMNS": "400"}
-    return subprocess.run(
-        [sys.executable, "-m", "titjudge", "run", str(config)],
-        capture_output=True,  # not a terminal: the summary is printed all the same
-        text=True,
-        env=env,
-        timeout=300,
-    )
+def _run(config: Path) -> Finished:
+    """`titjudge run CONFIG` in a process of its own (warm: tests/cli_process.py), its output
+    going to files: not a terminal, the summary is printed all the same."""
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "COLUMNS": "400"}
+    return run_cli(["run", str(config)], env=env)
 
 
 def _attempts(run_dir: Path) -> int:

@@ -4,11 +4,10 @@ and the outputs match an uninterrupted run."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
+from cli_process import start_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
 from run_dirs import latest_run
@@ -21,13 +20,8 @@ IN_FLIGHT = 2 * CONCURRENCY
 
 
 def start_run(config_path, env):
-    return subprocess.Popen(
-        [sys.executable, "-m", "titjudge", "run", str(config_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    """`titjudge run` in a process of its own that a signal can end (tests/cli_process.py)."""
+    return start_cli(["run", str(config_path)], env=env)
 
 
 def wait_for_requests(server, n, proc, timeout=60.0):
