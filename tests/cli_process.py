@@ -7,7 +7,8 @@ each child from a server process that imported them once per test session (the s
 library's forkserver, with a preload), so the child is a real process of its own (its pid,
 signals, memory, file descriptors and exit code, -9 when killed) that starts in
 milliseconds, and runs `titjudge.cli.main()` on its own `sys.argv`, environment and working
-directory, its stdout and stderr going to files the test reads.
+directory, its stdout and stderr going to files the test reads. `before`, a module-level
+function (it is pickled by name), runs in the child first: a resource limit, a patch.
 
 What a warm child cannot show, so those tests start `python -m titjudge` themselves: what a
 fresh interpreter imports (`sys.modules`), a hash seed (PYTHONHASHSEED is fixed when an
@@ -26,7 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import forkserver
 from pathlib import Path
@@ -64,7 +65,14 @@ def stop_forkserver() -> None:
         stop()
 
 
-def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -> None:
+def _child(
+    args: list[str],
+    env: dict[str, str],
+    cwd: str,
+    out: str,
+    err: str,
+    before: Callable[[], object] | None,
+) -> None:
     """In the forked child: the environment, folder and streams of `python -m titjudge ARGS`."""
     for fd, path in ((1, out), (2, err)):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -79,6 +87,8 @@ def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -
     os.environ.update(env)
     os.chdir(cwd)
     sys.argv = ["titjudge", *args]
+    if before is not None:
+        before()
     from titjudge.cli import main
 
     code = main()
@@ -102,6 +112,7 @@ class CliProcess:
         args: Sequence[str],
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        before: Callable[[], object] | None = None,
     ) -> None:
         logs = Path(tempfile.mkdtemp(prefix=f"titjudge-cli-{next(_numbers)}-"))
         self._out, self._err = logs / "stdout", logs / "stderr"
@@ -116,6 +127,7 @@ class CliProcess:
                 str(cwd or os.getcwd()),
                 str(self._out),
                 str(self._err),
+                before,
             ),
             daemon=True,  # a test that fails before it ends its child does not hang pytest's exit
         )
@@ -164,9 +176,10 @@ def start_cli(
     args: Sequence[str],
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    before: Callable[[], object] | None = None,
 ) -> CliProcess:
     """Start `titjudge ARGS` in a warm child process (the module's docstring says what that is)."""
-    return CliProcess(args, env=env, cwd=cwd)
+    return CliProcess(args, env=env, cwd=cwd, before=before)
 
 
 def run_cli(
@@ -174,9 +187,10 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     timeout: float = 300,
+    before: Callable[[], object] | None = None,
 ) -> Finished:
     """`titjudge ARGS` in a warm child process, to its end."""
-    child = start_cli(args, env=env, cwd=cwd)
+    child = start_cli(args, env=env, cwd=cwd, before=before)
     try:
         out, err = child.communicate(timeout)
     finally:

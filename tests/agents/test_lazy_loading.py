@@ -2,9 +2,11 @@
 torch nor LangGraph, and a model whose answers are all cached is never loaded (issue: speed at
 the limits).
 
-Each run is a child process (`titjudge run` through the CLI's main), so `sys.modules` shows what
-that run really imported; the describer and the LLM judge are litellm models served by the
-loopback double, the embedding judge a tiny random-weight Qwen3-Embedding checkpoint on CPU.
+A run whose imports are checked is a fresh interpreter (`titjudge run` through the CLI's main),
+so `sys.modules` shows what that run really imported; the runs around it are warm child
+processes (tests/cli_process.py), which start with litellm already imported. The describer and
+the LLM judge are litellm models served by the loopback double, the embedding judge a tiny
+random-weight Qwen3-Embedding checkpoint on CPU.
 """
 
 import csv
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_process import run_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
 from run_dirs import latest_run
@@ -47,11 +50,22 @@ def _config(synth_data: Path, url: str, tmp: Path, embedding: Path) -> Path:
     return path
 
 
-def _run(config: Path, *extra: str, without_key: bool = False):
-    """(exit code, modules imported, stderr) of one `titjudge run` in a child process."""
+def _env(without_key: bool) -> dict[str, str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     if without_key:
         env.pop("OPENAI_API_KEY", None)
+    return env
+
+
+def _warm(config: Path, *extra: str, without_key: bool = False) -> tuple[int, str]:
+    """(exit code, stderr) of one `titjudge run` in a warm child process."""
+    done = run_cli(["run", str(config), *extra], env=_env(without_key))
+    return done.returncode, done.stderr
+
+
+def _run(config: Path, *extra: str, without_key: bool = False):
+    """(exit code, modules imported, stderr) of one `titjudge run` in a fresh interpreter."""
+    env = _env(without_key)
     done = subprocess.run(
         [sys.executable, "-c", RUN, "run", str(config), *extra],
         capture_output=True,
@@ -72,9 +86,8 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        code, fresh, _ = _run(config)
-        assert code == 0
-        assert fresh == {"litellm": True, "torch": True, "transformers": True, "langgraph": True}
+        code, err = _warm(config)
+        assert code == 0, err
         asked = server.stats.total
         first = _scores(latest_run(tmp_path / "runs" / "e2e"))
         run_record = yaml.safe_load(
@@ -110,7 +123,7 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        assert _run(config, "--limit", "4")[0] == 0
+        assert _warm(config, "--limit", "4")[0] == 0
         asked = server.stats.total
         code, modules, err = _run(config, without_key=True)
         assert server.stats.total == asked  # nothing sent without a key
@@ -123,8 +136,8 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
             "set it and run again"
         ]
         assert "Traceback" not in err
-        code, _, _ = _run(config)
-        assert code == 0
+        code, err = _warm(config)
+        assert code == 0, err
         items = len(_scores(latest_run(tmp_path / "runs" / "e2e"))) // 2  # two variants per item
         # the 4 items answered before were not asked again: 2 calls (describe, judge) per other
         assert server.stats.total - asked == 2 * (items - 4)
@@ -135,7 +148,7 @@ def test_a_fresh_run_without_a_key_is_still_refused_before_anything_runs(
 ):
     with FakeOpenAIServer(responder=build_responder("auto", descriptions={})) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        code, modules, err = _run(config, without_key=True)
+        code, err = _warm(config, without_key=True)
         assert server.stats.total == 0
     assert code == 2
     assert "OPENAI_API_KEY not set" in err and "Traceback" not in err

@@ -2,9 +2,10 @@
 (apart from timing fields) whatever the process's hash seed, and whether it is computed fresh
 or answered entirely from the cache.
 
-Each run is its own `titjudge run` process with its own PYTHONHASHSEED, so any order taken
-from a set or a str-keyed hash (a rationale's word list, say) shows up as a difference. The
-config is the demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic
+The two fresh runs are `titjudge run` processes with their own PYTHONHASHSEED (1 and 2), so any
+order taken from a set or a str-keyed hash (a rationale's word list, say) shows up as a
+difference; the cached run is a warm child process (tests/cli_process.py) with the test
+session's hash seed, a third one. The config is the demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic
 benchmark, the lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_cli
 
 from titjudge.cli.run import demo_config, minilm_dir
 from titjudge.data.synth.benchmark import synthesize
@@ -77,7 +79,9 @@ def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cach
 
     run(config, tmp_path / "fresh-1", hash_seed=1)
     run(other, tmp_path / "fresh-2", hash_seed=2)
-    run(config, tmp_path / "cached-3", hash_seed=3)  # every judge call is in first's cache
+    # every judge call is in first's cache
+    cached = run_cli(["run", str(config), "--out", str(tmp_path / "cached-3")])
+    assert cached.returncode == 0, cached.stderr[-3000:]
 
     fresh = outputs(tmp_path / "fresh-1")
     assert len(fresh["items.jsonl"]) == 40 * len(raw["judges"])

@@ -7,6 +7,8 @@ In-process: `install(name, monkeypatch)`; in a child process: put tests/faults o
 from __future__ import annotations
 
 import os
+import resource
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +28,10 @@ def install(name: str, monkeypatch: Any = None) -> None:
         monkeypatch.setattr(files, "_create_temp", create_temp)
     else:
         files._create_temp = create_temp
+
+
+def limit_file_size(limit: int) -> None:
+    """In a child process: a write past `limit` bytes in any file fails with EFBIG (SIGXFSZ
+    ignored), as SQLite sees a full disk."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))

@@ -1,22 +1,23 @@
 """A full disk under the cache ends the run with one line and exit 2; every answer stored
 before it stays, and a re-run after freeing space resumes from them.
 
-The disk fills for real: the run is a child process whose file-size limit (RLIMIT_FSIZE,
-SIGXFSZ ignored) makes writes past it fail with EFBIG, as SQLite sees on a full disk; where
-this machine lets a test mount a small tmpfs, the same run also meets a real ENOSPC.
+The disk fills for real: the run is a child process (warm: tests/cli_process.py) whose
+file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes past it fail with EFBIG, as SQLite
+sees on a full disk; where this machine lets a test mount a small tmpfs, the same run also
+meets a real ENOSPC. The child prints a progress record every 10 ms: however many came first,
+the stop is one line and the last one on stderr.
 """
 
+import functools
 import json
 import os
-import resource
 import shutil
-import signal
 import subprocess
-import sys
 import uuid
 
 import full_disk
 import pytest
+from cli_process import run_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from run_dirs import latest_run
@@ -45,18 +46,8 @@ def _answers(cache_dir):
 
 
 def _run_child(path, file_limit=None):
-    def limit():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, resource.RLIM_INFINITY))
-
-    return subprocess.run(
-        [sys.executable, "-m", "titjudge", "run", str(path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        preexec_fn=limit if file_limit is not None else None,
-        timeout=300,
-    )
+    limit = functools.partial(full_disk.limit_file_size, file_limit) if file_limit else None
+    return run_cli(["run", str(path), "--progress-every", "0.01"], before=limit)
 
 
 def _resume_and_check(path, server, cache_dir, stored, capsys):
@@ -71,12 +62,15 @@ def _resume_and_check(path, server, cache_dir, stored, capsys):
 
 
 def _assert_one_line_stop(done, cache_dir):
+    """The stop is one line, the last on stderr; every line before it is a progress record."""
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert f"cannot store answers in the cache at {cache_dir}" in lines[0]
-    assert "stored in this run" in lines[0] and "resumes from them" in lines[0]
+    *before, last = done.stderr.strip().splitlines()
+    assert all(line.startswith("progress: ") for line in before), done.stderr
+    assert last.startswith("titjudge: error: "), done.stderr
+    assert f"cannot store answers in the cache at {cache_dir}" in last
+    assert "stored in this run" in last and "resumes from them" in last
+    return last
 
 
 def test_a_file_size_limit_stops_the_run_and_keeps_what_was_stored(
@@ -88,9 +82,9 @@ def test_a_file_size_limit_stops_the_run_and_keeps_what_was_stored(
     cache_dir = tmp_path / "cache"
     # room for the cache's tables and some answers, not for 48 answers and their claims
     done = _run_child(path, file_limit=800_000)
-    _assert_one_line_stop(done, cache_dir)
+    stop = _assert_one_line_stop(done, cache_dir)
     stored = _answers(cache_dir)
-    said = int(done.stderr.split(" answer")[-2].rsplit(" ", 1)[-1])
+    said = int(stop.split(" answer")[-2].rsplit(" ", 1)[-1])
     assert 0 < stored < CALLS and said == stored  # the line counts exactly what survived
     assert list((tmp_path / "runs" / "faults").iterdir()) == []  # no half a run, no staging dir
     _resume_and_check(path, server, cache_dir, stored, capsys)
@@ -128,12 +122,12 @@ def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
     free = shutil.disk_usage(small_disk).free
     (small_disk / "filler").write_bytes(b"\0" * (free - 600 * 1024))  # leave 600 KiB
     done = _run_child(path)
-    _assert_one_line_stop(done, cache_dir)
-    assert done.stderr.startswith("titjudge: error: disk full: ")
+    stop = _assert_one_line_stop(done, cache_dir)
+    assert stop.startswith("titjudge: error: disk full: ")
     (small_disk / "filler").unlink()  # space freed (opening a cache writes to it, too)
     stored = _answers(cache_dir)
     assert 0 < stored < CALLS
-    assert f" {stored} answer" in done.stderr
+    assert f" {stored} answer" in stop
     _resume_and_check(path, server, cache_dir, stored, capsys)
 
 

@@ -28,6 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the run dir, exactly; refused if it exists and is not empty "
         "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
     )
+    p.add_argument(
+        "--progress-every",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="when stderr is not a terminal (a log, CI), print a progress record every SECONDS "
+        "(default 10) as well as at each phase's end",
+    )
     add_breakdown(p)
 
     p = command(subparsers, "score", score, "describe one image and judge it against one prompt")
@@ -174,6 +182,16 @@ def print_command(console: Console, command: str) -> None:
     console.print(command, markup=False, highlight=False, soft_wrap=True)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     """Describe and judge every manifest item of the config; exit 1 when items failed, 3 when
     `run.budget_usd` left calls unsent. The preflight runs first: a model that cannot run stops it before anything is written."""
@@ -188,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
     # after the preflight: a config it stops never pays for the run's imports
     from titjudge.agents.runner import run as run_pipeline
 
-    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True)
+    every = {"progress_interval": args.progress_every} if args.progress_every else {}
+    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True, **every)
     console = wide_console()
     _print_outcome(outcome, console)
     if asked:
