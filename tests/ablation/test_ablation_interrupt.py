@@ -5,37 +5,42 @@ answer already given: a re-run asks the server nothing it answered before.
 "At once" is checked against a bound far from the old behaviour (the process waited for the
 thread: 30 s here) and far from the target (2 s; measured 0.6-1.4 s on a quiet machine), so
 a loaded machine or a fresh venv's first imports do not make it flaky; the target itself is
-a measurement, not a unit test's bound."""
+a measurement, not a unit test's bound.
+
+The run is a warm child process (tests/cli_process.py): a process of its own that leaves,
+after an interrupt, through the same `os._exit` as `python -m titjudge` does."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from doubles.server import FakeOpenAIServer, build_responder, server_env
+from cli_process import run_cli, start_cli
+from doubles.server import FakeOpenAIServer, build_responder
 
-#: the child: titjudge's CLI with one image whose reading takes 30 s in its worker thread
-#: (as a local model's load or a huge image's decode holds one), so an interrupt lands while
-#: that thread runs
-CHILD = """
-import sys, time
-import titjudge.data.images as images
-slow, load = sys.argv.pop(1), images.load_image
-def load_image(path, *args, **kwargs):
-    if str(path).endswith(slow):
-        time.sleep(30)
-    return load(path, *args, **kwargs)
-images.load_image = load_image
-from titjudge.cli import main
-sys.argv[0] = "titjudge"
-sys.exit(main())
-"""
 STOP_WITHIN = 8.0
+
+
+def slow_to_read(name: str) -> None:
+    """In the child: sizing up the image called `name` (its header read in a worker thread,
+    before it takes one of the loader's slots) takes 30 s, as a local model's load or a huge
+    image's decode holds a thread, while every other item goes on; so the interrupt lands while
+    that thread runs. (A delay inside the slot held every other image back until it ended, so
+    the interrupt came after it.)"""
+    import titjudge.data.images as images
+
+    measure = images.decode_pixels
+
+    def decode_pixels(path):
+        if str(path).endswith(name):
+            time.sleep(30)
+        return measure(path)
+
+    images.decode_pixels = decode_pixels
 
 
 def _config(bench: Path, url: str, tmp: Path, command: str) -> dict:
@@ -70,13 +75,8 @@ def test_ctrl_c_stops_at_once_and_keeps_answers(bench, tmp_path, monkeypatch, co
     with FakeOpenAIServer(responder=build_responder("auto"), latency=0.2) as server:
         path = tmp_path / "config.yaml"
         path.write_text(json.dumps(_config(bench, server.url, tmp_path, command)))
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, slow_image, command, str(path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=server_env(),
-            cwd=tmp_path,
+        child = start_cli(
+            [command, str(path)], cwd=tmp_path, before=functools.partial(slow_to_read, slow_image)
         )
         deadline = time.monotonic() + 60
         while server.stats.total < 8:  # answers given: they must be cached
@@ -92,14 +92,7 @@ def test_ctrl_c_stops_at_once_and_keeps_answers(bench, tmp_path, monkeypatch, co
         assert took < STOP_WITHIN, f"Ctrl-C took {took:.1f} s to stop"
         assert not any((tmp_path / "runs").rglob("*.partial"))  # no half run left behind
 
-        rerun = subprocess.run(
-            [sys.executable, "-m", "titjudge", command, str(path)],
-            capture_output=True,
-            text=True,
-            env=server_env(),
-            cwd=tmp_path,
-            timeout=120,
-        )
+        rerun = run_cli([command, str(path)], cwd=tmp_path, timeout=120)
         assert rerun.returncode in (0, 1), rerun.stderr
         # nothing answered before the interrupt was asked (and paid for) again
         assert server.stats.duplicates(ok_only=True) == 0

@@ -2,10 +2,9 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from cli_process import start_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 
@@ -26,23 +25,8 @@ def test_two_runs_share_one_cache(fault_data, tmp_path):
                 )
             path = tmp_path / f"{name}.yaml"
             path.write_text(json.dumps(cfg))
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "titjudge",
-                        "run",
-                        str(path),
-                        "--out",
-                        str(tmp_path / name),
-                    ],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    env=env,
-                )
-            )
+            # two processes of their own (warm: tests/cli_process.py)
+            procs.append(start_cli(["run", str(path), "--out", str(tmp_path / name)], env=env))
         for proc in procs:
             _, err = proc.communicate(timeout=180)
             assert proc.returncode == 0, err
