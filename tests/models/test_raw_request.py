@@ -28,7 +28,10 @@ def _request() -> GenerateRequest:
 
 
 @pytest.mark.parametrize("logging_off_before", [False, True])
-def test_the_body_is_litellms_and_its_logging_setting_is_left_as_found(logging_off_before):
+def test_the_body_is_litellms_and_its_logging_setting_is_left_as_found(
+    logging_off_before, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     backend = build(
         parse_model_spec("litellm:openai/gpt-4o"), ModelOptions(api_base="http://127.0.0.1:9/v1")
     )
