@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ablation_grid  # noqa: E402
 import api_throughput  # noqa: E402
+import batch_line_build  # noqa: E402
 import batch_spend  # noqa: E402
 import cached_rerun  # noqa: E402
 import cached_variants  # noqa: E402
@@ -63,6 +64,7 @@ ORDER = (
     "dead_endpoint",
     "estimate",
     "batch_spend",
+    "batch_lines",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -82,6 +84,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "dead_endpoint": (("dead_endpoint",), dead_endpoint.run),
     "estimate": (("estimate",), estimate_cost.run),
     "batch_spend": (("batch_spend",), batch_spend.run),
+    "batch_lines": (("batch_lines",), batch_line_build.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -23,6 +23,7 @@ import io
 import itertools
 import multiprocessing
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -46,6 +47,9 @@ PRELOAD = (
 )
 _numbers = itertools.count()
 _context: Any = None
+#: CPU seconds of the children that ended through main() (a killed one cannot tell), for
+#: tests/cpu_report.py, which charges each test its share
+children_cpu = 0.0
 
 
 def _forkserver() -> Any:
@@ -91,9 +95,13 @@ def _child(
         before()
     from titjudge.cli import main
 
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        code = main()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        used = resource.getrusage(resource.RUSAGE_SELF)  # for the suite's CPU report
+        Path(out).with_name("cpu").write_text(f"{used.ru_utime + used.ru_stime:.3f}")
     sys.exit(code)
 
 
@@ -146,9 +154,14 @@ class CliProcess:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        global children_cpu
         self._process.join(timeout)
         if self._process.exitcode is None:
             raise subprocess.TimeoutExpired(["titjudge", *self.args], timeout or 0)
+        cpu = self._out.with_name("cpu")
+        if cpu.is_file():
+            children_cpu += float(cpu.read_text())
+            cpu.unlink()
         return int(self._process.exitcode)
 
     def send_signal(self, sig: int) -> None:
