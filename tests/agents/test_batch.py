@@ -4,8 +4,10 @@ double of its files and batches endpoints, `doubles.batch_server`), durably, at 
 import json
 import os
 import signal
+from types import SimpleNamespace
 
 import pytest
+from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import forget_job_id as _forget_job_id
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
@@ -19,7 +21,11 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 
-N_ITEMS = 16
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 def _config(data, url, tmp_path, **run):
@@ -27,6 +33,16 @@ def _config(data, url, tmp_path, **run):
     for section in (config["describer"], config["judges"][0]):
         section["batch"] = True
         section["batch_poll"] = 0.05
+    return config
+
+
+def _priced(data, url, tmp_path, batch):
+    """A describer litellm prices (gpt-4o-mini) and a judge it does not, with a `price`."""
+    config = _config(data, url, tmp_path)
+    config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
+    config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
+    for section in (config["describer"], config["judges"][0]):
+        section["batch"] = batch
     return config
 
 
@@ -38,38 +54,86 @@ def _scores(tmp_path) -> str:
     return (latest_run(tmp_path / "runs" / "e2e") / "scores.csv").read_text()
 
 
-def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(synth_data, tmp_path, capsys):
-    with _server(synth_data) as server:
-        config = _config(synth_data, server.url, tmp_path)
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert server.stats.total == 0  # nothing online: every call went as a batch line
-        # describe first, then judges (they read the descriptions): one job each
-        assert server.batch_creates == 2
-        assert server.lines_answered == 2 * N_ITEMS
-        summary = _summary(tmp_path)
-        assert summary["failed_items"] == 0
-        assert summary["batch"]["litellm:openai/vlm"]["answered"] == N_ITEMS
-        assert summary["batch"]["litellm:openai/judge"]["requests"] == N_ITEMS
-        assert "batch" in summary["batch"]["litellm:openai/judge"]["price"]
-        assert summary["usage"]["describer"]["calls"] == N_ITEMS
-        assert summary["usage"]["describer"]["cache_hits"] == 0
-        batch_scores = _scores(tmp_path)
-        # the ledger is gone once its answers are used
-        assert not list((tmp_path / "cache" / "batches").glob("*.json"))
-
-        # the same config online: the same cache keys, so every answer is cached
-        for section in (config["describer"], config["judges"][0]):
-            section["batch"] = False
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert server.stats.total == 0 and server.batch_creates == 2
-        assert _summary(tmp_path)["usage"]["describer"]["cache_hits"] == N_ITEMS
-        assert _scores(tmp_path) == batch_scores
+def _seen(server, tmp_path) -> SimpleNamespace:
+    """What the double counted so far, and the latest run's record under `tmp_path`."""
+    return SimpleNamespace(
+        online=server.stats.total,
+        creates=server.batch_creates,
+        lines=server.lines_answered,
+        summary=_summary(tmp_path),
+        scores=_scores(tmp_path),
+        ledgers=list((tmp_path / "cache" / "batches").glob("*.json")),
+    )
 
 
-def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.fixture(scope="module")
+def priced_runs(batch_data, tmp_path_factory):
+    """The priced config (`_priced`) run three times against one double: as batch jobs; then
+    online on the batch run's cache; then online on a cache of its own."""
+    tmp = tmp_path_factory.mktemp("priced")
+    with pytest.MonkeyPatch.context() as patch, _server(batch_data) as server:
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        batch = _priced(batch_data, server.url, tmp / "batch", batch=True)
+        assert main(["run", _write(batch, tmp)]) == 0
+        batched = _seen(server, tmp / "batch")
+        rerun = _priced(batch_data, server.url, tmp / "batch", batch=False)
+        assert main(["run", _write(rerun, tmp)]) == 0
+        reran = _seen(server, tmp / "batch")
+        online = _priced(batch_data, server.url, tmp / "online", batch=False)
+        assert main(["run", _write(online, tmp)]) == 0
+        return SimpleNamespace(
+            batch=batched,
+            rerun=reran,
+            online=_seen(server, tmp / "online"),
+            online_bodies=sorted(r.body_hash for r in server.stats.records),
+            batch_bodies=sorted(r.body_hash for r in server.engine.stats.records),
+        )
+
+
+@pytest.mark.slow
+def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(priced_runs):
+    batch = priced_runs.batch
+    assert batch.online == 0  # nothing online: every call went as a batch line
+    # describe first, then judges (they read the descriptions): one job each
+    assert batch.creates == 2
+    assert batch.lines == 2 * N_ITEMS
+    summary = batch.summary
+    assert summary["failed_items"] == 0
+    assert summary["batch"]["litellm:openai/gpt-4o-mini"]["answered"] == N_ITEMS
+    assert summary["batch"]["litellm:openai/judge"]["requests"] == N_ITEMS
+    assert "batch" in summary["batch"]["litellm:openai/judge"]["price"]
+    assert summary["usage"]["describer"]["calls"] == N_ITEMS
+    assert summary["usage"]["describer"]["cache_hits"] == 0
+    # the ledger is gone once its answers are used
+    assert batch.ledgers == []
+
+    # the same config online: the same cache keys, so every answer is cached
+    rerun = priced_runs.rerun
+    assert rerun.online == 0 and rerun.creates == 2
+    assert rerun.summary["usage"]["describer"]["cache_hits"] == N_ITEMS
+    assert rerun.scores == batch.scores
+
+
+@pytest.mark.slow
+def test_same_bodies_and_spend_at_the_batch_price(priced_runs):
+    """Each line's body is the online call's body, and it costs litellm's batch rates for a model it prices (gpt-4o-mini: half its list price), and
+    half the `price` option of one it does not: half what the same calls cost online."""
+    # each batch line's body is the very body the online call sent
+    assert priced_runs.online.online == 2 * N_ITEMS
+    assert len(priced_runs.batch_bodies) == 2 * N_ITEMS
+    assert priced_runs.batch_bodies == priced_runs.online_bodies
+    for role in ("describer", "judge"):
+        online = priced_runs.online.summary["usage"][role]
+        batch = priced_runs.batch.summary["usage"][role]
+        assert batch["tokens_in"] == online["tokens_in"] > 0
+        assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
+
+
+@pytest.mark.slow
+def test_a_failed_line_is_a_failure_record_with_the_providers_reason(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan(fail={0: "This request's image could not be read."}))
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 1
         assert server.stats.total == 0
         summary = _summary(tmp_path)
@@ -80,26 +144,28 @@ def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data,
         assert "HTTP 400 invalid_request_error" in items
 
 
-def test_an_expired_batch_sends_its_unfinished_requests_again(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_an_expired_batch_sends_its_unfinished_requests_again(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan(expire_after=5))
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
-        # describer: the expired job and one for its 11 unfinished lines; then the judges
+        # describer: the expired job and one for its 3 unfinished lines; then the judges
         assert server.batch_creates == 3
         assert server.lines_answered == 2 * N_ITEMS
         assert server.stats.total == 0
         assert _summary(tmp_path)["failed_items"] == 0
 
 
-def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(synth_data, tmp_path, capsys):
-    with _server(synth_data) as server:
-        config = _config(synth_data, server.url, tmp_path)
+@pytest.mark.slow
+def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(batch_data, tmp_path, capsys):
+    with _server(batch_data) as server:
+        config = _config(batch_data, server.url, tmp_path)
         server.poll_failures = 1  # one 500 while polling: retried
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.batch_creates == 2 and server.poll_failures == 0
 
-        config = _config(synth_data, server.url, tmp_path / "outage")
+        config = _config(batch_data, server.url, tmp_path / "outage")
         server.poll_failures = 10_000  # the batch API stays down past the model's attempts
         assert main(["run", _write(config, tmp_path)]) == 1
         assert server.batch_creates == 3 and server.stats.total == 0
@@ -115,11 +181,12 @@ def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(synth_data, tmp_pa
         assert server.batch_creates == 4 and server.stats.total == 0
 
 
-def test_an_invalid_reply_is_reasked_in_the_next_job(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_an_invalid_reply_is_reasked_in_the_next_job(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan())  # the descriptions
         server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         # descriptions, judges, and the one re-ask (quoting the invalid reply) in a third job
         assert server.batch_creates == 3
@@ -133,53 +200,30 @@ def test_an_invalid_reply_is_reasked_in_the_next_job(synth_data, tmp_path):
         assert [r["variant"] for r in reasked] == ["tit_llm"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit", ["requests", "bytes"])
-def test_jobs_are_split_at_the_providers_limits(synth_data, tmp_path, monkeypatch, limit):
+def test_jobs_are_split_at_the_providers_limits(batch_data, tmp_path, monkeypatch, limit):
     from titjudge.models.litellm import batch_api
 
     if limit == "requests":
         monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
     else:  # a description line carries its image (3 to 53 KB, base64): a few per file
         monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)
-    with _server(synth_data) as server:
-        config = _config(synth_data, server.url, tmp_path)
+    with _server(batch_data) as server:
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
         sizes = [b["request_counts"]["total"] for b in server.batches.values()]
         files = [len(server.contents[b["input_file_id"]]) for b in server.batches.values()]
     assert sum(sizes) == 2 * N_ITEMS
     if limit == "requests":
-        assert sizes == [5, 5, 5, 1, 5, 5, 5, 1]
+        assert sizes == [5, 3, 5, 3]
     else:
         assert len(sizes) > 2 and max(files) <= 200_000 * 0.95
 
 
-def test_same_bodies_and_spend_at_the_batch_price(synth_data, tmp_path):
-    """Each line's body is the online call's body, and it costs litellm's batch rates for a model it prices (gpt-4o-mini: half its list price), and
-    half the `price` option of one it does not: half what the same calls cost online."""
-    spent = {}
-    with _server(synth_data) as server:
-        for mode in ("online", "batch"):
-            config = _config(synth_data, server.url, tmp_path / mode)
-            config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
-            config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
-            for section in (config["describer"], config["judges"][0]):
-                section["batch"] = mode == "batch"
-            assert main(["run", _write(config, tmp_path)]) == 0
-            usage = _summary(tmp_path / mode)["usage"]
-            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
-        online_bodies = sorted(r.body_hash for r in server.stats.records)
-        batch_bodies = sorted(r.body_hash for r in server.engine.stats.records)
-    # each batch line's body is the very body the online call sent
-    assert len(batch_bodies) == 2 * N_ITEMS and batch_bodies == online_bodies
-    for role in ("describer", "judge"):
-        online, batch = spent["online"][role], spent["batch"][role]
-        assert batch["tokens_in"] == online["tokens_in"] > 0
-        assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
-
-
-def test_batch_on_a_provider_without_one_is_refused_at_load(synth_data, tmp_path, capsys):
-    config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path)
+def test_batch_on_a_provider_without_one_is_refused_at_load(batch_data, tmp_path, capsys):
+    config = _config(batch_data, "http://127.0.0.1:9/v1", tmp_path)
     config["describer"]["model"] = "litellm:hosted_vllm/vlm"
     assert main(["run", _write(config, tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -188,13 +232,14 @@ def test_batch_on_a_provider_without_one_is_refused_at_load(synth_data, tmp_path
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
-def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
+def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, kill_at):
     """kill -9 once the job is created (or while its creation is in flight, before the
     ledger records its id): the re-run polls that job, submits nothing twice."""
-    with _server(synth_data) as server:
+    with _server(batch_data) as server:
         server.hold()
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         path = _write(config, tmp_path)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
         proc = start_cli(["run", path], env=env)
@@ -220,10 +265,10 @@ def test_killed_after_submission_resumes_its_job(synth_data, tmp_path, kill_at):
     assert _summary(tmp_path)["failed_items"] == 0
 
 
-def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, capsys):
+def test_estimate_prices_batch_models_at_the_batch_rates(batch_data, tmp_path, capsys):
     found = {}
     for mode in ("online", "batch"):
-        config = _config(synth_data, "http://127.0.0.1:9/v1", tmp_path / mode)
+        config = _config(batch_data, "http://127.0.0.1:9/v1", tmp_path / mode)
         config["describer"]["model"] = "litellm:openai/gpt-4o-mini"
         config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
         for section in (config["describer"], config["judges"][0]):
@@ -238,12 +283,13 @@ def test_estimate_prices_batch_models_at_the_batch_rates(synth_data, tmp_path, c
         assert batch["price"] == f"{online['price']} (batch)"
 
 
-def test_two_runs_on_one_cache_never_send_a_line_twice(synth_data, tmp_path):
+@pytest.mark.slow
+def test_two_runs_on_one_cache_never_send_a_line_twice(batch_data, tmp_path):
     """A second run on the same cache dir while the first one's job is open waits for the
     first (one run drives a model's batch jobs), then reads its answers from the cache."""
-    with _server(synth_data) as server:
+    with _server(batch_data) as server:
         server.hold()
-        path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
+        path = _write(_config(batch_data, server.url, tmp_path), tmp_path)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
         first = start_cli(["run", path], env=env)
         _wait(lambda: server.batch_creates == 1, first)

@@ -7,6 +7,7 @@ import os
 import signal
 
 import pytest
+from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
@@ -21,11 +22,16 @@ from run_dirs import latest_run
 from titjudge.cli import main
 from titjudge.models.calls.batch_answers import body_hash
 
-N_ITEMS = 16
 KEY = "sk-ant-test-not-a-real-key-0123"
 DESCRIBER = "litellm:anthropic/claude-sonnet-4-5"
 #: native structured output (litellm sends `output_format` under the structured-outputs beta)
 JUDGE = "litellm:anthropic/claude-haiku-4-5"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 @pytest.fixture(autouse=True)
@@ -48,9 +54,10 @@ def _server(data) -> AnthropicBatchServer:
     return AnthropicBatchServer(responder)
 
 
-def test_every_item_is_answered_by_batches_and_an_online_rerun_is_cached(synth_data, tmp_path):
-    with _server(synth_data) as server:
-        config = _config(synth_data, server.url, tmp_path)
+@pytest.mark.slow
+def test_every_item_is_answered_by_batches_and_an_online_rerun_is_cached(batch_data, tmp_path):
+    with _server(batch_data) as server:
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.online == []  # nothing online: every call went as a batch line
         assert server.batch_creates == 2  # the descriptions, then the judges that read them
@@ -69,7 +76,7 @@ def test_every_item_is_answered_by_batches_and_an_online_rerun_is_cached(synth_d
         assert not list((tmp_path / "cache" / "batches").glob("*.json"))
 
         # the same config online: the same cache keys, so every answer is cached
-        online = _config(synth_data, server.url, tmp_path, batch=False)
+        online = _config(batch_data, server.url, tmp_path, batch=False)
         assert main(["run", _write(online, tmp_path)]) == 0
         assert server.online == [] and server.batch_creates == 2
         usage = _summary(tmp_path)["usage"]
@@ -77,10 +84,11 @@ def test_every_item_is_answered_by_batches_and_an_online_rerun_is_cached(synth_d
         assert (_run_dir(tmp_path) / "scores.csv").read_text() == scores
 
 
-def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_a_failed_line_is_a_failure_record_with_the_providers_reason(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan(fail={0: "messages.0.content.0.image.source: image could not be read"}))
-        assert main(["run", _write(_config(synth_data, server.url, tmp_path), tmp_path)]) == 1
+        assert main(["run", _write(_config(batch_data, server.url, tmp_path), tmp_path)]) == 1
         assert server.online == []
         summary = _summary(tmp_path)
         assert summary["describer_failures"] == 1
@@ -89,11 +97,12 @@ def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data,
         assert "batch line failed: invalid_request_error: messages.0.content.0.image" in items
 
 
-def test_expired_lines_are_sent_again(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_expired_lines_are_sent_again(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan(expire_after=5))
-        assert main(["run", _write(_config(synth_data, server.url, tmp_path), tmp_path)]) == 0
-        # describer: the batch that expired, one for its 11 expired lines; then the judges
+        assert main(["run", _write(_config(batch_data, server.url, tmp_path), tmp_path)]) == 0
+        # describer: the batch that expired, one for its 3 expired lines; then the judges
         assert [len(c["requests"]) for c in server.creates] == [N_ITEMS, N_ITEMS - 5, N_ITEMS]
         expired = {r["custom_id"] for r in server.creates[0]["requests"][5:]}
         assert {r["custom_id"] for r in server.creates[1]["requests"]} == expired
@@ -101,11 +110,12 @@ def test_expired_lines_are_sent_again(synth_data, tmp_path):
         assert _summary(tmp_path)["failed_items"] == 0
 
 
-def test_an_invalid_structured_reply_is_reasked_in_the_next_batch(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_an_invalid_structured_reply_is_reasked_in_the_next_batch(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan())  # the descriptions
         server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
-        assert main(["run", _write(_config(synth_data, server.url, tmp_path), tmp_path)]) == 0
+        assert main(["run", _write(_config(batch_data, server.url, tmp_path), tmp_path)]) == 0
         # descriptions, judges, and the one re-ask (quoting the invalid reply) in a third batch
         assert [len(c["requests"]) for c in server.creates] == [N_ITEMS, N_ITEMS, 1]
         (reask,) = server.creates[2]["requests"]
@@ -117,14 +127,15 @@ def test_an_invalid_structured_reply_is_reasked_in_the_next_batch(synth_data, tm
         assert [r["variant"] for r in reasked] == ["tit_llm"]
 
 
-def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path):
+@pytest.mark.slow
+def test_same_bodies_as_online_and_spend_at_the_batch_price(batch_data, tmp_path):
     """Each line's params are the online call's body; the describer (claude-sonnet-4-5) costs
     litellm's batch rates (half its list price), and the judge, a model litellm does not price
     whose replies come as litellm's JSON tool, half its `price` option."""
     spent, bodies = {}, {}
     for mode in ("online", "batch"):
-        with _server(synth_data) as server:
-            config = _config(synth_data, server.url, tmp_path / mode, "litellm:anthropic/judge")
+        with _server(batch_data) as server:
+            config = _config(batch_data, server.url, tmp_path / mode, "litellm:anthropic/judge")
             config["judges"][0]["price"] = {"input": 1.0, "output": 2.0}
             for section in (config["describer"], config["judges"][0]):
                 section["batch"] = mode == "batch"
@@ -144,13 +155,14 @@ def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path
         assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-6)
 
 
-def test_killed_while_creating_adopts_the_batch_the_provider_lists(synth_data, tmp_path):
+@pytest.mark.slow
+def test_killed_while_creating_adopts_the_batch_the_provider_lists(batch_data, tmp_path):
     """kill -9 while the batch's creation is in flight, before the ledger records its id: the
     re-run finds the batch in Anthropic's list (same size, created after the creation was
     asked) and polls it, never submitting its requests twice."""
-    with _server(synth_data) as server:
+    with _server(batch_data) as server:
         server.hold()
-        path = _write(_config(synth_data, server.url, tmp_path), tmp_path)
+        path = _write(_config(batch_data, server.url, tmp_path), tmp_path)
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
         proc = start_cli(["run", path], env=env)
         _wait(lambda: server.batch_creates == 1, proc)

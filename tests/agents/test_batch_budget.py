@@ -4,10 +4,18 @@ cannot cover is not sent, and a re-run with a larger budget sends only what is l
 double's own bill (every line answered, at half the `price` option's rate: the batch
 discount) is the ground truth."""
 
+import io
 import json
+import os
+import signal
+from contextlib import redirect_stdout
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import ledger_text as _ledger_text
+from batch_helpers import wait_for as _wait
 from cli_process import run_cli, start_cli
 from doubles.batch_server import BatchServer
 from doubles.billing import Billing
@@ -19,9 +27,15 @@ from titjudge.cli import main
 
 #: $ per 1M tokens, input and output, for both models (litellm's map prices neither)
 RATE = 10.0
-N_ITEMS = 16
-#: covers some of the 16 descriptions' worst cases (512 output tokens each, at $5 per 1M)
-BUDGET = 0.03
+#: covers some of the 8 descriptions' worst cases (512 output tokens each, at $5 per 1M),
+#: not all (4 of them, as the double answers them)
+BUDGET = 0.02
+
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 def _config(data, url, tmp_path, budget: float) -> str:
@@ -34,19 +48,39 @@ def _config(data, url, tmp_path, budget: float) -> str:
     return str(path)
 
 
-def _run(data, tmp_path, capsys, budget: float, expect: int):
+def _run(data, tmp_path, budget: float, expect: int) -> SimpleNamespace:
+    """A run under `budget`: its summary, stdout, the double's bill (at the batch price) and
+    the lines it answered."""
     billing = Billing(build_responder("auto", descriptions=stored_descriptions(data)), RATE)
-    with BatchServer(responder=billing) as server:
+    out = io.StringIO()
+    with BatchServer(responder=billing) as server, redirect_stdout(out):
         assert main(["run", _config(data, server.url, tmp_path, budget)]) == expect
         assert server.stats.total == 0  # nothing online
         lines = server.lines_answered
     run = latest_run(tmp_path / "runs" / "e2e")
     summary = json.loads((run / "summary.json").read_text())
-    return summary, capsys.readouterr().out, billing.total / 2, lines, run
+    return SimpleNamespace(
+        summary=summary, out=out.getvalue(), bill=billing.total / 2, lines=lines, run=run
+    )
 
 
-def test_a_budget_caps_batch_lines_before_they_are_sent(synth_data, tmp_path, capsys):
-    summary, out, bill, lines, run = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
+@pytest.fixture(scope="module")
+def capped(batch_data, tmp_path_factory):
+    """A run under BUDGET, which it cannot finish (the folder's cache is the rerun's)."""
+    tmp = tmp_path_factory.mktemp("capped")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        return SimpleNamespace(tmp=tmp, first=_run(batch_data, tmp, BUDGET, expect=3))
+
+
+@pytest.mark.slow
+def test_a_budget_caps_batch_lines_before_they_are_sent(capped):
+    summary, bill, lines, run = (
+        capped.first.summary,
+        capped.first.bill,
+        capped.first.lines,
+        capped.first.run,
+    )
 
     budget = summary["budget"]
     assert budget["stopped"] is True and budget["run_calls_not_sent"] > 0
@@ -54,29 +88,32 @@ def test_a_budget_caps_batch_lines_before_they_are_sent(synth_data, tmp_path, ca
     assert 0 < bill <= BUDGET
     assert budget["spent_usd"] == pytest.approx(bill, abs=1e-6)
     # some descriptions were sent, not all: lines the budget could not cover never left
-    assert 0 < lines < 2 * N_ITEMS
+    assert 0 < lines < N_ITEMS
     assert budget["items_undone"] > 0
     items = [json.loads(line) for line in (run / "items.jsonl").read_text().splitlines()]
     refused = {i["item_id"] for i in items if "not sent: budget" in json.dumps(i)}
     assert len(refused) == budget["items_undone"]
     # once a line could not be covered, every later priced call is refused (as online)
     assert summary["batch"]["litellm:openai/judge"]["requests"] == 0
-    assert "budget: $0.03 (run.budget_usd)" in out
+    assert f"budget: ${BUDGET} (run.budget_usd)" in capped.first.out
 
 
-def test_a_rerun_with_a_larger_budget_sends_only_what_is_left(synth_data, tmp_path, capsys):
-    first, _, first_bill, first_lines, _ = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
-    second, _, second_bill, second_lines, _ = _run(synth_data, tmp_path, capsys, 5.0, expect=0)
+@pytest.mark.slow
+def test_a_rerun_with_a_larger_budget_sends_only_what_is_left(capped, batch_data):
+    """The capped run's folder run again under a budget that covers every call."""
+    first = capped.first
+    second = _run(batch_data, capped.tmp, 5.0, expect=0)
 
     # every call answered once in all: the first run's answers come from the cache
-    assert first_lines + second_lines == 2 * N_ITEMS
-    assert second["failed_items"] == 0
-    assert second["budget"]["spent_usd"] == pytest.approx(second_bill, abs=1e-6)
-    assert second["budget"]["stopped"] is False
+    assert first.lines + second.lines == 2 * N_ITEMS
+    assert second.summary["failed_items"] == 0
+    assert second.summary["budget"]["spent_usd"] == pytest.approx(second.bill, abs=1e-6)
+    assert second.summary["budget"]["stopped"] is False
 
 
+@pytest.mark.slow
 def test_a_batch_models_calls_sent_online_are_counted_and_said(
-    synth_data, tmp_path, capsys, monkeypatch
+    batch_data, tmp_path, capsys, monkeypatch
 ):
     """Calls a batch phase did not reach (here: one round only, so the judge's calls wait for
     the graph) are sent online at the list price: the run says so, never silently."""
@@ -84,9 +121,9 @@ def test_a_batch_models_calls_sent_online_are_counted_and_said(
 
     monkeypatch.setattr(phase, "MAX_PHASE_ROUNDS", 1)
     with BatchServer(
-        responder=build_responder("auto", descriptions=stored_descriptions(synth_data))
+        responder=build_responder("auto", descriptions=stored_descriptions(batch_data))
     ) as server:
-        config = json.loads(Path(_config(synth_data, server.url, tmp_path, 5.0)).read_text())
+        config = json.loads(Path(_config(batch_data, server.url, tmp_path, 5.0)).read_text())
         del config["run"]["budget_usd"]
         path = tmp_path / "online.json"
         path.write_text(json.dumps(config))
@@ -99,25 +136,21 @@ def test_a_batch_models_calls_sent_online_are_counted_and_said(
     assert f"batch: litellm:openai/judge sent {N_ITEMS} calls online at the list price" in out
 
 
-def test_a_resumed_job_is_counted_as_spent_once(synth_data, tmp_path):
+@pytest.mark.slow
+def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path):
     """kill -9 once the describer's job is created; the re-run resumes it: its lines were
     reserved by the killed run, so this run counts their cost as spent without reserving
     them, and the total spend is the provider's bill, paid once."""
-    import os
-    import signal
-    import time
-
-    billing = Billing(build_responder("auto", descriptions=stored_descriptions(synth_data)), RATE)
+    billing = Billing(build_responder("auto", descriptions=stored_descriptions(batch_data)), RATE)
     with BatchServer(responder=billing) as server:
         server.hold()
-        path = _config(synth_data, server.url, tmp_path, 5.0)
+        path = _config(batch_data, server.url, tmp_path, 5.0)
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
         killed = start_cli(["run", path], env=env)
-        deadline = time.monotonic() + 60
-        while server.batch_creates < 1:
-            assert killed.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
-        time.sleep(0.3)  # the job's id recorded in the ledger
+        # the job's id recorded in the ledger
+        _wait(
+            lambda: '"state": "submitted"' in _ledger_text(tmp_path / "cache" / "batches"), killed
+        )
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=60)
         server.release()

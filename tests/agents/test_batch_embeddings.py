@@ -5,8 +5,10 @@ under the texts' own keys, shared with online runs, at the batch price. A provid
 API takes no embeddings (Azure) is refused when the config is read."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
+from batch_helpers import batch_env
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import write_config as _write
@@ -17,6 +19,13 @@ from titjudge.cli import main
 
 EMBEDDINGS = "/v1/embeddings"
 MODEL = "litellm:openai/text-embedding-3-small"
+PRICE = {"input": 0.02, "output": 0.0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 def _config(data, url, tmp_path, *, batch=True, model=MODEL, **judge):
@@ -48,91 +57,113 @@ def _texts(data) -> int:
     return len({r["prompt"] for r in rows}) + len({r["description"] for r in described})
 
 
-def test_embeddings_go_as_batch_lines_and_an_online_rerun_is_cached(synth_data, tmp_path):
-    texts = _texts(synth_data)
-    with BatchServer(responder=build_responder("auto")) as server:
-        config = _config(synth_data, server.url, tmp_path)
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert server.stats.by_endpoint[EMBEDDINGS] == 0  # nothing online
-        assert server.batch_creates == 1
-        (batch,) = server.batches.values()
-        assert batch["endpoint"] == EMBEDDINGS
-        rows = [
-            json.loads(r) for r in server.contents[batch["input_file_id"]].decode().splitlines()
+def _run(config, where) -> SimpleNamespace:
+    """Run `config` from `where` (its cache and runs there): the run's summary and scores."""
+    where.mkdir(exist_ok=True)
+    assert main(["run", _write(config, where)]) == 0
+    return SimpleNamespace(
+        summary=_summary(where), scores=(_run_dir(where) / "scores.csv").read_text()
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(batch_data, tmp_path_factory):
+    """Against one double: batch lines at litellm's rates (no `price`); the same config
+    online on that cache; online with a `price` on a cache of its own; batch lines with that
+    `price` on another."""
+    tmp = tmp_path_factory.mktemp("embedding-runs")
+    with pytest.MonkeyPatch.context() as patch, BatchServer(build_responder("auto")) as server:
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        found = SimpleNamespace()
+        found.batch = _run(_config(batch_data, server.url, tmp / "batch"), tmp / "batch")
+        found.online_lines = server.stats.by_endpoint[EMBEDDINGS]
+        found.creates = server.batch_creates
+        (job,) = server.batches.values()
+        found.job = job
+        found.rows = [
+            json.loads(r) for r in server.contents[job["input_file_id"]].decode().splitlines()
         ]
-        assert {r["url"] for r in rows} == {EMBEDDINGS}
-        # one text per line, the online call's body: the model's own name and the text
-        assert all(r["body"]["model"] == "text-embedding-3-small" for r in rows)
-        assert all(len(r["body"]["input"]) == 1 for r in rows)
-        assert len(rows) == texts == server.lines_answered
-        assert server.engine.stats.by_endpoint[EMBEDDINGS] == texts
-        summary = _summary(tmp_path)
-        assert summary["failed_items"] == 0
-        stats = summary["batch"][MODEL]
-        assert (stats["jobs"], stats["requests"], stats["answered"], stats["failed"]) == (
-            1,
-            texts,
-            texts,
-            0,
-        )
-        scores = (_run_dir(tmp_path) / "scores.csv").read_text()
-
-        config = _config(synth_data, server.url, tmp_path, batch=False)
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert server.stats.by_endpoint[EMBEDDINGS] == 0 and server.batch_creates == 1
-        assert (_run_dir(tmp_path) / "scores.csv").read_text() == scores
-
-        # the same run online from an empty cache: the same vectors, so the same scores
-        online = tmp_path / "online"
-        online.mkdir()
-        assert (
-            main(["run", _write(_config(synth_data, server.url, online, batch=False), online)]) == 0
-        )
-        assert server.stats.by_endpoint[EMBEDDINGS] > 0
-        assert (_run_dir(online) / "scores.csv").read_text() == scores
+        found.output = [
+            json.loads(r) for r in server.contents[job["output_file_id"]].decode().splitlines()
+        ]
+        found.lines = server.lines_answered
+        found.engine = server.engine.stats.by_endpoint[EMBEDDINGS]
+        rerun = _config(batch_data, server.url, tmp / "batch", batch=False)
+        found.rerun = _run(rerun, tmp / "batch")
+        found.rerun_online = server.stats.by_endpoint[EMBEDDINGS]
+        found.rerun_creates = server.batch_creates
+        online = _config(batch_data, server.url, tmp / "online", batch=False, price=PRICE)
+        found.online = _run(online, tmp / "online")
+        found.online_sent = server.stats.by_endpoint[EMBEDDINGS]
+        priced = _config(batch_data, server.url, tmp / "priced", price=PRICE)
+        found.priced = _run(priced, tmp / "priced")
+        return found
 
 
-def test_embedding_lines_cost_half_the_online_price(synth_data, tmp_path):
-    spent = {}
-    with BatchServer(responder=build_responder("auto")) as server:
-        for mode in ("online", "batch"):
-            where = tmp_path / mode
-            where.mkdir()
-            price = {"input": 0.02, "output": 0.0}
-            config = _config(synth_data, server.url, where, batch=mode == "batch", price=price)
-            assert main(["run", _write(config, where)]) == 0
-            spent[mode] = _summary(where)["usage"]["judge"]
-        # and litellm's batch rate where no price is set (text-embedding-3-small: $0.01 / 1M)
-        where = tmp_path / "litellm"
-        where.mkdir()
-        assert main(["run", _write(_config(synth_data, server.url, where), where)]) == 0
-        priced = _summary(where)["usage"]["judge"]
-        last = list(server.batches.values())[-1]
-        lines = server.contents[last["output_file_id"]].decode().splitlines()
-        tokens = sum(json.loads(x)["response"]["body"]["usage"]["prompt_tokens"] for x in lines)
-    assert spent["online"]["cost"] > 0
-    assert spent["batch"]["cost"] == pytest.approx(spent["online"]["cost"] / 2, rel=1e-9)
+@pytest.mark.slow
+def test_embeddings_go_as_batch_lines_and_an_online_rerun_is_cached(batch_data, runs):
+    texts = _texts(batch_data)
+    assert runs.online_lines == 0  # nothing online
+    assert runs.creates == 1
+    assert runs.job["endpoint"] == EMBEDDINGS
+    rows = runs.rows
+    assert {r["url"] for r in rows} == {EMBEDDINGS}
+    # one text per line, the online call's body: the model's own name and the text
+    assert all(r["body"]["model"] == "text-embedding-3-small" for r in rows)
+    assert all(len(r["body"]["input"]) == 1 for r in rows)
+    assert len(rows) == texts == runs.lines
+    assert runs.engine == texts
+    summary = runs.batch.summary
+    assert summary["failed_items"] == 0
+    stats = summary["batch"][MODEL]
+    assert (stats["jobs"], stats["requests"], stats["answered"], stats["failed"]) == (
+        1,
+        texts,
+        texts,
+        0,
+    )
+
+    # the same config online on that cache: nothing sent, the same scores
+    assert runs.rerun_online == 0 and runs.rerun_creates == 1
+    assert runs.rerun.scores == runs.batch.scores
+
+    # the same run online from an empty cache (priced: the vectors are the same): the same
+    # vectors, so the same scores
+    assert runs.online_sent > 0
+    assert runs.online.scores == runs.batch.scores
+
+
+@pytest.mark.slow
+def test_embedding_lines_cost_half_the_online_price(runs):
+    online = runs.online.summary["usage"]["judge"]
+    batch = runs.priced.summary["usage"]["judge"]
+    assert online["cost"] > 0
+    assert batch["cost"] == pytest.approx(online["cost"] / 2, rel=1e-9)
+    # and litellm's batch rate where no price is set (text-embedding-3-small: $0.01 / 1M)
+    priced = runs.batch.summary["usage"]["judge"]
+    tokens = sum(x["response"]["body"]["usage"]["prompt_tokens"] for x in runs.output)
     assert tokens > 0 and priced["cost"] == pytest.approx(tokens * 0.01e-6, rel=1e-6)
 
 
-def test_a_failed_embedding_line_is_a_failure_record_not_cached(synth_data, tmp_path):
+@pytest.mark.slow
+def test_a_failed_embedding_line_is_a_failure_record_not_cached(batch_data, tmp_path):
     with BatchServer(responder=build_responder("auto")) as server:
         server.plan(Plan(fail={0: "This input could not be embedded."}))
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 1
         assert server.stats.by_endpoint[EMBEDDINGS] == 0
         items = (_run_dir(tmp_path) / "items.jsonl").read_text()
         assert "batch line failed: HTTP 400 invalid_request_error: This input could not" in items
         assert _summary(tmp_path)["batch"][MODEL]["failed"] == 1
         # the failure was not cached: online, that one text alone is asked again
-        config = _config(synth_data, server.url, tmp_path, batch=False)
+        config = _config(batch_data, server.url, tmp_path, batch=False)
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.stats.by_endpoint[EMBEDDINGS] == 1
 
 
-def test_batch_on_an_azure_embedding_model_is_refused_at_load(synth_data, tmp_path, capsys):
+def test_batch_on_an_azure_embedding_model_is_refused_at_load(batch_data, tmp_path, capsys):
     config = _config(
-        synth_data, "https://example.openai.azure.com", tmp_path, model="litellm:azure/emb"
+        batch_data, "https://example.openai.azure.com", tmp_path, model="litellm:azure/emb"
     )
     assert main(["run", _write(config, tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -4,12 +4,22 @@ embedding lines under a budget. Each failed before its fix (found in review)."""
 
 import json
 
+import pytest
+from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import summary as _summary
 from doubles.batch_server import BatchServer
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
 
 from titjudge.cli import main
+
+pytestmark = pytest.mark.slow  # each test is a whole run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 def _config(data, url, tmp_path, **run):
@@ -49,10 +59,10 @@ def web_error(status):
     )
 
 
-def test_a_create_whose_reply_is_lost_does_not_create_a_second_job(synth_data, tmp_path):
-    server = LostCreateReply(build_responder("auto", descriptions=stored_descriptions(synth_data)))
+def test_a_create_whose_reply_is_lost_does_not_create_a_second_job(batch_data, tmp_path):
+    server = LostCreateReply(build_responder("auto", descriptions=stored_descriptions(batch_data)))
     with server:
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         # every job the provider holds is run and billed; titjudge read only some of them
         lines = sum(b["request_counts"]["total"] for b in server.batches.values())
@@ -61,25 +71,25 @@ def test_a_create_whose_reply_is_lost_does_not_create_a_second_job(synth_data, t
         )
 
 
-def test_batch_lines_use_the_fitted_image_of_a_remembered_image(synth_data, tmp_path):
+def test_batch_lines_use_the_fitted_image_of_a_remembered_image(batch_data, tmp_path):
     """Run 1 (online) loads the images; run 2 (batch, a smaller max_image_pixels) must fit
     them to key its lines as the online call would: it used to take the cache-only probe's
     shortcut, so each line carried the unfitted image under an unfitted key, and the graph
     then asked every description (and every judge after it) online again."""
-    responder = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    responder = build_responder("auto", descriptions=stored_descriptions(batch_data))
     with BatchServer(responder) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = api_config(batch_data, server.url, tmp_path)
         config["describer"]["model"] = "litellm:openai/other-vlm"  # only loads the images
         assert main(["run", _write(config, tmp_path)]) == 0
         online_first = server.stats.total
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         config["describer"]["max_image_pixels"] = 32 * 32
         assert main(["run", _write(config, tmp_path)]) == 0
         summary = _summary(tmp_path)
         sent_online = server.stats.total - online_first
         batch = summary.get("batch")
-        # the describer's 16 lines went as batch lines AND were asked again online
-        assert sent_online == 0 and server.lines_answered == 32, (
+        # the describer's lines went as batch lines AND were asked again online
+        assert sent_online == 0 and server.lines_answered == 2 * N_ITEMS, (
             sent_online,
             server.lines_answered,
             batch,
@@ -87,14 +97,14 @@ def test_batch_lines_use_the_fitted_image_of_a_remembered_image(synth_data, tmp_
         )
 
 
-def test_two_clients_of_one_model_get_their_own_batch_answers(synth_data, tmp_path):
+def test_two_clients_of_one_model_get_their_own_batch_answers(batch_data, tmp_path):
     """Two judges on the same model with different params are two clients (`ModelHub`), one
     model name: each client's calls go in its own job, built by its own backend, and each
     answer reaches the client that asked (they used to be grouped by model name and handed
     to the first client, the second's calls failed as "no batch API")."""
-    responder = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    responder = build_responder("auto", descriptions=stored_descriptions(batch_data))
     with BatchServer(responder) as server:
-        config = _config(synth_data, server.url, tmp_path)
+        config = _config(batch_data, server.url, tmp_path)
         second = dict(config["judges"][0], name="tit_llm_seeded", params={"seed": 7})
         config["judges"].insert(1, second)
         assert main(["run", _write(config, tmp_path)]) == 0
@@ -107,14 +117,15 @@ def test_two_clients_of_one_model_get_their_own_batch_answers(synth_data, tmp_pa
             for b in server.batches.values()
         ]
     stats = summary["batch"]["litellm:openai/judge"]
-    assert stats == {**stats, "jobs": 2, "requests": 32, "answered": 32, "failed": 0}
+    judged = 2 * N_ITEMS  # each item by each judge
+    assert stats == {**stats, "jobs": 2, "requests": judged, "answered": judged, "failed": 0}
     # the describer's job, then one job per judge client, each with its own bodies
     assert server.batch_creates == 3 and seeds[1:] in ([{None}, {7}], [{7}, {None}])
     assert summary["failed_items"] == 0 and summary["usage"]["judge"]["failures"] == 0
     assert server.stats.total == 0
 
 
-def test_embedding_batch_lines_are_capped_by_the_budget(synth_data, tmp_path):
+def test_embedding_batch_lines_are_capped_by_the_budget(batch_data, tmp_path):
     """Under run.budget_usd an embedding batch line's worst case (its texts' tokens at the
     batch price) is reserved before it is sent, as a text line's is: one the budget cannot
     cover is not sent (it used to be reserved at $0, so never refused)."""
@@ -123,10 +134,10 @@ def test_embedding_batch_lines_are_capped_by_the_budget(synth_data, tmp_path):
         config = {
             "name": "e2e",
             "data": {
-                "manifest": str(synth_data / "manifest.jsonl"),
-                "human_pairs": str(synth_data / "pairs.csv"),
+                "manifest": str(batch_data / "manifest.jsonl"),
+                "human_pairs": str(batch_data / "pairs.csv"),
             },
-            "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
+            "describer": {"model": f"replay:{batch_data / 'descriptions.jsonl'}"},
             "judges": [
                 {
                     "name": "tit_embed",

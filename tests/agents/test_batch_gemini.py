@@ -6,8 +6,10 @@ import asyncio
 import json
 import os
 import signal
+from types import SimpleNamespace
 
 import pytest
+from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
@@ -32,10 +34,15 @@ from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.backend import LiteLLMBackend
 
-N_ITEMS = 16
 KEY = "gemini-test-key-0123456789abcdef"
 DESCRIBER = "litellm:gemini/gemini-2.5-flash"
 JUDGE = "litellm:gemini/gemini-2.5-flash-lite"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
 @pytest.fixture(autouse=True)
@@ -62,47 +69,94 @@ def _online(server) -> int:
     return len(server.requests_for("gemini"))
 
 
+def _seen(server, tmp_path) -> SimpleNamespace:
+    """What the double saw so far, and the latest run's record under `tmp_path`."""
+    return SimpleNamespace(
+        online=_online(server),
+        creates=server.batch_creates,
+        lines=server.lines_answered,
+        batch_requests=list(server.batch_requests),
+        keys_in_urls=server.keys_in_urls,
+        summary=_summary(tmp_path),
+        scores=(_run_dir(tmp_path) / "scores.csv").read_text(),
+        ledgers=list((tmp_path / "cache" / "batches").glob("*.json")),
+    )
+
+
+def _batch_then_online(data, server, url, tmp_path) -> tuple[SimpleNamespace, SimpleNamespace]:
+    """The config as batch jobs, then online on the same cache."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    assert main(["run", _write(_config(data, url, tmp_path), tmp_path)]) == 0
+    batch = _seen(server, tmp_path)
+    assert main(["run", _write(_config(data, url, tmp_path, batch=False), tmp_path)]) == 0
+    return batch, _seen(server, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def v1beta_runs(batch_data, tmp_path_factory):
+    """With api_base .../v1beta, against one double: the config as batch jobs, online on
+    that cache, then online on a cache of its own."""
+    tmp = tmp_path_factory.mktemp("gemini-v1beta")
+    with pytest.MonkeyPatch.context() as patch, _server(batch_data) as server:
+        patch.setenv("GEMINI_API_KEY", KEY)
+        batch, rerun = _batch_then_online(batch_data, server, server.gemini_base, tmp / "batch")
+        online = _config(batch_data, server.gemini_base, tmp / "online", batch=False)
+        assert main(["run", _write(online, tmp)]) == 0
+        return SimpleNamespace(
+            batch=batch,
+            rerun=rerun,
+            online=_seen(server, tmp / "online"),
+            online_bodies=sorted(
+                json.dumps(r.body, sort_keys=True) for r in server.requests_for("gemini")
+            ),
+            lines=sorted(json.dumps(r.body, sort_keys=True) for r in server.engine.requests),
+        )
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("base", ["v1beta", "host"])
-def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(synth_data, tmp_path, base):
+def test_batch_run_answers_every_item_and_an_online_rerun_is_cached(
+    batch_data, tmp_path, base, request
+):
     """With api_base as litellm takes it (.../v1beta) or a bare host: every call goes as a
     line of a job, the key only in a header; the same config online then finds every answer
     cached."""
-    with _server(synth_data) as server:
-        url = server.gemini_base if base == "v1beta" else server.url
-        config = _config(synth_data, url, tmp_path)
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert _online(server) == 0  # nothing online: every call went as a batch line
-        assert server.batch_creates == 2  # the descriptions, then the judges that read them
-        assert server.lines_answered == 2 * N_ITEMS
-        summary = _summary(tmp_path)
-        assert summary["failed_items"] == 0
-        assert summary["batch"][DESCRIBER]["answered"] == N_ITEMS
-        assert summary["batch"][JUDGE]["requests"] == N_ITEMS
-        assert summary["usage"]["describer"]["cache_hits"] == 0
-        # the key went in x-goog-api-key on every call, never in a URL
-        assert server.batch_requests and server.keys_in_urls == 0
-        assert {r.header("x-goog-api-key") for r in server.batch_requests} == {KEY}
-        uploads = [r for r in server.batch_requests if r.path.startswith("/upload/")]
-        assert [r.header("X-Goog-Upload-Command") for r in uploads] == [
-            "start",
-            "upload, finalize",
-        ] * 2
-        assert not list((tmp_path / "cache" / "batches").glob("*.json"))
-        batch_scores = (_run_dir(tmp_path) / "scores.csv").read_text()
+    if base == "v1beta":
+        runs = request.getfixturevalue("v1beta_runs")
+        batch, rerun = runs.batch, runs.rerun
+    else:
+        with _server(batch_data) as server:
+            batch, rerun = _batch_then_online(batch_data, server, server.url, tmp_path)
+    assert batch.online == 0  # nothing online: every call went as a batch line
+    assert batch.creates == 2  # the descriptions, then the judges that read them
+    assert batch.lines == 2 * N_ITEMS
+    summary = batch.summary
+    assert summary["failed_items"] == 0
+    assert summary["batch"][DESCRIBER]["answered"] == N_ITEMS
+    assert summary["batch"][JUDGE]["requests"] == N_ITEMS
+    assert summary["usage"]["describer"]["cache_hits"] == 0
+    # the key went in x-goog-api-key on every call, never in a URL
+    assert batch.batch_requests and batch.keys_in_urls == 0
+    assert {r.header("x-goog-api-key") for r in batch.batch_requests} == {KEY}
+    uploads = [r for r in batch.batch_requests if r.path.startswith("/upload/")]
+    assert [r.header("X-Goog-Upload-Command") for r in uploads] == [
+        "start",
+        "upload, finalize",
+    ] * 2
+    assert batch.ledgers == []
 
-        config = _config(synth_data, url, tmp_path, batch=False)
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert _online(server) == 0 and server.batch_creates == 2
-        assert _summary(tmp_path)["usage"]["describer"]["cache_hits"] == N_ITEMS
-        assert _summary(tmp_path)["usage"]["judge"]["cache_hits"] == N_ITEMS
-        assert (_run_dir(tmp_path) / "scores.csv").read_text() == batch_scores
+    assert rerun.online == 0 and rerun.creates == 2
+    assert rerun.summary["usage"]["describer"]["cache_hits"] == N_ITEMS
+    assert rerun.summary["usage"]["judge"]["cache_hits"] == N_ITEMS
+    assert rerun.scores == batch.scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", ["error", "status"])
-def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data, tmp_path, field):
-    with _server(synth_data) as server:
+def test_a_failed_line_is_a_failure_record_with_the_providers_reason(batch_data, tmp_path, field):
+    with _server(batch_data) as server:
         server.plan(Plan(fail={0: "Unable to process input image."}, fail_field=field))
-        config = _config(synth_data, server.gemini_base, tmp_path)
+        config = _config(batch_data, server.gemini_base, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 1
         assert _online(server) == 0
         summary = _summary(tmp_path)
@@ -112,12 +166,13 @@ def test_a_failed_line_is_a_failure_record_with_the_providers_reason(synth_data,
         assert "batch line failed: INVALID_ARGUMENT: Unable to process input image." in items
 
 
-def test_a_reply_cut_at_the_token_limit_names_the_cap_the_line_sent(synth_data, tmp_path):
+@pytest.mark.slow
+def test_a_reply_cut_at_the_token_limit_names_the_cap_the_line_sent(batch_data, tmp_path):
     """As online: a MAX_TOKENS reply is a failure record, and the cap it names is the line's
     maxOutputTokens (the answer's max_tokens plus the thinking budget)."""
-    with _server(synth_data) as server:
+    with _server(batch_data) as server:
         server.plan(Plan(truncate={0}))
-        config = _config(synth_data, server.gemini_base, tmp_path)
+        config = _config(batch_data, server.gemini_base, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 1
         assert _summary(tmp_path)["describer_failures"] == 1
         lines = server.engine.requests_for("gemini", "gemini-2.5-flash")  # the describer's
@@ -127,10 +182,11 @@ def test_a_reply_cut_at_the_token_limit_names_the_cap_the_line_sent(synth_data, 
         assert f"cap sent {cap})" in items
 
 
-def test_an_expired_job_sends_its_requests_again(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_an_expired_job_sends_its_requests_again(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan(expire=True))
-        config = _config(synth_data, server.gemini_base, tmp_path)
+        config = _config(batch_data, server.gemini_base, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         # describer: the expired job (no results) and one for all its lines; then the judges
         assert server.batch_creates == 3
@@ -139,11 +195,12 @@ def test_an_expired_job_sends_its_requests_again(synth_data, tmp_path):
         assert _summary(tmp_path)["failed_items"] == 0
 
 
-def test_an_invalid_structured_reply_is_validated_and_reasked(synth_data, tmp_path):
-    with _server(synth_data) as server:
+@pytest.mark.slow
+def test_an_invalid_structured_reply_is_validated_and_reasked(batch_data, tmp_path):
+    with _server(batch_data) as server:
         server.plan(Plan())  # the descriptions
         server.plan(Plan(replace={0: "I would rather not answer in JSON."}))  # the judges
-        config = _config(synth_data, server.gemini_base, tmp_path)
+        config = _config(batch_data, server.gemini_base, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.batch_creates == 3  # the re-ask, quoting the invalid reply, in a third job
         assert server.lines_answered == 2 * N_ITEMS + 1
@@ -156,35 +213,29 @@ def test_an_invalid_structured_reply_is_validated_and_reasked(synth_data, tmp_pa
         assert [r["variant"] for r in rows if r["details"].get("reasked")] == ["tit_llm"]
 
 
-def test_same_bodies_as_online_and_spend_at_the_batch_price(synth_data, tmp_path):
+@pytest.mark.slow
+def test_same_bodies_as_online_and_spend_at_the_batch_price(v1beta_runs):
     """Each line's request is the body the online call POSTs to generateContent, and the
     replies cost litellm's batch rates: for Gemini 2.5 Flash and Flash-Lite, half the list."""
-    spent = {}
-    with _server(synth_data) as server:
-        for mode in ("online", "batch"):
-            config = _config(synth_data, server.gemini_base, tmp_path / mode, mode == "batch")
-            assert main(["run", _write(config, tmp_path)]) == 0
-            usage = _summary(tmp_path / mode)["usage"]
-            spent[mode] = {role: usage[role] for role in ("describer", "judge")}
-        online = sorted(json.dumps(r.body, sort_keys=True) for r in server.requests_for("gemini"))
-        lines = sorted(json.dumps(r.body, sort_keys=True) for r in server.engine.requests)
-    assert len(lines) == 2 * N_ITEMS and lines == online
+    assert len(v1beta_runs.lines) == 2 * N_ITEMS and v1beta_runs.lines == v1beta_runs.online_bodies
     for role in ("describer", "judge"):
-        on, batch = spent["online"][role], spent["batch"][role]
+        on = v1beta_runs.online.summary["usage"][role]
+        batch = v1beta_runs.batch.summary["usage"][role]
         assert batch["tokens_in"] == on["tokens_in"] > 0
         assert batch["tokens_out"] == on["tokens_out"] > 0
         assert batch["cost"] == pytest.approx(on["cost"] / 2, rel=1e-6)
 
 
-def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(synth_data, tmp_path):
+@pytest.mark.slow
+def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(batch_data, tmp_path):
     """kill -9 once the job is created but before the ledger has its name: Gemini's create is
     not idempotent, so the re-run looks the job up by its display_name (past other jobs, over
     several pages of the list) and polls it: exactly one create for the describer."""
-    with _server(synth_data) as server:
+    with _server(batch_data) as server:
         for n in range(5):
             server.decoy(f"someone-else-{n}")
         server.hold()
-        config = _config(synth_data, server.gemini_base, tmp_path)
+        config = _config(batch_data, server.gemini_base, tmp_path)
         path = _write(config, tmp_path)
         env = {**os.environ, "GEMINI_API_KEY": KEY}
         proc = start_cli(["run", path], env=env)

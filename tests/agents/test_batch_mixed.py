@@ -4,6 +4,8 @@ online; each description is paid and counted once."""
 
 import json
 
+import pytest
+from batch_helpers import N_ITEMS, batch_env
 from doubles.batch_server import BatchServer
 from doubles.server import build_responder
 from pipeline_helpers import api_config, stored_descriptions
@@ -11,13 +13,18 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 
-N_ITEMS = 16
+
+@pytest.fixture(scope="module", autouse=True)
+def batch_data(tmp_path_factory):
+    with batch_env(tmp_path_factory) as data:
+        yield data
 
 
-def test_a_batch_judge_behind_an_online_describer_is_batched_in_the_first_run(synth_data, tmp_path):
-    responder = build_responder("auto", descriptions=stored_descriptions(synth_data))
+@pytest.mark.slow
+def test_a_batch_judge_behind_an_online_describer_is_batched_in_the_first_run(batch_data, tmp_path):
+    responder = build_responder("auto", descriptions=stored_descriptions(batch_data))
     with BatchServer(responder=responder) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = api_config(batch_data, server.url, tmp_path)
         config["judges"][0]["batch"] = True
         config["judges"][0]["batch_poll"] = 0.05
         path = tmp_path / "run.json"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from doubles.anthropic_batch_server import AnthropicBatchServer, Plan
+from doubles.batch_tls import one_root_bundle
 from doubles.server import build_responder
 
 from titjudge.models.core.base import PermanentError, TransientError
@@ -20,6 +21,13 @@ from titjudge.models.litellm import batch_anthropic
 from titjudge.models.litellm.batch_anthropic import AnthropicBatchAPI
 
 KEY = "sk-ant-unit-test-key-0123456789"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_root(tmp_path_factory):
+    """Each request builds an httpx client: its TLS context loads one root, not ~150."""
+    with one_root_bundle(tmp_path_factory.mktemp("tls")):
+        yield
 
 
 @pytest.fixture
