@@ -1,22 +1,22 @@
 """A describer whose endpoint refuses every call (a 401 with OpenAI's invalid_api_key body, a
 404 with its model_not_found body, a closed port) on 200 items: the model is stopped after
 `run.stop_after` requests in a row, so at most stop_after + concurrency requests are made
-(counted at the double, and in the items' attempts), not max_attempts per item; the terminal
-(a pipe here) shows one grouped reason and the stop, summary.json the same, exit 1; a re-run
-asks again (failures are never cached)."""
+(counted at the double, and in the items' attempts), not max_attempts per item; the output
+(captured here: not a terminal) shows one grouped reason and the stop, summary.json the same,
+exit 1; a re-run asks again (failures are never cached)."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_process import Finished, run_cli
 from doubles.server import FakeOpenAIServer, Fault, Reply
 from run_dirs import latest_run
 
+from titjudge.cli import main
 from titjudge.data.synth.benchmark import synthesize
 
 CONCURRENCY = 8
@@ -39,7 +39,9 @@ KINDS = {
 @pytest.fixture(scope="module")
 def items200(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("items200") / "data"
-    synthesize(out, n_prompts=40, n_models=5, seed=0)  # 200 items
+    # 200 items; small images drawn in this process (the refusals do not depend on them):
+    # 0.5 s of CPU, not 1.7 s with a process pool drawing 256-pixel ones
+    synthesize(out, n_prompts=40, n_models=5, seed=0, image_size=64, workers=1)
     return out
 
 
@@ -49,11 +51,28 @@ def _closed_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
-def _run(config: Path) -> Finished:
-    """`titjudge run CONFIG` in a process of its own (warm: tests/cli_process.py), its output
-    going to files: not a terminal, the summary is printed all the same."""
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "COLUMNS": "400"}
-    return run_cli(["run", str(config)], env=env)
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_titjudge(capsys, monkeypatch):
+    """`titjudge run CONFIG` in this process (nothing here needs a process of its own: a warm
+    child imported what the run needs again, ~0.7 s a run), its output captured: not a
+    terminal, the summary is printed all the same."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("COLUMNS", "400")
+
+    def run(config: Path) -> Finished:
+        capsys.readouterr()
+        code = main(["run", str(config)])
+        out, err = capsys.readouterr()
+        return Finished(code, out, err)
+
+    return run
 
 
 def _attempts(run_dir: Path) -> int:
@@ -63,7 +82,7 @@ def _attempts(run_dir: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("refusal", ["401", "404", "closed"])
-def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal):
+def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal, run_titjudge):
     kind = "401" if refusal == "closed" else refusal  # nothing listens there: never answered
     fault = Fault(kind, message=INVALID_KEY if kind == "401" else NO_MODEL)
     server = FakeOpenAIServer(responder=lambda request: Reply(fault=fault))
@@ -86,7 +105,7 @@ def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal):
         )
     )
     try:
-        done = _run(config)
+        done = run_titjudge(config)
         assert done.returncode == 1, done.stderr
         run_dir = latest_run(tmp_path / "runs" / "dead")
         sent = _attempts(run_dir)
@@ -108,7 +127,7 @@ def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal):
         assert [(g["kind"], g["count"]) for g in describer] == [(kind, 200)]
         assert failures["stopped"][0]["reason"] == kind
 
-        again = _run(config)  # nothing was cached: the re-run asks again
+        again = run_titjudge(config)  # nothing was cached: the re-run asks again
         assert again.returncode == 1
         resent = _attempts(latest_run(tmp_path / "runs" / "dead"))
         assert 0 < resent <= STOP_AFTER + CONCURRENCY

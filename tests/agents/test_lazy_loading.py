@@ -3,8 +3,10 @@ torch nor LangGraph, and a model whose answers are all cached is never loaded (i
 the limits).
 
 A run whose imports are checked is a fresh interpreter (`titjudge run` through the CLI's main),
-so `sys.modules` shows what that run really imported; the runs around it are warm child
-processes (tests/cli_process.py), which start with litellm already imported. The describer and
+so `sys.modules` shows what that run really imported; every other run is in-process
+(`titjudge.cli.main`: nothing about it needs a process of its own, and the test session
+already imported torch to build the checkpoint), where a spy on `LazyBackend` shows which
+model's backend a run tried to build. The describer and
 the LLM judge are litellm models served by the loopback double, the embedding judge a tiny
 random-weight Qwen3-Embedding checkpoint on CPU.
 """
@@ -18,10 +20,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_process import run_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
 from run_dirs import latest_run
+
+from titjudge.cli import main
+from titjudge.models.core.lazy import LazyBackend
+
+pytestmark = pytest.mark.slow
 
 pytest.importorskip("torch")
 from doubles.tiny_models import build_tiny_qwen3_embedding  # noqa: E402
@@ -29,6 +35,7 @@ from doubles.tiny_models import build_tiny_qwen3_embedding  # noqa: E402
 RUN = """
 import json, sys
 from titjudge.cli import main
+from titjudge.models.core.lazy import LazyBackend
 code = main(sys.argv[1:])
 print("MODULES " + json.dumps({m: m in sys.modules for m in ("litellm", "torch", "transformers", "langgraph")}))
 sys.exit(code)
@@ -57,10 +64,19 @@ def _env(without_key: bool) -> dict[str, str]:
     return env
 
 
-def _warm(config: Path, *extra: str, without_key: bool = False) -> tuple[int, str]:
-    """(exit code, stderr) of one `titjudge run` in a warm child process."""
-    done = run_cli(["run", str(config), *extra], env=_env(without_key))
-    return done.returncode, done.stderr
+@pytest.fixture
+def in_process(capsys, monkeypatch):
+    """`titjudge run CONFIG EXTRA...` in this process: (exit code, stderr)."""
+
+    def run(config: Path, *extra: str, without_key: bool = False) -> tuple[int, str]:
+        capsys.readouterr()
+        with monkeypatch.context() as patch:
+            if without_key:
+                patch.delenv("OPENAI_API_KEY", raising=False)
+            code = main(["run", str(config), *extra])
+        return code, capsys.readouterr().err
+
+    return run
 
 
 def _run(config: Path, *extra: str, without_key: bool = False):
@@ -82,11 +98,13 @@ def _scores(run_dir: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_path, embedding_path):
+def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(
+    synth_data, tmp_path, embedding_path, in_process
+):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        code, err = _warm(config)
+        code, err = in_process(config)
         assert code == 0, err
         asked = server.stats.total
         first = _scores(latest_run(tmp_path / "runs" / "e2e"))
@@ -115,7 +133,7 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(synth_data, tmp_pa
 
 
 def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_send(
-    synth_data, tmp_path, embedding_path
+    synth_data, tmp_path, embedding_path, in_process, monkeypatch
 ):
     """The preflight leaves a model with cached answers to its build; when a call then misses
     without credentials, the run stops: one line naming the variable, exit 2, nothing sent.
@@ -123,12 +141,25 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        assert _warm(config, "--limit", "4")[0] == 0
+        assert in_process(config, "--limit", "4")[0] == 0
         asked = server.stats.total
-        code, modules, err = _run(config, without_key=True)
+        builds: list[tuple[str, str]] = []  # (model, what its build raised) from here on
+        real_build = LazyBackend._build_alone
+
+        def build(self):
+            try:
+                return real_build(self)
+            except Exception as exc:
+                builds.append((str(self.spec), type(exc).__name__))
+                raise
+
+        monkeypatch.setattr(LazyBackend, "_build_alone", build)
+        code, err = in_process(config, without_key=True)
         assert server.stats.total == asked  # nothing sent without a key
         assert code == 2
-        assert modules["litellm"] is True  # a call missed: the backend was built (and refused)
+        # a call missed: the describer's backend was built, and refused for want of the key
+        # (before, a fresh interpreter showed only that litellm had been imported)
+        assert builds == [("litellm:openai/vlm", "MissingCredentialsError")]
         errors = [line for line in err.splitlines() if "error" in line.lower()]
         assert errors == [
             "titjudge: error: litellm:openai/vlm: a call is not in the cache and must be sent, "
@@ -136,7 +167,7 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
             "set it and run again"
         ]
         assert "Traceback" not in err
-        code, err = _warm(config)
+        code, err = in_process(config)
         assert code == 0, err
         items = len(_scores(latest_run(tmp_path / "runs" / "e2e"))) // 2  # two variants per item
         # the 4 items answered before were not asked again: 2 calls (describe, judge) per other
@@ -144,11 +175,11 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
 
 
 def test_a_fresh_run_without_a_key_is_still_refused_before_anything_runs(
-    synth_data, tmp_path, embedding_path
+    synth_data, tmp_path, embedding_path, in_process
 ):
     with FakeOpenAIServer(responder=build_responder("auto", descriptions={})) as server:
         config = _config(synth_data, server.url, tmp_path, embedding_path)
-        code, err = _warm(config, without_key=True)
+        code, err = in_process(config, without_key=True)
         assert server.stats.total == 0
     assert code == 2
     assert "OPENAI_API_KEY not set" in err and "Traceback" not in err

@@ -2,21 +2,20 @@
 cached pass on a fully cached re-run comes out the same, for a config with a fallback that
 fires, a repeated judge and a repeated pairwise judge.
 
-The fresh run is in-process; the re-run is `titjudge run` in a child process, so its
-`sys.modules` shows that LangGraph was never imported (every item went through the cached
-pass, not the graph). The LLM judge scores with `score_mode: expected`, and the loopback
+Both runs are in-process (the re-run through the CLI's main); a spy on
+`titjudge.agents.graph.build_graph` shows that the re-run never built the graph (every item
+went through the cached pass). A fresh interpreter's `sys.modules` showed the same at ~7 s of
+CPU; tests/agents/test_lazy_loading.py keeps that check of what a cached re-run imports. The LLM judge scores with `score_mode: expected`, and the loopback
 server withholds the score's log-probabilities for a few items: a valid (so cached) verdict
 that the judge cannot score, so the fallback to the embedding judge fires on both runs
 with nothing asked again.
 """
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from doubles.embeddings_server import EmbeddingsServer
 from doubles.server import FakeOpenAIServer, Reply, TokenLogprob
@@ -24,17 +23,11 @@ from judges.judge_helpers import ModesResponder, run_config
 from run_dirs import latest_run
 
 import titjudge
+import titjudge.agents.graph as graph_module
+from titjudge.cli import main
 
 #: items whose expected score cannot be computed (every fourth one)
 POISONED = range(0, 16, 4)
-
-RUN = """
-import json, sys
-from titjudge.cli import main
-code = main(sys.argv[1:])
-print("MODULES " + json.dumps({m: m in sys.modules for m in ("langgraph", "litellm")}))
-sys.exit(code)
-"""
 
 #: what may differ between a fresh run and its cached re-run: timings, cache flags, when it ran
 VOLATILE = {"latency", "cached", "wall_seconds", "created", "started", "finished"}
@@ -104,7 +97,8 @@ def _outputs(run: Path) -> dict[str, Any]:
     }
 
 
-def test_fresh_graph_and_cached_pass_write_the_same_run(synth_data, tmp_path):
+@pytest.mark.slow
+def test_fresh_graph_and_cached_pass_write_the_same_run(synth_data, tmp_path, monkeypatch, capsys):
     rows = [
         json.loads(line)
         for line in (synth_data / "descriptions.jsonl").read_text().splitlines()
@@ -123,17 +117,17 @@ def test_fresh_graph_and_cached_pass_write_the_same_run(synth_data, tmp_path):
 
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
-        done = subprocess.run(
-            [sys.executable, "-c", RUN, "run", str(path)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
+        graphs = []  # the graphs the re-run builds
+        real_build = graph_module.build_graph
+
+        def build_graph():
+            graphs.append(1)
+            return real_build()
+
+        monkeypatch.setattr(graph_module, "build_graph", build_graph)
+        assert main(["run", str(path)]) == 0, capsys.readouterr().err
         assert (server.stats.total, len(embed.requests)) == (asked, embedded)  # nothing asked
-    modules = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("MODULES "))[8:])
-    assert modules["langgraph"] is False  # the cached pass, not the graph
+    assert graphs == []  # the cached pass, not the graph
     again = latest_run(tmp_path / "runs" / "one_path")
     assert again != fresh.out_dir
     second = _outputs(again)

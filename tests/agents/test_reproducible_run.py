@@ -4,9 +4,12 @@ or answered entirely from the cache.
 
 The two fresh runs are `titjudge run` processes with their own PYTHONHASHSEED (1 and 2), so any
 order taken from a set or a str-keyed hash (a rationale's word list, say) shows up as a
-difference; the cached run is a warm child process (tests/cli_process.py) with the test
-session's hash seed, a third one. The config is the demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic
-benchmark, the lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2.
+difference; the cached run is in-process (the CLI's main), with the test session's hash seed,
+a third one (a cached run loads no model: nothing heavy is imported for it). The config is the
+demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic benchmark, the
+lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2. The benchmark has 6
+prompts x 4 models (it had 10): several prompts' rankings and pairs, at ~3 s less CPU for each
+fresh run.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_process import run_cli
 
+from titjudge.cli import main
 from titjudge.cli.run import demo_config, minilm_dir
 from titjudge.data.synth.benchmark import synthesize
 
+PROMPTS, MODELS = 6, 4
 #: fields that say how long a call took or whether the cache answered it, not what it answered
 TIMING = frozenset({"latency", "cached"})
 
@@ -66,9 +70,11 @@ def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cached(tmp_path):
+def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cached(
+    tmp_path, capsys
+):
     data = tmp_path / "data"
-    synthesize(data, n_prompts=10, n_models=4, seed=0)
+    synthesize(data, n_prompts=PROMPTS, n_models=MODELS, seed=0)
     config = tmp_path / "run.yaml"
     first_cache, second_cache = tmp_path / "first", tmp_path / "second"
     # JSON is YAML; each fresh run gets a cache of its own
@@ -80,11 +86,11 @@ def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cach
     run(config, tmp_path / "fresh-1", hash_seed=1)
     run(other, tmp_path / "fresh-2", hash_seed=2)
     # every judge call is in first's cache
-    cached = run_cli(["run", str(config), "--out", str(tmp_path / "cached-3")])
-    assert cached.returncode == 0, cached.stderr[-3000:]
+    code = main(["run", str(config), "--out", str(tmp_path / "cached-3")])
+    assert code == 0, capsys.readouterr().err[-3000:]
 
     fresh = outputs(tmp_path / "fresh-1")
-    assert len(fresh["items.jsonl"]) == 40 * len(raw["judges"])
+    assert len(fresh["items.jsonl"]) == PROMPTS * MODELS * len(raw["judges"])
     assert all(line["status"] == "ok" for line in fresh["items.jsonl"])
     assert_same(fresh, outputs(tmp_path / "fresh-2"))
     summary = json.loads((tmp_path / "cached-3" / "summary.json").read_text())

@@ -46,7 +46,9 @@ def test_a_dead_owners_claim_goes_to_exactly_one_run(tmp_path):
     cache = CallCache(tmp_path / "cache")
     cache._store.set(f"claim:{key}", [socket.gethostname(), _dead_pid()], expire=3600)
     cache.close()
-    context = multiprocessing.get_context("spawn")
+    # forked from this process, which has imported the store already (spawn started 8 fresh
+    # interpreters to import it); nothing in a run needs a lock another thread here may hold
+    context = multiprocessing.get_context("fork")
     start, done = context.Barrier(RUNS), context.Barrier(RUNS + 1)
     results = context.Queue()
     runs = [

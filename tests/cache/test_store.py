@@ -31,7 +31,7 @@ def test_clear_one_model(tmp_path):
 
 
 def test_concurrent_processes_share_one_dir(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork")  # the store is imported here already
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), i * 200)) for i in range(3)]
     for p in procs:
         p.start()

@@ -2,13 +2,11 @@
 previous run and LATEST stay exactly as they were, and no staging dir is left behind.
 
 Each failure is injected where it bites: the metrics raising after every answer is in, a full
-disk (a real ENOSPC from /dev/full, in a child process) while items.jsonl is written after
-scores.csv, and Ctrl-C between two run files."""
+disk (a real ENOSPC from /dev/full, tests/faults/full_disk.py) while items.jsonl is written
+after scores.csv, and Ctrl-C between two run files. Every run is in-process: none of these
+needs a process of its own."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import full_disk
@@ -21,25 +19,26 @@ import titjudge.report.run_dir
 from titjudge.cli import main
 from titjudge.errors import DataError
 
-TESTS = Path(__file__).resolve().parent.parent
+
+@pytest.fixture(scope="module")
+def finished(fault_data, tmp_path_factory):
+    """One finished run of the config, shared by the module's tests (each leaves it as it
+    was, which is what each checks); yields (config path, runs folder)."""
+    tmp = tmp_path_factory.mktemp("atomic")
+    responder = build_responder("auto", descriptions=descriptions(fault_data))
+    with FakeOpenAIServer(responder=responder) as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")  # fake_key is per test
+        path = tmp / "run.yaml"
+        path.write_text(json.dumps(config(fault_data, server.url, tmp)))
+        assert main(["run", str(path)]) == 0
+        yield path, tmp / "runs"
 
 
 @pytest.fixture
-def server(fault_data):
-    with FakeOpenAIServer(
-        responder=build_responder("auto", descriptions=descriptions(fault_data))
-    ) as srv:
-        yield srv
-
-
-@pytest.fixture
-def first_run(fault_data, server, tmp_path, capsys):
-    """One finished run of the config; returns (config path, runs folder, snapshot of it)."""
-    path = tmp_path / "run.yaml"
-    path.write_text(json.dumps(config(fault_data, server.url, tmp_path)))
-    assert main(["run", str(path)]) == 0
+def first_run(finished, capsys):
+    """The finished run: (config path, runs folder, snapshot of it as the test begins)."""
+    path, runs = finished
     capsys.readouterr()
-    runs = tmp_path / "runs"
     return path, runs, snapshot(runs)
 
 
@@ -72,27 +71,15 @@ def test_metrics_raising_leaves_the_previous_run_as_it_was(first_run, monkeypatc
     assert snapshot(runs) == before  # not even the new config.yaml
 
 
-def test_a_full_disk_mid_write_keeps_the_previous_run(first_run, tmp_path):
+def test_a_full_disk_mid_write_keeps_the_previous_run(first_run, monkeypatch, capsys):
     """scores.csv is written, then items.jsonl meets a full disk: one line, exit 2, and the
     new scores.csv is nowhere (before, it sat beside the previous run's items.jsonl)."""
     path, runs, before = first_run
-    child = (
-        "import sys, full_disk; full_disk.install('items.jsonl');"
-        "from titjudge.cli import main; sys.exit(main(sys.argv[1:]))"
-    )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS / "faults"), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", child, "run", str(path), "--limit", "20"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert done.returncode == 2, done.stderr
-    line = _one_line(done.stderr)
+    full_disk.install("items.jsonl", monkeypatch)
+    code = main(["run", str(path), "--limit", "20"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    line = _one_line(err)
     assert line.startswith("titjudge: error: ")
     assert line.endswith("items.jsonl: cannot write (No space left on device)")
     assert snapshot(runs) == before

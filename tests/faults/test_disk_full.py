@@ -3,8 +3,8 @@ before it stays, and a re-run after freeing space resumes from them.
 
 The disk fills for real: the run is a child process (warm: tests/cli_process.py) whose
 file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes past it fail with EFBIG, as SQLite
-sees on a full disk; where this machine lets a test mount a small tmpfs, the same run also
-meets a real ENOSPC. The child prints a progress record every 10 ms: however many came first,
+sees on a full disk; where this machine lets a test mount a small tmpfs, the same run (in this
+process: the full tmpfs holds nothing but its cache) also meets a real ENOSPC. The child prints a progress record every 10 ms: however many came first,
 the stop is one line and the last one on stderr.
 """
 
@@ -17,7 +17,7 @@ import uuid
 
 import full_disk
 import pytest
-from cli_process import run_cli
+from cli_process import Finished, run_cli
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from run_dirs import latest_run
@@ -121,7 +121,10 @@ def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
     CallCache(cache_dir).close()
     free = shutil.disk_usage(small_disk).free
     (small_disk / "filler").write_bytes(b"\0" * (free - 600 * 1024))  # leave 600 KiB
-    done = _run_child(path)
+    # in-process: unlike a file-size limit, a full tmpfs bounds nothing but the run's cache
+    code = main(["run", str(path), "--progress-every", "0.01"])
+    out, err = capsys.readouterr()
+    done = Finished(code, out, err)
     stop = _assert_one_line_stop(done, cache_dir)
     assert stop.startswith("titjudge: error: disk full: ")
     (small_disk / "filler").unlink()  # space freed (opening a cache writes to it, too)
