@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ablation_grids import grid_config
 from run_dirs import latest_run
-from test_ablation_grid import grid_config
 
 import titjudge.ablation.grid as grid
 from titjudge.ablation.config import AblationConfig
