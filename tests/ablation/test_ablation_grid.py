@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from ablation_grids import (
     COLUMNS,
@@ -19,6 +20,9 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.manifest import load_manifest
+
+# every test makes an ablation grid
+pytestmark = pytest.mark.slow
 
 
 def test_grid_tables_match_row_runs_and_rerun_is_free(

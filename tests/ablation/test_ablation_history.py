@@ -18,6 +18,9 @@ from titjudge.ablation.config import AblationConfig
 from titjudge.cli import main
 from titjudge.config import validate_config
 
+# every test makes an ablation grid
+pytestmark = pytest.mark.slow
+
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {

@@ -12,6 +12,9 @@ import titjudge
 from titjudge.errors import MissingDependencyError
 from titjudge.metrics.summary import jsonable
 
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def _metrics_json(run_dir):
     return json.loads((run_dir / "metrics.json").read_text())

@@ -26,7 +26,13 @@ from titjudge.metrics.exact import binom_half_cdf, binomtest_half, rank_average
 from titjudge.metrics.significance import threshold_count
 
 SMALL_N = range(0, 81)
-LARGE_N = (101, 999, 1000, 4001, 11_600, 12_832, 50_001)
+LARGE_N = (
+    101,
+    999,
+    1000,
+    4001,
+    *(pytest.param(n, marks=pytest.mark.slow, id=str(n)) for n in (11_600, 12_832, 50_001)),
+)
 
 
 def _ks(n: int) -> list[int]:
