@@ -1,5 +1,11 @@
 """A small synthetic benchmark and one loopback server playing several VLMs and a judge.
 
+`bench` is 3 prompts x 3 T2I models (9 items, 3 human pairs per prompt). No claim of these
+tests needs more: the two VLMs' rows still differ, a prompt's worth of failed pairs is still
+a share of the pairs, a budget still runs out between the rows, and 8 answers still come in
+before the interrupt while one image is held. `plain_grid` is one plain grid that several
+tests read (ablation_grids.py).
+
 `GridResponder` answers every model name the grid uses: `vlm-sharp` describes with the
 benchmark's stored descriptions, `vlm-blurry` drops every other sentence of them (so the
 two rows differ), `judge-flaky` answers 400 to every request about `fail_prompt`, and any
@@ -15,8 +21,11 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ablation_grids import RATE, PlainGrid, grid_config, run_grid
+from doubles.billing import Billing
 from doubles.server import (
     AutoResponder,
     ChatRequest,
@@ -85,7 +94,7 @@ class GridResponder:
 @pytest.fixture(scope="session")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ablation-bench") / "synth"
-    synthesize(out, n_prompts=4, n_models=4, seed=0)
+    synthesize(out, n_prompts=3, n_models=3, seed=0)
     return out
 
 
@@ -129,3 +138,36 @@ def dead_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="session")
+def plain_grid(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> PlainGrid:
+    """One plain grid (`ablation_grids.PlainGrid`) for the tests that only read what it left:
+    how often it read its data, the online tables a batch grid must equal, the full bill a
+    budgeted grid's two parts must add up to."""
+    import titjudge.data.manifest as manifest
+    import titjudge.data.pairs as pairs
+
+    tmp = tmp_path_factory.mktemp("plain-grid")
+    reads = {"manifest": 0, "pairs": 0}
+
+    def counted(patch: pytest.MonkeyPatch, module: Any, name: str, key: str) -> None:
+        original = getattr(module, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            reads[key] += 1
+            return original(*args, **kwargs)
+
+        patch.setattr(module, name, wrapper)
+
+    billing = Billing(GridResponder(stored_descriptions(bench)), RATE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-test")
+        counted(patch, manifest, "load_manifest", "manifest")
+        counted(patch, pairs, "load_pairs", "pairs")
+        with FakeOpenAIServer(
+            responder=billing, models=("vlm-sharp", "vlm-blurry", "judge-llm")
+        ) as server:
+            result = run_grid(grid_config(bench, server.url, tmp), tmp / "out")
+            calls = server.stats.total
+    return PlainGrid(tmp / "out", result, dict(reads), billing.total, calls)

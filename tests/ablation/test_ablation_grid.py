@@ -2,88 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
-import csv
 import json
-from pathlib import Path
-from typing import Any
 
+import pytest
 import yaml
+from ablation_grids import (
+    COLUMNS,
+    FAST,
+    N_ITEMS,
+    N_PROMPTS,
+    VARIANTS,
+    grid_config,
+    read_csv,
+    run_grid,
+)
 from run_dirs import latest_run
 
-from titjudge.ablation.config import AblationConfig
-from titjudge.ablation.grid import run_ablation_async
 from titjudge.cli import main
-from titjudge.config import validate_config
 from titjudge.data.manifest import load_manifest
-from titjudge.records import AblationResult
 
-COLUMNS = ["LMM Score", "Self-Eval", "TIT-Score", "Lexical", "TIT-Score-judge-llm"]
-VARIANTS = ["lmm_score", "self_eval", "tit_score", "lexical", "tit_llm"]
-N_PROMPTS = 4
-N_ITEMS = 16  # 4 prompts x 4 T2I models
-FAST = {"backoff_initial": 0.01, "backoff_max": 0.1}
-
-
-def grid_config(
-    bench: Path,
-    url: str,
-    tmp: Path,
-    embedder: str | None = None,
-    extra_columns: list[dict[str, Any]] | None = None,
-    extra_rows: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    return {
-        "name": "grid",
-        "data": {
-            "manifest": str(bench / "manifest.jsonl"),
-            "human_pairs": str(bench / "pairs.csv"),
-            "ranks": str(bench / "ranks.csv"),
-        },
-        "describers": [
-            {
-                "name": "sharp",
-                "label": "Sharp VLM",
-                "model": "litellm:openai/vlm-sharp",
-                "api_base": url,
-                **FAST,
-            },
-            {
-                "name": "blurry",
-                "label": "Blurry VLM",
-                "model": "litellm:openai/vlm-blurry",
-                "api_base": url,
-                **FAST,
-            },
-            *(extra_rows or []),
-        ],
-        "comparers": [
-            {"name": "lmm_score", "kind": "lmm"},
-            {"name": "self_eval", "kind": "self_eval"},
-            *([{"name": "tit_score", "kind": "embedding", "model": embedder}] if embedder else []),
-            {"name": "lexical", "kind": "lexical"},
-            {
-                "name": "tit_llm",
-                "kind": "llm",
-                "model": "litellm:openai/judge-llm",
-                "api_base": url,
-                **FAST,
-            },
-            *(extra_columns or []),
-        ],
-        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
-        "bootstrap": 0,
-    }
-
-
-def run_grid(raw: dict[str, Any], out: Path) -> AblationResult:
-    config = validate_config(raw, AblationConfig, "test grid")
-    return asyncio.run(run_ablation_async(config, out=out))
-
-
-def read_csv(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
+# every test makes an ablation grid
+pytestmark = pytest.mark.slow
 
 
 def test_grid_tables_match_row_runs_and_rerun_is_free(
@@ -307,29 +246,11 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     assert set(responder.count("describe").values()) == {1}
 
 
-def test_grid_reads_its_data_once_for_all_rows(bench, grid_server, tmp_path, monkeypatch):
+def test_grid_reads_its_data_once_for_all_rows(plain_grid):
     """Every row runs on the grid's one data section: the manifest and the human pairs are
     read once for the whole grid, not once more per row, and each row still scores every item."""
-    import titjudge.data.manifest as manifest
-    import titjudge.data.pairs as pairs
-
-    reads: dict[str, int] = {"manifest": 0, "pairs": 0}
-
-    def counted(module: Any, name: str, key: str) -> None:
-        original = getattr(module, name)
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            reads[key] += 1
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, wrapper)
-
-    counted(manifest, "load_manifest", "manifest")
-    counted(pairs, "load_pairs", "pairs")
-    server, _ = grid_server
-    result = run_grid(grid_config(bench, server.url, tmp_path), tmp_path / "out")
-    assert reads == {"manifest": 1, "pairs": 1}
-    assert [row.n_items for row in result.rows] == [N_ITEMS, N_ITEMS]
+    assert plain_grid.reads == {"manifest": 1, "pairs": 1}
+    assert [row.n_items for row in plain_grid.result.rows] == [N_ITEMS, N_ITEMS]
     for name in ("sharp", "blurry"):
-        scores = read_csv(tmp_path / "out" / "rows" / name / "scores.csv")
+        scores = read_csv(plain_grid.out / "rows" / name / "scores.csv")
         assert len(scores) == 1 + N_ITEMS * 4  # header + 4 variants per item (no embedder)

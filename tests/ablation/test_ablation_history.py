@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ablation_grids import grid_config
 from run_dirs import latest_run
-from test_ablation_grid import grid_config
 
 import titjudge.ablation.grid as grid
 from titjudge.ablation.config import AblationConfig
 from titjudge.cli import main
 from titjudge.config import validate_config
+
+# every test makes an ablation grid
+pytestmark = pytest.mark.slow
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

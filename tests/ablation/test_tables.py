@@ -169,6 +169,7 @@ def test_table2_marks_each_metric_over_all_cells(tmp_path):
     assert all(r[3].mark is None for r in table.rows)  # the tie rate is not a score to win
 
 
+@pytest.mark.slow
 def test_heatmap_png_and_colour_scale(tmp_path):
     assert colour_span([4.1, 61.2]) == 50.0  # 45.9 from chance, rounded up to 5
     assert colour_span([52.0, 48.0]) == 10.0  # never narrower than 10 points
@@ -182,6 +183,7 @@ def test_heatmap_png_and_colour_scale(tmp_path):
     assert not (tmp_path / "table4.png").exists()  # no stale picture of an older grid
 
 
+@pytest.mark.slow
 def test_a_heatmap_drawn_from_the_same_results_is_not_drawn_again(tmp_path, monkeypatch):
     """A cached re-run of a grid gets the same cells: its table4.png is kept as it is and
     matplotlib draws nothing; any change in what is plotted draws it again."""

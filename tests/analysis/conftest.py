@@ -1,14 +1,17 @@
-"""Real run dirs for the analysis tests, made by titjudge itself on a SYNTHETIC benchmark.
+"""Real run dirs for the analysis tests, made by titjudge itself on SYNTHETIC benchmarks.
 
-- `modes_run`: describer and four judges against the loopback server: `lexical`, `llm`
-  (falls back to lexical; its calls fail for every synth-model-01 image, so its metrics
-  apply the fallback rule), `check` (checklist) and `pair` (pairwise, accuracy from
-  verdicts).
-- `offline_runs`: replayed descriptions and the lexical judge, no server: `base`; `worse`,
-  whose replayed descriptions of the humans' favourite model's images (most pairs won) are
-  replaced by an unrelated sentence (so its verdicts can change only on pairs with one of
-  that model's images, mostly from right to wrong); `small`,
-  `base` run with `--limit 20` (fewer pairs).
+- `modes_run` (on `modes_data`, 8 prompts x 4 models): describer and four judges against
+  the loopback server: `lexical`, `llm` (falls back to lexical; its calls fail for every
+  synth-model-01 image, so its metrics apply the fallback rule), `check` (checklist) and
+  `pair` (pairwise, accuracy from verdicts). 8 prompts still put pairs in each of the four
+  prompt-length quartiles, their checklists still hold every element type the breakdown
+  tests name, and each prompt still has pairs where one side fell back and the other not.
+- `offline_runs` (on `analysis_data`, 12 prompts x 5 models: 120 pairs, enough for the known
+  difference to be significant): replayed descriptions and the lexical judge, no server:
+  `base`; `worse`, whose replayed descriptions of the humans' favourite model's images (most
+  pairs won) are replaced by an unrelated sentence (so its verdicts can change only on pairs
+  with one of that model's images, mostly from right to wrong); `small`, `base` run with
+  `--limit 20` (fewer pairs).
 """
 
 from __future__ import annotations
@@ -44,6 +47,15 @@ def analysis_data(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def modes_data(tmp_path_factory) -> Path:
+    """8 prompts x 4 models (48 human pairs), for `modes_run`: its ~200 model calls are most
+    of what the analysis tests cost, and its claims need no more (see the module's notes)."""
+    out = tmp_path_factory.mktemp("modes-synth") / "data"
+    synthesize(out, n_prompts=8, n_models=4, seed=3)
+    return out
+
+
 class FailingJudge(ModesResponder):
     """ModesResponder whose score judge answers no JSON for FAILING_MODEL's images."""
 
@@ -61,7 +73,7 @@ class FailingJudge(ModesResponder):
 
 
 @pytest.fixture(scope="session")
-def modes_run(analysis_data, tmp_path_factory) -> Path:
+def modes_run(modes_data, tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("modes-run")
     judges = [
         {"name": "lexical", "kind": "lexical"},
@@ -72,8 +84,8 @@ def modes_run(analysis_data, tmp_path_factory) -> Path:
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     try:
-        with FakeOpenAIServer(responder=FailingJudge(analysis_data)) as server:
-            outcome = titjudge.evaluate(run_config(analysis_data, server.url, tmp, judges))
+        with FakeOpenAIServer(responder=FailingJudge(modes_data)) as server:
+            outcome = titjudge.evaluate(run_config(modes_data, server.url, tmp, judges))
     finally:
         mp.undo()
     return outcome.out_dir

@@ -6,7 +6,12 @@ import base64
 import json
 import re
 
+import pytest
+
 from titjudge.cli import main
+
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
 
 
 def test_audit_page_embeds_the_length_breakdown(modes_run, tmp_path, capsys):

@@ -15,6 +15,9 @@ from titjudge.report.analysis.breakdown import (
 )
 from titjudge.report.analysis.run import RunData
 
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def _written(run_dir):
     return json.loads((run_dir / "metrics.json").read_text())["variants"]
@@ -129,7 +132,6 @@ def test_compare_json_has_the_breakdowns(modes_run, capsys):
     )
 
 
-@pytest.mark.slow
 def test_run_prints_the_length_breakdown_when_asked(analysis_data, tmp_path, capsys):
     import yaml
 

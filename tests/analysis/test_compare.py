@@ -13,6 +13,9 @@ from titjudge.cli import main
 from titjudge.report.analysis.compare import compare_runs
 from titjudge.report.analysis.run import RunData
 
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def _compare_json(capsys, *args: str) -> dict:
     assert main(["compare", *args, "--json"]) == 0

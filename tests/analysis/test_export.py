@@ -10,6 +10,9 @@ import pytest
 import titjudge
 from titjudge.cli import main
 
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_export_writes_the_three_frames(modes_run, tmp_path, fmt, capsys):

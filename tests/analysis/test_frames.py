@@ -12,6 +12,9 @@ import titjudge
 from titjudge.errors import MissingDependencyError
 from titjudge.metrics.summary import jsonable
 
+# every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def _metrics_json(run_dir):
     return json.loads((run_dir / "metrics.json").read_text())
@@ -33,13 +36,13 @@ def test_pairs_frame_groupby_mean_is_metrics_json_accuracy_exactly(modes_run):
         assert int((mine.outcome == "human_tie").sum()) <= entry["n_human_ties"], name
 
 
-def test_pairs_frame_rows_carry_the_pair_and_the_verdict(modes_run, analysis_data):
+def test_pairs_frame_rows_carry_the_pair_and_the_verdict(modes_run, modes_data):
     pairs = titjudge.load_run(modes_run).pairs
-    human = (analysis_data / "pairs.csv").read_text().splitlines()[1:]
+    human = (modes_data / "pairs.csv").read_text().splitlines()[1:]
     assert len(pairs) == len(human) * 4  # one row per pair x variant
     prompts = {
         json.loads(line)["prompt_id"]: json.loads(line)["prompt"]
-        for line in (analysis_data / "manifest.jsonl").read_text().splitlines()
+        for line in (modes_data / "manifest.jsonl").read_text().splitlines()
     }
     row = pairs[(pairs.variant == "lexical") & (pairs.human != "tie")].iloc[0]
     assert row.prompt == prompts[row.prompt_id]

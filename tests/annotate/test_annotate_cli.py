@@ -19,6 +19,7 @@ from titjudge.data.pair_draw import draw_pairs
 HEADER = "prompt_id,item_a,item_b,annotator,choice,shown_left,seconds,voted_at\n"
 
 
+@pytest.mark.slow
 def test_the_command_serves_until_ctrl_c_and_resumes(manifest: Path, tmp_path: Path) -> None:
     votes = tmp_path / "votes.csv"
     votes.write_text(HEADER + "P1,P1_m1,P1_m2,Ann,a,a,1.0,\n", encoding="utf-8")
@@ -55,6 +56,7 @@ def test_the_command_serves_until_ctrl_c_and_resumes(manifest: Path, tmp_path: P
     assert "stopped; 1 answers in" in out and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_other_hosts_get_a_token_in_the_url(manifest: Path, tmp_path: Path) -> None:
     child = subprocess.Popen(
         [

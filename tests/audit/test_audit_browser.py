@@ -42,11 +42,14 @@ ARGS = [
 ]
 SCREENSHOT = Path(__file__).parents[2] / "ci-artifacts" / "audit.png"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.is_file(),
-    reason="needs Debian's chromium at /usr/bin/chromium "
-    "(apt-get install chromium; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.slow,  # a real browser
+    pytest.mark.skipif(
+        not CHROMIUM.is_file(),
+        reason="needs Debian's chromium at /usr/bin/chromium "
+        "(apt-get install chromium; .ci/run installs it)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -153,6 +153,7 @@ def test_score_scale() -> None:
     assert score_scale([3.0, 3.0]) == 1.0 and score_scale([1.0]) == 1.0
 
 
+@pytest.mark.slow
 def test_counts_agree_with_metrics_json_of_a_real_run(pipeline_run: Path) -> None:
     data = load_audit(pipeline_run)
     metrics = json.loads((pipeline_run / "metrics.json").read_text())["variants"]["lexical"]

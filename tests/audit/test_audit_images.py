@@ -64,6 +64,7 @@ def big_image_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_an_image_the_run_accepts_renders_and_a_bad_one_is_a_placeholder(
     big_image_run: Path, tmp_path: Path
 ) -> None:

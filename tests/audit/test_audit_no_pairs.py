@@ -12,6 +12,9 @@ from titjudge.cli import main
 from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
+# every test reads a whole run made for it (nopairs_run in conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def _lines(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "items.jsonl").read_text().splitlines()]

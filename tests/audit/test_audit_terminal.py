@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from titjudge.cli import main
 
 
@@ -71,6 +73,7 @@ def test_disagreements_across_variants_list_each_pair_once(handmade_run: Path, c
     assert out.index("#1 pair P1_m1|P1_m3") < out.index("#2 pair P1_m2|P1_m3")
 
 
+@pytest.mark.slow
 def test_pipeline_run_disagreements_match_the_run(pipeline_run: Path, capsys) -> None:
     out = run_cli(capsys, str(pipeline_run), "--disagreements", "--limit", "50")
     items = [json.loads(line) for line in (pipeline_run / "items.jsonl").read_text().splitlines()]

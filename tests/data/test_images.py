@@ -89,6 +89,7 @@ def _png_header(width, height):
     )
 
 
+@pytest.mark.slow
 def test_a_huge_png_is_downscaled_to_max_side_without_a_warning(tmp_path):
     """90 Mpx is over Pillow's default bomb threshold (89.5 Mpx), which warned."""
     path = save(tmp_path / "huge.png", Image.new("L", (10_000, 9_000), 128))

@@ -20,7 +20,7 @@ def items_of(prompts: int, models: int) -> list[Item]:
     ]
 
 
-@pytest.mark.parametrize("models", [2, 3, 5, 6, 9, 13])
+@pytest.mark.parametrize("models", [2, 3, 5, 6, 9, pytest.param(13, marks=pytest.mark.slow)])
 def test_every_image_appears_about_equally_often(models: int) -> None:
     items = items_of(1, models)
     for k in range(1, models * (models - 1) // 2 + 1):

@@ -89,6 +89,7 @@ def test_prompt_and_description_lengths(bench: SynthResult) -> None:
         assert len(desc_trigrams & prompt_trigrams) < 0.2 * len(desc_trigrams)  # not a copy
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_bytes_even_in_parallel(
     bench: SynthResult, tmp_path: Path
 ) -> None:
@@ -120,6 +121,7 @@ def test_regenerating_in_place_and_refusing_foreign_folders(
         synthesize(tmp_path / "x", 1, 1)
 
 
+@pytest.mark.slow
 def test_quality_follows_skill_and_human_ranks_follow_quality(tmp_path: Path) -> None:
     result = synthesize(tmp_path / "q", 30, 6, seed=11, image_size=32, workers=1)
     rows = list(csv.DictReader((result.out / "truth.csv").open()))

@@ -17,3 +17,12 @@ def synth_data(tmp_path_factory) -> Path:
 def fake_key(monkeypatch):
     """litellm's openai/ provider wants a key even for a loopback server."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+
+
+@pytest.fixture(scope="session")
+def small_data(tmp_path_factory) -> Path:
+    """A smaller SYNTHETIC benchmark, 3 prompts x 3 models (9 items, 9 human pairs), for the
+    tests whose claims hold item by item and do not grow with the benchmark."""
+    out = tmp_path_factory.mktemp("synth-judges-small") / "data"
+    synthesize(out, n_prompts=3, n_models=3, seed=0)
+    return out

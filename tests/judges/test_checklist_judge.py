@@ -44,6 +44,7 @@ def expected_score(elements, description, weights):
     return got / total, verdicts
 
 
+@pytest.mark.slow
 def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
     judges = [
         {"name": "check", "kind": "checklist", "model": "litellm:openai/judge", "weights": WEIGHTS}
@@ -174,6 +175,7 @@ class _UpperIds(ModesResponder):
         }
 
 
+@pytest.mark.slow
 def test_a_decomposition_with_ids_E1_E2_scores(synth_data, tmp_path):
     judges = [
         {"name": "check", "kind": "checklist", "model": "litellm:openai/judge", "weights": WEIGHTS}

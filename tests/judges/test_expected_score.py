@@ -77,7 +77,9 @@ def loopback_expected(n: int) -> float:
     return sum(v * w for v, w in weights.items()) / sum(weights.values())
 
 
-def test_expected_mode_through_the_loopback_server(synth_data, tmp_path):
+@pytest.mark.slow
+def test_expected_mode_through_the_loopback_server(small_data, tmp_path):
+    """Checked item by item, so the 9 items of `small_data` are enough."""
     judges = [
         {
             "name": "expected",
@@ -92,14 +94,14 @@ def test_expected_mode_through_the_loopback_server(synth_data, tmp_path):
             "prompt": "judge_expected",
         },
     ]
-    responder = ModesResponder(synth_data)
+    responder = ModesResponder(small_data)
     with FakeOpenAIServer(responder=responder) as server:
-        outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, judges))
+        outcome = titjudge.evaluate(run_config(small_data, server.url, tmp_path, judges))
     assert outcome.exit_code == 0
     lines = read_lines(outcome.out_dir / "items.jsonl")
     expected = {line["item_id"]: line for line in lines if line["variant"] == "expected"}
     sampled = {line["item_id"]: line for line in lines if line["variant"] == "sampled"}
-    assert len(expected) == 16
+    assert len(expected) == 9
     for item_id, line in expected.items():
         n = line["details"]["sampled_score"]
         # the 1-9 template, validated on its scale

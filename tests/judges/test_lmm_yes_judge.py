@@ -48,6 +48,7 @@ def test_yes_probability_reads_the_first_non_space_token_and_normalises():
         yes_probability([TokenLogprobs("Sure", lp(0.7), {"Sure": lp(0.7), "Maybe": lp(0.2)})])
 
 
+@pytest.mark.slow
 def test_lmm_yes_run_through_the_loopback_server(synth_data, tmp_path):
     judges = [{"name": "yes", "kind": "lmm_yes"}]  # the describer's own VLM
     responder = ModesResponder(synth_data)

@@ -27,6 +27,9 @@ from titjudge.models.hub import ModelHub
 from titjudge.models.local.hf_generate import decode_images, render_prompt
 from titjudge.prompts.loader import load_template
 
+# tiny local models, built and run on the CPU
+pytestmark = pytest.mark.slow
+
 PROMPT = "a red cat sitting on a woven mat near a wooden door"
 DESCRIPTION = "a small red cat sits on a mat in warm light"
 ANSWERS = ('{"rationale": "fits", "score": 6}', '{"rationale": "fits", "score": 8}')

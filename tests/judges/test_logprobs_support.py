@@ -10,6 +10,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+# a fresh interpreter
+pytestmark = pytest.mark.slow
+
 CHILD = """
 import json, os
 from types import SimpleNamespace

@@ -21,6 +21,9 @@ from judge_helpers import ModesResponder, description_by_item, read_lines, run_c
 import titjudge
 from titjudge.cli import main
 
+# every test makes whole runs through the loopback server or reads one
+pytestmark = pytest.mark.slow
+
 JUDGES = [
     {
         "name": "tit_llm",

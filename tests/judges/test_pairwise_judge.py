@@ -3,6 +3,7 @@
 import csv
 import json
 
+import pytest
 from doubles.server import FakeOpenAIServer
 from judge_helpers import (
     ModesResponder,
@@ -46,6 +47,7 @@ def expected_verdicts(data):
     return found
 
 
+@pytest.mark.slow
 def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
     responder = ModesResponder(synth_data)
     with FakeOpenAIServer(responder=responder) as server:
@@ -109,6 +111,7 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
     assert outcome.summary["pairwise"]["pair"]["n_pairs"] == 24
 
 
+@pytest.mark.slow
 def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_path):
     responder = ModesResponder(synth_data, favour_first=True)
     with FakeOpenAIServer(responder=responder) as server:

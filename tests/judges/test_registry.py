@@ -178,6 +178,7 @@ NEW_KIND = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_kind_registered_in_one_file_is_accepted_and_built(tmp_path):
     script = tmp_path / "constant_kind.py"
     script.write_text(NEW_KIND)

@@ -14,6 +14,9 @@ from titjudge.data.records import ScoreRow
 from titjudge.data.scores import load_scores
 from titjudge.metrics.summary import evaluate
 
+# every test makes whole runs through the loopback server or reads one
+pytestmark = pytest.mark.slow
+
 
 def offset(prompt: str, seed: int) -> int:
     """The sample-dependent shift the server adds to its score: -10..10, 0 for sample 0."""

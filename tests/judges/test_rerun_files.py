@@ -2,10 +2,14 @@
 files: before, the first run's metrics.json (numbers for judges no longer in the run) and
 pairs_<judge>.jsonl stayed beside the new scores.csv. Each run has its own dir now."""
 
+import pytest
 from doubles.server import FakeOpenAIServer
 from judge_helpers import ModesResponder, run_config
 
 import titjudge
+
+# every test makes whole runs through the loopback server or reads one
+pytestmark = pytest.mark.slow
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},

@@ -213,6 +213,7 @@ def lpg_sized(seed: int = 0) -> tuple[list[ScoreRow], list[HumanPair], list[Rank
     return scores, pairs, ranks, items
 
 
+@pytest.mark.slow
 def test_lpg_sized_evaluation_is_fast_and_ordered() -> None:
     scores, pairs, ranks, items = lpg_sized()
     start = time.perf_counter()

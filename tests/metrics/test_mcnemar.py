@@ -55,6 +55,7 @@ def test_no_discordance_and_no_shared_pairs() -> None:
     assert mcnemar_exact(0, 4) == pytest.approx(2 / 16)
 
 
+@pytest.mark.slow
 def test_fast_two_sided_p_equals_scipy_binomtest() -> None:
     from scipy.stats import binomtest
 
