@@ -19,6 +19,8 @@ from fake_server_support import JUDGE_MESSAGE, JUDGE_SCORE_0_100, failure, gener
 
 from titjudge.models.core.base import TransientError
 
+pytestmark = [pytest.mark.doubles, pytest.mark.slow]  # the fake server's own processes
+
 
 def stats(url: str) -> dict[str, object]:
     with urllib.request.urlopen(
