@@ -177,7 +177,6 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
         "run.concurrency=4",
     )
     caplog.set_level("INFO")
-    started = time.monotonic()
     code = _run("tit-llm-gemini.yaml", data, tmp, *sets)
     assert code == 1  # finished, with failed items reported
     records = _records(tmp)
@@ -240,7 +239,6 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
     describer = summary["usage"]["describer"]
     assert (describer["failures"], describer["truncated"], describer["blocked"]) == (3, 2, 1)
     assert summary["usage"]["judge"]["truncated"] == 2  # the empty verdict, for both LLM judges
-    assert time.monotonic() - started < 60
 
     # Failures were not cached: a re-run asks again for exactly those, and nothing else.
     provider_server.reset()
