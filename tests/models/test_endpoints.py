@@ -61,6 +61,7 @@ def test_concurrency_and_rpm_are_per_endpoint(monkeypatch):
     assert hub.text_client("litellm:openai/b", ModelOptions(api_base=[A, B], concurrency=3)) is own
 
 
+@pytest.mark.slow
 def test_each_endpoint_gets_at_most_its_concurrency(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(latency=0.3) as first, FakeOpenAIServer(latency=0.3) as second:

@@ -120,6 +120,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_a_run_without_ray_installed_names_the_extra(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()

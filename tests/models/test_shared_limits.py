@@ -15,6 +15,9 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
+pytestmark = pytest.mark.slow  # paced requests to a loopback server, seconds of wall each
+
+
 MODEL = "litellm:openai/test-model"
 #: 10 requests a second; each role sends N at once
 RPM, N = 600, 12
