@@ -12,6 +12,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 #: the modules that read records: every one of them imported in one child process
 READERS = (
     "titjudge.records",
@@ -42,6 +44,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[:2] in (["titjudg
 """
 
 
+@pytest.mark.slow
 def test_readers_of_records_import_no_judge_and_no_model() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(READERS)],

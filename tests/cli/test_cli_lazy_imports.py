@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from titjudge import __version__
 from titjudge.cli import build_parser
 
@@ -69,10 +71,12 @@ def _probe() -> dict[str, list[str]]:
     return loaded
 
 
+@pytest.mark.slow
 def test_building_the_parser_and_every_help_imports_nothing_heavy() -> None:
     assert _probe()["heavy"] == []
 
 
+@pytest.mark.slow
 def test_building_the_parser_imports_only_the_cli_modules() -> None:
     # handlers import the packages they drive (config, data, metrics, ...) when they run
     assert _probe()["titjudge"] == [
@@ -122,6 +126,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         assert handler.__module__.startswith("titjudge.cli."), (name, handler.__module__)
 
 
+@pytest.mark.slow
 def test_python_dash_m_titjudge_runs_the_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "titjudge", "--version"], capture_output=True, text=True
@@ -131,6 +136,7 @@ def test_python_dash_m_titjudge_runs_the_cli() -> None:
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_metrics_and_ablation_tables_import_no_scipy() -> None:
     # importing scipy.stats cost 1.3-2 s of a fully cached re-run (scipy.special alone
     # ~0.35 s); the metrics compute their few statistics without scipy (metrics.exact)

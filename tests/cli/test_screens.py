@@ -23,6 +23,7 @@ def narrow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "60")
 
 
+@pytest.mark.slow
 def test_demo_prints_whole_commands_and_the_synthetic_warning(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -69,6 +70,7 @@ def test_model_means_count_only_ok_rows_and_share_ranks_on_ties() -> None:
     assert (found["n_failed_left_out"], found["n_fallback_left_out"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_a_run_without_human_pairs_ranks_models_by_mean_score(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

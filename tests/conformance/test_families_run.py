@@ -166,6 +166,7 @@ def _sent(req: RecordedRequest) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "thinking", "expected"), FAMILIES)
 def test_a_judge_swapped_to_each_family_runs_end_to_end(
     provider_server, data, tmp_path, monkeypatch, model, thinking, expected
@@ -240,6 +241,7 @@ def test_each_refused_setting_is_a_config_error_before_any_request(
     assert provider_server.requests == []  # not even the describer's
 
 
+@pytest.mark.slow
 def test_a_describer_on_a_reasoning_model_sends_no_temperature_unless_set_to_1(
     provider_server, data, tmp_path, monkeypatch, capsys
 ):
@@ -266,6 +268,7 @@ def test_a_describer_on_a_reasoning_model_sends_no_temperature_unless_set_to_1(
     assert all(r.body["max_completion_tokens"] == 512 + 25_000 for r in described)
 
 
+@pytest.mark.slow
 def test_gemini3_warns_once_about_a_set_temperature_and_sends_it(
     provider_server, data, tmp_path, monkeypatch, caplog
 ):
@@ -289,6 +292,7 @@ def test_gemini3_warns_once_about_a_set_temperature_and_sends_it(
     assert sent and set(sent) == {0.3}
 
 
+@pytest.mark.slow
 def test_gemini3_reask_after_an_invalid_verdict_is_one_user_turn(
     provider_server, data, tmp_path, monkeypatch
 ):
@@ -327,6 +331,7 @@ def test_gemini3_reask_after_an_invalid_verdict_is_one_user_turn(
     assert all("not json at all" in reask for reask in reasks)
 
 
+@pytest.mark.slow
 def test_claude_describes_with_images_and_judges_with_thinking(
     provider_server, data, tmp_path, monkeypatch
 ):
@@ -366,6 +371,7 @@ def test_claude_describes_with_images_and_judges_with_thinking(
         assert req.header("x-api-key") == KEY
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("config", "judge", "provider"),
     [

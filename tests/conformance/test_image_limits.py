@@ -30,7 +30,8 @@ from titjudge.records.images import fit_bytes, sent_bytes
 def _noise_png(side: int = 2048, seed: int = 0) -> bytes:
     pixels = np.random.default_rng(seed).integers(0, 256, (side, side, 3), dtype=np.uint8)
     buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="PNG")
+    # noise does not compress: stored (level 0) is as big as deflated, at half the CPU
+    Image.fromarray(pixels).save(buffer, format="PNG", compress_level=0)
     return buffer.getvalue()
 
 
@@ -64,6 +65,7 @@ def _describer_records(tmp: Path) -> list[dict]:
     return [json.loads(x)["describer"] for x in (run_dir / "items.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_12mb_png_reaches_anthropic_under_5mb(noisy, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     with ImageLimitServer() as server:
@@ -85,6 +87,7 @@ def test_a_12mb_png_reaches_anthropic_under_5mb(noisy, tmp_path, monkeypatch):
         assert len(server.statuses) == 2
 
 
+@pytest.mark.slow
 def test_a_12mb_png_reaches_vertex_under_7mb(noisy, tmp_path, monkeypatch):
     """litellm's `vertex_ai/` provider needs google-auth and Google credentials, which no
     test has; Vertex AI's generateContent body is the Gemini API's, so litellm's `gemini/`
@@ -135,6 +138,7 @@ def test_a_per_request_limit_is_divided_among_the_images():
     assert ImageLimit("x").budget(3) is None
 
 
+@pytest.mark.slow
 def test_fitting_is_deterministic_and_keeps_what_fits():
     png = ImageInput(_noise_png(side=1024, seed=3), "image/png")
     small, note = fit_bytes(png, 10 * len(png.data))

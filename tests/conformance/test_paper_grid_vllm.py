@@ -56,6 +56,7 @@ def test_without_keys_only_the_api_models_are_named(data, tmp_path, capsys, monk
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_served_rows_fill_every_served_cell_and_a_rerun_asks_nothing(data, tmp_path, monkeypatch):
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(key, raising=False)

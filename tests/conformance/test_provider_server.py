@@ -11,7 +11,13 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from provider_server import ProviderServer, Reply, gemini_ok, openai_ok
+
+pytestmark = (
+    pytest.mark.doubles
+)  # tests of the provider stand-in (provider_server.py), not of titjudge
+
 
 PRO = "gemini-2.5-pro"
 

@@ -71,6 +71,7 @@ def test_without_keys_the_preflight_names_openai_and_gemini_only(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_served_judges_score_every_item_and_a_rerun_asks_nothing(data, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-served-embeddings-0123456789")
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-served-embeddings-0123456789")

@@ -61,6 +61,7 @@ def test_concurrency_and_rpm_are_per_endpoint(monkeypatch):
     assert hub.text_client("litellm:openai/b", ModelOptions(api_base=[A, B], concurrency=3)) is own
 
 
+@pytest.mark.slow
 def test_each_endpoint_gets_at_most_its_concurrency(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(latency=0.3) as first, FakeOpenAIServer(latency=0.3) as second:
@@ -69,13 +70,13 @@ def test_each_endpoint_gets_at_most_its_concurrency(tmp_path, monkeypatch):
 
         async def run():
             return await asyncio.gather(
-                *(client.text(GenerateRequest(prompt=f"p{i}"), role="describer") for i in range(24))
+                *(client.text(GenerateRequest(prompt=f"p{i}"), role="describer") for i in range(12))
             )
 
-        assert all(r.ok for r in asyncio.run(run()))
+        assert all(r.ok for r in asyncio.run(run()))  # two waves of the 6 places
         assert first.stats.max_in_flight <= 3 and second.stats.max_in_flight <= 3
         assert first.stats.max_in_flight + second.stats.max_in_flight >= 5
-        assert first.stats.total + second.stats.total == 24
+        assert first.stats.total + second.stats.total == 12
         assert client.limiter.peak_in_flight == 6
 
 

@@ -5,12 +5,12 @@ inside an actor crosses back, and a run without Ray installed. No Ray instance i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from cli_process import run_cli
+from ray_hidden import hide_ray
 
 from titjudge.config import RunConfig, validate_config
 from titjudge.data.synth.benchmark import synthesize
@@ -112,14 +112,7 @@ def test_a_model_error_crosses_back_as_its_own_kind(monkeypatch) -> None:
     assert type(other) is PermanentError and str(other) == "ValueError: bad shape"
 
 
-_WITHOUT_RAY = """
-import sys
-sys.modules["ray"] = None  # as if Ray were not installed
-from titjudge.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-
+@pytest.mark.slow
 def test_a_run_without_ray_installed_names_the_extra(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
@@ -137,12 +130,8 @@ def test_a_run_without_ray_installed_names_the_extra(tmp_path: Path) -> None:
             }
         )
     )
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_RAY, "run", str(config), "--out", str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # a warm child process where `import ray` fails (ray_hidden.py)
+    done = run_cli(["run", str(config), "--out", str(tmp_path / "o")], timeout=120, before=hide_ray)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr

@@ -1,37 +1,42 @@
 import asyncio
-import time
+
+import pytest
+from virtual_loop import VirtualLoop
 
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.limits import Limiter
+from titjudge.models.calls.pacing import HEADROOM
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
 
 def test_starts_are_spaced_even_after_the_event_loop_stalls():
-    limiter = Limiter(concurrency=16, rpm=600)  # one start per 0.1 s
+    loop = VirtualLoop()
+    limiter = Limiter(concurrency=16, rpm=600, clock=loop.time)  # one start per 0.1 s
     starts: list[float] = []
 
     async def one():
         async with limiter.slot():
-            starts.append(time.monotonic())
+            starts.append(loop.time())
 
     async def main():
         tasks = [asyncio.create_task(one()) for _ in range(8)]
         await asyncio.sleep(0.01)
-        time.sleep(0.5)  # the loop is blocked while five slots come due
+        loop.stall(0.5)  # the loop is blocked while five slots come due
         await asyncio.gather(*tasks)
 
-    asyncio.run(main())
+    loop.run(main())
     gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
     # No burst when the loop wakes: a limiter that let the five overdue starts go at once
-    # shows gaps of ~0 s. A loaded machine can wake one start late and the next on time, so
-    # single gaps may shrink below 0.1 s; the spacing on average holds.
-    assert len(starts) == 8 and min(gaps) >= 0.05, gaps
-    assert starts[-1] - starts[0] >= 7 * 0.1 - 0.02, gaps
+    # shows gaps of 0 s. On the virtual clock (virtual_loop.py) every gap is exact: the first
+    # start, the next one when the stall ends, then one spacing after another.
+    assert len(starts) == 8 and gaps[0] == pytest.approx(0.51), gaps
+    assert gaps[1:] == pytest.approx([0.1 / HEADROOM] * 6), gaps
 
 
 def test_concurrency_caps_in_flight():
-    limiter = Limiter(concurrency=3)
+    loop = VirtualLoop()
+    limiter = Limiter(concurrency=3, clock=loop.time)
 
     async def one():
         async with limiter.slot():
@@ -40,7 +45,7 @@ def test_concurrency_caps_in_flight():
     async def main():
         await asyncio.gather(*(one() for _ in range(12)))
 
-    asyncio.run(main())
+    loop.run(main())
     assert limiter.peak_in_flight == 3 and limiter.in_flight == 0
 
 

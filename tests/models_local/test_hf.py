@@ -48,6 +48,7 @@ def one_by_one(backend: TextBackend, requests: list[GenerateRequest]) -> list[Ge
 # --------------------------------------------------------------------------- text-only LM
 
 
+@pytest.mark.slow
 def test_batched_greedy_equals_one_by_one(qwen3_backend: Any) -> None:
     requests = [GenerateRequest(prompt=p, max_tokens=12) for p in PROMPTS]
     before = len(qwen3_backend.batch_sizes)
@@ -60,6 +61,7 @@ def test_batched_greedy_equals_one_by_one(qwen3_backend: Any) -> None:
     assert len({g.tokens_in for g in batched}) == 4  # really mixed lengths, so padding happened
 
 
+@pytest.mark.slow
 def test_token_counts_and_finish_reason(qwen3_backend: Any) -> None:
     request = GenerateRequest(prompt="A cat on a mat.", system="Judge.", max_tokens=7)
     (generation,) = generate_all(qwen3_backend, [request])
@@ -77,6 +79,7 @@ def test_token_counts_and_finish_reason(qwen3_backend: Any) -> None:
         assert generation.finish_reason == "stop" and generation.tokens_out <= 7
 
 
+@pytest.mark.slow
 def test_decode_stops_at_eos_and_strips_special_tokens(qwen3_backend: Any) -> None:
     engine = qwen3_backend.engine
     tok = engine.tokenizer
@@ -94,6 +97,7 @@ def test_decode_stops_at_eos_and_strips_special_tokens(qwen3_backend: Any) -> No
     assert (truncated.tokens_out, truncated.finish_reason) == (len(words), "length")
 
 
+@pytest.mark.slow
 def test_reasoning_block_is_not_the_answer(qwen3_backend: Any) -> None:
     engine = qwen3_backend.engine
     tok = engine.tokenizer
@@ -104,6 +108,7 @@ def test_reasoning_block_is_not_the_answer(qwen3_backend: Any) -> None:
     assert hf_generate._answer_start(engine, words) == 0
 
 
+@pytest.mark.slow
 def test_logprobs_match_a_teacher_forced_forward_pass(qwen3_backend: Any) -> None:
     request = GenerateRequest(prompt="A cat on a mat.", max_tokens=6, top_logprobs=3)
     (generation,) = generate_all(qwen3_backend, [request])
@@ -133,11 +138,13 @@ def test_logprobs_match_a_teacher_forced_forward_pass(qwen3_backend: Any) -> Non
             ids.append(chosen)
 
 
+@pytest.mark.slow
 def test_no_logprobs_unless_asked(qwen3_backend: Any) -> None:
     (generation,) = generate_all(qwen3_backend, [GenerateRequest(prompt="hi", max_tokens=3)])
     assert generation.logprobs is None
 
 
+@pytest.mark.slow
 def test_sampling_is_seeded_per_request_not_per_batch(qwen3_backend: Any) -> None:
     sampled = GenerateRequest(prompt="A cat on a mat.", max_tokens=10, temperature=1.0)
     others = [GenerateRequest(prompt=p, max_tokens=10, temperature=1.0) for p in PROMPTS[:3]]
@@ -150,6 +157,7 @@ def test_sampling_is_seeded_per_request_not_per_batch(qwen3_backend: Any) -> Non
     assert greedy != alone
 
 
+@pytest.mark.slow
 def test_enable_thinking_toggles_the_template(qwen3_path: Path, qwen3_backend: Any) -> None:
     thinking = build_text_backend(
         f"hf:{qwen3_path}", ModelOptions(params={"enable_thinking": True})
@@ -162,6 +170,7 @@ def test_enable_thinking_toggles_the_template(qwen3_path: Path, qwen3_backend: A
     assert thinking.describe()["enable_thinking"] is True
 
 
+@pytest.mark.slow
 def test_system_and_history_are_rendered_in_order(qwen3_backend: Any) -> None:
     request = GenerateRequest(
         prompt="Reply again.",
@@ -175,6 +184,7 @@ def test_system_and_history_are_rendered_in_order(qwen3_backend: Any) -> None:
     )
 
 
+@pytest.mark.slow
 def test_text_model_refuses_images(qwen3_backend: Any, make_png: Callable[..., ImageInput]) -> None:
     assert (
         qwen3_backend.capabilities.vision is False and qwen3_backend.capabilities.logprobs is True
@@ -185,6 +195,7 @@ def test_text_model_refuses_images(qwen3_backend: Any, make_png: Callable[..., I
         )
 
 
+@pytest.mark.slow
 def test_event_loop_keeps_running_during_generation(qwen3_backend: Any) -> None:
     async def main() -> int:
         ticks = 0
@@ -205,6 +216,7 @@ def test_event_loop_keeps_running_during_generation(qwen3_backend: Any) -> None:
     assert asyncio.run(main()) >= 5
 
 
+@pytest.mark.slow
 def test_out_of_memory_splits_the_batch(
     qwen3_backend: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,6 +239,7 @@ def test_out_of_memory_splits_the_batch(
     assert isinstance(results[2], PermanentError) and "out of accelerator memory" in str(results[2])
 
 
+@pytest.mark.slow
 def test_describe_records_placement(qwen3_backend: Any, qwen3_path: Path) -> None:
     facts = qwen3_backend.describe()
     assert (
@@ -247,11 +260,13 @@ def test_bad_path_names_the_path(tmp_path: Path) -> None:
         build_text_backend(f"hf:{missing}", ModelOptions())
 
 
+@pytest.mark.slow
 def test_unknown_param_is_a_config_error(qwen3_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown params key 'enable_thinkin'"):
         build_text_backend(f"hf:{qwen3_path}", ModelOptions(params={"enable_thinkin": True}))
 
 
+@pytest.mark.slow
 def test_encoder_checkpoint_is_not_a_generator(st_path: Path) -> None:
     with pytest.raises(ModelSpecError, match="architecture BertModel has no text-generation head"):
         build_text_backend(f"hf:{st_path}", ModelOptions())
@@ -260,6 +275,7 @@ def test_encoder_checkpoint_is_not_a_generator(st_path: Path) -> None:
 # --------------------------------------------------------------------------- vision-language
 
 
+@pytest.mark.slow
 def test_vlm_batch_with_images_equals_one_by_one(
     vl_backend: Any, make_png: Callable[..., ImageInput]
 ) -> None:
@@ -289,6 +305,7 @@ def test_vlm_batch_with_images_equals_one_by_one(
     assert all(g.text for g in batched)
 
 
+@pytest.mark.slow
 def test_vlm_counts_image_tokens(vl_backend: Any, make_png: Callable[..., ImageInput]) -> None:
     # 48x32 px exceeds 32*32 px, so it is resized to 32x24 (multiples of patch 4 * merge 2):
     # 8x6 patches of 4 px, merged 2x2 -> 12 image tokens replace the one <|image_pad|>.
@@ -302,6 +319,7 @@ def test_vlm_counts_image_tokens(vl_backend: Any, make_png: Callable[..., ImageI
     assert generation.tokens_in == text_tokens - 1 + 12
 
 
+@pytest.mark.slow
 def test_vlm_bad_image_fails_only_its_request(
     vl_backend: Any, make_png: Callable[..., ImageInput]
 ) -> None:
@@ -321,6 +339,7 @@ def test_vlm_bad_image_fails_only_its_request(
     assert isinstance(bad, PermanentError) and f"image sha256 {broken.sha256[:12]}" in str(bad)
 
 
+@pytest.mark.slow
 def test_hub_id_is_served_from_the_hf_cache(
     qwen3_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -341,6 +360,7 @@ def test_hub_id_is_served_from_the_hf_cache(
     assert generation.tokens_out is not None and 1 <= generation.tokens_out <= 5
 
 
+@pytest.mark.slow
 def test_repetition_penalty_ignores_padding(qwen3_path: Path) -> None:
     penalised = build_text_backend(
         f"hf:{qwen3_path}", ModelOptions(batch_size=4, params={"repetition_penalty": 1.5})

@@ -19,6 +19,7 @@ from titjudge.models.hub import ModelHub
 from titjudge.models.local.hf_plan import plan
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["vl", "qwen3"])
 def test_the_plan_says_what_the_loaded_backend_says(
     which: str, vl_backend: TextBackend, qwen3_backend: TextBackend, vl_path: Path, qwen3_path: Path
@@ -32,6 +33,7 @@ def test_the_plan_says_what_the_loaded_backend_says(
     assert planned.facts["kind"] == backend.describe()["kind"]
 
 
+@pytest.mark.slow
 def test_the_hub_loads_an_hf_model_on_its_first_miss_only(qwen3_path: Path, tmp_path: Path) -> None:
     hub = ModelHub(CallCache(tmp_path / "cache"))
     client = hub.text_client(f"hf:{qwen3_path}", ModelOptions(batch_size=2, max_attempts=1))
@@ -51,6 +53,7 @@ def test_the_hub_loads_an_hf_model_on_its_first_miss_only(qwen3_path: Path, tmp_
     assert not again.backend.built  # answered from the cache: never loaded
 
 
+@pytest.mark.slow
 def test_a_checkpoint_whose_config_misleads_the_plan_fails_when_it_loads(
     qwen3_path: Path, tmp_path: Path
 ) -> None:

@@ -146,6 +146,7 @@ def test_folder_without_config_is_refused(tmp_path: Path) -> None:
         resolve_checkpoint(parse_model_spec(f"hf:{tmp_path / 'weights.bin'}"))
 
 
+@pytest.mark.slow
 def test_hub_ids_and_local_folders(qwen3_path: Path) -> None:
     local = resolve_checkpoint(parse_model_spec(f"hf:{qwen3_path}"))
     assert local.local and local.source == str(qwen3_path.resolve())

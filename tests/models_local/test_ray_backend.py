@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from cli_process import run_cli
+from ray_run_report import REPORT_ENV, report_after_main
 
 ray = pytest.importorskip("ray")
+
+from run_dirs import latest_run  # noqa: E402
 
 import titjudge  # noqa: E402
 from titjudge.cache.store import CallCache  # noqa: E402
@@ -32,6 +34,8 @@ from titjudge.models.core.spec import parse_model_spec  # noqa: E402
 from titjudge.models.hub import ModelHub  # noqa: E402
 from titjudge.models.ray.backend import RayTextBackend  # noqa: E402
 from titjudge.models.registry import build_text_backend  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a local Ray instance, tiny models in actors, a child process
 
 OPTIONS = ModelOptions(device="cpu", batch_size=4)
 
@@ -76,7 +80,7 @@ def test_judge_in_actors_survives_an_actor_killed_mid_run(
     qwen3_path, qwen3_backend, make_png, tmp_path
 ):
     requests = [
-        GenerateRequest(prompt=f"Score item {i} from 1 to 10.", max_tokens=16) for i in range(40)
+        GenerateRequest(prompt=f"Score item {i} from 1 to 10.", max_tokens=16) for i in range(20)
     ]
     expected = asyncio.run(generate_all(qwen3_backend, requests))
     hub = ModelHub(CallCache(tmp_path / "cache"), execution=ray_execution(2))
@@ -112,20 +116,6 @@ def test_judge_in_actors_survives_an_actor_killed_mid_run(
         asyncio.run(hub.aclose())
 
 
-_DRIVER = """
-import json, sys
-import titjudge
-outcome = titjudge.evaluate(json.loads(sys.argv[1]), limit=4)
-import ray
-print(json.dumps({
-    "heavy": sorted(m for m in ("torch", "transformers") if m in sys.modules),
-    "counts": outcome.status_counts,
-    "out": str(outcome.out_dir),
-    "still_connected": ray.is_initialized(),
-}))
-"""
-
-
 def run_config(data: Path, model: str, tmp_path: Path, execution: dict | None) -> dict:
     return {
         "name": "ray" if execution else "process",
@@ -148,34 +138,35 @@ def item_scores(out: Path) -> dict[str, float]:
 def test_a_run_reaches_an_existing_cluster_through_ray_address(
     ray_instance, qwen3_embedding_path, qwen3_embedder, tmp_path
 ):
-    """A second driver process (the `titjudge` run) joins this module's instance through
-    RAY_ADDRESS, loads no torch itself, caches the vectors the model gives in this process,
-    scores as an in-process run does, and leaves the cluster running when it ends."""
+    """A second driver process (the `titjudge` run, a warm child process: see
+    ray_run_report.py) joins this module's instance through RAY_ADDRESS, loads no torch
+    itself, caches the vectors the model gives in this process, scores as an in-process run
+    does, and leaves the cluster running when it ends."""
     data = tmp_path / "data"
     synthesize(data, n_prompts=2, n_models=2, seed=0)
     model = f"embed:{qwen3_embedding_path}"
     in_ray = run_config(data, model, tmp_path / "ray", {"backend": "ray"})
-    env = {**os.environ, "RAY_ADDRESS": ray_instance}
-    done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, json.dumps(in_ray)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
+    config = tmp_path / "ray.yaml"
+    config.write_text(yaml.safe_dump(in_ray))
+    report_path = tmp_path / "report.json"
+    env = {**os.environ, "RAY_ADDRESS": ray_instance, REPORT_ENV: str(report_path)}
+    done = run_cli(
+        ["run", str(config), "--limit", "4"], env=env, timeout=240, before=report_after_main
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    report = json.loads(done.stdout.splitlines()[-1])
+    report = json.loads(report_path.read_text())
+    assert report["preloaded"] == []  # the child started without torch, transformers or ray
     assert report["heavy"] == []  # the weights, torch and transformers stayed in the actor
-    assert report["counts"]["emb"]["ok"] == 4
-    resolved = yaml.safe_load((Path(report["out"]) / "config.yaml").read_text())
+    out = latest_run(tmp_path / "ray" / "runs" / "ray")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["variants"]["emb"]["ok"] == 4
+    resolved = yaml.safe_load((out / "config.yaml").read_text())
     (facts,) = [m for m in resolved["resolved"]["models"] if m["backend"] == "embed"]
     assert facts["execution"]["cluster"] == "existing" and facts["execution"]["actors"] == 1
     assert ray.is_initialized() and ray.get(ray.put(1)) == 1  # the run did not stop it
 
     # the vectors the actor computed, as the run cached them, are the in-process ones
-    lines = [
-        json.loads(line) for line in (Path(report["out"]) / "items.jsonl").read_text().splitlines()
-    ]
+    lines = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     prompts = {
         row["item_id"]: row["prompt"]
         for row in map(json.loads, (data / "manifest.jsonl").read_text().splitlines())
@@ -190,7 +181,7 @@ def test_a_run_reaches_an_existing_cluster_through_ray_address(
 
     in_process = titjudge.evaluate(run_config(data, model, tmp_path / "process", None), limit=4)
     expected = item_scores(in_process.out_dir)
-    got = item_scores(Path(report["out"]))
+    got = item_scores(out)
     assert got.keys() == expected.keys()
     for item, score in expected.items():
         # scores.csv rounds to 6 decimals: vectors within 1e-6 (checked above) can round a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from doubles.tiny_models import (
     QWEN3_THINK_TOKENS,
     QWEN_SPECIAL_TOKENS,
@@ -13,7 +14,10 @@ from doubles.tiny_models import (
 )
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+pytestmark = pytest.mark.doubles  # tests of the tiny checkpoints in tests/doubles/tiny_models.py
 
+
+@pytest.mark.slow
 def test_vl_config_token_ids_match_tokenizer(vl_path: Path) -> None:
     config = AutoConfig.from_pretrained(vl_path)
     tokenizer = AutoTokenizer.from_pretrained(vl_path)
@@ -28,6 +32,7 @@ def test_vl_config_token_ids_match_tokenizer(vl_path: Path) -> None:
     assert config.vision_config.out_hidden_size == config.text_config.hidden_size
 
 
+@pytest.mark.slow
 def test_vl_saved_like_a_hub_checkpoint(vl_path: Path) -> None:
     preprocessor = json.loads((vl_path / "preprocessor_config.json").read_text())
     assert preprocessor["processor_class"] == "Qwen2_5_VLProcessor"
@@ -55,6 +60,7 @@ def test_tokenizer_covers_any_text_and_strips_specials() -> None:
     assert [len(tokenizer(w)["input_ids"]) for w in (" the", " image", " cat")] == [1, 1, 1]
 
 
+@pytest.mark.slow
 def test_qwen3_template_honours_enable_thinking(qwen3_path: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(qwen3_path)
     messages = [{"role": "system", "content": "Judge."}, {"role": "user", "content": "Score it."}]
@@ -69,6 +75,7 @@ def test_qwen3_template_honours_enable_thinking(qwen3_path: Path) -> None:
     assert off == prefix + "<think>\n\n</think>\n\n"
 
 
+@pytest.mark.slow
 def test_qwen3_template_drops_reasoning_of_earlier_turns(qwen3_path: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(qwen3_path)
     messages = [
@@ -81,6 +88,7 @@ def test_qwen3_template_drops_reasoning_of_earlier_turns(qwen3_path: Path) -> No
     assert "<|im_start|>assistant\nA<|im_end|>" in rendered
 
 
+@pytest.mark.slow
 def test_embedding_checkpoint_pads_left_and_appends_eos(qwen3_embedding_path: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(qwen3_embedding_path)
     assert tokenizer.padding_side == "left"
@@ -92,6 +100,7 @@ def test_embedding_checkpoint_pads_left_and_appends_eos(qwen3_embedding_path: Pa
     assert type(model).__name__ == "Qwen3Model"
 
 
+@pytest.mark.slow
 def test_sentence_transformer_layout(st_path: Path) -> None:
     modules = json.loads((st_path / "modules.json").read_text())
     assert [m["type"].rsplit(".", 1)[-1] for m in modules] == [
@@ -104,6 +113,7 @@ def test_sentence_transformer_layout(st_path: Path) -> None:
     assert pooling["word_embedding_dimension"] == AutoConfig.from_pretrained(st_path).hidden_size
 
 
+@pytest.mark.slow
 def test_builds_are_deterministic(tmp_path: Path, qwen3_embedding_path: Path) -> None:
     again = build_tiny_qwen3_embedding(tmp_path / "again")
     for name in ("model.safetensors", "tokenizer.json", "config.json"):

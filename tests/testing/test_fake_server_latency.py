@@ -10,6 +10,8 @@ from doubles.server_draws import lognormal_sigma
 
 from titjudge.errors import ConfigError
 
+pytestmark = pytest.mark.doubles  # tests of the fake OpenAI server, not of titjudge
+
 
 def _delays(app: FakeOpenAIApp, n: int) -> list[float]:
     return sorted(app._delay(f"body-{i}", 1) for i in range(n))

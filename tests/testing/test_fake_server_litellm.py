@@ -9,9 +9,12 @@ import json
 import math
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
+from doubles import server_app
 from doubles.relies import installed
 from doubles.server import ChatRequest, FakeOpenAIServer, Fault, Reply, TokenLogprob
 from fake_server_support import (
@@ -34,6 +37,22 @@ from titjudge.models.core.base import (
     TokenLogprobs,
     TransientError,
 )
+
+pytestmark = pytest.mark.doubles  # tests of the fake OpenAI server, not of titjudge
+
+
+def record_server_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Every `asyncio.sleep` the fake server's handlers ask for, in order (they still sleep):
+    what the server waits, read without timing it."""
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(delay: float, *args: Any, **kwargs: Any) -> Any:
+        slept.append(delay)
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(server_app, "asyncio", SimpleNamespace(sleep=sleep))
+    return slept
 
 
 @pytest.fixture
@@ -105,25 +124,23 @@ def test_reset_drops_the_connection_and_the_call_is_transient(server: FakeOpenAI
 def test_timeout_fault_is_transient_and_the_handler_is_cancelled(
     server: FakeOpenAIServer,
 ) -> None:
-    server.script(Fault("timeout", delay=5.0))
-    started = time.perf_counter()
-    error = failure(server.url, "slow", timeout=0.5)
+    server.script(Fault("timeout", delay=120.0))
+    error = failure(server.url, "slow", timeout=0.5)  # returns long before the stall ends
     assert isinstance(error, TransientError), f"{error!r} ({installed()})"
-    assert time.perf_counter() - started < 3.0
-    deadline = time.monotonic() + 3.0
-    while server.stats.in_flight and time.monotonic() < deadline:
+    while server.stats.in_flight:  # the handler ends when it is cancelled (pytest's timeout)
         time.sleep(0.02)
-    assert server.stats.in_flight == 0
-    assert server.stats.by_status[499] == 1  # client went away before the answer
+    # 499 is recorded only for a handler cancelled before it answered: the client went away
+    assert server.stats.by_status[499] == 1
 
 
 def test_timeout_fault_answers_after_the_stall_when_the_client_waits(
-    server: FakeOpenAIServer,
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    slept = record_server_sleeps(monkeypatch)
     server.script(Fault("timeout", delay=0.3))
-    started = time.perf_counter()
     assert generate(server.url, "patient", timeout=5.0).text == "patient"
-    assert time.perf_counter() - started >= 0.3
+    assert [s for s in slept if s] == [0.3]  # the stall, then the answer
+    assert server.stats.by_status[200] == 1 and server.stats.by_fault["timeout"] == 1
 
 
 def test_response_schema_reaches_server_and_judge_fills_it() -> None:
@@ -242,22 +259,21 @@ def test_rpm_limit_answers_429_beyond_the_limit_then_recovers() -> None:
         assert generate(fake.url, "after the window").text == "after the window"
 
 
+@pytest.mark.slow
 def test_128_concurrent_requests_overlap() -> None:
+    """Requests held 0.2 s each are worked on together, not one after another: the server's
+    own count of requests in flight at once (not the wall time, which load stretches)."""
+
     async def burst(url: str) -> list[str]:
         made = backend(url)
         calls = [made.generate(GenerateRequest(f"request number {i}")) for i in range(128)]
         return [gen.text for gen in await asyncio.gather(*calls)]
 
     with FakeOpenAIServer(latency=0.2) as fake:
-        run(burst(fake.url))  # warm up litellm's clients
-        fake.reset_stats()
-        started = time.perf_counter()
         texts = run(burst(fake.url))
-        elapsed = time.perf_counter() - started
         assert texts == [f"request number {i}" for i in range(128)]
         assert fake.stats.max_in_flight >= 64
         assert fake.stats.max_concurrent_in_log() >= 64
-        assert elapsed < 0.2 * 128 / 4  # far from serial (25.6 s)
 
 
 def test_duplicates_count_repeated_bodies_and_attempts_reach_the_responder() -> None:
@@ -278,10 +294,11 @@ def test_duplicates_count_repeated_bodies_and_attempts_reach_the_responder() -> 
         assert attempts == [2, 3, 1]  # the faulted first arrival never reached the responder
 
 
+@pytest.mark.slow
 def test_rate_faults_are_deterministic_per_seed_and_body() -> None:
     def pattern(seed: int) -> list[str]:
         with FakeOpenAIServer(fault_rate=0.3, faults=("500", "503"), seed=seed) as fake:
-            outcomes = [attempt(fake.url, f"item {index}") for index in range(40)]
+            outcomes = [attempt(fake.url, f"item {index}") for index in range(20)]
             faults = [record.fault or "ok" for record in fake.stats.records]
         for outcome, fault in zip(outcomes, faults, strict=True):
             assert isinstance(outcome, Generation) is (fault == "ok")
@@ -291,7 +308,7 @@ def test_rate_faults_are_deterministic_per_seed_and_body() -> None:
     first, again, other = pattern(7), pattern(7), pattern(8)
     assert first == again
     assert first != other
-    assert 4 <= sum(o != "ok" for o in first) <= 24  # about 30% of 40
+    assert 2 <= sum(o != "ok" for o in first) <= 12  # about 30% of 20
     assert {"500", "503"} <= set(first)
 
 
@@ -317,31 +334,33 @@ def test_context_window_and_api_key_checks() -> None:
         assert generate(fake.url, "tiny", key="sk-right").text == "tiny"
 
 
-def test_scripted_reply_delay_is_slept_once() -> None:
+def test_scripted_reply_delay_is_slept_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept = record_server_sleeps(monkeypatch)
     with FakeOpenAIServer() as fake:
-        generate(fake.url, "warm up litellm")
         fake.script(Reply(content="late", delay=0.3))
-        started = time.perf_counter()
         assert generate(fake.url, "x").text == "late"
-        assert 0.3 <= time.perf_counter() - started < 0.55
+    assert [s for s in slept if s] == [0.3]  # once, not again when the reply is written
 
 
 def test_stop_cancels_stalled_requests_promptly() -> None:
+    """The client would wait out the stall (its timeout is longer): only a stop that cancels
+    the stalled handler ends the call with a failure, and 499 (a handler cancelled before it
+    answered); a stop that waited for it would end in the stalled answer. `stop()` gives up
+    on the server's thread after 30 s: the thread has ended when it returns."""
     fake = FakeOpenAIServer()
     fake.start()
-    fake.script(Fault("timeout", delay=60.0))
+    thread = fake._thread
+    fake.script(Fault("timeout", delay=200.0))
 
-    async def stalled_then_stop() -> tuple[Generation | BaseException, float]:
-        call = asyncio.ensure_future(aattempt(fake.url, "stalled", timeout=30.0))
+    async def stalled_then_stop() -> Generation | BaseException:
+        call = asyncio.ensure_future(aattempt(fake.url, "stalled", timeout=400.0))
         while fake.stats.in_flight == 0:
             await asyncio.sleep(0.01)
-        started = time.perf_counter()
         await asyncio.get_running_loop().run_in_executor(None, fake.stop)
-        stopped = time.perf_counter() - started
-        return await call, stopped  # the connection is closed under the client
+        return await call  # the connection is closed under the client
 
-    outcome, stopped = run(stalled_then_stop())
-    assert stopped < 3.0
+    outcome = run(stalled_then_stop())
+    assert thread is not None and not thread.is_alive()
     assert isinstance(outcome, TransientError), f"{outcome!r} ({installed()})"
     assert not outcome.rate_limited
     assert fake.stats.in_flight == 0 and fake.stats.by_status[499] == 1

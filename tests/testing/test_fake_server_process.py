@@ -9,15 +9,13 @@ from pathlib import Path
 
 import pytest
 from doubles.relies import installed
-from doubles.server import (
-    server_command,
-    server_env,
-    start_server_process,
-    stop_server_process,
-)
+from doubles.server import main as server_main
+from doubles.server import start_server_process, stop_server_process
 from fake_server_support import JUDGE_MESSAGE, JUDGE_SCORE_0_100, failure, generate
 
 from titjudge.models.core.base import TransientError
+
+pytestmark = [pytest.mark.doubles, pytest.mark.slow]  # the fake server's own processes
 
 
 def stats(url: str) -> dict[str, object]:
@@ -70,20 +68,20 @@ def test_killed_server_is_a_transient_failure() -> None:
     assert not error.rate_limited and error.retry_after is None
 
 
-def test_bad_command_line_input_exits_2_with_one_line(tmp_path: Path) -> None:
+def test_bad_command_line_input_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line's `main` in this process (what it prints and returns), then one
+    process that exits with it: the launcher names the exit code."""
     missing = tmp_path / "nope.jsonl"
-    result = subprocess.run(
-        [*server_command(), "--descriptions", str(missing)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(),
-    )
-    assert result.returncode == 2
-    assert result.stdout == ""
+    assert server_main(["--descriptions", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
     assert (
-        result.stderr.strip()
+        err.strip()
         == f"error: {missing}: cannot read descriptions file (No such file or directory)"
     )
+    assert server_main(["--faults", "429,teapot"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
     with pytest.raises(RuntimeError, match="exited with code 2"):
         start_server_process(["--faults", "429,teapot"], stderr=subprocess.DEVNULL)

@@ -38,6 +38,9 @@ from doubles.server_wire import default_logprobs, tokenize
 
 from titjudge.errors import ConfigError, DataError
 
+pytestmark = pytest.mark.doubles  # tests of the fake OpenAI server, not of titjudge
+
+
 PNG_BYTES = b"\x89PNG\r\n\x1a\nnot really an image but bytes are bytes"
 PNG_URI = "data:image/png;base64," + base64.b64encode(PNG_BYTES).decode()
 
