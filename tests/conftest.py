@@ -3,7 +3,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+# Bytecode is kept (in git-ignored __pycache__ folders), as Python does by default: where the
+# environment turns it off (PYTHONDONTWRITEBYTECODE), every test process and every titjudge
+# child process would compile titjudge and the test modules again (~8 s of CPU a process)
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 pytest_plugins = ["cpu_report"]
 

@@ -80,6 +80,7 @@ def test_every_module_imports_without_litellm_fetching_prices() -> None:
     assert found["unset_at_import"] == [] and found["connects"] == []
 
 
+@pytest.mark.slow
 def test_every_import_litellm_site_is_inside_the_package() -> None:
     """Every `import litellm` sits in a titjudge module, so the package's __init__ (which sets
     the variable) has run before it; none sets the variable itself after importing."""

@@ -265,6 +265,7 @@ def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, kill_at):
     assert _summary(tmp_path)["failed_items"] == 0
 
 
+@pytest.mark.slow
 def test_estimate_prices_batch_models_at_the_batch_rates(batch_data, tmp_path, capsys):
     found = {}
     for mode in ("online", "batch"):

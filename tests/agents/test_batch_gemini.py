@@ -271,6 +271,7 @@ REPLIES = {
 REPLIES["thoughts and cached tokens"].body["usageMetadata"]["cachedContentTokenCount"] = 120
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", list(REPLIES))
 def test_a_batch_response_reads_as_the_online_reply_does(shape):
     """The same GenerateContentResponse, answered online and as a batch row, is the same

@@ -69,6 +69,7 @@ def _judge(name: str, kind: str, url: str) -> dict:
     return {"name": name, "kind": kind, **model}
 
 
+@pytest.mark.slow
 def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(synth_data, tmp_path, reads):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
@@ -86,6 +87,7 @@ def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(synth_data, tmp
     assert again.summary["cache"]["misses"] == 0
 
 
+@pytest.mark.slow
 def test_a_new_judge_is_asked_and_what_was_cached_counts_once(synth_data, tmp_path, reads):
     """Items the cache cannot answer whole go to the graph: the new judge's calls are made
     (sending the image the earlier run only remembered), the cached ones are read, and each
@@ -108,6 +110,7 @@ def test_a_new_judge_is_asked_and_what_was_cached_counts_once(synth_data, tmp_pa
     assert outcome.status_counts["lmm"]["ok"] == N_ITEMS
 
 
+@pytest.mark.slow
 def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, reads):
     """With max_image_pixels below the images' size, the fresh run resizes each image once;
     the re-run keys the resized images by their remembered hash, reading and resizing none."""
@@ -130,6 +133,7 @@ def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, r
     assert _scores(again.out_dir) == _scores(fresh.out_dir)
 
 
+@pytest.mark.slow
 def test_an_image_changed_since_the_last_run_is_read_again(data_copy, tmp_path, reads):
     responder = Recording(data_copy)
     with FakeOpenAIServer(responder=responder) as server:

@@ -44,6 +44,7 @@ def failed_items(out: Path) -> set[str]:
     return {line["item_id"] for line in lines if line["status"] != "ok"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("poisoned", [0, 5])
 def test_only_the_item_with_the_refused_text_fails_whatever_the_batching(
     synth_data, tmp_path, poisoned

@@ -3,6 +3,7 @@ their dollars; checked against what `titjudge run` then sends to a loopback serv
 
 import json
 
+import pytest
 import yaml
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
@@ -63,6 +64,7 @@ def _spent(summary: dict) -> float:
     return sum(u["cost"] for u in summary["usage"].values())
 
 
+@pytest.mark.slow
 def test_estimate_counts_every_miss_and_never_sends(synth_data, tmp_path, capsys):
     path = _write(_config(synth_data, DEAD, tmp_path), tmp_path)
     found = _estimate(path, capsys)
@@ -88,6 +90,7 @@ def test_estimate_counts_every_miss_and_never_sends(synth_data, tmp_path, capsys
     assert again["calls"] == 0 and again["usd"] == 0.0
 
 
+@pytest.mark.slow
 def test_after_a_pilot_the_estimate_uses_the_cached_answers_usage(synth_data, tmp_path, capsys):
     config = _config(synth_data, DEAD, tmp_path)
     _run(config, tmp_path, capsys, "--limit", "4")
@@ -135,6 +138,7 @@ def test_a_reasoning_judge_is_estimated_with_the_thinking_room_it_is_sent(
     assert judge["thinking_tokens"] == judge["calls"] * 25_000
 
 
+@pytest.mark.slow
 def test_under_require_model_exact_another_models_answers_are_misses(synth_data, tmp_path, capsys):
     """A run under `run.require_model: exact` asks again what another model answered; the
     estimate counts those calls as the run would (it used to count them as cache hits)."""

@@ -31,6 +31,7 @@ def tiny(tmp_path_factory):
     torch.set_num_threads(before)
 
 
+@pytest.mark.slow
 def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     local = {"device": "cpu", "batch_size": 4, "max_attempts": 1}
     config = {
@@ -91,6 +92,7 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     assert [r.described.text for r in again.results] == [r.described.text for r in outcome.results]
 
 
+@pytest.mark.slow
 def test_loading_local_models_prints_no_third_party_bar(synth_data, tiny, tmp_path, capfd):
     """transformers' "Loading weights" bar (tqdm) and huggingface_hub's bars stay off: the
     run's own progress is the only one. They are switched on first, as in a fresh process."""

@@ -16,6 +16,7 @@ def read_json(path):
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
@@ -56,6 +57,7 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
     assert "judge_similarity" in config_doc and "sha256" in config_doc and "langgraph" in config_doc
 
 
+@pytest.mark.slow
 def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
     items = items_of(data_copy)
     descriptions = stored_descriptions(data_copy)
@@ -120,6 +122,7 @@ def _sha(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_cli_run_limit_and_exit_codes(synth_data, tmp_path, capsys):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:

@@ -7,6 +7,7 @@ import io
 import json
 import re
 
+import pytest
 import yaml
 from doubles.server import FakeOpenAIServer, build_responder
 from pipeline_helpers import api_config, stored_descriptions
@@ -154,6 +155,7 @@ def last_run_counts(printed: str) -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
+@pytest.mark.slow
 def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_path, capsys):
     """Two judges asking the same question share one call: the second is answered without
     asking the model, so it is a cache hit everywhere. (Before, the progress bar counted it
@@ -190,6 +192,7 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
         assert server.stats.total == 32  # 16 descriptions + 16 judge calls, once each
 
 
+@pytest.mark.slow
 def test_pairwise_progress_and_library_silence(synth_data, tmp_path, capsys):
     """Pairs done count apart from items; titjudge.evaluate without progress prints nothing."""
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))

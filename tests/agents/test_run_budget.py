@@ -46,6 +46,7 @@ def _run(data, tmp_path, capsys, budget: float | None, expect: int):
     return summary, out, billing, bodies
 
 
+@pytest.mark.slow
 def test_the_budget_is_a_hard_cap_that_concurrency_cannot_overshoot(synth_data, tmp_path, capsys):
     summary, out, billing, bodies = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
 
@@ -73,6 +74,7 @@ def test_the_budget_is_a_hard_cap_that_concurrency_cannot_overshoot(synth_data, 
     assert f"{budget['items_undone']} items left undone" in line
 
 
+@pytest.mark.slow
 def test_a_rerun_with_a_larger_budget_pays_for_nothing_twice(synth_data, tmp_path, capsys):
     first, _, first_bill, first_bodies = _run(synth_data, tmp_path, capsys, BUDGET, expect=3)
     second, out, second_bill, second_bodies = _run(synth_data, tmp_path, capsys, 1.0, expect=0)

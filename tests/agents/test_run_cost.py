@@ -25,6 +25,7 @@ def _run(config: dict, tmp_path, capsys) -> tuple[dict, str]:
     return json.loads((run_dir / "summary.json").read_text()), out
 
 
+@pytest.mark.slow
 def test_price_option_prices_a_model_litellm_does_not(synth_data, tmp_path, capsys):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
@@ -41,6 +42,7 @@ def test_price_option_prices_a_model_litellm_does_not(synth_data, tmp_path, caps
     assert "unpriced" not in out and f"${expected:.4f}" in out
 
 
+@pytest.mark.slow
 def test_cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate(
     synth_data, tmp_path, capsys
 ):
@@ -64,6 +66,7 @@ def test_cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate(
     assert summary["usage"]["judge"]["cached_tokens_in"] == CACHED * 16
 
 
+@pytest.mark.slow
 def test_a_local_embedding_judge_costs_nothing(synth_data, tmp_path, capsys):
     # the demo's case: replayed descriptions and an in-process embedding model (MiniLM there)
     torch = pytest.importorskip("torch")

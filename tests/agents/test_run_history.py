@@ -41,6 +41,7 @@ def run_ids(history):
     return sorted(p.name for p in history.iterdir() if p.is_dir())
 
 
+@pytest.mark.slow
 def test_a_variant_run_keeps_the_first_and_latest_names_the_second(
     config_path, server, tmp_path, capsys
 ):
@@ -126,6 +127,7 @@ def test_a_clash_at_the_end_takes_a_new_id_and_overwrites_nothing(tmp_path, monk
     assert (history / "LATEST").read_text().strip() == "20261125T002233Z-2b3c"
 
 
+@pytest.mark.slow
 def test_out_names_the_run_dir_exactly_and_never_overwrites_one(
     config_path, server, tmp_path, capsys
 ):
@@ -154,6 +156,7 @@ def _metrics_json(capsys, target, data):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_audit_metrics_and_the_api_read_a_name_dirs_latest_run(
     synth_data, config_path, server, tmp_path, capsys
 ):
@@ -200,6 +203,7 @@ def test_audit_metrics_and_the_api_read_a_name_dirs_latest_run(
         titjudge.find_run(history)
 
 
+@pytest.mark.slow
 def test_a_run_dir_from_before_run_history_still_reads(tmp_path, capsys, config_path, server):
     """Files straight in <run.out>/<name> (how runs were written before): that dir is a run
     dir; once a new run is kept there, LATEST decides and the old files are left alone."""

@@ -11,6 +11,7 @@ from run_dirs import latest_run
 from titjudge.cli import main
 
 
+@pytest.mark.slow
 def test_run_summary_says_cost_unknown_for_an_unpriced_model(synth_data, tmp_path, capsys):
     # litellm has no price for openai/vlm (the describer), it has one for gpt-4o-mini (the judge)
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))

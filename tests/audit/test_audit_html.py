@@ -48,6 +48,7 @@ def test_embed_json_leaves_no_character_that_can_end_the_block() -> None:
     assert "\\u003c/script\\u003e" in text
 
 
+@pytest.mark.slow
 def test_page_keeps_hostile_text_inside_the_json_block(handmade_run: Path, tmp_path: Path) -> None:
     page = page_of(handmade_run, tmp_path)
     assert page.lower().count("</script") == 2  # the JSON block's and the script's own end tags

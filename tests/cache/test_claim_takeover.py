@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from titjudge.cache.store import CallCache
 
 RUNS = 8
@@ -41,6 +43,7 @@ def _race(directory: str, key: str, start, done, results) -> None:
     done.wait()  # stay alive until every run has looked: a live winner is a live owner
 
 
+@pytest.mark.slow
 def test_a_dead_owners_claim_goes_to_exactly_one_run(tmp_path):
     key = "batch-ledger:litellm:openai/m "
     cache = CallCache(tmp_path / "cache")

@@ -1,5 +1,7 @@
 import multiprocessing
 
+import pytest
+
 from titjudge.cache.store import CallCache
 
 
@@ -30,6 +32,7 @@ def test_clear_one_model(tmp_path):
     assert cache.get("a") is None and cache.get("b") == 2
 
 
+@pytest.mark.slow
 def test_concurrent_processes_share_one_dir(tmp_path):
     ctx = multiprocessing.get_context("fork")  # the store is imported here already
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), i * 200)) for i in range(3)]

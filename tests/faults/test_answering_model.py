@@ -7,6 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from doubles.server_request import ChatRequest, as_reply
 from fault_helpers import config, descriptions
@@ -40,6 +41,7 @@ def _said(capsys) -> str:
     return " ".join(capsys.readouterr().out.split())  # the console wraps at its width
 
 
+@pytest.mark.slow
 def test_a_rerouted_judge_is_recorded_and_reported(fault_data, tmp_path, capsys):
     with _server(fault_data) as server:
         cfg = config(fault_data, server.url, tmp_path, concurrency=4)
@@ -88,6 +90,7 @@ def test_a_rerouted_judge_is_recorded_and_reported(fault_data, tmp_path, capsys)
     assert "answered by: judge-v2" in _said(capsys)
 
 
+@pytest.mark.slow
 def test_require_model_exact_makes_another_models_reply_a_failure(fault_data, tmp_path, capsys):
     with _server(fault_data) as server:
         cfg = config(fault_data, server.url, tmp_path, concurrency=4)

@@ -59,6 +59,7 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_metrics_raising_leaves_the_previous_run_as_it_was(first_run, monkeypatch, capsys):
     path, runs, before = first_run
 

@@ -170,6 +170,7 @@ def test_limit_zero(fault_data, server, tmp_path, capsys):
     assert code == 2 and "--limit" in err
 
 
+@pytest.mark.slow
 def test_unwritable_out_dir_keeps_earlier_results(fault_data, server, tmp_path, capsys):
     path = write_config(tmp_path, config(fault_data, server.url, tmp_path))
     assert run_cli(["run", str(path), "--limit", "4"], capsys)[0] == 0
@@ -213,6 +214,7 @@ def _image_cases(data, lines):
     return expected
 
 
+@pytest.mark.slow
 def test_bad_images_fail_their_items_only(fault_copy, server, tmp_path, capsys):
     lines = manifest_lines(fault_copy)
     expected = _image_cases(fault_copy, lines)

@@ -78,6 +78,7 @@ def _assert_one_line_stop(done, cache_dir):
     return last
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_stops_the_run_and_keeps_what_was_stored(
     fault_data, server, tmp_path, capsys
 ):
@@ -115,6 +116,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "--lazy", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
     fault_data, server, small_disk, tmp_path, capsys
 ):
@@ -139,6 +141,7 @@ def test_a_real_full_disk_stops_the_run_and_keeps_what_was_stored(
     _resume_and_check(path, server, cache_dir, stored, capsys)
 
 
+@pytest.mark.slow
 def test_answers_reach_the_cache_before_any_run_file(
     fault_data, server, tmp_path, capsys, monkeypatch
 ):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
@@ -34,6 +35,7 @@ async def _ask(client, prompts):
     )
 
 
+@pytest.mark.slow
 def test_a_stopped_endpoint_loses_no_call(tmp_path):
     first, second = FakeOpenAIServer(latency=0.05), FakeOpenAIServer(latency=0.05)
     first.start()
@@ -63,6 +65,7 @@ def test_a_stopped_endpoint_loses_no_call(tmp_path):
         second.stop()
 
 
+@pytest.mark.slow
 def test_a_cached_rerun_asks_neither_endpoint(tmp_path):
     with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
         prompts = [f"item {i}" for i in range(16)]
@@ -90,6 +93,7 @@ def test_every_endpoint_down_is_a_failure_record(tmp_path):
     assert result.attempts == 3
 
 
+@pytest.mark.slow
 def test_calls_wait_for_a_slot_while_an_endpoint_is_down(tmp_path):
     """With one of two endpoints down, the model still has 2 x concurrency in flight: the
     calls beyond the live endpoint's slots wait for one (as its own queue would) instead of

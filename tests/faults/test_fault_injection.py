@@ -3,6 +3,7 @@
 import csv
 import json
 
+import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 
@@ -13,6 +14,7 @@ from titjudge.models.calls.structured import parse_structured
 FAULTS = ("429", "500", "503", "timeout", "reset", "malformed", "fenced", "invalid_schema", "prose")
 
 
+@pytest.mark.slow
 def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
     responder = build_responder("auto", descriptions=descriptions(fault_data))
     with FakeOpenAIServer(

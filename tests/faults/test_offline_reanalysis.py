@@ -51,6 +51,7 @@ def _stderr_lines(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_a_fully_cached_rerun_needs_no_key(fault_data, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(KEY, SECRET)
     responder = build_responder("auto", descriptions=descriptions(fault_data))
@@ -83,6 +84,7 @@ def test_a_fully_cached_rerun_needs_no_key(fault_data, tmp_path, monkeypatch, ca
     assert (tmp_path / "grid2" / "table4.csv").read_text() == table
 
 
+@pytest.mark.slow
 def test_a_rerun_that_must_send_without_its_key_stops_with_one_line(
     fault_data, tmp_path, monkeypatch, capsys
 ):

@@ -3,6 +3,7 @@
 import json
 import logging
 
+import pytest
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from run_dirs import latest_run
@@ -12,6 +13,7 @@ from titjudge.cli import main
 SECRET = "sk-titjudge-SECRET-5f1e2d3c4b"
 
 
+@pytest.mark.slow
 def test_key_never_leaks(fault_data, tmp_path, monkeypatch, capsys, caplog):
     monkeypatch.setenv("TITJUDGE_TEST_KEY", SECRET)
     responder = build_responder("auto", descriptions=descriptions(fault_data))

@@ -111,6 +111,7 @@ def test_expected_mode_through_the_loopback_server(small_data, tmp_path):
     assert "top_logprobs: 20" in (outcome.out_dir / "config.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_backends_without_logprobs_are_refused_at_config_time(synth_data, tmp_path, capsys):
     replay = f"replay:{synth_data / 'descriptions.jsonl'}"
     for judge in (

@@ -56,6 +56,7 @@ def test_transient_errors_never_stop_a_model(tmp_path):
         assert not any("not sent" in (r.error or "") for r in results)
 
 
+@pytest.mark.slow
 def test_a_success_resets_the_count(tmp_path):
     replies = [Fault("401")] * 4 + ["fine"]
 

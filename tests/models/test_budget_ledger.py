@@ -70,6 +70,7 @@ def test_a_retry_the_budget_cannot_cover_is_not_sent(tmp_path):
     assert budget.spent == pytest.approx(WORST)  # the timed-out attempt, at its worst case
 
 
+@pytest.mark.slow
 def test_calls_in_flight_never_hold_more_than_the_budget(tmp_path):
     with FakeOpenAIServer(responder="auto", latency=0.1) as server:
         budget = Budget(WORST * 3.5)  # three worst cases at a time

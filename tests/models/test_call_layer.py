@@ -144,6 +144,7 @@ def test_concurrent_identical_calls_share_one_request(server, tmp_path, monkeypa
     assert c.usage["judge"].calls == 10 and c.usage["judge"].cache_hits == 9
 
 
+@pytest.mark.slow
 def test_concurrency_limit_holds(tmp_path, monkeypatch):
     from doubles.server import FakeOpenAIServer
 

@@ -61,6 +61,7 @@ SIZES = {VLLM: (1, 2, 3, 5, 8, 14), OPENAI: (3, 14)}
         (OPENAI, openai_context_refusal),
     ],
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("position", [0, 6, 13])
 def test_only_the_refused_text_fails_whatever_the_batch_size(
     tmp_path, server, monkeypatch, model, refusal, position
@@ -82,6 +83,7 @@ def test_only_the_refused_text_fails_whatever_the_batch_size(
         assert client.cache.entries() == len(TEXTS)  # the refusal is never cached
 
 
+@pytest.mark.slow
 def test_an_item_beside_a_refused_text_is_not_failed_by_it(tmp_path, server):
     """13 images of one prompt judged at once: the prompt travels in one item's request and
     the other items wait for it. The item whose description is refused fails alone."""
@@ -130,6 +132,7 @@ def test_a_key_refusal_is_the_whole_requests_and_not_split(tmp_path, server, mon
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_every_text_refused_costs_at_most_two_n_minus_one_requests(tmp_path, server):
     for text in TEXTS[:8]:
         server.refuse(text)

@@ -124,6 +124,7 @@ def test_thinking_and_schemas_are_planned_as_for_one_endpoint(monkeypatch):
     assert json.dumps([A, B]) in record and SECRET not in record
 
 
+@pytest.mark.slow
 def test_every_endpoint_serves_the_model_with_the_key(monkeypatch):
     """Each endpoint gets the calls of the one model, with the key `api_key_env` names (a
     server that wants another key would answer 401); per-endpoint slots are tested above."""
