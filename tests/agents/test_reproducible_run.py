@@ -2,10 +2,10 @@
 (apart from timing fields) whatever the process's hash seed, and whether it is computed fresh
 or answered entirely from the cache.
 
-The two fresh runs are `titjudge run` processes with their own PYTHONHASHSEED (1 and 2), so any
-order taken from a set or a str-keyed hash (a rationale's word list, say) shows up as a
-difference; the cached run is in-process (the CLI's main), with the test session's hash seed,
-a third one (a cached run loads no model: nothing heavy is imported for it). The config is the
+One fresh run is a `titjudge run` process with a PYTHONHASHSEED checked to hash strings
+otherwise than this process; the other fresh run and the cached run are in-process (the CLI's
+main) under the test session's hash seed. So any order taken from a set or a str-keyed hash (a
+rationale's word list, say) shows up as a difference. The config is the
 demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic benchmark, the
 lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2. The benchmark has 6
 prompts x 4 models (it had 10): several prompts' rankings and pairs, at ~3 s less CPU for each
@@ -52,6 +52,21 @@ def run(config: Path, out: Path, hash_seed: int) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+def other_hash_seed() -> int:
+    """A PYTHONHASHSEED whose str hashes differ from this process's (checked, not assumed)."""
+    for seed in (1, 2):
+        probe = subprocess.run(
+            [sys.executable, "-c", "print(hash('titjudge'))"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            check=True,
+        )
+        if int(probe.stdout) != hash("titjudge"):
+            return seed
+    raise AssertionError("seeds 1 and 2 both hash as this process does")
+
+
 def outputs(out: Path) -> dict[str, Any]:
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     return {
@@ -83,8 +98,10 @@ def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cach
     other = tmp_path / "other.yaml"
     other.write_text(json.dumps(demo_config(data, second_cache, minilm_dir())))
 
-    run(config, tmp_path / "fresh-1", hash_seed=1)
-    run(other, tmp_path / "fresh-2", hash_seed=2)
+    run(config, tmp_path / "fresh-1", hash_seed=other_hash_seed())
+    # the second fresh run is this process's, under its own hash seed
+    code = main(["run", str(other), "--out", str(tmp_path / "fresh-2")])
+    assert code == 0, capsys.readouterr().err[-3000:]
     # every judge call is in first's cache
     code = main(["run", str(config), "--out", str(tmp_path / "cached-3")])
     assert code == 0, capsys.readouterr().err[-3000:]
