@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import pytest
@@ -13,6 +14,11 @@ import pytest
 # child process would compile titjudge and the test modules again (~8 s of CPU a process)
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# Ctrl-C reaches the runs the tests interrupt even where the suite itself was started with
+# SIGINT ignored (a shell's background job: `pytest &`), which every child would inherit
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["cpu_report"]
 
