@@ -9,8 +9,17 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from titjudge.errors import DataError
-from titjudge.files import atomic_open, atomic_write, iter_jsonl, parse_record, read_json_object
+from titjudge.errors import ConfigError, DataError
+from titjudge.files import (
+    atomic_open,
+    atomic_write,
+    iter_jsonl,
+    load_yaml,
+    parse_record,
+    parse_yaml,
+    read_json_object,
+    yaml_text,
+)
 
 
 @pytest.fixture
@@ -130,3 +139,18 @@ def test_parse_record_names_the_location_and_the_field():
         parse_record(_Line, {"name": "a", "count": "many"}, "f:3")
     with pytest.raises(DataError, match=r"^f:4: field 'name': Field required$"):
         parse_record(_Line, {}, "f:4")
+
+
+def test_config_yaml_reads_and_writes_in_order_with_the_users_error_lines(tmp_path):
+    doc = {"name": "größe", "judges": [{"name": "b", "weight": 0.5}, {"name": "a"}], "z": None}
+    text = yaml_text(doc)
+    assert text.index("name: größe") < text.index("judges:") < text.index("z: null")
+    assert parse_yaml(text) == doc
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ndescriber: {model: [\n")
+    with pytest.raises(ConfigError) as raised:
+        load_yaml(bad)
+    # the line and the problem are the pure-Python parser's (libyaml says "did not find
+    # expected node content"), whichever parser read the text first
+    expected = f"{bad}:3: invalid YAML (expected the node content, but found '<stream end>')"
+    assert str(raised.value) == expected

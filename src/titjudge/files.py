@@ -137,6 +137,28 @@ def jsonl_text(records: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
 
 
+#: libyaml's loader and dumper where PyYAML was built with it (its wheels are): ~10x faster
+#: to read and ~5x to write than the pure-Python ones, whose output they match
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def yaml_text(doc: Any) -> str:
+    """A YAML document, keys in their order, non-ASCII kept."""
+    return str(yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True))
+
+
+def parse_yaml(text: str) -> Any:
+    """Parse YAML text; a malformed one raises the pure-Python parser's error (its messages are
+    the ones users see, whichever parser read the text first)."""
+    try:
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+    except yaml.YAMLError:
+        if _LOADER is yaml.SafeLoader:
+            raise
+        return yaml.safe_load(text)
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping; one clear error for a missing file or bad YAML."""
     path = Path(path)
@@ -147,7 +169,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         loc = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -167,6 +189,8 @@ __all__ = [
     "jsonl_text",
     "load_yaml",
     "parse_record",
+    "parse_yaml",
     "read_json_object",
     "read_text",
+    "yaml_text",
 ]

@@ -14,7 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError, did_you_mean
-from titjudge.files import load_yaml
+from titjudge.files import load_yaml, parse_yaml, yaml_text
 from titjudge.judges.options import JudgeOptions
 from titjudge.models.core.options import StrictModel
 
@@ -33,7 +33,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 f"--set {override!r}: expected KEY=VALUE, e.g. describer.model=litellm:openai/gpt-4o"
             )
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = parse_yaml(raw) if raw.strip() else ""
         except yaml.YAMLError:
             value = raw
         parts = key.strip().split(".")
@@ -238,4 +238,4 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
 
 def dump_config(config: StrictModel) -> str:
     """The config as YAML, paths as strings, in field order."""
-    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    return yaml_text(config.model_dump(mode="json"))

@@ -23,11 +23,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
-from titjudge.files import atomic_write, jsonl_text
+from titjudge.files import atomic_write, jsonl_text, yaml_text
 from titjudge.records import ItemResult
 from titjudge.records.pairs import PairwiseRun
 from titjudge.report.item_line import item_lines
@@ -66,7 +64,7 @@ def package_versions() -> dict[str, str]:
 def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) -> None:
     doc = {**config, "resolved": {**resolved, "packages": package_versions()}}
     doc = json.loads(json.dumps(doc, default=str))  # plain types only (versions, paths, dtypes)
-    atomic_write(out / "config.yaml", yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    atomic_write(out / "config.yaml", yaml_text(doc))
 
 
 def write_items(out: Path, results: Iterable[ItemResult]) -> int:
