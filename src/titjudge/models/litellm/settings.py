@@ -8,6 +8,7 @@ fully cached re-run never imports litellm (~3 s).
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -180,7 +181,10 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
     )
 
 
+@functools.cache
 def _litellm_version() -> str:
+    """The installed litellm's version (read once: importlib.metadata scans the site-packages,
+    ~5 ms a call, and each model's settings record it)."""
     from importlib.metadata import version
 
     return version("litellm")
