@@ -2,7 +2,7 @@
 """Drift check: does the suite pass on the releases a new user can get today?
 
 Each mode builds a brand-new virtualenv from a fresh clone of HEAD, installs titjudge[dev]
-one way, runs the README's test command (`python -m pytest -q`) and records the versions and
+one way, runs the README's test command (`python -m pytest -q -n 2`) and records the versions and
 the result in docs/dependencies.md:
 
 - `lock`:   `pip install -c requirements.lock ...`, the README's set-up (what CI tests);
@@ -144,7 +144,7 @@ def run_suite(clone: Path, venv: Path, log: Path) -> dict[str, object]:
     start = time.monotonic()
     with log.open("w") as out:
         proc = subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider"],
             cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     text = log.read_text(errors="replace")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +30,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     import cli_process
 
     cli_process.stop_forkserver()
+
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "ci-artifacts"
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the screenshots the browser tests left in this session, so the CI log points at
+    them (here, not in a package's conftest: under xdist only this one reaches the controller)."""
+    for shot in sorted(ARTIFACTS.glob("*.png")):
+        if shot.stat().st_mtime >= _STARTED:
+            terminalreporter.write_line(f"CI artifact: {shot} (screenshot from a browser test)")

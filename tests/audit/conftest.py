@@ -43,12 +43,3 @@ def nopairs_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     del raw["data"]["human_pairs"], raw["data"]["ranks"]
     config = validate_config(raw, RunConfig, "audit test config")
     return run(config, out=root / "run").out_dir
-
-
-def pytest_terminal_summary(terminalreporter):
-    """Name the screenshot the browser test leaves, so the CI log points at it."""
-    shot = Path(__file__).resolve().parents[2] / "ci-artifacts" / "audit.png"
-    if shot.is_file():
-        terminalreporter.write_line(
-            f"CI artifact: {shot} (audit page screenshot from the browser test)"
-        )
