@@ -2,9 +2,10 @@
 (apart from timing fields) whatever the process's hash seed, and whether it is computed fresh
 or answered entirely from the cache.
 
-One fresh run is a `titjudge run` process with a PYTHONHASHSEED checked to hash strings
-otherwise than this process; the other fresh run and the cached run are in-process (the CLI's
-main) under the test session's hash seed. So any order taken from a set or a str-keyed hash (a
+One fresh run is a `titjudge run` process hashing strings otherwise than this process
+(checked): a warm child (tests/cli_process.py), whose forkserver drew its own hash seed, or a
+fresh interpreter under another PYTHONHASHSEED where the session fixed one; the other fresh
+run and the cached run are in-process (the CLI's main) under the test session's hash seed. So any order taken from a set or a str-keyed hash (a
 rationale's word list, say) shows up as a difference. The config is the
 demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic benchmark, the
 lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2. The benchmark has 6
@@ -14,14 +15,17 @@ fresh run.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_cli
 
 from titjudge.cli import main
 from titjudge.cli.run import demo_config, minilm_dir
@@ -50,6 +54,11 @@ def run(config: Path, out: Path, hash_seed: int) -> None:
         timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def record_hash(path: Path) -> None:
+    """Run in the warm child before its run: how it hashes a str."""
+    path.write_text(str(hash("titjudge")))
 
 
 def other_hash_seed() -> int:
@@ -98,7 +107,19 @@ def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cach
     other = tmp_path / "other.yaml"
     other.write_text(json.dumps(demo_config(data, second_cache, minilm_dir())))
 
-    run(config, tmp_path / "fresh-1", hash_seed=other_hash_seed())
+    # the first fresh run is a warm child's (its forkserver's hash seed), or, where that seed is
+    # this process's (PYTHONHASHSEED set for the session), a fresh interpreter's under another
+    probe = tmp_path / "child-hash"
+    done = run_cli(
+        ["run", str(config), "--out", str(tmp_path / "fresh-1")],
+        env={"HF_HUB_OFFLINE": "1"},
+        before=functools.partial(record_hash, probe),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    if int(probe.read_text()) == hash("titjudge"):
+        shutil.rmtree(tmp_path / "fresh-1")
+        shutil.rmtree(first_cache)
+        run(config, tmp_path / "fresh-1", hash_seed=other_hash_seed())
     # the second fresh run is this process's, under its own hash seed
     code = main(["run", str(other), "--out", str(tmp_path / "fresh-2")])
     assert code == 0, capsys.readouterr().err[-3000:]
