@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "titjudge"
 
 CHILD = r"""
-import importlib, importlib.abc, importlib.util, json, os, pkgutil, socket, sys
+import importlib, importlib.abc, json, os, socket, sys
 
 found = {"unset_at_import": [], "connects": [], "first": None}
 
@@ -38,14 +38,6 @@ socket.socket.connect = refuse
 sys.meta_path.insert(0, Watch())
 importer = []
 modules = sys.argv[1:]
-if modules == ["ALL"]:  # every module whose source names litellm, in the package's order
-    import titjudge
-    walked = pkgutil.walk_packages(titjudge.__path__, "titjudge.")
-    modules = sorted(
-        m.name for m in walked
-        if not m.name.endswith("__main__")
-        and "litellm" in open(importlib.util.find_spec(m.name).origin).read()
-    )
 for module in modules:
     importer.append(module)
     try:
@@ -77,22 +69,21 @@ def test_importing_the_package_then_litellm_never_fetches_prices() -> None:
     assert found["unset_at_import"] == [] and found["connects"] == []
 
 
-@pytest.mark.slow  # a fresh interpreter importing each module that names litellm
+@pytest.mark.slow  # a fresh interpreter importing each module that imports litellm
 def test_every_module_imports_without_litellm_fetching_prices() -> None:
-    """Each module whose source names litellm (the walk below finds every import of it there),
-    imported one after the other: litellm comes in with the variable set, nothing connects.
-    Modules that never name litellm cannot import it but through one that does."""
-    found = child("ALL")
+    """Each module holding an `import litellm` (found as the test below finds them), imported
+    one after the other: litellm comes in with the variable set, nothing connects. Any other
+    module can import litellm only through one of these."""
+    modules = sorted({site_module(path) for path in litellm_import_sites()})
+    found = child(*modules)
     assert found["first"] is not None  # some module imports litellm: the check saw it
     assert found["unset_at_import"] == [] and found["connects"] == []
 
 
-@pytest.mark.slow
-def test_every_import_litellm_site_is_inside_the_package() -> None:
-    """Every `import litellm` sits in a titjudge module, so the package's __init__ (which sets
-    the variable) has run before it; none sets the variable itself after importing."""
+def litellm_import_sites() -> list[Path]:
+    """The package's files holding an `import litellm` or `from litellm... import`."""
     sites = []
-    for path in SRC.rglob("*.py"):
+    for path in sorted(SRC.rglob("*.py")):
         text = path.read_text()
         if "litellm" not in text:  # no import of litellm can hide in a file without the word
             continue
@@ -105,7 +96,21 @@ def test_every_import_litellm_site_is_inside_the_package() -> None:
                 else []
             )
             if any(n == "litellm" or n.startswith("litellm.") for n in names):
-                sites.append(path.relative_to(SRC).as_posix())
+                sites.append(path)
+                break
+    return sites
+
+
+def site_module(path: Path) -> str:
+    parts = ("titjudge", *path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@pytest.mark.slow
+def test_every_import_litellm_site_is_inside_the_package() -> None:
+    """Every `import litellm` sits in a titjudge module, so the package's __init__ (which sets
+    the variable) has run before it; none sets the variable itself after importing."""
+    sites = [path.relative_to(SRC).as_posix() for path in litellm_import_sites()]
     assert sites  # the walk found litellm's importers
     init = (SRC / "__init__.py").read_text()
     assert 'os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")' in init
