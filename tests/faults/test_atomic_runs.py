@@ -111,6 +111,7 @@ def test_an_exact_out_dir_is_not_created_by_a_failed_run(first_run, tmp_path, mo
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".exact")] == []
 
 
+@pytest.mark.doubles
 def test_the_full_disk_double_really_fails_with_enospc(tmp_path, monkeypatch):
     """The double itself: a write of the chosen file fails, others succeed."""
     from titjudge.files import atomic_write
