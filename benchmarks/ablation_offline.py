@@ -1,8 +1,8 @@
 """Helpers for configs/ablation-offline.yaml: a loopback server playing three VLMs, and
 local checkpoints for the `hf:` / `embed:` columns. Nothing is downloaded.
 
-  python benchmarks/ablation_offline.py serve --port 8765 --descriptions data/synth/descriptions.jsonl
-  python benchmarks/ablation_offline.py models --out data/offline-models
+  python benchmarks/ablation_offline.py serve --port 8766 --descriptions .titjudge/offline/synth/descriptions.jsonl
+  python benchmarks/ablation_offline.py models --out .titjudge/offline/models
 
 `serve` runs the tests' fake OpenAI server (tests/doubles/server.py) with one responder
 per model name, so the VLM rows really differ:
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="serve three VLMs and a judge on 127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=int, default=8766)
     p.add_argument(
         "--descriptions",
         type=Path,
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the synthetic benchmark's descriptions.jsonl",
     )
     p = sub.add_parser("models", help="write the local checkpoints the offline config names")
-    p.add_argument("--out", type=Path, default=Path("data/offline-models"))
+    p.add_argument("--out", type=Path, default=Path(".titjudge/offline/models"))
     args = parser.parse_args(argv)
     if args.command == "serve":
         asyncio.run(serve(args.port, args.descriptions))

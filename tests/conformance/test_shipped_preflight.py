@@ -143,8 +143,8 @@ def bases(server, templates: tuple[str, ...]) -> list[str]:
             "ablation-offline.yaml",
             (),
             [
-                "no model folder at data/offline-models/qwen2.5-vl-tiny",
-                "no model folder at data/offline-models/embedding",
+                "no model folder at .titjudge/offline/models/qwen2.5-vl-tiny",
+                "no model folder at .titjudge/offline/models/embedding",
             ],
         ),
     ],
