@@ -240,10 +240,11 @@ def ablation_model_uses(config: AblationConfig) -> list[ModelUse]:
     return uses
 
 
-def preflight_ablation(config: AblationConfig, source: str) -> None:
+def preflight_ablation(config: AblationConfig, source: str) -> list[str]:
     """Raise one `ConfigError` naming everything the grid's models are missing, before any row
     runs (the library's `run_ablation_async` skips this and records a row that cannot run),
-    with the data files' and templates' problems in the same line."""
+    with the data files' and templates' problems in the same line. Returns the notes to show
+    before the grid starts (some images missing)."""
     from titjudge.agents.preflight import data_problems, template_problems
 
     templates = [(row.prompt, f"describers.{row.name}.prompt") for row in config.rows]
@@ -251,8 +252,10 @@ def preflight_ablation(config: AblationConfig, source: str) -> None:
         name = getattr(column, "prompt", None)
         if isinstance(name, str):
             templates.append((name, f"comparers.{column.name}.prompt"))
-    others = data_problems(config.data) + template_problems(templates)
+    notes: list[str] = []
+    others = data_problems(config.data, notes) + template_problems(templates)
     check_models(ablation_model_uses(config), source, answered_models(config.run.cache_dir), others)
+    return notes
 
 
 def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:

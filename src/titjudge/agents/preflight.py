@@ -27,13 +27,16 @@ def run_model_uses(config: RunConfig) -> list[ModelUse]:
     return uses
 
 
-def preflight_run(config: RunConfig, source: str, *, with_data: bool = True) -> None:
+def preflight_run(config: RunConfig, source: str, *, with_data: bool = True) -> list[str]:
     """Raise one `ConfigError` naming everything the config's models are missing (a `litellm:`
     model with answers in the run's cache is checked when a call first misses it), its
-    templates that do not load and, `with_data` (`titjudge run`), its data files' problems."""
-    others = data_problems(config.data) if with_data else []
+    templates that do not load and, `with_data` (`titjudge run`), its data files' problems.
+    Returns the notes to show before the run starts (some images missing)."""
+    notes: list[str] = []
+    others = data_problems(config.data, notes) if with_data else []
     others += template_problems(run_templates(config))
     check_models(run_model_uses(config), source, answered_models(config.run.cache_dir), others)
+    return notes
 
 
 def run_templates(config: RunConfig) -> list[tuple[str, str]]:
@@ -59,9 +62,10 @@ def template_problems(templates: list[tuple[str, str]]) -> list[str]:
     return list(problems.values())
 
 
-def data_problems(data: DataConfig | None) -> list[str]:
+def data_problems(data: DataConfig | None, notes: list[str] | None = None) -> list[str]:
     """What stops the manifest, the human pairs and the ranks from loading, each with its key;
-    the pairs are checked against the manifest's items when it loads."""
+    the pairs are checked against the manifest's items when it loads. Every image is looked
+    up: none there is a problem; some missing is a note added to `notes` (those items fail)."""
     from titjudge.data.manifest import load_manifest
     from titjudge.data.pairs import load_pairs, load_ranks
 
@@ -73,6 +77,15 @@ def data_problems(data: DataConfig | None) -> list[str]:
         items = {item.item_id: item for item in load_manifest(data.manifest)}
     except DataError as exc:
         problems.append(f"{exc} (data.manifest)")
+    if items:
+        missing = [item.image for item in items.values() if not item.image.is_file()]
+        found = f"{len(missing)} of the {len(items)} images in {data.manifest}"
+        if len(missing) == len(items):
+            problems.append(
+                f"none of the {len(items)} images in {data.manifest} exists, e.g. {missing[0]} (data.manifest)"
+            )
+        elif missing and notes is not None:
+            notes.append(f"{found} are missing, e.g. {missing[0]}: their items will fail")
     try:
         if data.human_pairs is not None:
             load_pairs(data.human_pairs, items)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,7 +84,8 @@ def ablation(args: argparse.Namespace) -> int:
         *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else []),
     ]
     config = load_ablation_config(args.config, overrides)
-    preflight_ablation(config, str(args.config))
+    for note in preflight_ablation(config, str(args.config)):
+        print(f"titjudge: {note}", file=sys.stderr)
     from titjudge.ablation.grid import run_ablation_async  # after the preflight, as `run`
 
     console = wide_console(highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     from titjudge.cli.analysis import check_breakdown_args
 
     asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
-    preflight_run(config, str(args.config))
+    for note in preflight_run(config, str(args.config)):
+        print(f"titjudge: {note}", file=sys.stderr)
     # after the preflight: a config it stops never pays for the run's imports
     from titjudge.agents.runner import run as run_pipeline
 
