@@ -30,7 +30,7 @@ from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec, parse_model_spec
-from titjudge.models.litellm.providers import listed_problems
+from titjudge.models.litellm.providers import listed_problems, unknown_provider
 from titjudge.models.local.common import resolve_checkpoint
 
 #: what the `hf:` and `embed:` backends import whatever the checkpoint
@@ -56,6 +56,9 @@ def model_problems(spec: ModelSpec, options: ModelOptions) -> list[str]:
         listed = listed_problems(spec, options.api_base, options.api_key_env, options.params)
         if listed is not None:
             return listed
+        unknown = unknown_provider(spec, options.api_base, options.params)
+        if unknown is not None:  # a typo: refused without importing litellm
+            return [unknown]
         from titjudge.models.litellm.backend import setup_problems
 
         return setup_problems(spec, options.api_base, options.api_key_env, options.params)

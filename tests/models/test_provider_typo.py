@@ -1,0 +1,73 @@
+"""A misspelled litellm provider is refused by the preflight without importing litellm (its
+import takes seconds; issue 37, the first hour), and nothing litellm could route is refused
+that way: every provider it names, a model its price map lists under another prefix, a
+custom_llm_provider, an api_base (litellm routes some by their URL) are left to litellm."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.litellm.providers import unknown_provider
+
+
+def fast_check(model: str, api_base: str | None = None, **params: str) -> str | None:
+    return unknown_provider(parse_model_spec(model), api_base, params or None)
+
+
+def test_a_misspelled_provider_is_named_with_the_provider_meant():
+    assert fast_check("litellm:opneai/gpt-4o") == (
+        "unknown litellm provider 'opneai' (did you mean 'openai'?)"
+    )
+    assert fast_check("litellm:nosuchprovider/x") == "unknown litellm provider 'nosuchprovider'"
+
+
+def test_what_litellm_could_route_is_left_to_litellm():
+    assert fast_check("litellm:gpt-4o") is None  # a bare name: litellm knows model names
+    assert fast_check("litellm:opneai/gpt-4o", api_base="https://api.example.com/v1") is None
+    assert fast_check("litellm:Qwen/Qwen3-8B", custom_llm_provider="hosted_vllm") is None
+    # price-map models whose prefix is no provider name (anyscale/..., gmi/...)
+    assert fast_check("litellm:anyscale/meta-llama/Llama-2-7b-chat-hf") is None
+    assert fast_check("litellm:owner/model:0123abcd") is None  # Replicate's version ids
+
+
+def test_no_provider_litellm_names_is_refused():
+    import litellm
+
+    names = [str(getattr(p, "value", p)) for p in litellm.provider_list]
+    assert len(names) > 100
+    assert [n for n in names if fast_check(f"litellm:{n}/some-model") is not None] == []
+
+
+@pytest.mark.slow  # a fresh interpreter: what it imports is the subject
+def test_the_run_stops_with_one_line_before_importing_litellm(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "name": "typo",
+                "describer": {"model": "litellm:opneai/gpt-4o"},
+                "judges": [{"name": "lexical", "kind": "lexical"}],
+                "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+            }
+        )
+    )
+    child = (
+        "import sys\n"
+        "from titjudge.cli import main\n"
+        f"code = main(['run', {str(config)!r}])\n"
+        "print('litellm imported' if 'litellm' in sys.modules else 'litellm not imported')\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "litellm not imported"
+    (line,) = done.stderr.strip().splitlines()
+    assert "unknown litellm provider 'opneai' (did you mean 'openai'?)" in line
+    assert not (tmp_path / "runs").exists()
