@@ -88,6 +88,11 @@ def test_estimate_counts_every_miss_and_never_sends(synth_data, tmp_path, capsys
     # after the run, nothing is left to send
     again = _estimate(path, capsys)
     assert again["calls"] == 0 and again["usd"] == 0.0
+    assert again["cached"] == 32 and found["cached"] == 0
+    # and the table says so in one line, not with a table of zeros
+    assert main(["estimate", path]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert said == "estimate: e2e (16 items): nothing to send, $0; 32 calls answered from the cache"
 
 
 @pytest.mark.slow

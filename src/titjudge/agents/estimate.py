@@ -82,6 +82,8 @@ class Estimate:
     runs: list[str]
     items: int
     unpriced: list[str] = field(default_factory=list)
+    #: the calls the cache answers, in every line, those with nothing to send too
+    cached: int = 0
 
     @property
     def calls(self) -> int:
@@ -100,6 +102,7 @@ class Estimate:
             "runs": self.runs,
             "items": self.items,
             "calls": self.calls,
+            "cached": self.cached,
             "usd": _usd(self.usd),
             "usd_max": _usd(self.usd_max),
             "unpriced": self.unpriced,
@@ -179,7 +182,8 @@ def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:
     ordered = sorted(
         lines.values(), key=lambda line: (line.role != "describer", line.role, line.model)
     )
-    return Estimate([line for line in ordered if line.calls], runs, items, unpriced)
+    cached = sum(line.cached for line in lines.values())
+    return Estimate([line for line in ordered if line.calls], runs, items, unpriced, cached)
 
 
 def _add(line: Line, miss: Miss, probe: EstimateProbe, rates: Rates | None) -> None:

@@ -112,6 +112,13 @@ def print_estimate(found: Estimate) -> None:
     from titjudge.metrics.render import add_plain_row, plain_table, say
 
     console = wide_console()
+    if not found.lines:  # nothing to send: no table of zeros
+        say(
+            console,
+            f"estimate: {', '.join(found.runs)} ({found.items} items): nothing to send, $0; "
+            f"{found.cached} calls answered from the cache",
+        )
+        return
     headers = ("role", "model", "calls", "cached", "tokens in", "out (thinking)", "basis")
     table = plain_table(
         f"estimate: {', '.join(found.runs)} ({found.items} items)", (*headers, "usd", "usd max"), 2
@@ -137,7 +144,8 @@ def print_estimate(found: Estimate) -> None:
     say(
         console,
         f"{found.calls} calls to send: {_money(found.usd)} expected, {_money(found.usd_max)} "
-        "at most (every call at its output and thinking caps)",
+        f"at most (every call at its output and thinking caps); {found.cached} answered from "
+        "the cache",
     )
     for model in found.unpriced:
         say(
