@@ -352,17 +352,63 @@ def demo(args: argparse.Namespace) -> int:
     console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)
     print_command(console, f"  titjudge run {config_path}")
+    _print_next(console, data)
+    return outcome.exit_code
+
+
+#: the shipped config the demo's next step runs, from the checkout's root
+GEMINI_CONFIG = Path("configs") / "tit-llm-gemini.yaml"
+#: the items the next step's first paid run scores (`--limit`)
+FIRST_ITEMS = 8
+
+
+def _print_next(console: Console, data: Path) -> None:
+    """The next step: the real TIT-Score-LLM on this data, estimated first (its expected cost
+    when the shipped config is here), then run on a few items (`--limit`) before the rest."""
+    sets = (
+        f"--set data.manifest={data / 'manifest.jsonl'} --set data.human_pairs={data / 'pairs.csv'}"
+    )
     console.print(
-        "\nNext: the real TIT-Score-LLM. Put a Gemini key in the environment and run the "
-        "shipped config on this data (or your own manifest):",
+        "\nNext: the real TIT-Score-LLM (Gemini 2.5 Pro) on this data, or your own manifest. "
+        "First see what it would send and cost (sends nothing, needs no key):",
         style="bold",
         markup=False,
         highlight=False,
     )
-    print_command(console, "  export GEMINI_API_KEY=...")
-    print_command(
-        console,
-        f"  titjudge run configs/tit-llm-gemini.yaml --set data.manifest={data / 'manifest.jsonl'} "
-        f"--set data.human_pairs={data / 'pairs.csv'}",
+    print_command(console, f"  titjudge estimate {GEMINI_CONFIG} {sets}")
+    if GEMINI_CONFIG.is_file():
+        console.print(_expected_cost(sets), markup=False, highlight=False)
+    console.print(
+        f"then put a Gemini key in the environment and score the first {FIRST_ITEMS} items "
+        "(a re-run without --limit pays only for the rest):",
+        markup=False,
+        highlight=False,
     )
-    return outcome.exit_code
+    print_command(console, "  export GEMINI_API_KEY=...")
+    print_command(console, f"  titjudge run {GEMINI_CONFIG} {sets} --limit {FIRST_ITEMS}")
+
+
+def _expected_cost(sets: str) -> str:
+    """'expected: $A for the first N items, $B for all M (at most $C)', from `estimate`."""
+    import asyncio
+    import shlex
+
+    from titjudge.agents.estimate import estimate_runs
+    from titjudge.cli.estimate import run_configs
+    from titjudge.errors import TitjudgeError
+
+    overrides = [word for word in shlex.split(sets) if word != "--set"]
+    try:
+        configs = run_configs(GEMINI_CONFIG, overrides)
+        first = asyncio.run(estimate_runs(configs, FIRST_ITEMS))
+        every = asyncio.run(estimate_runs(configs))
+    except TitjudgeError as error:
+        return f"(no estimate: {error})"
+
+    def usd(value: float | None) -> str:
+        return "unknown (no price)" if value is None else f"${value:.2f}"
+
+    return (
+        f"expected: {usd(first.usd)} for the first {first.items} items, {usd(every.usd)} for "
+        f"all {every.items} (at most {usd(every.usd_max)}, every call at its caps)"
+    )
