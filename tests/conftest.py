@@ -1,5 +1,7 @@
-"""Shared by every test package: the suite's CPU report (tests/cpu_report.py) and the warm
-`titjudge` child processes (tests/cli_process.py), whose forkserver is stopped at the end."""
+"""Shared by every test package: the suite's CPU report (tests/cpu_report.py), the warm
+`titjudge` child processes (tests/cli_process.py), whose forkserver is stopped at the end, and
+the SYNTHETIC benchmarks, each made once per session (per xdist worker) for its shape. The
+config builders are in tests/builders.py."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import builders
 import pytest
 
 # Bytecode is kept (in git-ignored __pycache__ folders), as Python does by default: where the
@@ -23,6 +26,42 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["cpu_report"]
+
+
+@pytest.fixture(scope="session")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> builders.Synthetic:
+    """`synthetic(n_prompts, n_models, seed=0, image_size=256)`: the folder (named `data`) of
+    that SYNTHETIC benchmark, with stored descriptions and elements, made on first use in this
+    session and shared after: a test must not change it (copy it: `data_copy`,
+    `builders.copy_data`)."""
+    made: dict[tuple[int, int, int, int], Path] = {}
+
+    def make(n_prompts: int, n_models: int, seed: int = 0, image_size: int = 256) -> Path:
+        key = (n_prompts, n_models, seed, image_size)
+        if key not in made:
+            from titjudge.data.synth.benchmark import synthesize
+
+            base = tmp_path_factory.mktemp(f"synth-{n_prompts}x{n_models}-s{seed}-i{image_size}")
+            # one process: the files are the same whatever the number of workers
+            synthesize(
+                base / "data", n_prompts, n_models, seed=seed, image_size=image_size, workers=1
+            )
+            made[key] = base / "data"
+        return made[key]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def synth_data(synthetic: builders.Synthetic) -> Path:
+    """The common small SYNTHETIC benchmark: 4 prompts x 4 models, seed 0 (16 items)."""
+    return synthetic(4, 4)
+
+
+@pytest.fixture
+def data_copy(synth_data: Path, tmp_path: Path) -> Path:
+    """A private copy of `synth_data` (tmp_path/data) that a test may change."""
+    return builders.copy_data(synth_data, tmp_path)
 
 
 @pytest.hookimpl(tryfirst=True)

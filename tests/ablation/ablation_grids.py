@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import builders
+
 from titjudge.ablation.config import AblationConfig
 from titjudge.ablation.grid import run_ablation_async
 from titjudge.config import validate_config
@@ -31,14 +33,13 @@ def grid_config(
     extra_columns: list[dict[str, Any]] | None = None,
     extra_rows: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    return {
-        "name": "grid",
-        "data": {
-            "manifest": str(bench / "manifest.jsonl"),
-            "human_pairs": str(bench / "pairs.csv"),
-            "ranks": str(bench / "ranks.csv"),
-        },
-        "describers": [
+    """Two rows (a sharp and a blurry VLM) and the columns of COLUMNS at the loopback server
+    `url`, on `bench` with its ranks: `builders.grid_config`."""
+    return builders.grid_config(
+        bench,
+        tmp,
+        ranks=True,
+        describers=[
             {
                 "name": "sharp",
                 "label": "Sharp VLM",
@@ -55,7 +56,7 @@ def grid_config(
             },
             *(extra_rows or []),
         ],
-        "comparers": [
+        comparers=[
             {"name": "lmm_score", "kind": "lmm"},
             {"name": "self_eval", "kind": "self_eval"},
             *([{"name": "tit_score", "kind": "embedding", "model": embedder}] if embedder else []),
@@ -69,9 +70,7 @@ def grid_config(
             },
             *(extra_columns or []),
         ],
-        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
-        "bootstrap": 0,
-    }
+    )
 
 
 def run_grid(raw: dict[str, Any], out: Path) -> AblationResult:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import builders
 import pytest
 from ablation_grids import RATE, PlainGrid, grid_config, run_grid
 from doubles.billing import Billing
@@ -37,7 +38,6 @@ from doubles.server import (
     Reply,
 )
 
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.prompts.loader import load_template
 
 DESCRIBE_INSTRUCTION = load_template("describe_paper").render()[1]
@@ -92,10 +92,9 @@ class GridResponder:
 
 
 @pytest.fixture(scope="session")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ablation-bench") / "synth"
-    synthesize(out, n_prompts=3, n_models=3, seed=0)
-    return out
+def bench(synthetic: builders.Synthetic) -> Path:
+    """The ablation tests' SYNTHETIC benchmark: 3 prompts x 3 models (N_ITEMS)."""
+    return synthetic(3, 3)
 
 
 def stored_descriptions(bench: Path) -> dict[str, str]:

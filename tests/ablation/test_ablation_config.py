@@ -78,7 +78,9 @@ def test_paper_grid_rows_and_columns_switch_off_by_name():
 
 def test_offline_grid_validates():
     config = load_ablation_config(REPO / "configs" / "ablation-offline.yaml")
-    assert len(config.rows) == 4 and config.data.manifest == Path(".titjudge/offline/synth/manifest.jsonl")
+    assert len(config.rows) == 4 and config.data.manifest == Path(
+        ".titjudge/offline/synth/manifest.jsonl"
+    )
     assert [c.kind for c in config.columns] == ["lmm", "self_eval", "embedding", "llm", "lexical"]
 
 

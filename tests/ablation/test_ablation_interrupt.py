@@ -18,6 +18,7 @@ import signal
 import time
 from pathlib import Path
 
+import builders
 import pytest
 from cli_process import run_cli, start_cli
 from doubles.server import FakeOpenAIServer, build_responder
@@ -44,26 +45,24 @@ def slow_to_read(name: str) -> None:
 
 
 def _config(bench: Path, url: str, tmp: Path, command: str) -> dict:
-    model = {"api_base": url, "backoff_initial": 0.01, "max_attempts": 2}
-    data = {"manifest": str(bench / "manifest.jsonl"), "human_pairs": str(bench / "pairs.csv")}
-    run = {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 4}
-    judge = {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge", **model}
+    judge = builders.llm_judge(url, max_attempts=2)
     if command == "run":
-        return {
-            "name": "r",
-            "data": data,
-            "describer": {"model": "litellm:openai/vlm", **model},
-            "judges": [judge],
-            "run": run,
-        }
-    return {
-        "name": "g",
-        "data": data,
-        "describers": [{"name": "sharp", "model": "litellm:openai/vlm", **model}],
-        "comparers": [judge, {"name": "lexical", "kind": "lexical"}],
-        "run": run,
-        "bootstrap": 0,
+        return builders.run_config(
+            bench, tmp, url=url, name="r", judges=[judge], max_attempts=2, concurrency=4
+        )
+    sharp = {
+        "name": "sharp",
+        "model": builders.LOOPBACK_VLM,
+        **builders.loopback(url, max_attempts=2),
     }
+    return builders.grid_config(
+        bench,
+        tmp,
+        name="g",
+        describers=[sharp],
+        comparers=[judge, builders.lexical()],
+        concurrency=4,
+    )
 
 
 @pytest.mark.slow

@@ -12,12 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import builders
 import pytest
 from cli_process import CliProcess
 from doubles.batch_tls import one_root_bundle
 from run_dirs import latest_run
-
-from titjudge.data.synth.benchmark import synthesize
 
 #: the batch runs' SYNTHETIC benchmark: 2 prompts x 4 models. Every line costs litellm's
 #: raw-request build and an answer from the double; what the tests claim (a job per role,
@@ -25,31 +24,20 @@ from titjudge.data.synth.benchmark import synthesize
 #: number of items, so they use half the 16 of the shared `synth_data`
 N_PROMPTS, N_MODELS = 2, 4
 N_ITEMS = N_PROMPTS * N_MODELS
-_made: dict[Path, Path] = {}
-
-
-def small_benchmark(factory: pytest.TempPathFactory) -> Path:
-    """The batch tests' benchmark (see N_ITEMS), made once per test session (per worker)."""
-    base = factory.getbasetemp()
-    if base not in _made:
-        out = factory.mktemp("batch-synth") / "data"
-        synthesize(out, n_prompts=N_PROMPTS, n_models=N_MODELS, seed=0)
-        _made[base] = out
-    return _made[base]
 
 
 @contextmanager
-def batch_env(factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The batch tests' benchmark, with SSL_CERT_FILE naming a CA bundle of one root while
-    the context lasts (`doubles.batch_tls`: a test module's autouse fixture)."""
+def batch_env(factory: pytest.TempPathFactory, synthetic: builders.Synthetic) -> Iterator[Path]:
+    """The batch tests' benchmark (`synthetic(N_PROMPTS, N_MODELS)`, made once per session),
+    with SSL_CERT_FILE naming a CA bundle of one root while the context lasts
+    (`doubles.batch_tls`: a test module's autouse fixture)."""
     with one_root_bundle(factory.mktemp("tls")):
-        yield small_benchmark(factory)
+        yield synthetic(N_PROMPTS, N_MODELS)
 
 
 def write_config(config: dict[str, Any], tmp_path: Path) -> str:
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
+    """`builders.write_config` as `tmp_path`/run.json: the path, as the CLI's argument."""
+    return str(builders.write_config(config, tmp_path, "run.json"))
 
 
 def run_dir(tmp_path: Path) -> Path:

@@ -1,25 +1,4 @@
-import shutil
-from pathlib import Path
-
 import pytest
-
-from titjudge.data.synth.benchmark import synthesize
-
-
-@pytest.fixture(scope="session")
-def synth_data(tmp_path_factory) -> Path:
-    """A small SYNTHETIC benchmark: 4 prompts x 4 models, with stored descriptions."""
-    out = tmp_path_factory.mktemp("synth") / "data"
-    synthesize(out, n_prompts=4, n_models=4, seed=0)
-    return out
-
-
-@pytest.fixture
-def data_copy(synth_data, tmp_path) -> Path:
-    """A private copy a test may corrupt."""
-    target = tmp_path / "data"
-    shutil.copytree(synth_data, target)
-    return target
 
 
 @pytest.fixture(autouse=True)

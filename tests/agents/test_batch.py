@@ -13,27 +13,24 @@ from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
 def _config(data, url, tmp_path, **run):
-    config = api_config(data, url, tmp_path, **run)
-    for section in (config["describer"], config["judges"][0]):
-        section["batch"] = True
-        section["batch_poll"] = 0.05
-    return config
+    return run_config(data, tmp_path, url=url, batch=True, **run)
 
 
 def _priced(data, url, tmp_path, batch):

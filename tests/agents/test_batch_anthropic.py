@@ -12,11 +12,12 @@ from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.anthropic_batch_server import CUSTOM_ID, AnthropicBatchServer, Plan
 from doubles.anthropic_messages import STRUCTURED_BETA
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -29,8 +30,8 @@ JUDGE = "litellm:anthropic/claude-haiku-4-5"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
@@ -40,13 +41,9 @@ def anthropic_key(monkeypatch):
 
 
 def _config(data, url, tmp_path, judge=JUDGE, batch=True):
-    config = api_config(data, url, tmp_path)
-    config["describer"]["model"] = DESCRIBER
-    config["judges"][0]["model"] = judge
-    for section in (config["describer"], config["judges"][0]):
-        section["batch"] = batch
-        section["batch_poll"] = 0.05
-    return config
+    return run_config(
+        data, tmp_path, url=url, describer_model=DESCRIBER, judge_model=judge, batch=batch
+    )
 
 
 def _server(data) -> AnthropicBatchServer:

@@ -16,11 +16,12 @@ from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.azure_batch_server import API_VERSIONS, AZURE_KEY, FILTERED, AzureBatchServer
 from doubles.batch_server import Plan
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 
 from titjudge.cli import main
 
@@ -35,8 +36,8 @@ DEPLOYMENTS = {
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
@@ -50,14 +51,17 @@ def azure_env(monkeypatch):
 
 
 def _config(data, server, tmp_path, *, batch=True, describer="vlm-batch", judge="judge-batch"):
-    config = api_config(data, server.endpoint, tmp_path)
-    models = ((config["describer"], describer), (config["judges"][0], judge))
-    for section, deployment in models:
-        section["model"] = f"litellm:azure/{deployment}"
+    config = run_config(
+        data,
+        tmp_path,
+        url=server.endpoint,
+        describer_model=f"litellm:azure/{describer}",
+        judge_model=f"litellm:azure/{judge}",
+        batch=batch,
+    )
+    for section in (config["describer"], config["judges"][0]):
         section["api_key_env"] = KEY_ENV
         section["params"] = {"api_version": VERSION}
-        section["batch"] = batch
-        section["batch_poll"] = 0.05
     return config
 
 

@@ -16,11 +16,13 @@ import pytest
 from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import wait_for as _wait
+from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.batch_server import BatchServer
 from doubles.billing import Billing
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -33,19 +35,16 @@ BUDGET = 0.02
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
 def _config(data, url, tmp_path, budget: float) -> str:
-    config = api_config(data, url, tmp_path)
+    config = run_config(data, tmp_path, url=url, batch=True, budget_usd=budget)
     for section in (config["describer"], config["judges"][0]):
-        section.update(batch=True, batch_poll=0.05, price={"input": RATE, "output": RATE})
-    config["run"]["budget_usd"] = budget
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(config))
-    return str(path)
+        section["price"] = {"input": RATE, "output": RATE}
+    return _write(config, tmp_path)
 
 
 def _run(data, tmp_path, budget: float, expect: int) -> SimpleNamespace:

@@ -12,6 +12,7 @@ from batch_helpers import batch_env
 from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import write_config as _write
+from builders import run_config, served_embedder
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
 
@@ -23,31 +24,22 @@ PRICE = {"input": 0.02, "output": 0.0}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
 def _config(data, url, tmp_path, *, batch=True, model=MODEL, **judge):
-    return {
-        "name": "e2e",
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
-        "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
-        "judges": [
-            {
-                "name": "tit_embed",
-                "kind": "embedding",
-                "model": model,
-                "api_base": url,
-                "batch": batch,
-                "batch_poll": 0.05,
-                "backoff_initial": 0.01,
-                "max_attempts": 2,
-                **judge,
-            }
-        ],
-        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
-    }
+    embedder = served_embedder(
+        url,
+        model=model,
+        batch=batch,
+        batch_poll=0.05,
+        backoff_initial=0.01,
+        max_attempts=2,
+        **judge,
+    )
+    return run_config(data, tmp_path, judges=[embedder], concurrency=None)
 
 
 def _texts(data) -> int:

@@ -7,9 +7,10 @@ import json
 import pytest
 from batch_helpers import N_ITEMS, batch_env
 from batch_helpers import summary as _summary
+from builders import run_config
 from doubles.batch_server import BatchServer
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 
 from titjudge.cli import main
 
@@ -17,17 +18,13 @@ pytestmark = pytest.mark.slow  # each test is a whole run
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
 def _config(data, url, tmp_path, **run):
-    config = api_config(data, url, tmp_path, **run)
-    for section in (config["describer"], config["judges"][0]):
-        section["batch"] = True
-        section["batch_poll"] = 0.05
-    return config
+    return run_config(data, tmp_path, url=url, batch=True, **run)
 
 
 def _write(config, tmp_path, name="run.json") -> str:
@@ -78,7 +75,7 @@ def test_batch_lines_use_the_fitted_image_of_a_remembered_image(batch_data, tmp_
     then asked every description (and every judge after it) online again."""
     responder = build_responder("auto", descriptions=stored_descriptions(batch_data))
     with BatchServer(responder) as server:
-        config = api_config(batch_data, server.url, tmp_path)
+        config = run_config(batch_data, tmp_path, url=server.url)
         config["describer"]["model"] = "litellm:openai/other-vlm"  # only loads the images
         assert main(["run", _write(config, tmp_path)]) == 0
         online_first = server.stats.total

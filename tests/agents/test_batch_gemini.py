@@ -14,9 +14,10 @@ from batch_helpers import run_dir as _run_dir
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.gemini_batch_server import GeminiBatchServer, Plan
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 
 # importable once doubles.gemini_batch_server (sorted first) put tests/conformance on sys.path
 from provider_server import (
@@ -40,8 +41,8 @@ JUDGE = "litellm:gemini/gemini-2.5-flash-lite"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
@@ -51,12 +52,10 @@ def gemini_key(monkeypatch):
 
 
 def _config(data, base, tmp_path, batch=True):
-    config = api_config(data, base, tmp_path)
-    config["describer"]["model"] = DESCRIBER
-    config["judges"][0]["model"] = JUDGE
+    config = run_config(
+        data, tmp_path, url=base, describer_model=DESCRIBER, judge_model=JUDGE, batch=batch
+    )
     for section in (config["describer"], config["judges"][0]):
-        section["batch"] = batch
-        section["batch_poll"] = 0.05
         section["thinking"] = {"budget": 512}  # 2.5 thinks: titjudge wants a budget
     return config
 

@@ -6,17 +6,18 @@ import json
 
 import pytest
 from batch_helpers import N_ITEMS, batch_env
+from builders import run_config
 from doubles.batch_server import BatchServer
 from doubles.server import build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
@@ -24,7 +25,7 @@ def batch_data(tmp_path_factory):
 def test_a_batch_judge_behind_an_online_describer_is_batched_in_the_first_run(batch_data, tmp_path):
     responder = build_responder("auto", descriptions=stored_descriptions(batch_data))
     with BatchServer(responder=responder) as server:
-        config = api_config(batch_data, server.url, tmp_path)
+        config = run_config(batch_data, tmp_path, url=server.url)
         config["judges"][0]["batch"] = True
         config["judges"][0]["batch_poll"] = 0.05
         path = tmp_path / "run.json"

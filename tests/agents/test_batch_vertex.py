@@ -18,10 +18,11 @@ from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
+from builders import run_config
 from cli_process import run_cli, start_cli
 from doubles.server import build_responder
 from doubles.vertex_batch_server import Plan, VertexBatchServer
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -32,8 +33,8 @@ BUCKET = "tj-batch-bucket/runs"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def batch_data(tmp_path_factory):
-    with batch_env(tmp_path_factory) as data:
+def batch_data(tmp_path_factory, synthetic):
+    with batch_env(tmp_path_factory, synthetic) as data:
         yield data
 
 
@@ -88,12 +89,11 @@ def server(batch_data, tmp_path):
 
 
 def _config(data, url, tmp_path, batch=True, bucket=BUCKET):
-    config = api_config(data, url, tmp_path)
-    config["describer"]["model"], config["judges"][0]["model"] = DESCRIBER, JUDGE
-    for section in (config["describer"], config["judges"][0]):
-        section["batch"] = batch
-        section["batch_poll"] = 0.05
-        if bucket:
+    config = run_config(
+        data, tmp_path, url=url, describer_model=DESCRIBER, judge_model=JUDGE, batch=batch
+    )
+    if bucket:
+        for section in (config["describer"], config["judges"][0]):
             section["params"] = {"gcs_bucket_name": bucket}
     return config
 

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import run_config
 from doubles.server import FakeOpenAIServer, build_responder
 from PIL import Image
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 
 import titjudge.data.images as images_module
 import titjudge.models.calls.text_client as call_module
@@ -73,7 +74,7 @@ def _judge(name: str, kind: str, url: str) -> dict:
 def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(synth_data, tmp_path, reads):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         fresh = _run(config)
         assert reads["load_image"] == N_ITEMS
         asked = server.stats.total
@@ -94,7 +95,7 @@ def test_a_new_judge_is_asked_and_what_was_cached_counts_once(synth_data, tmp_pa
     counts once in the run's ledgers."""
     responder = Recording(synth_data)
     with FakeOpenAIServer(responder=responder) as server:
-        base = api_config(synth_data, server.url, tmp_path)
+        base = run_config(synth_data, tmp_path, url=server.url)
         _run(base)
         asked = len(responder.images)
         more = {**base, "judges": [*base["judges"], {"name": "lmm", "kind": "lmm"}]}
@@ -116,7 +117,7 @@ def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, r
     the re-run keys the resized images by their remembered hash, reading and resizing none."""
     responder = Recording(synth_data)
     with FakeOpenAIServer(responder=responder) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         config["describer"]["max_image_pixels"] = 32 * 32
         config["judges"] = [*config["judges"], {"name": "lmm", "kind": "lmm"}]
         fresh = _run(config)
@@ -137,7 +138,7 @@ def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, r
 def test_an_image_changed_since_the_last_run_is_read_again(data_copy, tmp_path, reads):
     responder = Recording(data_copy)
     with FakeOpenAIServer(responder=responder) as server:
-        config = api_config(data_copy, server.url, tmp_path)
+        config = run_config(data_copy, tmp_path, url=server.url)
         _run(config)
         first = json.loads((data_copy / "manifest.jsonl").read_text().splitlines()[0])
         image = Path(first["image"])

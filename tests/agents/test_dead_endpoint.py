@@ -17,7 +17,6 @@ from doubles.server import FakeOpenAIServer, Fault, Reply
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 
 CONCURRENCY = 8
 STOP_AFTER = 5
@@ -37,12 +36,10 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def items200(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("items200") / "data"
-    # 200 items; small images drawn in this process (the refusals do not depend on them):
+def items200(synthetic) -> Path:
+    # 200 items; small images drawn in one process (the refusals do not depend on them):
     # 0.5 s of CPU, not 1.7 s with a process pool drawing 256-pixel ones
-    synthesize(out, n_prompts=40, n_models=5, seed=0, image_size=64, workers=1)
-    return out
+    return synthetic(40, 5, image_size=64)
 
 
 def _closed_url() -> str:

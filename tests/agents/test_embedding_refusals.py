@@ -10,33 +10,18 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import run_config, served_embedder
 from doubles.embeddings_server import EmbeddingsServer
 
 import titjudge
 
 
 def served_config(data: Path, url: str, tmp: Path, batch_size: int, concurrency: int) -> dict:
-    return {
-        "name": "refusals",
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
-        "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
-        "judges": [
-            {
-                "name": "tit_served",
-                "kind": "embedding",
-                "model": "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B",
-                "api_base": url,
-                "batch_size": batch_size,
-                "backoff_initial": 0.0,
-                "max_attempts": 2,
-            }
-        ],
-        "run": {
-            "cache_dir": str(tmp / "cache"),
-            "out": str(tmp / "runs"),
-            "concurrency": concurrency,
-        },
-    }
+    """Replayed descriptions, one served embedding judge that retries at once."""
+    judge = served_embedder(
+        url, "tit_served", batch_size=batch_size, backoff_initial=0.0, max_attempts=2
+    )
+    return run_config(data, tmp, name="refusals", judges=[judge], concurrency=concurrency)
 
 
 def failed_items(out: Path) -> set[str]:

@@ -4,9 +4,9 @@ their dollars; checked against what `titjudge run` then sends to a loopback serv
 import json
 
 import pytest
-import yaml
+from builders import run_config, write_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -15,16 +15,14 @@ DEAD = "http://127.0.0.1:9/v1"  # nothing listens: an estimate that sent a reque
 
 
 def _config(data, url, tmp_path) -> dict:
-    config = api_config(data, url, tmp_path)
+    config = run_config(data, tmp_path, url=url)
     config["describer"]["price"] = {"input": 2.0, "output": 8.0}  # litellm does not price it
     config["judges"][0]["model"] = "litellm:openai/gpt-4o-mini"  # litellm prices this one
     return config
 
 
 def _write(config: dict, tmp_path) -> str:
-    path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return str(path)
+    return str(write_config(config, tmp_path))
 
 
 def _estimate(path: str, capsys, *extra: str) -> dict:

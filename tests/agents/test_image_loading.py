@@ -5,6 +5,7 @@ import asyncio
 import threading
 import time
 
+from builders import run_config
 from PIL import ImageFile
 
 from titjudge.agents.runner import run_async
@@ -12,17 +13,9 @@ from titjudge.config import RunConfig, validate_config
 
 
 def _config(synth_data, tmp_path, concurrency):
-    raw = {
-        "name": "decodes",
-        "data": {"manifest": str(synth_data / "manifest.jsonl")},
-        "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
-        "judges": [{"name": "lexical", "kind": "lexical"}],
-        "run": {
-            "concurrency": concurrency,
-            "cache_dir": str(tmp_path / "cache"),
-            "out": str(tmp_path / "runs"),
-        },
-    }
+    raw = run_config(
+        synth_data, tmp_path, name="decodes", human_pairs=False, concurrency=concurrency
+    )
     return validate_config(raw, RunConfig, "test config")
 
 

@@ -4,6 +4,7 @@ the describer and the judges (no server, no model)."""
 import asyncio
 import json
 
+from builders import run_config
 from PIL import Image
 
 import titjudge.agents.finish as finish_module
@@ -145,16 +146,7 @@ def test_an_item_is_judged_as_soon_as_its_own_description_returns(tmp_path):
 
 
 def _replay_config(synth_data, tmp_path):
-    raw = {
-        "name": "replayed",
-        "data": {
-            "manifest": str(synth_data / "manifest.jsonl"),
-            "human_pairs": str(synth_data / "pairs.csv"),
-        },
-        "describer": {"model": f"replay:{synth_data / 'descriptions.jsonl'}"},
-        "judges": [{"name": "lexical", "kind": "lexical"}],
-        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
-    }
+    raw = run_config(synth_data, tmp_path, name="replayed", concurrency=None)
     return validate_config(raw, RunConfig, "test config")
 
 

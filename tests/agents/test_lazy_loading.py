@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import run_config, write_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -52,9 +53,7 @@ def _config(synth_data: Path, url: str, tmp: Path, embedding: Path) -> Path:
         {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge", "api_base": url},
         {"name": "tit_embed", "kind": "embedding", "model": f"embed:{embedding}"},
     ]
-    path = tmp / "run.yaml"
-    path.write_text(yaml.safe_dump(api_config(synth_data, url, tmp, judges=judges)))
-    return path
+    return write_config(run_config(synth_data, tmp, url=url, judges=judges), tmp)
 
 
 def _env(without_key: bool) -> dict[str, str]:

@@ -4,8 +4,9 @@ import csv
 import json
 
 import pytest
+from builders import run_config, write_config
 from doubles.server import FakeOpenAIServer, Fault, Reply, build_responder
-from pipeline_helpers import api_config, items_of, stored_descriptions
+from pipeline_helpers import items_of, stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
@@ -20,7 +21,7 @@ def read_json(path):
 def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         first = titjudge.evaluate(config)
         run_dir = first.out_dir
         assert first.exit_code == 0 and first.n_items == 16
@@ -80,7 +81,7 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
         return auto(request)
 
     with FakeOpenAIServer(responder=responder) as server:
-        config = api_config(data_copy, server.url, tmp_path)
+        config = run_config(data_copy, tmp_path, url=server.url)
         config["judges"][0]["fallback"] = "lexical"
         outcome = titjudge.evaluate(config)
 
@@ -126,8 +127,7 @@ def _sha(path):
 def test_cli_run_limit_and_exit_codes(synth_data, tmp_path, capsys):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        path = tmp_path / "run.yaml"
-        path.write_text(json.dumps(api_config(synth_data, server.url, tmp_path)))
+        path = write_config(run_config(synth_data, tmp_path, url=server.url), tmp_path)
         assert main(["run", str(path), "--limit", "5", "--out", str(tmp_path / "five")]) == 0
         assert server.stats.total == 10
     assert len((tmp_path / "five" / "scores.csv").read_text().splitlines()) == 1 + 5 * 2
@@ -145,8 +145,7 @@ def test_unwritable_out_dir_fails_before_any_call(synth_data, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with FakeOpenAIServer() as server:
-        path = tmp_path / "run.yaml"
-        path.write_text(json.dumps(api_config(synth_data, server.url, tmp_path)))
+        path = write_config(run_config(synth_data, tmp_path, url=server.url), tmp_path)
         assert main(["run", str(path), "--out", str(blocker / "sub")]) == 2
         assert server.stats.total == 0
     assert "not writable" in capsys.readouterr().err
@@ -156,7 +155,7 @@ def test_score_command_prints_description_and_verdicts(synth_data, tmp_path, cap
     item = items_of(synth_data)[0]
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         path = tmp_path / "run.yaml"
         path.write_text(json.dumps(config))
         code = main(
@@ -176,7 +175,7 @@ def test_python_score_api(synth_data, tmp_path):
         result = titjudge.score(
             synth_data / item["image"],
             item["prompt"],
-            config=api_config(synth_data, server.url, tmp_path),
+            config=run_config(synth_data, tmp_path, url=server.url),
         )
     by_name = {o.variant: o for o in result.outcomes}
     assert result.described.text and by_name["tit_llm"].status == "ok"
@@ -184,8 +183,11 @@ def test_python_score_api(synth_data, tmp_path):
 
 
 def test_replay_describer_needs_no_server_and_rejects_unknown_images(data_copy, tmp_path):
-    config = api_config(
-        data_copy, "http://127.0.0.1:9/v1", tmp_path, judges=[{"name": "lex", "kind": "lexical"}]
+    config = run_config(
+        data_copy,
+        tmp_path,
+        url="http://127.0.0.1:9/v1",
+        judges=[{"name": "lex", "kind": "lexical"}],
     )
     config["describer"] = {"model": f"replay:{data_copy / 'descriptions.jsonl'}"}
     from PIL import Image

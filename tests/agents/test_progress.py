@@ -9,8 +9,9 @@ import re
 
 import pytest
 import yaml
+from builders import run_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
@@ -164,7 +165,7 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": name, **LLM, "api_base": server.url} for name in ("a", "b")]
-        config = api_config(synth_data, server.url, tmp_path, judges=judges)
+        config = run_config(synth_data, tmp_path, url=server.url, judges=judges)
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
         cache_dir = str(tmp_path / "cache")
@@ -198,7 +199,7 @@ def test_pairwise_progress_and_library_silence(synth_data, tmp_path, capsys):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": "pair", **LLM, "kind": "pairwise", "api_base": server.url}]
-        raw = api_config(synth_data, server.url, tmp_path, judges=judges)
+        raw = run_config(synth_data, tmp_path, url=server.url, judges=judges)
         titjudge.evaluate(raw)
         assert capsys.readouterr().err == ""
         config = validate_config(raw, RunConfig, "config")

@@ -29,7 +29,6 @@ from cli_process import run_cli
 
 from titjudge.cli import main
 from titjudge.cli.run import demo_config, minilm_dir
-from titjudge.data.synth.benchmark import synthesize
 
 PROMPTS, MODELS = 6, 4
 #: fields that say how long a call took or whether the cache answered it, not what it answered
@@ -95,10 +94,9 @@ def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_the_same_run_writes_the_same_files_whatever_the_hash_seed_fresh_or_cached(
-    tmp_path, capsys
+    synthetic, tmp_path, capsys
 ):
-    data = tmp_path / "data"
-    synthesize(data, n_prompts=PROMPTS, n_models=MODELS, seed=0)
+    data = synthetic(PROMPTS, MODELS)
     config = tmp_path / "run.yaml"
     first_cache, second_cache = tmp_path / "first", tmp_path / "second"
     # JSON is YAML; each fresh run gets a cache of its own

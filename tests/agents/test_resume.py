@@ -7,9 +7,10 @@ import signal
 import time
 
 import pytest
+from builders import run_config
 from cli_process import start_cli
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
@@ -42,13 +43,13 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig, kill_poi
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto, latency=0.05) as server:
         baseline = titjudge.evaluate(
-            api_config(synth_data, server.url, tmp_path / "base", concurrency=CONCURRENCY)
+            run_config(synth_data, tmp_path / "base", url=server.url, concurrency=CONCURRENCY)
         )
         full = server.stats.total
         assert full == 32
         server.reset_stats()
 
-        config = api_config(synth_data, server.url, tmp_path / "crash", concurrency=CONCURRENCY)
+        config = run_config(synth_data, tmp_path / "crash", url=server.url, concurrency=CONCURRENCY)
         path = tmp_path / "run.yaml"
         path.write_text(json.dumps(config))
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}

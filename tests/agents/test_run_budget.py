@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import run_config, write_config
 from doubles.billing import Billing
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -25,14 +26,12 @@ N_CALLS = 32  # 16 items: a description and an LLM judge call each
 
 
 def _config(data, url, tmp_path, budget: float | None) -> str:
-    config = api_config(data, url, tmp_path, concurrency=16)
+    config = run_config(data, tmp_path, url=url, concurrency=16)
     config["describer"]["price"] = PRICE
     config["judges"][0]["price"] = PRICE
     if budget is not None:
         config["run"]["budget_usd"] = budget
-    path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return str(path)
+    return str(write_config(config, tmp_path))
 
 
 def _run(data, tmp_path, capsys, budget: float | None, expect: int):

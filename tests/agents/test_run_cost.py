@@ -7,8 +7,9 @@ import json
 
 import pytest
 import yaml
+from builders import run_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -29,7 +30,7 @@ def _run(config: dict, tmp_path, capsys) -> tuple[dict, str]:
 def test_price_option_prices_a_model_litellm_does_not(synth_data, tmp_path, capsys):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         config["describer"]["price"] = {"input": 2.0, "output": 8.0}
         config["judges"][0]["price"] = {"input": 0.0, "output": 0.0}  # self-hosted: free
         summary, out = _run(config, tmp_path, capsys)
@@ -52,7 +53,7 @@ def test_cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate(
         return dataclasses.replace(auto(request), cached_tokens=CACHED)
 
     with FakeOpenAIServer(responder=cached) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         config["describer"]["price"] = {"input": 2.0, "output": 8.0, "cached_input": 0.5}
         summary, _ = _run(config, tmp_path, capsys)
 

@@ -7,8 +7,9 @@ import re
 import time
 
 import pytest
+from builders import run_config, write_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, items_of, stored_descriptions
+from pipeline_helpers import items_of, stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
@@ -27,9 +28,7 @@ def server(synth_data):
 
 @pytest.fixture
 def config_path(synth_data, server, tmp_path):
-    path = tmp_path / "run.yaml"
-    path.write_text(json.dumps(api_config(synth_data, server.url, tmp_path)))
-    return path
+    return write_config(run_config(synth_data, tmp_path, url=server.url), tmp_path)
 
 
 def snapshot(folder):

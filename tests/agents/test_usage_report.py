@@ -4,8 +4,9 @@ import json
 
 import pytest
 import yaml
+from builders import run_config
 from doubles.server import FakeOpenAIServer, build_responder
-from pipeline_helpers import api_config, stored_descriptions
+from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 from titjudge.cli import main
@@ -16,7 +17,7 @@ def test_run_summary_says_cost_unknown_for_an_unpriced_model(synth_data, tmp_pat
     # litellm has no price for openai/vlm (the describer), it has one for gpt-4o-mini (the judge)
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = api_config(synth_data, server.url, tmp_path)
+        config = run_config(synth_data, tmp_path, url=server.url)
         config["judges"][0]["model"] = "litellm:openai/gpt-4o-mini"
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")

@@ -22,12 +22,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import builders
 import pytest
 from doubles.server import FakeOpenAIServer, Reply
 from judges.judge_helpers import ModesResponder, description_by_item, run_config
 
 import titjudge
-from titjudge.data.synth.benchmark import synthesize
 
 FAILING_MODEL = "synth-model-01"
 UNRELATED = "A plain grey square on a white background, nothing else."
@@ -40,20 +40,16 @@ def failing_model() -> str:
 
 
 @pytest.fixture(scope="session")
-def analysis_data(tmp_path_factory) -> Path:
-    """12 prompts x 5 models, with stored descriptions and element lists."""
-    out = tmp_path_factory.mktemp("analysis-synth") / "data"
-    synthesize(out, n_prompts=12, n_models=5, seed=3)
-    return out
+def analysis_data(synthetic: builders.Synthetic) -> Path:
+    """12 prompts x 5 models, seed 3, with stored descriptions and element lists."""
+    return synthetic(12, 5, seed=3)
 
 
 @pytest.fixture(scope="session")
-def modes_data(tmp_path_factory) -> Path:
-    """8 prompts x 4 models (48 human pairs), for `modes_run`: its ~200 model calls are most
-    of what the analysis tests cost, and its claims need no more (see the module's notes)."""
-    out = tmp_path_factory.mktemp("modes-synth") / "data"
-    synthesize(out, n_prompts=8, n_models=4, seed=3)
-    return out
+def modes_data(synthetic: builders.Synthetic) -> Path:
+    """8 prompts x 4 models, seed 3 (48 human pairs), for `modes_run`: its ~200 model calls are
+    most of what the analysis tests cost, and its claims need no more (see the module's notes)."""
+    return synthetic(8, 4, seed=3)
 
 
 class FailingJudge(ModesResponder):
@@ -92,16 +88,10 @@ def modes_run(modes_data, tmp_path_factory) -> Path:
 
 
 def offline_config(data: Path, tmp: Path, name: str, descriptions: Path) -> dict:
-    return {
-        "name": name,
-        "data": {
-            "manifest": str(data / "manifest.jsonl"),
-            "human_pairs": str(data / "pairs.csv"),
-        },
-        "describer": {"model": f"replay:{descriptions}"},
-        "judges": [{"name": "lexical", "kind": "lexical"}],
-        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
-    }
+    """No server: the descriptions in the file `descriptions` replayed, the lexical judge."""
+    return builders.run_config(
+        data, tmp, name=name, describer=builders.replay_describer(descriptions)
+    )
 
 
 @dataclass(frozen=True)

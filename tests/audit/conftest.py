@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import builders
 import pytest
 from audit_run import write_run
 
@@ -15,30 +16,30 @@ def handmade_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pipeline_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run: SYNTHETIC 5 prompts x 5 models (50 pairs), replay describer, lexical judge."""
+def pipeline_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Synthetic) -> Path:
+    """A real run: SYNTHETIC 5 prompts x 5 models (50 pairs), replay describer, lexical judge;
+    its benchmark copied beside it (the run's parent/data)."""
     from titjudge.agents.runner import run
     from titjudge.cli.run import demo_config
     from titjudge.config import RunConfig, validate_config
-    from titjudge.data.synth.benchmark import synthesize
 
     root = tmp_path_factory.mktemp("audit-pipeline")
-    synthesize(root / "data", n_prompts=5, n_models=5, seed=3)
+    builders.copy_data(synthetic(5, 5, seed=3), root)
     config = validate_config(demo_config(root / "data", root, None), RunConfig, "audit test config")
     return run(config, out=root / "run").out_dir
 
 
 @pytest.fixture(scope="session")
-def nopairs_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def nopairs_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Synthetic) -> Path:
     """A real run without human pairs: SYNTHETIC 3 prompts x 4 models, replay describer,
-    lexical judge, the config's data.human_pairs and data.ranks removed."""
+    lexical judge, the config's data.human_pairs and data.ranks removed; its benchmark copied
+    beside it."""
     from titjudge.agents.runner import run
     from titjudge.cli.run import demo_config
     from titjudge.config import RunConfig, validate_config
-    from titjudge.data.synth.benchmark import synthesize
 
     root = tmp_path_factory.mktemp("audit-nopairs")
-    synthesize(root / "data", n_prompts=3, n_models=4, seed=5)
+    builders.copy_data(synthetic(3, 4, seed=5), root)
     raw = demo_config(root / "data", root, None)
     del raw["data"]["human_pairs"], raw["data"]["ranks"]
     config = validate_config(raw, RunConfig, "audit test config")

@@ -7,6 +7,7 @@ import json
 import statistics
 from pathlib import Path
 
+import builders
 import pytest
 
 import titjudge.cli.run as run_cli
@@ -14,7 +15,6 @@ from titjudge.cli import main
 from titjudge.config import dump_config, validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.data.records import ScoreRow
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.metrics.model_means import model_means
 
 
@@ -72,9 +72,9 @@ def test_model_means_count_only_ok_rows_and_share_ranks_on_ties() -> None:
 
 @pytest.mark.slow
 def test_a_run_without_human_pairs_ranks_models_by_mean_score(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    synthetic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    synthesize(tmp_path / "data", n_prompts=4, n_models=3, seed=1)
+    builders.copy_data(synthetic(4, 3, seed=1), tmp_path)
     raw = run_cli.demo_config(tmp_path / "data", tmp_path, None)
     del raw["data"]["human_pairs"], raw["data"]["ranks"]
     config_path = tmp_path / "nopairs.yaml"

@@ -3,16 +3,15 @@ variants): such a config is refused when it is loaded, in one line, before any m
 Before, every call was paid and the metrics then raised. A config's own name, which names
 the folder its runs are kept in, may not be '.' or '..'."""
 
-import json
 from pathlib import Path
 
 import pytest
+from builders import lexical, llm_judge, run_config, write_config
 from doubles.server import FakeOpenAIServer, build_responder
 
 import titjudge
 from titjudge.cli import main
 from titjudge.data.records import HumanPair, Item, ScoreRow
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.errors import ConfigError
 from titjudge.metrics.summary import evaluate
 
@@ -20,24 +19,17 @@ RESERVED = ("notes", "settings", "leaderboard", "thresholds", "comparisons")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("reserved") / "data"
-    synthesize(out, n_prompts=2, n_models=2, seed=3)
-    return out
+def data(synth_data) -> Path:
+    """Any benchmark: every config here is refused before it is read."""
+    return synth_data
 
 
 def _config(data: Path, url: str, tmp: Path, judge: str, name: str = "reserved") -> dict:
-    api = {"api_base": url, "backoff_initial": 0.01, "max_attempts": 2}
-    return {
-        "name": name,
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
-        "describer": {"model": "litellm:openai/vlm", **api},
-        "judges": [
-            {"name": judge, "kind": "llm", "model": "litellm:openai/judge", **api},
-            {"name": "lexical", "kind": "lexical"},
-        ],
-        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs")},
-    }
+    """The loopback describer, an LLM judge named `judge` and the lexical judge."""
+    judges = [llm_judge(url, judge, max_attempts=2), lexical()]
+    return run_config(
+        data, tmp, url=url, name=name, judges=judges, max_attempts=2, concurrency=None
+    )
 
 
 @pytest.mark.parametrize("name", RESERVED)
@@ -46,8 +38,7 @@ def test_a_judge_with_a_reserved_name_is_refused_before_any_request(
 ):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with FakeOpenAIServer(responder=build_responder("auto", descriptions={})) as server:
-        path = tmp_path / "run.yaml"
-        path.write_text(json.dumps(_config(data, server.url, tmp_path, name)))
+        path = write_config(_config(data, server.url, tmp_path, name), tmp_path)
         code = main(["run", str(path)])
         assert server.stats.total == 0
     err = capsys.readouterr().err
@@ -61,8 +52,7 @@ def test_the_python_api_and_set_refuse_them_too(data, tmp_path):
     config = _config(data, "http://127.0.0.1:9/v1", tmp_path, "tit_llm")
     with pytest.raises(ConfigError, match="judge name 'settings' is reserved"):
         titjudge.evaluate(config, overrides=["judges.tit_llm.name=settings"])
-    path = tmp_path / "c.json"
-    path.write_text(json.dumps(config))
+    path = write_config(config, tmp_path, "c.json")
     with pytest.raises(ConfigError, match="judge name 'notes' is reserved"):
         titjudge.load_config(path, ["judges.lexical.name=notes"])
 
@@ -70,13 +60,8 @@ def test_the_python_api_and_set_refuse_them_too(data, tmp_path):
 @pytest.mark.parametrize("name", [".", ".."])
 def test_a_config_name_that_is_no_folder_is_refused(name, data, tmp_path):
     with pytest.raises(ConfigError, match="cannot name a folder of runs"):
-        titjudge.load_config(_write(tmp_path, _config(data, "http://x/v1", tmp_path, "j", name)))
-
-
-def _write(tmp: Path, config: dict) -> Path:
-    path = tmp / "c.json"
-    path.write_text(json.dumps(config))
-    return path
+        config = _config(data, "http://x/v1", tmp_path, "j", name)
+        titjudge.load_config(write_config(config, tmp_path, "c.json"))
 
 
 def test_the_reserved_names_are_exactly_the_metrics_top_level_keys(tmp_path):

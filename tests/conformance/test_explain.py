@@ -11,17 +11,14 @@ from pathlib import Path
 import pytest
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "sk-explain-secret-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("explain") / "data"
-    synthesize(out, n_prompts=1, n_models=2, seed=7)
-    return out
+def data(synthetic) -> Path:
+    return synthetic(1, 2, seed=5)
 
 
 def _explain(config: str, data: Path, *sets: str) -> int:

@@ -20,7 +20,6 @@ from provider_server import RecordedRequest, Reply, gemini_generation_config, ge
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-families-conformance-0123456789"
@@ -29,10 +28,8 @@ JUDGE = "tit_llm_4o"
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("fam") / "data"
-    synthesize(out, n_prompts=1, n_models=2, seed=5)
-    return out
+def data(synthetic) -> Path:
+    return synthetic(1, 2, seed=5)
 
 
 def _images(data: Path) -> dict[str, str]:

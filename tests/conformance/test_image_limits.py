@@ -9,6 +9,7 @@ import io
 import json
 from pathlib import Path
 
+import builders
 import numpy as np
 import pytest
 import yaml
@@ -17,7 +18,6 @@ from PIL import Image
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import parse_model_spec
@@ -36,10 +36,10 @@ def _noise_png(side: int = 2048, seed: int = 0) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def noisy(tmp_path_factory) -> Path:
-    """One prompt, two images, each replaced by a 2048x2048 noise PNG of ~12.6 MB."""
-    out = tmp_path_factory.mktemp("limits") / "data"
-    synthesize(out, n_prompts=1, n_models=2, seed=5)
+def noisy(tmp_path_factory, synthetic) -> Path:
+    """One prompt, two images, each replaced by a 2048x2048 noise PNG of ~12.6 MB (in a copy
+    of the shared benchmark)."""
+    out = builders.copy_data(synthetic(1, 2, seed=5), tmp_path_factory.mktemp("limits"))
     for n, line in enumerate((out / "manifest.jsonl").read_text().splitlines()):
         image = out / json.loads(line)["image"]
         image.write_bytes(_noise_png(seed=n))

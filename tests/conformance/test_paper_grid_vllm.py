@@ -14,7 +14,6 @@ from doubles.server import FakeOpenAIServer, build_responder
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "paper-grid-vllm.yaml"
@@ -23,10 +22,8 @@ SERVED_JUDGES = ("tit_llm_q8b", "tit_llm_q14b")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("grid-vllm") / "data"
-    synthesize(out, n_prompts=2, n_models=3, seed=11)
-    return out
+def data(synthetic) -> Path:
+    return synthetic(2, 3, seed=3)
 
 
 def ablation(tmp: Path, data: Path, *sets: str) -> int:

@@ -16,7 +16,6 @@ from doubles.server_text import hashed_embedding
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.judges.embedding import cosine, query_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,10 +25,8 @@ INSTRUCTION = "Given an image description, retrieve the prompt it was generated 
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("served") / "data"
-    synthesize(out, n_prompts=2, n_models=2, seed=7)
-    return out
+def data(synthetic) -> Path:
+    return synthetic(2, 2)
 
 
 def run(tmp: Path, data: Path, *sets: str) -> int:

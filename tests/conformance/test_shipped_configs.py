@@ -49,7 +49,6 @@ from provider_server import (
 from run_dirs import latest_run
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.models.litellm.schemas import openai_strict_violations
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,11 +58,9 @@ ITEM_TAG = re.compile(r"ITEM<([A-Za-z0-9_.\-]+)>")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
+def data(synthetic) -> Path:
     """2 prompts x 3 models: six items, each image mapped back to its item id."""
-    out = tmp_path_factory.mktemp("conf") / "data"
-    synthesize(out, n_prompts=2, n_models=3, seed=3)
-    return out
+    return synthetic(2, 3, seed=3)
 
 
 def _items(data: Path) -> dict[str, str]:

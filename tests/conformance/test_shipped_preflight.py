@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from titjudge.cli import main
-from titjudge.data.synth.benchmark import synthesize
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY")
@@ -29,10 +28,8 @@ HUB_IDS = (
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("preflight") / "data"
-    synthesize(out, n_prompts=2, n_models=3, seed=5)
-    return out
+def data(synthetic) -> Path:
+    return synthetic(2, 3, seed=3)
 
 
 @pytest.fixture

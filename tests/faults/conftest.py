@@ -1,23 +1,16 @@
-import shutil
-
+import builders
 import pytest
-
-from titjudge.data.synth.benchmark import synthesize
 
 
 @pytest.fixture(scope="session")
-def fault_data(tmp_path_factory):
-    """SYNTHETIC benchmark for the fault suite: 6 prompts x 4 models."""
-    out = tmp_path_factory.mktemp("faults") / "data"
-    synthesize(out, n_prompts=6, n_models=4, seed=1)
-    return out
+def fault_data(synthetic):
+    """SYNTHETIC benchmark for the fault suite: 6 prompts x 4 models, seed 1."""
+    return synthetic(6, 4, seed=1)
 
 
 @pytest.fixture
 def fault_copy(fault_data, tmp_path):
-    target = tmp_path / "data"
-    shutil.copytree(fault_data, target)
-    return target
+    return builders.copy_data(fault_data, tmp_path)
 
 
 @pytest.fixture(autouse=True)

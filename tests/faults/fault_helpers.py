@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import builders
+
 
 def descriptions(data: Path) -> dict[str, str]:
     rows = [
@@ -14,25 +16,14 @@ def descriptions(data: Path) -> dict[str, str]:
 
 
 def config(data: Path, url: str, tmp: Path, **run: object) -> dict:
-    model = {
-        "api_base": url,
-        "backoff_initial": 0.01,
-        "backoff_max": 0.05,
-        "max_attempts": 4,
-        "timeout": 1.0,
-    }
-    return {
-        "name": "faults",
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
-        "describer": {"model": "litellm:openai/vlm", **model},
-        "judges": [
-            {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge", **model},
-            {"name": "lexical", "kind": "lexical"},
-        ],
-        "run": {
-            "cache_dir": str(tmp / "cache"),
-            "out": str(tmp / "runs"),
-            "concurrency": 16,
-            **run,
-        },
-    }
+    """`builders.run_config` named `faults`: four attempts a call, each within a second,
+    backing off at most 0.05 s; 16 items at once unless `run` says otherwise."""
+    return builders.run_config(
+        data,
+        tmp,
+        url=url,
+        name="faults",
+        max_attempts=4,
+        model_options={"backoff_max": 0.05, "timeout": 1.0},
+        **{"concurrency": 16, **run},
+    )

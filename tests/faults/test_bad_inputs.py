@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from builders import write_config
 from doubles.server import FakeOpenAIServer, build_responder
 from fault_helpers import config, descriptions
 from PIL import Image
@@ -37,12 +38,6 @@ def run_cli(args, capsys):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err + captured.out
     return code, captured.out, captured.err
-
-
-def write_config(tmp_path, cfg, name="run.yaml"):
-    path = tmp_path / name
-    path.write_text(json.dumps(cfg) if isinstance(cfg, dict) else cfg)
-    return path
 
 
 # ----------------------------------------------------------------------------- exit 2
@@ -96,7 +91,7 @@ def test_config_mistakes_exit_2_with_one_line(case, fault_data, server, tmp_path
     cfg = config(fault_data, server.url, tmp_path)
     mutate, message = CONFIG_CASES[case]
     mutate(cfg)
-    code, _, err = run_cli(["run", str(write_config(tmp_path, cfg))], capsys)
+    code, _, err = run_cli(["run", str(write_config(cfg, tmp_path))], capsys)
     assert code == 2 and message in err
     assert len(err.strip().splitlines()) == 1, err
     assert server.stats.total == 0
@@ -107,7 +102,7 @@ def test_missing_openai_key_is_caught_before_any_call(
 ):
     monkeypatch.delenv("OPENAI_API_KEY")
     code, _, err = run_cli(
-        ["run", str(write_config(tmp_path, config(fault_data, server.url, tmp_path)))], capsys
+        ["run", str(write_config(config(fault_data, server.url, tmp_path), tmp_path))], capsys
     )
     assert code == 2 and "OPENAI_API_KEY" in err and server.stats.total == 0
 
@@ -121,7 +116,7 @@ def test_missing_openai_key_is_caught_before_any_call(
     ],
 )
 def test_bad_yaml(text, message, tmp_path, capsys):
-    code, _, err = run_cli(["run", str(write_config(tmp_path, text))], capsys)
+    code, _, err = run_cli(["run", str(write_config(text, tmp_path))], capsys)
     assert code == 2 and message in err
 
 
@@ -139,7 +134,7 @@ def test_bad_manifest(case, fault_copy, server, tmp_path, capsys):
     mutate(lines)
     write_manifest(fault_copy, lines)
     code, _, err = run_cli(
-        ["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys
+        ["run", str(write_config(config(fault_copy, server.url, tmp_path), tmp_path))], capsys
     )
     assert code == 2 and message in err and "manifest.jsonl:" in err
 
@@ -148,7 +143,7 @@ def test_pair_naming_unknown_item(fault_copy, server, tmp_path, capsys):
     with (fault_copy / "pairs.csv").open("a") as handle:
         handle.write("p0001,p0001__ghost,p0001__synth-model-01,a\n")
     code, _, err = run_cli(
-        ["run", str(write_config(tmp_path, config(fault_copy, server.url, tmp_path)))], capsys
+        ["run", str(write_config(config(fault_copy, server.url, tmp_path), tmp_path))], capsys
     )
     assert code == 2 and "p0001__ghost" in err and "pairs.csv:" in err
 
@@ -165,14 +160,14 @@ def test_inconsistent_votes(tmp_path, capsys):
 
 
 def test_limit_zero(fault_data, server, tmp_path, capsys):
-    path = write_config(tmp_path, config(fault_data, server.url, tmp_path))
+    path = write_config(config(fault_data, server.url, tmp_path), tmp_path)
     code, _, err = run_cli(["run", str(path), "--limit", "0"], capsys)
     assert code == 2 and "--limit" in err
 
 
 @pytest.mark.slow
 def test_unwritable_out_dir_keeps_earlier_results(fault_data, server, tmp_path, capsys):
-    path = write_config(tmp_path, config(fault_data, server.url, tmp_path))
+    path = write_config(config(fault_data, server.url, tmp_path), tmp_path)
     assert run_cli(["run", str(path), "--limit", "4"], capsys)[0] == 0
     scores = latest_run(tmp_path / "runs" / "faults") / "scores.csv"
     before = scores.read_text()
@@ -223,7 +218,7 @@ def test_bad_images_fail_their_items_only(fault_copy, server, tmp_path, capsys):
     )  # 50,000-word prompt: the judge's context overflows
     write_manifest(fault_copy, lines)
     cfg = config(fault_copy, server.url, tmp_path)
-    code, out, _ = run_cli(["run", str(write_config(tmp_path, cfg))], capsys)
+    code, out, _ = run_cli(["run", str(write_config(cfg, tmp_path))], capsys)
     assert code == 1 and "have failed variants" in out
     records = {
         (r["item_id"], r["variant"]): r
@@ -261,7 +256,7 @@ def test_an_unusable_cache_stops_the_run_before_any_call(
         cache_dir.write_text("a file")
         said = f"cache dir {cache_dir} is a file, not a folder"
     code, _, err = run_cli(
-        ["run", str(write_config(tmp_path, config(fault_data, server.url, tmp_path)))], capsys
+        ["run", str(write_config(config(fault_data, server.url, tmp_path), tmp_path))], capsys
     )
     assert code == 2 and said in err and len(err.strip().splitlines()) == 1
     assert server.stats.total == 0

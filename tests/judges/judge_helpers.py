@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import builders
 from doubles.server import (
     AutoResponder,
     ChatRequest,
@@ -196,17 +197,11 @@ def yes_reply(prompt: str, description: str) -> Reply:
 def run_config(
     data: Path, url: str, tmp: Path, judges: list[dict[str, Any]], name: str = "modes"
 ) -> dict[str, Any]:
-    """Describer and judges through litellm against the loopback server."""
-    api = {"api_base": url, "backoff_initial": 0.01, "max_attempts": 2}
-    return {
-        "name": name,
-        "data": {"manifest": str(data / "manifest.jsonl"), "human_pairs": str(data / "pairs.csv")},
-        "describer": {"model": "litellm:openai/vlm", **api},
-        "judges": [
-            {**api, **j} if j.get("model", "").startswith("litellm:") else j for j in judges
-        ],
-        "run": {"cache_dir": str(tmp / "cache"), "out": str(tmp / "runs"), "concurrency": 8},
-    }
+    """Describer and judges through litellm against the loopback server, two attempts a call:
+    `builders.run_config`, each `litellm:` judge given the loopback's options."""
+    return builders.run_config(
+        data, tmp, url=url, name=name, judges=judges, max_attempts=2, api_judges=True
+    )
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:

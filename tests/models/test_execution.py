@@ -13,7 +13,6 @@ from cli_process import run_cli
 from ray_hidden import hide_ray
 
 from titjudge.config import RunConfig, validate_config
-from titjudge.data.synth.benchmark import synthesize
 from titjudge.errors import ConfigError
 from titjudge.models.core.base import (
     Capabilities,
@@ -113,12 +112,11 @@ def test_a_model_error_crosses_back_as_its_own_kind(monkeypatch) -> None:
 
 
 @pytest.mark.slow
-def test_a_run_without_ray_installed_names_the_extra(tmp_path: Path) -> None:
+def test_a_run_without_ray_installed_names_the_extra(synthetic, tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"model_type": "qwen3"}))
-    data = tmp_path / "data"
-    synthesize(data, n_prompts=2, n_models=2, seed=0)
+    data = synthetic(2, 2)
     config = tmp_path / "run.yaml"
     config.write_text(
         json.dumps(

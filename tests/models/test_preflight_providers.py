@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import builders
 import pytest
 import yaml
 from doubles.server import FakeOpenAIServer
@@ -120,23 +121,27 @@ print("RESULT", code, "litellm" in sys.modules, round(time.perf_counter() - star
 
 
 def write_config(tmp_path: Path, **describer: Any) -> Path:
-    config = {
-        "name": "c",
-        "data": {"manifest": str(tmp_path / "gone.jsonl"), "human_pairs": str(tmp_path / "p.csv")},
-        "describer": {"model": "litellm:gemini/gemini-2.0-flash", **describer},
-        "judges": [
-            {
-                "name": "j",
-                "kind": "llm",
-                "model": "litellm:openai/gpt-4o",
-                "prompt": "judge_simlarity",
-            }
-        ],
-        "run": {"out": str(tmp_path / "runs"), "cache_dir": str(tmp_path / "cache")},
+    """A config whose manifest and pairs file are gone, a Gemini describer and an LLM judge with
+    a misspelt prompt name: `builders.run_config`, written as tmp_path/c.yaml."""
+    judge = {
+        "name": "j",
+        "kind": "llm",
+        "model": "litellm:openai/gpt-4o",
+        "prompt": "judge_simlarity",
     }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+    config = builders.run_config(
+        tmp_path,
+        tmp_path,
+        name="c",
+        describer={"model": "litellm:gemini/gemini-2.0-flash", **describer},
+        judges=[judge],
+        concurrency=None,
+    )
+    config["data"] = {
+        "manifest": str(tmp_path / "gone.jsonl"),
+        "human_pairs": str(tmp_path / "p.csv"),
+    }
+    return builders.write_config(config, tmp_path, "c.yaml")
 
 
 @pytest.mark.slow

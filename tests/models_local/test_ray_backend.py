@@ -24,7 +24,6 @@ from run_dirs import latest_run  # noqa: E402
 
 import titjudge  # noqa: E402
 from titjudge.cache.store import CallCache  # noqa: E402
-from titjudge.data.synth.benchmark import synthesize  # noqa: E402
 from titjudge.models.calls.embedding_client import _vector_hit  # noqa: E402
 from titjudge.models.calls.keys import embedding_key  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
@@ -136,14 +135,13 @@ def item_scores(out: Path) -> dict[str, float]:
 
 
 def test_a_run_reaches_an_existing_cluster_through_ray_address(
-    ray_instance, qwen3_embedding_path, qwen3_embedder, tmp_path
+    ray_instance, qwen3_embedding_path, qwen3_embedder, synthetic, tmp_path
 ):
     """A second driver process (the `titjudge` run, a warm child process: see
     ray_run_report.py) joins this module's instance through RAY_ADDRESS, loads no torch
     itself, caches the vectors the model gives in this process, scores as an in-process run
     does, and leaves the cluster running when it ends."""
-    data = tmp_path / "data"
-    synthesize(data, n_prompts=2, n_models=2, seed=0)
+    data = synthetic(2, 2)
     model = f"embed:{qwen3_embedding_path}"
     in_ray = run_config(data, model, tmp_path / "ray", {"backend": "ray"})
     config = tmp_path / "ray.yaml"
