@@ -212,6 +212,7 @@ def test_a_heatmap_drawn_from_the_same_results_is_not_drawn_again(tmp_path, monk
         assert image.format == "PNG"
 
 
+@pytest.mark.slow
 def test_terminal_table_shows_labels_whole_and_literal_at_width_60(tmp_path):
     """Rich must neither cut a long label to 'pairw…' nor read '[bold]' in one as a style."""
     from rich.console import Console

@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from titjudge.cli import main
@@ -23,6 +24,7 @@ def next_step(data: Path) -> list[str]:
     return console.export_text().splitlines()
 
 
+@pytest.mark.slow
 def test_the_next_step_estimates_its_cost_then_runs_a_few_items(synthetic, tmp_path, monkeypatch):
     data = synthetic(3, 4)  # 12 items: more than the first run's 8
     (tmp_path / "configs").mkdir()

@@ -151,6 +151,7 @@ def test_unwritable_out_dir_fails_before_any_call(synth_data, tmp_path, capsys):
     assert "not writable" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_score_command_prints_description_and_verdicts(synth_data, tmp_path, capsys):
     item = items_of(synth_data)[0]
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))

@@ -62,6 +62,7 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
+@pytest.mark.slow
 def test_csp_allows_only_the_pages_own_inline_script_and_style(
     handmade_run: Path, tmp_path: Path
 ) -> None:

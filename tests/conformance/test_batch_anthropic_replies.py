@@ -78,6 +78,7 @@ def _backend(layer, provider_server, model: str, **options: Any):
     ],
     ids=["image", "native-schema", "json-tool", "thinking"],
 )
+@pytest.mark.slow
 def test_a_lines_params_are_the_body_the_online_call_posts(
     layer, provider_server, model, options, request_
 ):

@@ -57,6 +57,7 @@ def google_error(response: httpx.Response) -> tuple[int, str, str]:
     return response.status_code, error["status"], error["message"]
 
 
+@pytest.mark.slow
 def test_queue_order_wildcard_and_default(provider_server: ProviderServer) -> None:
     provider_server.enqueue("*", openai_ok("from wildcard"))
     provider_server.enqueue(
@@ -81,6 +82,7 @@ def test_custom_default(provider_server: ProviderServer) -> None:
     assert json.loads(said(response)) == {"n": 1}
 
 
+@pytest.mark.slow
 def test_gemini_checks_reject_what_the_api_rejects(provider_server: ProviderServer) -> None:
     """A zero budget on 2.5 Pro, an empty text part and keys beside $ref in the response
     schema are 400 INVALID_ARGUMENT, as the builders' sources quote them."""

@@ -207,6 +207,7 @@ def test_with_keys_and_cached_checkpoints_the_preflight_passes(
     assert not any(backend in line for backend in ("litellm:", "hf:", "embed:"))
 
 
+@pytest.mark.slow
 def test_unknown_provider_is_refused_before_any_item(
     provider_server, data, monkeypatch, tmp_path, capsys
 ):

@@ -72,6 +72,7 @@ def test_metrics_raising_leaves_the_previous_run_as_it_was(first_run, monkeypatc
     assert snapshot(runs) == before  # not even the new config.yaml
 
 
+@pytest.mark.slow
 def test_a_full_disk_mid_write_keeps_the_previous_run(first_run, monkeypatch, capsys):
     """scores.csv is written, then items.jsonl meets a full disk: one line, exit 2, and the
     new scores.csv is nowhere (before, it sat beside the previous run's items.jsonl)."""

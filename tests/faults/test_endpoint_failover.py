@@ -81,6 +81,7 @@ def test_a_cached_rerun_asks_neither_endpoint(tmp_path):
         assert first.stats.total + second.stats.total == asked
 
 
+@pytest.mark.slow
 def test_every_endpoint_down_is_a_failure_record(tmp_path):
     servers = [FakeOpenAIServer(), FakeOpenAIServer()]
     urls = [server.start() for server in servers]

@@ -78,6 +78,7 @@ def test_binom_half_cdf_matches_exact_rational_arithmetic(n: int) -> None:
         assert binom_half_cdf(k, n) == pytest.approx(_exact_cdf(k, n), rel=1e-13, abs=0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [*range(1, 81), *LARGE_N])
 def test_binomtest_half_equals_scipy_binomtest(n: int) -> None:
     for k in (k for k in _ks(n) if 0 <= k <= n):
@@ -116,6 +117,7 @@ def test_rank_average_propagates_nan_like_scipy() -> None:
     assert rank_average(np.array([])).size == 0
 
 
+@pytest.mark.slow
 def test_spearman_rho_equals_scipy_spearmanr() -> None:
     rng = np.random.default_rng(11)
     for _ in range(200):

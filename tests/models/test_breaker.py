@@ -73,6 +73,7 @@ def test_a_success_resets_the_count(tmp_path):
         assert not client.breaker.stopped and server.stats.total == 10
 
 
+@pytest.mark.slow
 def test_stop_after_zero_never_stops(tmp_path):
     with FakeOpenAIServer(responder=lambda request: Reply(fault=Fault("401"))) as server:
         client = _client(tmp_path, "litellm:openai/vlm", stop_after=0, api_base=server.url)
