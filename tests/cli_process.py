@@ -34,7 +34,8 @@ from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
-#: what every child would import first; litellm's import is most of the cost
+#: what every child would import first; litellm's import is most of the cost. The second
+#: group is what a run through the loopback server imported beyond the first (~0.4 s a child)
 PRELOAD = (
     "titjudge.cli",
     "titjudge.config",
@@ -44,6 +45,14 @@ PRELOAD = (
     "langgraph.graph",
     "rich.console",
     "rich.table",
+    "litellm.proxy._types",
+    "litellm.integrations.prometheus_services",
+    "diskcache",
+    "numpy.ma",
+    "titjudge.agents.graph",
+    "titjudge.agents.preflight",
+    "titjudge.report.analysis.breakdown",
+    "titjudge.report.analysis.run",
 )
 _numbers = itertools.count()
 _context: Any = None
