@@ -1,4 +1,7 @@
-"""repeats: N samples per item (distinct cache keys), median score, spread per item and per metric."""
+"""repeats: N samples per item (distinct cache keys), median score, spread per item and per metric.
+
+On `small_data` (3 prompts x 3 models: 9 items, 9 human pairs): every claim holds item by
+item or sample by sample, none grows with the benchmark."""
 
 import hashlib
 import statistics
@@ -57,7 +60,7 @@ def expected_samples(data, repeats):
     return found
 
 
-def test_repeats_median_spread_and_cache(synth_data, tmp_path):
+def test_repeats_median_spread_and_cache(small_data, tmp_path):
     judge = {
         "name": "rep",
         "kind": "llm",
@@ -65,22 +68,24 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
         "temperature": 0.7,
         "repeats": 3,
     }
-    responder = NoisyJudge(synth_data)
+    responder = NoisyJudge(small_data)
     with FakeOpenAIServer(responder=responder) as server:
-        config = run_config(synth_data, server.url, tmp_path, [judge])
+        config = run_config(small_data, server.url, tmp_path, [judge])
+        n = len(manifest(small_data))
+        assert n == 9
         outcome = titjudge.evaluate(config)
-        assert responder.count("judge") == 48  # 16 items x 3 samples, each its own request
+        assert responder.count("judge") == 3 * n  # 3 samples per item, each its own request
         assert sorted({seed for kind, seed in responder.log if kind == "sample"}) == [0, 1, 2]
         titjudge.evaluate(config)
-        assert responder.count("judge") == 48  # all cached
+        assert responder.count("judge") == 3 * n  # all cached
         config["judges"][0]["repeats"] = 5
         five = titjudge.evaluate(config)
-        assert responder.count("judge") == 48 + 32  # only samples 3 and 4 are new
+        assert responder.count("judge") == 5 * n  # only samples 3 and 4 are new
         config["judges"][0]["repeats"] = 1
-        titjudge.evaluate(config)
-        assert responder.count("judge") == 80  # sample 0 is what a non-repeated run asks
+        one = titjudge.evaluate(config)
+        assert responder.count("judge") == 5 * n  # sample 0 is what a non-repeated run asks
 
-    samples = expected_samples(synth_data, 3)
+    samples = expected_samples(small_data, 3)
     by_item = {r.item.item_id: r.outcomes[0] for r in outcome.results}
     for item_id, result in by_item.items():
         record = result.details["repeats"]
@@ -94,8 +99,8 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
 
     # the metric's spread across repeats: each repeat's metrics from its own sample alone
     spread = outcome.metrics["variants"]["rep"]["repeats"]
-    items = {row["item_id"] for row in manifest(synth_data)}
-    human_pairs, ranks = _human(synth_data)
+    items = {row["item_id"] for row in manifest(small_data)}
+    human_pairs, ranks = _human(small_data)
     per_k = [
         evaluate(
             [ScoreRow(i, "r", samples[i][k], "ok") for i in sorted(items)],
@@ -111,12 +116,19 @@ def test_repeats_median_spread_and_cache(synth_data, tmp_path):
     assert spread["pairwise_accuracy"]["std"] == pytest.approx(statistics.stdev(accuracies))
     assert spread["srcc"]["min"] == pytest.approx(min(m["srcc"] for m in per_k))
     assert five.metrics["variants"]["rep"]["repeats"]["n"] == 5
-    five_samples = expected_samples(synth_data, 5)
+    five_samples = expected_samples(small_data, 5)
     assert {r.item.item_id: r.outcomes[0].score for r in five.results} == {
         i: statistics.median(v) for i, v in five_samples.items()
     }
-    # the run dir now holds the repeats=1 re-run: sample 0 alone
-    assert load_scores(five.out_dir / "scores.csv")[0].score == samples[sorted(items)[0]][0]
+    # each run's own dir: the repeats=5 run's scores are the medians of five, the repeats=1
+    # re-run's are sample 0 alone
+    rows = load_scores(five.out_dir / "scores.csv")
+    assert {r.item_id: r.score for r in rows} == {
+        i: statistics.median(five_samples[i]) for i in items
+    }
+    rows = load_scores(one.out_dir / "scores.csv")
+    assert one.out_dir != five.out_dir
+    assert {r.item_id: r.score for r in rows} == {i: samples[i][0] for i in items}
 
 
 def _human(data):
@@ -137,7 +149,7 @@ def _human(data):
     return human.pairs, human.ranks
 
 
-def test_repeated_pairwise_judge_reports_spread_from_verdicts(synth_data, tmp_path):
+def test_repeated_pairwise_judge_reports_spread_from_verdicts(small_data, tmp_path):
     judge = {
         "name": "pair",
         "kind": "pairwise",
@@ -145,10 +157,10 @@ def test_repeated_pairwise_judge_reports_spread_from_verdicts(synth_data, tmp_pa
         "temperature": 0.5,
         "repeats": 2,
     }
-    responder = ModesResponder(synth_data)
+    responder = ModesResponder(small_data)
     with FakeOpenAIServer(responder=responder) as server:
-        outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, [judge]))
-    assert responder.count("pair") == 24 * 2 * 2  # pairs x orders x samples
+        outcome = titjudge.evaluate(run_config(small_data, server.url, tmp_path, [judge]))
+    assert responder.count("pair") == 9 * 2 * 2  # pairs x orders x samples
     entry = outcome.metrics["variants"]["pair"]
     # the loopback judge is deterministic, so both repeats agree with the median verdicts exactly
     assert entry["repeats"]["pairwise_accuracy"]["values"] == [entry["pairwise_accuracy"]] * 2
