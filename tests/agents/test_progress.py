@@ -1,6 +1,11 @@
 """Progress for every paid phase (described, judged, pairs), on a terminal and in a log, and
 one count of cache hits in the progress records, the printed usage, summary.json and
-`titjudge cache stats`."""
+`titjudge cache stats`.
+
+The two whole runs use `progress_data`, 2 prompts x 4 models (8 items, 12 pairs; the shared
+`synth_data` has 16 items): the counts agree, and pairs are counted apart from items, at
+any size.
+"""
 
 import asyncio
 import io
@@ -17,6 +22,7 @@ import titjudge
 from titjudge.agents.runner import run_async
 from titjudge.cli import main
 from titjudge.config import RunConfig, validate_config
+from titjudge.data.synth.benchmark import synthesize
 from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.models.calls.results import Usage
 from titjudge.records import ItemResult, Progress
@@ -29,6 +35,14 @@ RECORD = re.compile(
     r"ETA (?P<eta>--|\d+:\d\d:\d\d)$"
 )
 LLM = {"kind": "llm", "model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
+
+
+@pytest.fixture(scope="module")
+def progress_data(tmp_path_factory):
+    """A SYNTHETIC benchmark of 2 prompts x 4 models (8 items, 12 pairs of a prompt's images)."""
+    out = tmp_path_factory.mktemp("progress-synth") / "data"
+    synthesize(out, n_prompts=2, n_models=4, seed=0)
+    return out
 
 
 def _result(failed=False):
@@ -156,19 +170,19 @@ def last_run_counts(printed: str) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_path, capsys):
+def test_cache_hits_agree_in_records_summary_and_cache_stats(progress_data, tmp_path, capsys):
     """Two judges asking the same question share one call: the second is answered without
     asking the model, so it is a cache hit everywhere. (Before, the progress bar counted it
-    while summary.json and `cache stats` counted only disk-cache lookups, so the bar read
-    16/48 and the files 0 hits.)"""
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    while summary.json and `cache stats` counted only disk-cache lookups, so on 16 items the
+    bar read 16/48 and the files 0 hits.)"""
+    auto = build_responder("auto", descriptions=stored_descriptions(progress_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": name, **LLM, "api_base": server.url} for name in ("a", "b")]
-        config = api_config(synth_data, server.url, tmp_path, judges=judges)
+        config = api_config(progress_data, server.url, tmp_path, judges=judges)
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
         cache_dir = str(tmp_path / "cache")
-        expected = [(16, 48), (48, 48)]  # dedup; then the re-run answers all from the cache
+        expected = [(8, 24), (24, 24)]  # dedup; then the re-run answers all from the cache
         for hits, calls in expected:
             capsys.readouterr()
             assert main(["run", str(path)]) == 0
@@ -176,7 +190,7 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
             found = records(captured.err)
             assert "\x1b" not in captured.err
             last = found[-1]
-            assert (last["described"], last["judged"], last["total"]) == ("16", "16", "16")
+            assert (last["described"], last["judged"], last["total"]) == ("8", "8", "8")
             assert (int(last["hits"]), int(last["calls"])) == (hits, calls)
             summary = json.loads(
                 (latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text()
@@ -189,21 +203,21 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
             assert sum(map(int, printed)) == hits
             assert main(["cache", "stats", "--cache-dir", cache_dir]) == 0
             assert last_run_counts(capsys.readouterr().out) == (hits, calls - hits)
-        assert server.stats.total == 32  # 16 descriptions + 16 judge calls, once each
+        assert server.stats.total == 16  # 8 descriptions + 8 judge calls, once each
 
 
 @pytest.mark.slow
-def test_pairwise_progress_and_library_silence(synth_data, tmp_path, capsys):
+def test_pairwise_progress_and_library_silence(progress_data, tmp_path, capsys):
     """Pairs done count apart from items; titjudge.evaluate without progress prints nothing."""
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    auto = build_responder("auto", descriptions=stored_descriptions(progress_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": "pair", **LLM, "kind": "pairwise", "api_base": server.url}]
-        raw = api_config(synth_data, server.url, tmp_path, judges=judges)
+        raw = api_config(progress_data, server.url, tmp_path, judges=judges)
         titjudge.evaluate(raw)
         assert capsys.readouterr().err == ""
         config = validate_config(raw, RunConfig, "config")
         asyncio.run(run_async(config, show_progress=True, progress_title="again"))
     found = records(capsys.readouterr().err)
     assert {m["title"] for m in found} == {"again"}
-    assert (found[-1]["pairs"], found[-1]["pairs_total"]) == ("24", "24")
-    assert found[-1]["judged"] == "16" and found[-1]["eta"] == "0:00:00"
+    assert (found[-1]["pairs"], found[-1]["pairs_total"]) == ("12", "12")
+    assert found[-1]["judged"] == "8" and found[-1]["eta"] == "0:00:00"
