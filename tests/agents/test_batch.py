@@ -14,7 +14,7 @@ from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
 from builders import run_config
-from cli_process import run_cli, start_cli
+from cli_process import start_cli
 from doubles.batch_server import BatchServer, Plan
 from doubles.server import build_responder
 from pipeline_helpers import stored_descriptions
@@ -157,25 +157,21 @@ def test_an_expired_batch_sends_its_unfinished_requests_again(batch_data, tmp_pa
 @pytest.mark.slow
 def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(batch_data, tmp_path, capsys):
     with _server(batch_data) as server:
-        config = _config(batch_data, server.url, tmp_path)
-        server.poll_failures = 1  # one 500 while polling: retried
-        assert main(["run", _write(config, tmp_path)]) == 0
-        assert server.batch_creates == 2 and server.poll_failures == 0
-
         config = _config(batch_data, server.url, tmp_path / "outage")
         server.poll_failures = 10_000  # the batch API stays down past the model's attempts
         assert main(["run", _write(config, tmp_path)]) == 1
-        assert server.batch_creates == 3 and server.stats.total == 0
+        assert server.batch_creates == 1 and server.stats.total == 0
         err = capsys.readouterr()
         assert "Traceback" not in err.err
         summary = _summary(tmp_path / "outage")
         assert summary["describer_failures"] == N_ITEMS
         rows = (latest_run(tmp_path / "outage" / "runs" / "e2e") / "items.jsonl").read_text()
         assert "run again to resume it" in rows and "InternalServerError" in rows
-        server.poll_failures = 0
+        server.poll_failures = 1  # one 500 while polling: retried
         assert main(["run", _write(config, tmp_path)]) == 0
+        assert server.poll_failures == 0
         # the same job was polled again, not sent again; then the judges' job
-        assert server.batch_creates == 4 and server.stats.total == 0
+        assert server.batch_creates == 2 and server.stats.total == 0
 
 
 @pytest.mark.slow
@@ -198,25 +194,27 @@ def test_an_invalid_reply_is_reasked_in_the_next_job(batch_data, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("limit", ["requests", "bytes"])
-def test_jobs_are_split_at_the_providers_limits(batch_data, tmp_path, monkeypatch, limit):
+def test_jobs_are_split_at_the_providers_limits(batch_data, tmp_path, monkeypatch):
+    """Both limits in one run: the judges' lines (text, a few hundred bytes) are cut at the
+    request count alone, the describer's (each carrying its image, 3 to 53 KB, base64) at
+    the bytes as well, so the describer needs more jobs than the count alone makes."""
     from titjudge.models.litellm import batch_api
 
-    if limit == "requests":
-        monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
-    else:  # a description line carries its image (3 to 53 KB, base64): a few per file
-        monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)
+    monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
+    monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)
     with _server(batch_data) as server:
         config = _config(batch_data, server.url, tmp_path)
         assert main(["run", _write(config, tmp_path)]) == 0
         assert server.lines_answered == 2 * N_ITEMS and server.stats.total == 0
+        # in creation order: the describer's jobs, then the judges' (they read descriptions)
         sizes = [b["request_counts"]["total"] for b in server.batches.values()]
         files = [len(server.contents[b["input_file_id"]]) for b in server.batches.values()]
     assert sum(sizes) == 2 * N_ITEMS
-    if limit == "requests":
-        assert sizes == [5, 3, 5, 3]
-    else:
-        assert len(sizes) > 2 and max(files) <= 200_000 * 0.95
+    described, judged = sizes[:-2], sizes[-2:]
+    assert judged == [5, 3]  # the request limit
+    assert sum(described) == N_ITEMS and max(described) <= 5
+    assert len(described) > 2  # 8 lines in 5s would be 2 jobs: the bytes limit cut too
+    assert max(files) <= 200_000 * 0.95
 
 
 def test_batch_on_a_provider_without_one_is_refused_at_load(batch_data, tmp_path, capsys):
@@ -231,9 +229,10 @@ def test_batch_on_a_provider_without_one_is_refused_at_load(batch_data, tmp_path
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
-def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, kill_at):
+def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, capsys, kill_at):
     """kill -9 once the job is created (or while its creation is in flight, before the
-    ledger records its id): the re-run polls that job, submits nothing twice."""
+    ledger records its id): the re-run polls that job, submits nothing twice. The killed run
+    is a process of its own; the re-run, after it is gone, is the CLI's main here."""
     with _server(batch_data) as server:
         server.hold()
         config = _config(batch_data, server.url, tmp_path)
@@ -251,14 +250,16 @@ def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, kill_at):
             _forget_job_id(ledger)  # as if killed before the job's id was recorded
         assert server.batch_creates == 1
         server.release()
-        resumed = run_cli(["run", path], env=env, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        capsys.readouterr()
+        code = main(["run", path])
+        err = capsys.readouterr().err
+        assert code == 0, err
         # the describer's job was polled again, never sent again; then the judges' one
         assert server.batch_creates == 2
         assert server.lines_answered == 2 * N_ITEMS
         assert server.stats.total == 0
         # progress while waiting, on a non-terminal: jobs, requests done, elapsed
-        assert "batch: 1 job open" in resumed.stderr and "elapsed" in resumed.stderr
+        assert "batch: 1 job open" in err and "elapsed" in err
     assert _summary(tmp_path)["failed_items"] == 0
 
 

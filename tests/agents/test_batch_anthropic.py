@@ -13,7 +13,7 @@ from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
 from builders import run_config
-from cli_process import run_cli, start_cli
+from cli_process import start_cli
 from doubles.anthropic_batch_server import CUSTOM_ID, AnthropicBatchServer, Plan
 from doubles.anthropic_messages import STRUCTURED_BETA
 from doubles.server import build_responder
@@ -22,6 +22,7 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.models.calls.batch_answers import body_hash
+from titjudge.models.litellm import batch_anthropic
 
 KEY = "sk-ant-test-not-a-real-key-0123"
 DESCRIBER = "litellm:anthropic/claude-sonnet-4-5"
@@ -153,10 +154,13 @@ def test_same_bodies_as_online_and_spend_at_the_batch_price(batch_data, tmp_path
 
 
 @pytest.mark.slow
-def test_killed_while_creating_adopts_the_batch_the_provider_lists(batch_data, tmp_path):
+def test_killed_while_creating_adopts_the_batch_the_provider_lists(
+    batch_data, tmp_path, capsys, monkeypatch
+):
     """kill -9 while the batch's creation is in flight, before the ledger records its id: the
     re-run finds the batch in Anthropic's list (same size, created after the creation was
-    asked) and polls it, never submitting its requests twice."""
+    asked) and polls it, never submitting its requests twice. The killed run is a process of
+    its own; the re-run, after it is gone, is the CLI's main here."""
     with _server(batch_data) as server:
         server.hold()
         path = _write(_config(batch_data, server.url, tmp_path), tmp_path)
@@ -173,11 +177,16 @@ def test_killed_while_creating_adopts_the_batch_the_provider_lists(batch_data, t
         found.write_text(json.dumps(raw))
         assert KEY not in found.read_text()
         server.release()
-        resumed = run_cli(["run", path], env=env, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        # the re-run takes nothing yet, as a process of its own would: batches earlier runs in
+        # this process took (the doubles number them alike) are not this run's
+        monkeypatch.setattr(batch_anthropic, "TAKEN", set())
+        capsys.readouterr()
+        code = main(["run", path])
+        err = capsys.readouterr().err
+        assert code == 0, err
         # the describer's batch was adopted and polled, never sent again; then the judges' one
         assert server.batch_creates == 2
         assert server.lines_answered == 2 * N_ITEMS and server.online == []
-        assert "batch: 1 job open" in resumed.stderr
-        assert KEY not in resumed.stderr
+        assert "batch: 1 job open" in err
+        assert KEY not in err
     assert _summary(tmp_path)["failed_items"] == 0

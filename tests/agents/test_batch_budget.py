@@ -18,7 +18,7 @@ from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
 from builders import run_config
-from cli_process import run_cli, start_cli
+from cli_process import start_cli
 from doubles.batch_server import BatchServer
 from doubles.billing import Billing
 from doubles.server import build_responder
@@ -136,10 +136,11 @@ def test_a_batch_models_calls_sent_online_are_counted_and_said(
 
 
 @pytest.mark.slow
-def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path):
+def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path, capsys):
     """kill -9 once the describer's job is created; the re-run resumes it: its lines were
     reserved by the killed run, so this run counts their cost as spent without reserving
-    them, and the total spend is the provider's bill, paid once."""
+    them, and the total spend is the provider's bill, paid once. The killed run is a process
+    of its own; the re-run, after it is gone, is the CLI's main here."""
     billing = Billing(build_responder("auto", descriptions=stored_descriptions(batch_data)), RATE)
     with BatchServer(responder=billing) as server:
         server.hold()
@@ -153,8 +154,10 @@ def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path):
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=60)
         server.release()
-        resumed = run_cli(["run", path], env=env, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        capsys.readouterr()
+        code = main(["run", path])
+        err = capsys.readouterr().err
+        assert code == 0, err
         assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
     summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
     assert summary["budget"]["spent_usd"] == pytest.approx(billing.total / 2, abs=1e-6)

@@ -15,7 +15,7 @@ from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
 from builders import run_config
-from cli_process import run_cli, start_cli
+from cli_process import start_cli
 from doubles.gemini_batch_server import GeminiBatchServer, Plan
 from pipeline_helpers import stored_descriptions
 
@@ -226,10 +226,13 @@ def test_same_bodies_as_online_and_spend_at_the_batch_price(v1beta_runs):
 
 
 @pytest.mark.slow
-def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(batch_data, tmp_path):
+def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(
+    batch_data, tmp_path, capsys
+):
     """kill -9 once the job is created but before the ledger has its name: Gemini's create is
     not idempotent, so the re-run looks the job up by its display_name (past other jobs, over
-    several pages of the list) and polls it: exactly one create for the describer."""
+    several pages of the list) and polls it: exactly one create for the describer. The killed
+    run is a process of its own; the re-run, after it is gone, is the CLI's main here."""
     with _server(batch_data) as server:
         for n in range(5):
             server.decoy(f"someone-else-{n}")
@@ -248,8 +251,10 @@ def test_killed_while_creating_resumes_the_job_it_finds_by_display_name(batch_da
             job["state"], job["job_id"] = "creating", None
         found.write_text(json.dumps(raw))
         server.release()
-        resumed = run_cli(["run", path], env=env, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        capsys.readouterr()
+        code = main(["run", path])
+        err = capsys.readouterr().err
+        assert code == 0, err
         # the describer's job was found and polled, never created again; then the judges' one
         assert server.batch_creates == 2
         listed = [r for r in server.batch_requests if r.path == "/v1beta/batches"]

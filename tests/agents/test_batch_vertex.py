@@ -19,7 +19,7 @@ from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
 from builders import run_config
-from cli_process import run_cli, start_cli
+from cli_process import start_cli
 from doubles.server import build_responder
 from doubles.vertex_batch_server import Plan, VertexBatchServer
 from pipeline_helpers import stored_descriptions
@@ -208,9 +208,11 @@ def test_vertex_batch_without_a_bucket_is_refused_at_load(batch_data, tmp_path, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_at", ["created", "creating"])
-def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, server, kill_at):
+def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, server, capsys, kill_at):
     """kill -9 once the job is created (or while its creation is in flight, before the
-    ledger records its id): the re-run finds the job by its label, creates nothing twice."""
+    ledger records its id): the re-run finds the job by its label, creates nothing twice.
+    The killed run is a process of its own; the re-run, after it is gone, is the CLI's main
+    here."""
     server.hold()
     path = _write(_config(batch_data, server.url, tmp_path), tmp_path)
     proc = start_cli(["run", path])
@@ -229,8 +231,10 @@ def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, server, k
         file.write_text(json.dumps(raw))
     assert server.batch_creates == 1
     server.release()
-    resumed = run_cli(["run", path], timeout=180)
-    assert resumed.returncode == 0, resumed.stderr
+    capsys.readouterr()
+    code = main(["run", path])
+    err = capsys.readouterr().err
+    assert code == 0, err
     # the describer's job was polled again, never created again; then the judge's
     assert server.batch_creates == 2
     assert server.lines_answered == 2 * N_ITEMS and server.online == 0

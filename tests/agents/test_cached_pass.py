@@ -1,12 +1,15 @@
 """A re-run answers what the cache holds before the graph runs, and reads no image it need not
 send (issue 14: a cached re-run loads nothing). Runs are in-process `run_async` against the
 loopback OpenAI-compatible double; `load_image` and `fit_within` are wrapped to count what is read.
+The benchmark is 2 prompts x 4 models (`pass_data`, 8 items; the shared `synth_data` has 16):
+each count is per item, nothing that grows with the benchmark.
 """
 
 import asyncio
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,22 @@ from titjudge.agents.runner import run_async
 from titjudge.config import RunConfig
 from titjudge.models.core.base import ImageInput
 
-N_ITEMS = 16  # the synth_data fixture: 4 prompts x 4 models
+N_PROMPTS, N_MODELS = 2, 4
+N_ITEMS = N_PROMPTS * N_MODELS  # pass_data
+
+
+@pytest.fixture(scope="module")
+def pass_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 2 prompts x 4 models, with stored descriptions."""
+    return synthetic(N_PROMPTS, N_MODELS)
+
+
+@pytest.fixture
+def pass_copy(pass_data, tmp_path) -> Path:
+    """A private copy of `pass_data` a test may change."""
+    target = tmp_path / "data"
+    shutil.copytree(pass_data, target)
+    return target
 
 
 @pytest.fixture
@@ -71,10 +89,10 @@ def _judge(name: str, kind: str, url: str) -> dict:
 
 
 @pytest.mark.slow
-def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(synth_data, tmp_path, reads):
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(pass_data, tmp_path, reads):
+    auto = build_responder("auto", descriptions=stored_descriptions(pass_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = run_config(synth_data, tmp_path, url=server.url)
+        config = run_config(pass_data, tmp_path, url=server.url)
         fresh = _run(config)
         assert reads["load_image"] == N_ITEMS
         asked = server.stats.total
@@ -89,13 +107,13 @@ def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(synth_data, tmp
 
 
 @pytest.mark.slow
-def test_a_new_judge_is_asked_and_what_was_cached_counts_once(synth_data, tmp_path, reads):
+def test_a_new_judge_is_asked_and_what_was_cached_counts_once(pass_data, tmp_path, reads):
     """Items the cache cannot answer whole go to the graph: the new judge's calls are made
     (sending the image the earlier run only remembered), the cached ones are read, and each
     counts once in the run's ledgers."""
-    responder = Recording(synth_data)
+    responder = Recording(pass_data)
     with FakeOpenAIServer(responder=responder) as server:
-        base = run_config(synth_data, tmp_path, url=server.url)
+        base = run_config(pass_data, tmp_path, url=server.url)
         _run(base)
         asked = len(responder.images)
         more = {**base, "judges": [*base["judges"], {"name": "lmm", "kind": "lmm"}]}
@@ -112,12 +130,12 @@ def test_a_new_judge_is_asked_and_what_was_cached_counts_once(synth_data, tmp_pa
 
 
 @pytest.mark.slow
-def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, reads):
+def test_resized_images_are_keyed_from_memory_on_a_rerun(pass_data, tmp_path, reads):
     """With max_image_pixels below the images' size, the fresh run resizes each image once;
     the re-run keys the resized images by their remembered hash, reading and resizing none."""
-    responder = Recording(synth_data)
+    responder = Recording(pass_data)
     with FakeOpenAIServer(responder=responder) as server:
-        config = run_config(synth_data, tmp_path, url=server.url)
+        config = run_config(pass_data, tmp_path, url=server.url)
         config["describer"]["max_image_pixels"] = 32 * 32
         config["judges"] = [*config["judges"], {"name": "lmm", "kind": "lmm"}]
         fresh = _run(config)
@@ -135,15 +153,15 @@ def test_resized_images_are_keyed_from_memory_on_a_rerun(synth_data, tmp_path, r
 
 
 @pytest.mark.slow
-def test_an_image_changed_since_the_last_run_is_read_again(data_copy, tmp_path, reads):
-    responder = Recording(data_copy)
+def test_an_image_changed_since_the_last_run_is_read_again(pass_copy, tmp_path, reads):
+    responder = Recording(pass_copy)
     with FakeOpenAIServer(responder=responder) as server:
-        config = run_config(data_copy, tmp_path, url=server.url)
+        config = run_config(pass_copy, tmp_path, url=server.url)
         _run(config)
-        first = json.loads((data_copy / "manifest.jsonl").read_text().splitlines()[0])
+        first = json.loads((pass_copy / "manifest.jsonl").read_text().splitlines()[0])
         image = Path(first["image"])
         if not image.is_absolute():
-            image = data_copy / image
+            image = pass_copy / image
         with Image.open(image) as opened:
             flipped = opened.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
         flipped.save(image)

@@ -1,9 +1,10 @@
 """A describer whose endpoint refuses every call (a 401 with OpenAI's invalid_api_key body, a
-404 with its model_not_found body, a closed port) on 200 items: the model is stopped after
+404 with its model_not_found body, a closed port) on 60 items: the model is stopped after
 `run.stop_after` requests in a row, so at most stop_after + concurrency requests are made
 (counted at the double, and in the items' attempts), not max_attempts per item; the output
 (captured here: not a terminal) shows one grouped reason and the stop, summary.json the same,
-exit 1; a re-run asks again (failures are never cached)."""
+exit 1; a re-run asks again (failures are never cached). 60 items (it was 200) are still
+over four times what may be sent (stop_after + concurrency = 13)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from titjudge.cli import main
 
 CONCURRENCY = 8
 STOP_AFTER = 5
+N_PROMPTS, N_MODELS = 12, 5
+N_ITEMS = N_PROMPTS * N_MODELS
 #: OpenAI's 401 for a wrong key (github.com/chatanywhere/GPT_API_free/issues/62; the same
 #: shape in github.com/continuedev/continue/issues/11409); the key is masked in the message
 INVALID_KEY = (
@@ -36,10 +39,9 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def items200(synthetic) -> Path:
-    # 200 items; small images drawn in one process (the refusals do not depend on them):
-    # 0.5 s of CPU, not 1.7 s with a process pool drawing 256-pixel ones
-    return synthetic(40, 5, image_size=64)
+def items(synthetic) -> Path:
+    # small images drawn in one process (the refusals do not depend on them)
+    return synthetic(N_PROMPTS, N_MODELS, image_size=64)
 
 
 def _closed_url() -> str:
@@ -79,7 +81,7 @@ def _attempts(run_dir: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("refusal", ["401", "404", "closed"])
-def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal, run_titjudge):
+def test_dead_describer_is_stopped_and_named_once(items, tmp_path, refusal, run_titjudge):
     kind = "401" if refusal == "closed" else refusal  # nothing listens there: never answered
     fault = Fault(kind, message=INVALID_KEY if kind == "401" else NO_MODEL)
     server = FakeOpenAIServer(responder=lambda request: Reply(fault=fault))
@@ -89,7 +91,7 @@ def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal, r
         json.dumps(
             {
                 "name": "dead",
-                "data": {"manifest": str(items200 / "manifest.jsonl")},
+                "data": {"manifest": str(items / "manifest.jsonl")},
                 "describer": {"model": "litellm:openai/vlm", "api_base": url},
                 "judges": [{"name": "lexical", "kind": "lexical"}],
                 "run": {
@@ -110,18 +112,20 @@ def test_dead_describer_is_stopped_and_named_once(items200, tmp_path, refusal, r
         if refusal != "closed":
             assert server.stats.total == sent
         kind = KINDS[refusal] + (f" ({url})" if refusal == "closed" else "")
-        # one grouped line for the 200 describer failures, one for the stop
+        # one grouped line for the describer's N_ITEMS failures, one for the stop
         grouped = [
             line for line in done.stdout.splitlines() if "describer litellm:openai/vlm" in line
         ]
-        assert grouped == [f"  describer litellm:openai/vlm: 200 x {kind}, {200 - sent} not sent"]
+        assert grouped == [
+            f"  describer litellm:openai/vlm: {N_ITEMS} x {kind}, {N_ITEMS - sent} not sent"
+        ]
         assert (
             f"stopped: litellm:openai/vlm after {STOP_AFTER} requests in a row failed with {kind}"
             in done.stdout
         )
         failures = json.loads((run_dir / "summary.json").read_text())["failures"]
         describer = [g for g in failures["groups"] if g["role"] == "describer"]
-        assert [(g["kind"], g["count"]) for g in describer] == [(kind, 200)]
+        assert [(g["kind"], g["count"]) for g in describer] == [(kind, N_ITEMS)]
         assert failures["stopped"][0]["reason"] == kind
 
         again = run_titjudge(config)  # nothing was cached: the re-run asks again

@@ -2,7 +2,9 @@
 refuses (with vLLM's documented 400 for an input over the context length) any request carrying
 one item's description: that item alone fails, whatever the texts per request and however many
 items run at once (items of one prompt share its embedding, so who carries the prompt changes
-with both)."""
+with both). The benchmark is 2 prompts x 4 models (`refusal_data`, 8 items; the shared
+`synth_data` has 16): the poisoned item is the first of the first prompt or the second of
+the second, and concurrency 16 still has every item in flight at once."""
 
 from __future__ import annotations
 
@@ -14,6 +16,12 @@ from builders import run_config, served_embedder
 from doubles.embeddings_server import EmbeddingsServer
 
 import titjudge
+
+
+@pytest.fixture(scope="module")
+def refusal_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 2 prompts x 4 models, with stored descriptions."""
+    return synthetic(2, 4)
 
 
 def served_config(data: Path, url: str, tmp: Path, batch_size: int, concurrency: int) -> dict:
@@ -32,11 +40,11 @@ def failed_items(out: Path) -> set[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("poisoned", [0, 5])
 def test_only_the_item_with_the_refused_text_fails_whatever_the_batching(
-    synth_data, tmp_path, poisoned
+    refusal_data, tmp_path, poisoned
 ):
     rows = [
         json.loads(line)
-        for line in (synth_data / "descriptions.jsonl").read_text().split("\n")
+        for line in (refusal_data / "descriptions.jsonl").read_text().split("\n")
         if line
     ]
     target = rows[poisoned]
@@ -46,7 +54,7 @@ def test_only_the_item_with_the_refused_text_fails_whatever_the_batching(
         for batch_size in (1, 2):
             for concurrency in (1, 4, 16):
                 tmp = tmp_path / f"b{batch_size}-c{concurrency}"
-                config = served_config(synth_data, server.url, tmp, batch_size, concurrency)
+                config = served_config(refusal_data, server.url, tmp, batch_size, concurrency)
                 outcome = titjudge.evaluate(config)
                 assert failed_items(outcome.out_dir) == {target["item_id"]}, (
                     batch_size,

@@ -8,7 +8,9 @@ so `sys.modules` shows what that run really imported; every other run is in-proc
 already imported torch to build the checkpoint), where a spy on `LazyBackend` shows which
 model's backend a run tried to build. The describer and
 the LLM judge are litellm models served by the loopback double, the embedding judge a tiny
-random-weight Qwen3-Embedding checkpoint on CPU.
+random-weight Qwen3-Embedding checkpoint on CPU. The benchmark is 2 prompts x 3 models
+(`lazy_data`, 6 items; the shared `synth_data` has 16): what is imported, built or asked
+again does not grow with the items, and 6 leave 2 beyond the partly cached run's 4.
 """
 
 import csv
@@ -41,6 +43,12 @@ code = main(sys.argv[1:])
 print("MODULES " + json.dumps({m: m in sys.modules for m in ("litellm", "torch", "transformers", "langgraph")}))
 sys.exit(code)
 """
+
+
+@pytest.fixture(scope="module")
+def lazy_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 2 prompts x 3 models, with stored descriptions."""
+    return synthetic(2, 3)
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +106,11 @@ def _scores(run_dir: Path) -> list[dict]:
 
 
 def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(
-    synth_data, tmp_path, embedding_path, in_process
+    lazy_data, tmp_path, embedding_path, in_process
 ):
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    auto = build_responder("auto", descriptions=stored_descriptions(lazy_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        config = _config(lazy_data, server.url, tmp_path, embedding_path)
         code, err = in_process(config)
         assert code == 0, err
         asked = server.stats.total
@@ -132,14 +140,14 @@ def test_a_cached_rerun_imports_no_litellm_and_loads_no_model(
 
 
 def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_send(
-    synth_data, tmp_path, embedding_path, in_process, monkeypatch
+    lazy_data, tmp_path, embedding_path, in_process, monkeypatch
 ):
     """The preflight leaves a model with cached answers to its build; when a call then misses
     without credentials, the run stops: one line naming the variable, exit 2, nothing sent.
     Every cached answer is kept: with the key, the re-run asks only for what was missing."""
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    auto = build_responder("auto", descriptions=stored_descriptions(lazy_data))
     with FakeOpenAIServer(responder=auto) as server:
-        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        config = _config(lazy_data, server.url, tmp_path, embedding_path)
         assert in_process(config, "--limit", "4")[0] == 0
         asked = server.stats.total
         builds: list[tuple[str, str]] = []  # (model, what its build raised) from here on
@@ -174,10 +182,10 @@ def test_a_partly_cached_rerun_without_a_key_stops_at_the_first_call_it_must_sen
 
 
 def test_a_fresh_run_without_a_key_is_still_refused_before_anything_runs(
-    synth_data, tmp_path, embedding_path, in_process
+    lazy_data, tmp_path, embedding_path, in_process
 ):
     with FakeOpenAIServer(responder=build_responder("auto", descriptions={})) as server:
-        config = _config(synth_data, server.url, tmp_path, embedding_path)
+        config = _config(lazy_data, server.url, tmp_path, embedding_path)
         code, err = in_process(config, without_key=True)
         assert server.stats.total == 0
     assert code == 2

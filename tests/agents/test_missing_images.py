@@ -8,21 +8,21 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import copy_data
 
 from titjudge.ablation.config import AblationConfig, preflight_ablation
 from titjudge.cli import main
 from titjudge.cli.run import demo_config
 from titjudge.config import validate_config
-from titjudge.data.synth.benchmark import synthesize
 
 ITEMS = 6  # 3 prompts x 2 models
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> tuple[Path, Path]:
-    """A replay + lexical config (no server, no key) over a fresh synthetic benchmark."""
-    data = tmp_path / "data"
-    synthesize(data, n_prompts=3, n_models=2, seed=2, image_size=32, workers=1)
+def bench(synthetic, tmp_path: Path) -> tuple[Path, Path]:
+    """A replay + lexical config (no server, no key) over a private copy of a synthetic
+    benchmark (the tests delete its images)."""
+    data = copy_data(synthetic(3, 2, seed=2, image_size=32), tmp_path)
     config = tmp_path / "run.yaml"
     config.write_text(json.dumps(demo_config(data, tmp_path, None)))  # JSON is YAML
     return data, config

@@ -8,7 +8,9 @@ went through the cached pass). A fresh interpreter's `sys.modules` showed the sa
 CPU; tests/agents/test_lazy_loading.py keeps that check of what a cached re-run imports. The LLM judge scores with `score_mode: expected`, and the loopback
 server withholds the score's log-probabilities for a few items: a valid (so cached) verdict
 that the judge cannot score, so the fallback to the embedding judge fires on both runs
-with nothing asked again.
+with nothing asked again. The benchmark is 2 prompts x 4 models (`one_path_data`, 8 items,
+12 pairs; the shared `synth_data` has 16 items, ~130 model calls a run where this makes ~65):
+the comparison is item by item and pair by pair, nothing that grows with the benchmark.
 """
 
 import json
@@ -26,11 +28,20 @@ import titjudge
 import titjudge.agents.graph as graph_module
 from titjudge.cli import main
 
+#: the benchmark's size (`one_path_data`)
+N_PROMPTS, N_MODELS = 2, 4
+N_ITEMS = N_PROMPTS * N_MODELS
 #: items whose expected score cannot be computed (every fourth one)
-POISONED = range(0, 16, 4)
+POISONED = range(0, N_ITEMS, 4)
 
 #: what may differ between a fresh run and its cached re-run: timings, cache flags, when it ran
 VOLATILE = {"latency", "cached", "wall_seconds", "created", "started", "finished"}
+
+
+@pytest.fixture(scope="module")
+def one_path_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 2 prompts x 4 models, with stored descriptions."""
+    return synthetic(N_PROMPTS, N_MODELS)
 
 
 class WithheldLogprobs(ModesResponder):
@@ -98,20 +109,24 @@ def _outputs(run: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_fresh_graph_and_cached_pass_write_the_same_run(synth_data, tmp_path, monkeypatch, capsys):
+def test_fresh_graph_and_cached_pass_write_the_same_run(
+    one_path_data, tmp_path, monkeypatch, capsys
+):
     rows = [
         json.loads(line)
-        for line in (synth_data / "descriptions.jsonl").read_text().splitlines()
+        for line in (one_path_data / "descriptions.jsonl").read_text().splitlines()
         if line.strip()
     ]
     poisoned = {rows[i]["description"] for i in POISONED}
-    responder = WithheldLogprobs(synth_data, poisoned)
+    responder = WithheldLogprobs(one_path_data, poisoned)
     with FakeOpenAIServer(responder=responder) as server, EmbeddingsServer(dim=32) as embed:
-        config = _config(synth_data, server.url, embed.url, tmp_path)
+        config = _config(one_path_data, server.url, embed.url, tmp_path)
         fresh = titjudge.evaluate(config)
         fell_back = fresh.status_counts["tit_llm"]["fallback"]
-        assert fell_back == len(POISONED) and fresh.status_counts["tit_llm"]["ok"] == 12
-        assert fresh.status_counts["rep"]["ok"] == 16
+        assert fell_back == len(POISONED) and fresh.status_counts["tit_llm"]["ok"] == N_ITEMS - len(
+            POISONED
+        )
+        assert fresh.status_counts["rep"]["ok"] == N_ITEMS
         asked, embedded = server.stats.total, len(embed.requests)
         first = _outputs(fresh.out_dir)
 

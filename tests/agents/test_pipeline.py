@@ -204,7 +204,8 @@ def test_replay_describer_needs_no_server_and_rejects_unknown_images(data_copy, 
 @pytest.mark.slow
 def test_demo_runs_offline(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--out", str(tmp_path / "demo"), "--prompts", "4", "--models", "3"]) == 0
+    # 2 prompts x 3 models: 6 pairs of a prompt's images for the lexical judge
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--prompts", "2", "--models", "3"]) == 0
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "replay" in out and "GEMINI_API_KEY" in out
     metrics = read_json(latest_run(tmp_path / "demo" / "runs" / "demo") / "metrics.json")

@@ -1,11 +1,17 @@
 """Progress for every paid phase (described, judged, pairs), on a terminal and in a log, and
 one count of cache hits in the progress records, the printed usage, summary.json and
-`titjudge cache stats`."""
+`titjudge cache stats`.
+
+The two whole runs use `progress_data`, 2 prompts x 4 models (8 items, 12 pairs; the shared
+`synth_data` has 16 items): the counts agree, and pairs are counted apart from items, at
+any size.
+"""
 
 import asyncio
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -30,6 +36,12 @@ RECORD = re.compile(
     r"ETA (?P<eta>--|\d+:\d\d:\d\d)$"
 )
 LLM = {"kind": "llm", "model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
+
+
+@pytest.fixture(scope="module")
+def progress_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 2 prompts x 4 models (8 items, 12 pairs of a prompt's images)."""
+    return synthetic(2, 4)
 
 
 def _result(failed=False):
@@ -157,19 +169,19 @@ def last_run_counts(printed: str) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_path, capsys):
+def test_cache_hits_agree_in_records_summary_and_cache_stats(progress_data, tmp_path, capsys):
     """Two judges asking the same question share one call: the second is answered without
     asking the model, so it is a cache hit everywhere. (Before, the progress bar counted it
-    while summary.json and `cache stats` counted only disk-cache lookups, so the bar read
-    16/48 and the files 0 hits.)"""
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    while summary.json and `cache stats` counted only disk-cache lookups, so on 16 items the
+    bar read 16/48 and the files 0 hits.)"""
+    auto = build_responder("auto", descriptions=stored_descriptions(progress_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": name, **LLM, "api_base": server.url} for name in ("a", "b")]
-        config = run_config(synth_data, tmp_path, url=server.url, judges=judges)
+        config = run_config(progress_data, tmp_path, url=server.url, judges=judges)
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
         cache_dir = str(tmp_path / "cache")
-        expected = [(16, 48), (48, 48)]  # dedup; then the re-run answers all from the cache
+        expected = [(8, 24), (24, 24)]  # dedup; then the re-run answers all from the cache
         for hits, calls in expected:
             capsys.readouterr()
             assert main(["run", str(path)]) == 0
@@ -177,7 +189,7 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
             found = records(captured.err)
             assert "\x1b" not in captured.err
             last = found[-1]
-            assert (last["described"], last["judged"], last["total"]) == ("16", "16", "16")
+            assert (last["described"], last["judged"], last["total"]) == ("8", "8", "8")
             assert (int(last["hits"]), int(last["calls"])) == (hits, calls)
             summary = json.loads(
                 (latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text()
@@ -190,21 +202,21 @@ def test_cache_hits_agree_in_records_summary_and_cache_stats(synth_data, tmp_pat
             assert sum(map(int, printed)) == hits
             assert main(["cache", "stats", "--cache-dir", cache_dir]) == 0
             assert last_run_counts(capsys.readouterr().out) == (hits, calls - hits)
-        assert server.stats.total == 32  # 16 descriptions + 16 judge calls, once each
+        assert server.stats.total == 16  # 8 descriptions + 8 judge calls, once each
 
 
 @pytest.mark.slow
-def test_pairwise_progress_and_library_silence(synth_data, tmp_path, capsys):
+def test_pairwise_progress_and_library_silence(progress_data, tmp_path, capsys):
     """Pairs done count apart from items; titjudge.evaluate without progress prints nothing."""
-    auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
+    auto = build_responder("auto", descriptions=stored_descriptions(progress_data))
     with FakeOpenAIServer(responder=auto) as server:
         judges = [{"name": "pair", **LLM, "kind": "pairwise", "api_base": server.url}]
-        raw = run_config(synth_data, tmp_path, url=server.url, judges=judges)
+        raw = run_config(progress_data, tmp_path, url=server.url, judges=judges)
         titjudge.evaluate(raw)
         assert capsys.readouterr().err == ""
         config = validate_config(raw, RunConfig, "config")
         asyncio.run(run_async(config, show_progress=True, progress_title="again"))
     found = records(capsys.readouterr().err)
     assert {m["title"] for m in found} == {"again"}
-    assert (found[-1]["pairs"], found[-1]["pairs_total"]) == ("24", "24")
-    assert found[-1]["judged"] == "16" and found[-1]["eta"] == "0:00:00"
+    assert (found[-1]["pairs"], found[-1]["pairs_total"]) == ("12", "12")
+    assert found[-1]["judged"] == "8" and found[-1]["eta"] == "0:00:00"

@@ -1,5 +1,6 @@
 """Kill a run mid-way (several times), run it again: nothing finished is paid for twice,
-and the outputs match an uninterrupted run."""
+and the outputs match an uninterrupted run. The killed runs are processes of their own; the
+resumed one, after they are gone, is the CLI's main here (nothing about it needs a process)."""
 
 import json
 import os
@@ -14,6 +15,7 @@ from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
+from titjudge.cli import main
 
 CONCURRENCY = 4
 #: describer and judge each have their own limiter, so up to this many calls are in flight
@@ -39,7 +41,7 @@ def wait_for_requests(server, n, proc, timeout=60.0):
     [(signal.SIGKILL, (6, 20)), (signal.SIGINT, (14,))],
     ids=["sigkill-twice", "sigint"],
 )
-def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig, kill_points):
+def test_killed_run_resumes_without_repaying(synth_data, tmp_path, capsys, sig, kill_points):
     auto = build_responder("auto", descriptions=stored_descriptions(synth_data))
     with FakeOpenAIServer(responder=auto, latency=0.05) as server:
         baseline = titjudge.evaluate(
@@ -66,9 +68,8 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, sig, kill_poi
                 assert proc.returncode == -signal.SIGKILL
         assert server.stats.total < full + len(kill_points) * IN_FLIGHT
 
-        resumed = start_run(path, env)
-        _, err = resumed.communicate(timeout=120)
-        assert resumed.returncode == 0, err
+        capsys.readouterr()
+        assert main(["run", str(path)]) == 0, capsys.readouterr().err
         paid = server.stats.total
         repeated = server.stats.duplicates(ok_only=True)
     # only calls in flight at a kill are asked again: at most IN_FLIGHT per kill

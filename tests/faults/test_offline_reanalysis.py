@@ -2,7 +2,11 @@
 every shipped API config does) re-runs from the cache with that variable unset, and so do the
 ablation, `metrics`, `audit` and `titjudge.evaluate`. A key is read only when a call must
 really be sent; then its absence stops the run with one line naming the variable (exit 2),
-nothing sent and every cached answer kept."""
+nothing sent and every cached answer kept.
+
+The two whole-run tests use `offline_data`, 3 prompts x 4 models (12 items; the fault suite's
+`fault_data` has 24): what needs a key, and what the cache answers without one, does not
+grow with the benchmark, and 12 leave 6 beyond the partly cached run's 6."""
 
 import json
 from pathlib import Path
@@ -17,6 +21,12 @@ from titjudge.cli import main
 
 KEY = "TITJUDGE_OFFLINE_KEY"
 SECRET = "sk-titjudge-offline-7c0ffee"
+
+
+@pytest.fixture(scope="module")
+def offline_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 3 prompts x 4 models (seed 1, as the fault suite's)."""
+    return synthetic(3, 4, seed=1)
 
 
 def _keyed(data: Path, url: str, tmp: Path) -> dict:
@@ -52,11 +62,11 @@ def _stderr_lines(capsys) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_fully_cached_rerun_needs_no_key(fault_data, tmp_path, monkeypatch, capsys):
+def test_a_fully_cached_rerun_needs_no_key(offline_data, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(KEY, SECRET)
-    responder = build_responder("auto", descriptions=descriptions(fault_data))
+    responder = build_responder("auto", descriptions=descriptions(offline_data))
     with FakeOpenAIServer(responder=responder, api_key=SECRET) as server:
-        cfg = _keyed(fault_data, server.url, tmp_path)
+        cfg = _keyed(offline_data, server.url, tmp_path)
         path = _write(tmp_path, "run.yaml", cfg)
         grid = _write(tmp_path, "grid.yaml", _ablation(cfg))
         assert main(["run", path, "--out", str(tmp_path / "first")]) == 0
@@ -71,7 +81,7 @@ def test_a_fully_cached_rerun_needs_no_key(fault_data, tmp_path, monkeypatch, ca
         outcome = titjudge.evaluate(path, out=tmp_path / "api")
         assert outcome.exit_code == 0 and outcome.summary["cache"]["misses"] == 0
         scores = str(tmp_path / "again" / "scores.csv")
-        pairs = str(fault_data / "pairs.csv")
+        pairs = str(offline_data / "pairs.csv")
         assert main(["metrics", scores, "--pairs", pairs]) == 0
         assert main(["audit", str(tmp_path / "again")]) == 0
         assert server.stats.total == asked  # nothing was sent without the key
@@ -86,12 +96,12 @@ def test_a_fully_cached_rerun_needs_no_key(fault_data, tmp_path, monkeypatch, ca
 
 @pytest.mark.slow
 def test_a_rerun_that_must_send_without_its_key_stops_with_one_line(
-    fault_data, tmp_path, monkeypatch, capsys
+    offline_data, tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv(KEY, SECRET)
-    responder = build_responder("auto", descriptions=descriptions(fault_data))
+    responder = build_responder("auto", descriptions=descriptions(offline_data))
     with FakeOpenAIServer(responder=responder, api_key=SECRET) as server:
-        cfg = _keyed(fault_data, server.url, tmp_path)
+        cfg = _keyed(offline_data, server.url, tmp_path)
         path = _write(tmp_path, "run.yaml", cfg)
         grid = _write(tmp_path, "grid.yaml", _ablation(cfg))
         assert main(["run", path, "--limit", "6", "--out", str(tmp_path / "six")]) == 0
@@ -122,7 +132,9 @@ def test_a_rerun_that_must_send_without_its_key_stops_with_one_line(
         # with the key back, only what was missing is asked for
         monkeypatch.setenv(KEY, SECRET)
         assert main(["run", path, "--out", str(tmp_path / "all")]) == 0
-        items = sum(1 for line in (fault_data / "manifest.jsonl").read_text().splitlines() if line)
+        items = sum(
+            1 for line in (offline_data / "manifest.jsonl").read_text().splitlines() if line
+        )
         assert server.stats.total - asked == 2 * (items - 6)
     six = (tmp_path / "six" / "scores.csv").read_text()
     assert (tmp_path / "six-again" / "scores.csv").read_text() == six

@@ -1,7 +1,12 @@
-"""Two runs at once on one cache dir: no corruption, no call paid for twice."""
+"""Two runs at once on one cache dir: no corruption, no call paid for twice.
+
+The benchmark is 3 prompts x 4 models (`shared_data`, 12 items; the fault suite's
+`shared_data` has 24): both runs start together and each asks for every item, so they race
+on every call whatever the number of items."""
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from cli_process import start_cli
@@ -10,15 +15,23 @@ from fault_helpers import config, descriptions
 
 from titjudge.cache.store import CallCache
 
+ITEMS = 12
+
+
+@pytest.fixture(scope="module")
+def shared_data(synthetic) -> Path:
+    """A SYNTHETIC benchmark of 3 prompts x 4 models (seed 1, as the fault suite's)."""
+    return synthetic(3, 4, seed=1)
+
 
 @pytest.mark.slow
-def test_two_runs_share_one_cache(fault_data, tmp_path):
-    responder = build_responder("auto", descriptions=descriptions(fault_data))
+def test_two_runs_share_one_cache(shared_data, tmp_path):
+    responder = build_responder("auto", descriptions=descriptions(shared_data))
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
     with FakeOpenAIServer(responder=responder, latency=0.05) as server:
         procs = []
         for name in ("one", "two"):
-            cfg = config(fault_data, server.url, tmp_path, concurrency=8)
+            cfg = config(shared_data, server.url, tmp_path, concurrency=8)
             for model in (cfg["describer"], cfg["judges"][0]):
                 model["timeout"] = (
                     30.0  # two cold litellm clients on two cores: no spurious timeouts
@@ -32,10 +45,9 @@ def test_two_runs_share_one_cache(fault_data, tmp_path):
             assert proc.returncode == 0, err
         paid = server.stats.duplicates(ok_only=True)
         total = server.stats.total
-    assert (total, paid) == (48, 0), server.stats.snapshot(
-        records=0
-    )  # 24 descriptions + 24 verdicts, once each
+    # a description and a verdict per item, once each
+    assert (total, paid) == (2 * ITEMS, 0), server.stats.snapshot(records=0)
     one = (tmp_path / "one" / "scores.csv").read_text()
     assert one == (tmp_path / "two" / "scores.csv").read_text()
     cache = CallCache(tmp_path / "cache")
-    assert cache.entries() == 48
+    assert cache.entries() == 2 * ITEMS
