@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from builders import copy_data
+from run_dirs import latest_run
 
 from titjudge.ablation.config import AblationConfig, preflight_ablation
 from titjudge.cli import main
@@ -58,7 +59,7 @@ def test_some_missing_images_are_said_up_front_and_only_their_items_fail(bench, 
     first = err.strip().splitlines()[0]
     assert first.startswith(f"titjudge: 2 of the {ITEMS} images in {data / 'manifest.jsonl'}")
     assert first.endswith("are missing, e.g. " + str(gone[0]) + ": their items will fail")
-    run_dir = next((tmp_path / "runs" / "demo").iterdir())
+    run_dir = latest_run(tmp_path / "runs" / "demo")
     lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
     failed = {line["item_id"] for line in lines if line["status"] != "ok"}
     ok = {line["item_id"] for line in lines if line["status"] == "ok"}

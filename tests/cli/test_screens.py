@@ -31,6 +31,7 @@ def test_demo_prints_whole_commands_and_the_synthetic_warning(
     narrow: None,
 ) -> None:
     monkeypatch.setattr(run_cli, "minilm_dir", lambda: None)  # MiniLM not installed
+    monkeypatch.chdir(tmp_path)  # no shipped config here: no estimate reads the checkout's cache
     out = tmp_path / "a long folder name for the demo output" / "titjudge-demo"
     assert main(["demo", "--out", str(out), "--prompts", "3", "--models", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -38,11 +39,18 @@ def test_demo_prints_whole_commands_and_the_synthetic_warning(
     hint = [line for line in lines if "pip install -e" in line]
     assert len(hint) == 1 and hint[0].strip().endswith("[local,demo]'"), hint
     data = out / "synthetic-data"
-    commands = [line.strip() for line in lines if line.lstrip().startswith("titjudge run ")]
+    commands = [
+        line.strip()
+        for line in lines
+        if line.lstrip().startswith(("titjudge run ", "titjudge est"))
+    ]
+    sets = (
+        f"--set data.manifest={data / 'manifest.jsonl'} --set data.human_pairs={data / 'pairs.csv'}"
+    )
     assert commands == [
         f"titjudge run {out / 'demo.yaml'}",
-        f"titjudge run configs/tit-llm-gemini.yaml --set data.manifest={data / 'manifest.jsonl'} "
-        f"--set data.human_pairs={data / 'pairs.csv'}",
+        f"titjudge estimate configs/tit-llm-gemini.yaml {sets}",
+        f"titjudge run configs/tit-llm-gemini.yaml {sets} --limit 8",
     ]
     assert "  export GEMINI_API_KEY=..." in lines
     text = " ".join(" ".join(lines).split())
