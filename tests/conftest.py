@@ -13,6 +13,7 @@ from pathlib import Path
 
 import builders
 import pytest
+from browser import ARTIFACTS
 
 # Bytecode is kept (in git-ignored __pycache__ folders), as Python does by default: where the
 # environment turns it off (PYTHONDONTWRITEBYTECODE), every test process and every titjudge
@@ -71,7 +72,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     cli_process.stop_forkserver()
 
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "ci-artifacts"
 _STARTED = time.time()
 
 

@@ -13,24 +13,17 @@ from typing import Any
 
 import pytest
 from annotate_data import HOSTILE_PROMPT, LONG_PROMPT
+from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
 from titjudge.data.annotations import load_annotations
 from titjudge.data.pairs import load_pairs
 from titjudge.metrics.agreement import krippendorff_alpha_nominal
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-SCREENSHOT = Path(__file__).parents[2] / "ci-artifacts" / "annotate.png"
+SCREENSHOT = ARTIFACTS / "annotate.png"
 
-pytestmark = [
-    pytest.mark.slow,  # a real browser
-    pytest.mark.skipif(
-        not CHROMIUM.is_file(),
-        reason="needs Debian's chromium at /usr/bin/chromium "
-        "(apt-get install chromium; .ci/run installs it)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from audit_run import PAIRS
+from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
 from titjudge.data.records import HumanPair
@@ -30,7 +31,6 @@ from titjudge.report.audit.html import build_payload, render_page, thumbnail_dat
 from titjudge.report.audit.load import load_audit, summarise_variants
 from titjudge.report.record import RunRecord
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,16 +40,9 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOT = Path(__file__).parents[2] / "ci-artifacts" / "audit.png"
+SCREENSHOT = ARTIFACTS / "audit.png"
 
-pytestmark = [
-    pytest.mark.slow,  # a real browser
-    pytest.mark.skipif(
-        not CHROMIUM.is_file(),
-        reason="needs Debian's chromium at /usr/bin/chromium "
-        "(apt-get install chromium; .ci/run installs it)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")
