@@ -40,6 +40,28 @@ def write_config(config: dict[str, Any], tmp_path: Path) -> str:
     return str(builders.write_config(config, tmp_path, "run.json"))
 
 
+def run_ok(config: dict[str, Any], tmp_path: Path) -> None:
+    """`titjudge run` of `config` (written into `tmp_path`) in this process; it must exit 0."""
+    from titjudge.cli import main
+
+    assert main(["run", write_config(config, tmp_path)]) == 0
+
+
+def online_reruns(
+    config: Callable[[Path, bool], dict[str, Any]], tmp: Path, seen: Callable[[Path], Any]
+) -> tuple[Any, Any]:
+    """After a batch run whose cache and runs are under tmp/batch: the config run online on that
+    cache, then online on a cache of its own (tmp/online); what `seen` reads after each.
+
+    config: (out folder, batch?) -> the run config.
+    seen: out folder -> what the server and the run dir show of the run just made there.
+    """
+    run_ok(config(tmp / "batch", False), tmp)
+    rerun = seen(tmp / "batch")
+    run_ok(config(tmp / "online", False), tmp)
+    return rerun, seen(tmp / "online")
+
+
 def run_dir(tmp_path: Path) -> Path:
     """The latest run of the `e2e` config under `tmp_path/runs`."""
     return latest_run(tmp_path / "runs" / "e2e")

@@ -7,7 +7,7 @@ import signal
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import N_ITEMS, batch_env, online_reruns, run_ok
 from batch_helpers import forget_job_id as _forget_job_id
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
@@ -70,18 +70,17 @@ def priced_runs(batch_data, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("priced")
     with pytest.MonkeyPatch.context() as patch, _server(batch_data) as server:
         patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-        batch = _priced(batch_data, server.url, tmp / "batch", batch=True)
-        assert main(["run", _write(batch, tmp)]) == 0
+        run_ok(_priced(batch_data, server.url, tmp / "batch", batch=True), tmp)
         batched = _seen(server, tmp / "batch")
-        rerun = _priced(batch_data, server.url, tmp / "batch", batch=False)
-        assert main(["run", _write(rerun, tmp)]) == 0
-        reran = _seen(server, tmp / "batch")
-        online = _priced(batch_data, server.url, tmp / "online", batch=False)
-        assert main(["run", _write(online, tmp)]) == 0
+        reran, online = online_reruns(
+            lambda out, batch: _priced(batch_data, server.url, out, batch=batch),
+            tmp,
+            lambda out: _seen(server, out),
+        )
         return SimpleNamespace(
             batch=batched,
             rerun=reran,
-            online=_seen(server, tmp / "online"),
+            online=online,
             online_bodies=sorted(r.body_hash for r in server.stats.records),
             batch_bodies=sorted(r.body_hash for r in server.engine.stats.records),
         )

@@ -9,7 +9,7 @@ import signal
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import N_ITEMS, batch_env, online_reruns, run_ok
 from batch_helpers import forget_job_id as _forget_job_id
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import run_dir as _run_dir
@@ -108,25 +108,24 @@ def runs(batch_data, tmp_path_factory):
         ):
             patch.delenv(name, raising=False)
         patch.setenv(KEY_ENV, AZURE_KEY)
-        batch = _priced(batch_data, server, tmp / "batch", batch=True)
-        assert main(["run", _write(batch, tmp)]) == 0
+        run_ok(_priced(batch_data, server, tmp / "batch", batch=True), tmp)
         batched = _seen(server, tmp / "batch")
         inputs = [
             (b["endpoint"], server.contents[b["input_file_id"]].decode().splitlines())
             for b in server.batches.values()
         ]
         tags = [b["metadata"]["titjudge_job"] for b in server.batches.values()]
-        rerun = _priced(batch_data, server, tmp / "batch", batch=False)
-        assert main(["run", _write(rerun, tmp)]) == 0
-        reran = _seen(server, tmp / "batch")
-        online = _priced(batch_data, server, tmp / "online", batch=False)
-        assert main(["run", _write(online, tmp)]) == 0
+        reran, online = online_reruns(
+            lambda out, batch: _priced(batch_data, server, out, batch=batch),
+            tmp,
+            lambda out: _seen(server, out),
+        )
         return SimpleNamespace(
             batch=batched,
             inputs=inputs,
             tags=tags,
             rerun=reran,
-            online=_seen(server, tmp / "online"),
+            online=online,
             online_bodies=sorted(r.body_hash for r in server.stats.records),
             batch_bodies=sorted(r.body_hash for r in server.engine.stats.records),
         )

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import N_ITEMS, batch_env, online_reruns, run_ok
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
 from batch_helpers import wait_for as _wait
@@ -120,17 +120,17 @@ def runs(batch_data, tmp_path_factory):
     online on a cache of its own."""
     tmp = tmp_path_factory.mktemp("vertex-runs")
     with _vertex(batch_data, tmp) as server:
-        assert main(["run", _write(_config(batch_data, server.url, tmp / "batch"), tmp)]) == 0
+        run_ok(_config(batch_data, server.url, tmp / "batch"), tmp)
         batch = _seen(server, tmp / "batch")
-        rerun = _config(batch_data, server.url, tmp / "batch", batch=False)
-        assert main(["run", _write(rerun, tmp)]) == 0
-        reran = _seen(server, tmp / "batch")
-        online = _config(batch_data, server.url, tmp / "online", batch=False)
-        assert main(["run", _write(online, tmp)]) == 0
+        reran, online = online_reruns(
+            lambda out, batch: _config(batch_data, server.url, out, batch=batch),
+            tmp,
+            lambda out: _seen(server, out),
+        )
         return SimpleNamespace(
             batch=batch,
             rerun=reran,
-            online=_seen(server, tmp / "online"),
+            online=online,
             online_bodies=sorted(server.online_bodies),
             batch_bodies=sorted(server.batch_bodies),
         )

@@ -1,7 +1,14 @@
 """A misspelled litellm provider is refused by the preflight without importing litellm (its
 import takes seconds; issue 37, the first hour), and nothing litellm could route is refused
 that way: every provider it names, a model its price map lists under another prefix, a
-custom_llm_provider, an api_base (litellm routes some by their URL) are left to litellm."""
+custom_llm_provider, an api_base (litellm routes some by their URL) are left to litellm.
+
+The routing rules modelled are litellm's own, read in its source (litellm 1.x,
+litellm/litellm_core_utils/get_llm_provider_logic.py `_get_llm_provider`): JSON-configured
+providers (litellm/llms/openai_like/providers.json) and `provider_list` (the `LlmProviders`
+enum, litellm/types/utils.py) by the model's prefix, known providers' URLs by `api_base`,
+`custom_llm_provider`, Replicate ids by their `:`, USE_LITELLM_PROXY, then model names its price
+map lists. The last test compares against the installed litellm's `provider_list` itself."""
 
 from __future__ import annotations
 
