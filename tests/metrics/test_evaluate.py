@@ -13,7 +13,8 @@ import pytest
 
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.errors import DataError
-from titjudge.metrics.summary import CI_METRICS, evaluate, to_json
+from titjudge.metrics.catalog import CI_METRICS
+from titjudge.metrics.summary import evaluate, to_json
 
 PAIRS = [
     HumanPair("p1", "a", "b", "a"),

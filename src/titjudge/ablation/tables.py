@@ -20,6 +20,7 @@ from titjudge.ablation.coverage import (
     markable,
     rule_text,
 )
+from titjudge.metrics.catalog import PAIRS, table2_columns
 
 if TYPE_CHECKING:
     from titjudge.records import AblationResult, CellResult
@@ -53,10 +54,15 @@ class Table:
 
 
 def mark_best(
-    values: Sequence[float | None], digits: int, eligible: Sequence[bool] | None = None
+    values: Sequence[float | None],
+    digits: int,
+    eligible: Sequence[bool] | None = None,
+    *,
+    lower: bool = False,
 ) -> list[Mark | None]:
-    """'best' for the highest displayed value(s), 'second' for the next distinct one, among
-    the values `eligible` allows (all by default); the others are neither marked nor compared.
+    """'best' for the highest displayed value(s) (the lowest where `lower` is better),
+    'second' for the next distinct one, among the values `eligible` allows (all by
+    default); the others are neither marked nor compared.
 
     Needs at least two values; with one there is nothing to compare.
     """
@@ -68,7 +74,7 @@ def mark_best(
     present = [v for v in shown if v is not None]
     if len(present) < 2:
         return [None] * len(values)
-    ranked = sorted(set(present), reverse=True)
+    ranked = sorted(set(present), reverse=not lower)
     best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
     return [
         "best" if v == best else "second" if v is not None and v == second else None for v in shown
@@ -187,18 +193,34 @@ class _Column:
     #: None: never marked (the tie rate, counts); "": marked among cells with enough pairs;
     #: a count key: that count must cover too (the prompts a rank metric averages over)
     marked_by: str | None = None
+    lower: bool = False  # a lower value is better
 
 
-_TABLE2 = (
-    _Column("Acc (%)", "pairwise_accuracy", "accuracy_pct", 100.0, 2, ""),
-    _Column("Ties (%)", "metric_tie_rate", "metric_tie_pct", 100.0, 1),
-    _Column("Pairs", "n_pairs", "n_pairs"),
-    _Column("SRCC", "srcc", "srcc", 1.0, 4, "n_prompts"),
-    _Column("KRCC", "krcc", "krcc", 1.0, 4, "n_prompts"),
-    _Column("Prompts", "n_prompts", "n_prompts"),
-    _Column("nDCG", "ndcg", "ndcg", 1.0, 4, "n_prompts_ndcg"),
-    _Column("nDCG prompts", "n_prompts_ndcg", "n_prompts_ndcg"),
-)
+def _table2() -> tuple[_Column, ...]:
+    """Table 2's columns, from the metric catalog: each metric with a Table 2 heading, and
+    after each run of metrics the count they stand on."""
+    found = []
+    for column in table2_columns():
+        metric = column.metric
+        if metric is None:
+            found.append(_Column(column.heading, column.key, column.csv))
+            continue
+        count = metric.stands_on.name if metric.stands_on else PAIRS.name
+        found.append(
+            _Column(
+                column.heading,
+                column.key,
+                column.csv,
+                100.0 if metric.percent else 1.0,
+                metric.digits,
+                None if metric.better is None else "" if count == PAIRS.name else count,
+                metric.better == "lower",
+            )
+        )
+    return tuple(found)
+
+
+_TABLE2 = _table2()
 
 
 def _metric(cell: CellResult, column: _Column) -> float | None:
@@ -220,7 +242,12 @@ def table2(result: AblationResult) -> Table:
     grid = [cell for _, _, cell in entries]
     values = [[_metric(cell, spec) for spec in _TABLE2] for cell in grid]
     by_metric = [
-        mark_best([v[i] for v in values], spec.digits, markable(grid, grid, spec.marked_by or None))
+        mark_best(
+            [v[i] for v in values],
+            spec.digits,
+            markable(grid, grid, spec.marked_by or None),
+            lower=spec.lower,
+        )
         if spec.marked_by is not None
         else [None] * len(values)
         for i, spec in enumerate(_TABLE2)

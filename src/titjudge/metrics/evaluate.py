@@ -24,19 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
+from titjudge.metrics.catalog import REPEAT_METRICS
 from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.pairs import PairJudgement, PairwiseRun
 from titjudge.records.repeats import repeat_count, repeat_score_rows
-
-#: metrics whose spread across repeats is reported
-REPEAT_METRICS = (
-    "pairwise_accuracy",
-    "metric_tie_rate",
-    "srcc",
-    "krcc",
-    "ndcg",
-    "leaderboard_srcc",
-)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from titjudge.metrics.catalog import BY_NAME, in_table
 from titjudge.metrics.significance import significance_mark
 
 if TYPE_CHECKING:
@@ -22,10 +23,6 @@ SIGNIFICANCE_HEADER = "sig."
 
 def _pct(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{100 * value:.{digits}f}%"
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _interval(ci: Sequence[float] | None, percent: bool) -> str:
@@ -122,13 +119,14 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     on any console (cells such as "[0.88, 0.91]" are data, not markup)."""
     names = variant_names(summary)
     settings = summary["settings"]
+    accuracy, ties = BY_NAME["pairwise_accuracy"], BY_NAME["metric_tie_rate"]
     pairwise = plain_table(
         "Agreement with human judgments: pairs",
         (
             "variant",
-            "pairwise acc",
+            accuracy.label,
             SIGNIFICANCE_HEADER,
-            "metric ties",
+            ties.label,
             "pairs",
             "skipped",
             "p-value",
@@ -136,9 +134,10 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             "fallback",
         ),
     )
+    rankings = in_table("rankings")
     ranking = plain_table(
         "Agreement with human judgments: rankings per prompt (mean over prompts)",
-        ("variant", "SRCC", "KRCC", f"nDCG ({settings['gain']})"),
+        ("variant", *(_heading(m.label, m.name, settings) for m in rankings)),
     )
     for name in names:
         row = summary["variants"][name]
@@ -146,9 +145,9 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         add_plain_row(
             pairwise,
             name,
-            _pct(row["pairwise_accuracy"]) + _interval(ci["pairwise_accuracy"], True),
+            accuracy.shown(row[accuracy.name]) + _interval(ci[accuracy.name], accuracy.percent),
             _stars(row),
-            _pct(row["metric_tie_rate"], 1),
+            ties.shown(row[ties.name]),
             f"{row['n_pairs']:,}",
             f"{row['n_pairs_skipped']:,}",
             _p(row["p_value"]),
@@ -158,7 +157,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         add_plain_row(
             ranking,
             name,
-            *(_num(row[key]) + _interval(ci[key], False) for key in ("srcc", "krcc", "ndcg")),
+            *(m.shown(row[m.name]) + _interval(ci[m.name], m.percent) for m in rankings),
         )
     console.print(pairwise)
     console.print(ranking)
@@ -191,6 +190,11 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         _print_comparisons(summary["comparisons"], console)
     for note in summary["notes"]:
         say(console, f"note: {note}")
+
+
+def _heading(label: str, name: str, settings: dict[str, Any]) -> str:
+    """A ranking column's heading; nDCG's names the gain it was computed with."""
+    return f"{label} ({settings['gain']})" if name == "ndcg" else label
 
 
 def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
@@ -226,8 +230,9 @@ def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
             *(cell(v["models"][model]) for v in board["variants"].values()),
         )
     table.add_section()
+    metric = BY_NAME["leaderboard_srcc"]
     add_plain_row(
-        table, "SRCC vs human", "", *(_num(v["srcc"]) for v in board["variants"].values())
+        table, metric.label, "", *(metric.shown(v["srcc"]) for v in board["variants"].values())
     )
     console.print(table)
 

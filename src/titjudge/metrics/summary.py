@@ -48,6 +48,7 @@ from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
+from titjudge.metrics.catalog import CI_METRICS, METRICS
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
 from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
@@ -66,8 +67,6 @@ METRICS_VERSION = 2
 #: run-level keys of format 1, where variants sat beside them; a judge config still refuses
 #: them as names, so a format-1 file is never ambiguous
 RESERVED_KEYS: tuple[str, ...] = RESERVED_NAMES
-#: metrics that get a bootstrap confidence interval
-CI_METRICS: tuple[str, ...] = ("pairwise_accuracy", "metric_tie_rate", "srcc", "krcc", "ndcg")
 
 
 def _intervals(
@@ -77,7 +76,9 @@ def _intervals(
     counts: np.ndarray,
     confidence: float,
 ) -> dict[str, list[float] | None]:
-    """Bootstrap interval of every CI metric from per-prompt sums (see bootstrap.py)."""
+    """Bootstrap interval of every metric the catalog gives one, as it says: a ratio over
+    the evaluated pairs of the outcome mask it names, or a mean of per-prompt values (see
+    bootstrap.py); both resample prompts with the same `counts`."""
 
     def per_prompt_sum(mask: np.ndarray) -> np.ndarray:
         return np.bincount(
@@ -85,19 +86,18 @@ def _intervals(
         )
 
     evaluated = per_prompt_sum(outcomes.evaluated)
-    found = {
-        "pairwise_accuracy": ratio_interval(
-            per_prompt_sum(outcomes.correct), evaluated, counts, confidence
-        ),
-        "metric_tie_rate": ratio_interval(
-            per_prompt_sum(outcomes.metric_tie), evaluated, counts, confidence
-        ),
-    }
-    for name, values in per_prompt.items():
-        found[name] = mean_interval(values, counts, confidence)
-    return {
-        name: None if (interval := found[name]) is None else list(interval) for name in CI_METRICS
-    }
+    found: dict[str, list[float] | None] = {}
+    for metric in METRICS:
+        if metric.ci == "pairs":
+            assert metric.outcome is not None
+            mask = getattr(outcomes, metric.outcome)
+            interval = ratio_interval(per_prompt_sum(mask), evaluated, counts, confidence)
+        elif metric.ci == "prompts":
+            interval = mean_interval(per_prompt[metric.name], counts, confidence)
+        else:
+            continue
+        found[metric.name] = None if interval is None else list(interval)
+    return found
 
 
 def _leaderboard_json(board: Leaderboard) -> dict[str, Any]:

@@ -61,7 +61,8 @@ class Provenance(BaseModel):
 
 
 class VariantRecord(BaseModel):
-    """One variant's metrics (the named fields, and every other field `evaluate` gives) and
+    """One variant's metrics (the named fields: every tabled metric of `metrics.catalog` with
+    the counts it stands on, tested against it; and every other field `evaluate` gives) and
     its provenance."""
 
     model_config = ConfigDict(extra="allow")
@@ -73,8 +74,10 @@ class VariantRecord(BaseModel):
     n_metric_ties: int = 0
     p_value: float | None = None
     srcc: float | None = None
+    n_prompts: int = 0
     krcc: float | None = None
     ndcg: float | None = None
+    n_prompts_ndcg: int = 0
     #: "scores" (score differences) or "verdicts" (a pairwise judge's verdicts)
     accuracy_source: str = "scores"
     provenance: Provenance | None = None

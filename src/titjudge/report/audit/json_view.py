@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from titjudge.metrics.catalog import record_fields
 from titjudge.report.audit.data import AuditData, AuditPair, PairVerdict, VariantSummary
 
-#: the record fields each variant repeats (the rest: `titjudge metrics RUN --json`)
-_RECORD_FIELDS = (
-    "pairwise_accuracy",
-    "n_pairs",
-    "n_correct",
-    "metric_tie_rate",
-    "n_metric_ties",
-    "p_value",
-    "srcc",
-    "krcc",
-    "ndcg",
-)
+#: the record fields each variant repeats, as the metric catalog lists them (the rest:
+#: `titjudge metrics RUN --json`)
+_RECORD_FIELDS = record_fields()
 
 
 def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:

@@ -1,0 +1,49 @@
+"""The metric catalog (`titjudge.metrics.catalog`) is the one list of metrics: `evaluate`
+computes every metric it declares and an interval the way it declares, the run record types
+every tabled metric with its counts, and a lower-is-better metric is marked by its lowest."""
+
+from __future__ import annotations
+
+from test_evaluate import ITEMS, PAIRS, RANKS, SCORES
+
+from titjudge.ablation.tables import mark_best
+from titjudge.metrics.catalog import CI_METRICS, METRICS, REPEAT_METRICS, record_fields
+from titjudge.metrics.summary import evaluate
+from titjudge.report.record import VariantRecord
+
+
+def test_evaluate_gives_every_declared_metric_with_its_interval_around_it() -> None:
+    summary = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=200, seed=3)
+    checked = 0
+    for name, entry in summary["variants"].items():
+        assert {m.name for m in METRICS} <= set(entry), name
+        assert set(entry["ci"]) == set(CI_METRICS), name
+        for metric in METRICS:
+            if metric.stands_on is not None:
+                assert isinstance(entry[metric.stands_on.name], int), metric.name
+            interval, value = entry["ci"].get(metric.name), entry[metric.name]
+            if interval is None or value is None:
+                continue
+            # a "pairs" interval counts the outcome the catalog names, a "prompts" one
+            # averages the metric's own per-prompt values: either way it holds the value
+            low, high = interval
+            assert low <= value + 1e-12 and value <= high + 1e-12, (name, metric.name)
+            checked += 1
+    assert checked >= 4
+
+
+def test_the_record_types_every_tabled_metric_and_the_counts_beside_it() -> None:
+    declared = set(VariantRecord.model_fields)
+    assert set(record_fields()) <= declared
+    assert set(REPEAT_METRICS) <= {m.name for m in METRICS}
+    record = VariantRecord.model_validate(
+        evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=0)["variants"]["good"]
+    )
+    assert record.n_prompts == 2 and record.n_prompts_ndcg == 2
+    assert not set(record.model_extra or {}) & set(record_fields())
+
+
+def test_a_lower_is_better_metric_is_marked_by_its_lowest_value() -> None:
+    values = [0.30, 0.10, None, 0.20, 0.10]
+    assert mark_best(values, 2) == ["best", None, None, "second", None]
+    assert mark_best(values, 2, lower=True) == [None, "best", None, "second", "best"]
