@@ -26,7 +26,7 @@ class FixedJudge(Judge):
     def __init__(self, name, score, needs_description=False):
         self.name, self.score, self.needs_description = name, score, needs_description
 
-    async def judge(self, item, image, described):
+    async def judge(self, item, image, described, probe=None):
         if self.score is None:
             return JudgeOutcome.failed(self.name, "refused")
         return JudgeOutcome(self.name, "ok", score=self.score, rationale="fine")
@@ -54,7 +54,7 @@ class RecordingJudge(Judge):
     def __init__(self, on_judged):
         self.on_judged, self.order = on_judged, []
 
-    async def judge(self, item, image, described):
+    async def judge(self, item, image, described, probe=None):
         self.order.append(item.item_id)
         self.on_judged(item.item_id)
         return JudgeOutcome(self.name, "ok", score=float(len(described.text)))
@@ -196,7 +196,7 @@ class FailsOn(Judge):
     def __init__(self, name, bad_id):
         self.name, self.bad_id, self.needs_description = name, bad_id, False
 
-    async def judge(self, item, image, described):
+    async def judge(self, item, image, described, probe=None):
         if item.item_id == self.bad_id:
             return JudgeOutcome.failed(self.name, "refused")
         return JudgeOutcome(self.name, "ok", score=0.7, rationale="fine")

@@ -144,7 +144,7 @@ NEW_KIND = textwrap.dedent(
         def __init__(self, name, value):
             self.name, self.value = name, value
 
-        async def judge(self, item, image, described):
+        async def judge(self, item, image, described, probe=None):
             return JudgeOutcome(variant=self.name, status="ok", score=self.value)
 
 

@@ -2,7 +2,7 @@
 by the providers' batch jobs (`models.calls.batch`), so that the graph then runs from the cache.
 
 Round by round, the run's own steps (`agents.item`: describe, judge; then the pairwise judges)
-run over every item under a `BatchProbe`: what is cached answers, every miss of a batch model
+run over every item with a `BatchProbe` (the context's `probe`): what is cached answers, every miss of a batch model
 is queued, nothing is sent online. The queued calls go into jobs; their answers are cached (and
 their failures kept for the run), so the next round reaches further: round 1 describes, round
 2 judges the descriptions. The rounds end when a round queues nothing. Calls of models without
@@ -19,7 +19,6 @@ from titjudge.agents.finish import judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
 from titjudge.models.calls.batch import BatchProbe, BatchProgress, collect
-from titjudge.models.calls.probe import _PROBE
 from titjudge.records import ItemResult
 
 #: describe, judge, and one spare (a judge that reads another judge's answers)
@@ -40,11 +39,7 @@ async def run_batches(
     progress = BatchProgress(report=report if show else None)
     for _ in range(MAX_PHASE_ROUNDS):
         probe = BatchProbe()
-        token = _PROBE.set(probe)
-        try:
-            await _steps(items, ctx)
-        finally:
-            _PROBE.reset(token)
+        await _steps(items, ctx.probing(probe))
         if not probe.queued:
             break
         await collect(list(probe.queued.values()), progress)

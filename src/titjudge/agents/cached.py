@@ -2,7 +2,7 @@
 
 A re-run whose answers are all cached would spend most of its time on LangGraph's work per
 step (two steps per item) and on reading images again. So, before the graph, each item is
-tried once under `models.calls.probe.cache_only()`: its image as an earlier run remembered it
+tried once with a `models.calls.probe.CacheProbe` (the context's `probe`): its image as an earlier run remembered it
 (`ImageLoader.peek`: deferred, not read), then the very steps the graph's nodes wrap
 (`agents.item`: describe, judge with its route, fallback when routed there, finish), so the
 judges are gathered, the fallback decided and the result made by the same functions on both
@@ -19,7 +19,7 @@ import asyncio
 from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
 from titjudge.data.records import Item
-from titjudge.models.calls.probe import cache_only
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.records import ItemResult
 
 #: items tried between two yields to the event loop (the progress display keeps ticking)
@@ -45,13 +45,14 @@ async def _from_cache(item: Item, ctx: RunContext) -> ItemResult | None:
     image = ctx.images.peek(item.image)
     if image is None:
         return None
-    with cache_only() as probe:
-        described = (await steps.describe(item, ctx, image))["described"]
-        if probe.missed:  # the graph describes it again: its judges need not be tried here
-            return None
-        route, outcomes = await steps.judge(item, image, described, ctx)
-        if probe.missed:
-            return None
+    probe = CacheProbe()
+    probed = ctx.probing(probe)
+    described = (await steps.describe(item, probed, image))["described"]
+    if probe.missed:  # the graph describes it again: its judges need not be tried here
+        return None
+    route, outcomes = await steps.judge(item, image, described, probed)
+    if probe.missed:
+        return None
     probe.commit()
     ctx.progress.item_described()
     if route == "fallback":

@@ -1,7 +1,7 @@
 """What a run (or an ablation grid's rows) would spend now, before anything is sent.
 
 The run's own steps (`agents.item`: describe, judge; `agents.finish.judge_pairs`) run over
-every item under `models.calls.estimate_probe.estimating()`: each call builds the request and
+every item with a `models.calls.estimate_probe.EstimateProbe` as the context's `probe`: each call builds the request and
 the cache key the run would, a cached answer is a hit, and every other call is counted, not
 sent (see that module). Nothing here sends a request, claims a key or loads a model; an image
 an earlier run read is not read again (its size and hash are remembered in the cache dir).
@@ -28,7 +28,7 @@ from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig
 from titjudge.data.records import Item
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss, estimating
+from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss
 from titjudge.models.core.prices import Rates, batch_rates_for, rates_for
 from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
@@ -131,14 +131,14 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
     loaded: dict[Any, tuple[list[Item], HumanData | None]] = {}
     n_items = 0
     try:
-        with estimating() as probe:
-            for config in configs:
-                data_key = (config.data.model_dump_json() if config.data else None, limit)
-                if data_key not in loaded:
-                    loaded[data_key] = load_run_data(config, limit)
-                items, human = loaded[data_key]
-                n_items = max(n_items, len(items))
-                await probe_run(config, hub, items, human)
+        probe = EstimateProbe()
+        for config in configs:
+            data_key = (config.data.model_dump_json() if config.data else None, limit)
+            if data_key not in loaded:
+                loaded[data_key] = load_run_data(config, limit)
+            items, human = loaded[data_key]
+            n_items = max(n_items, len(items))
+            await probe_run(config, hub, items, human, probe)
         return summarise(probe, [c.name for c in configs], n_items)
     finally:
         await hub.aclose()
@@ -146,10 +146,16 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
 
 
 async def probe_run(
-    config: RunConfig, hub: ModelHub, items: list[Item], human: HumanData | None
+    config: RunConfig,
+    hub: ModelHub,
+    items: list[Item],
+    human: HumanData | None,
+    probe: EstimateProbe,
 ) -> None:
-    """The run's steps over every item, then its pairwise judges, under the probe."""
+    """The run's steps over every item, then its pairwise judges, with `probe` as the
+    calls' mode."""
     ctx, _ = run_context(config, hub, human, Progress(total=len(items)))
+    ctx = ctx.probing(probe)
     results = []
     for item in items:
         done = await steps.describe(item, ctx, ctx.images.peek(item.image))

@@ -22,7 +22,7 @@ from titjudge.cache.store import CallCache
 from titjudge.config import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.calls.estimate_probe import EstimateProbe, estimating
+from titjudge.models.calls.estimate_probe import EstimateProbe
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import ComputeOne
 from titjudge.models.calls.results import CallResult
@@ -104,12 +104,11 @@ async def first_requests(config: RunConfig) -> tuple[str, list[Planned]]:
         cache = CallCache(Path(scratch))
         hub = ModelHub(cache, default_concurrency=config.run.concurrency, require_model="report")
         try:
-            with estimating(ExplainProbe()) as probe:
-                await probe_run(config, hub, items, human)
+            probe = ExplainProbe()
+            await probe_run(config, hub, items, human, probe)
         finally:
             await hub.aclose()
             cache.close()
-    assert isinstance(probe, ExplainProbe)
     return prompt_id, probe.planned
 
 

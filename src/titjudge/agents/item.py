@@ -11,6 +11,7 @@ failed call never cancels its siblings. A cache that cannot be used stops the ru
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from titjudge.errors import DataError
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.metrics.evaluate import HumanData
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, ImageInput, MissingCredentialsError
 from titjudge.prompts.loader import PromptTemplate
@@ -61,6 +63,14 @@ class RunContext:
     bootstrap: int = 1000
     seed: int = 0
     images: ImageLoader = field(default_factory=lambda: ImageLoader(concurrency=1))
+    #: the calls' mode, handed to every call the steps make (`models.calls.probe`): None
+    #: answers (a miss is sent); a probe answers from the cache alone (the cached pass, the
+    #: batch phase's rounds, the estimate), each run over a copy of the context holding it
+    probe: CacheProbe | None = None
+
+    def probing(self, probe: CacheProbe) -> RunContext:
+        """This context with its calls made under `probe`."""
+        return dataclasses.replace(self, probe=probe)
 
 
 async def describe(item: Item, ctx: RunContext, image: ImageInput | None = None) -> dict[str, Any]:
@@ -95,6 +105,7 @@ async def describe_image(image: ImageInput, ctx: RunContext) -> Described:
         role="describer",
         template=ctx.describe_template.record(),
         accept_truncated=ctx.describe_keep_truncated,
+        probe=ctx.probe,
     )
     if not call.ok:
         return Described(text=None, call=call, error=call.error)
@@ -106,7 +117,9 @@ async def judge(
 ) -> tuple[Route, list[JudgeOutcome]]:
     """The judge step: every per-item judge on the item, concurrently (`gather_eager`), in
     config order, and the route: to `fallback` only when a judge with a fallback failed."""
-    outcomes = await gather_eager(safe_judge(j, item, image, described) for j in ctx.judges)
+    outcomes = await gather_eager(
+        safe_judge(j, item, image, described, ctx.probe) for j in ctx.judges
+    )
     return ("fallback" if needs_fallback(outcomes, ctx.fallbacks) else "done"), outcomes
 
 
@@ -134,10 +147,14 @@ def finish(
 
 
 async def safe_judge(
-    judge: Judge, item: Item, image: ImageInput | None, described: Described
+    judge: Judge,
+    item: Item,
+    image: ImageInput | None,
+    described: Described,
+    probe: CacheProbe | None = None,
 ) -> JudgeOutcome:
     try:
-        return await judge.judge(item, image, described)
+        return await judge.judge(item, image, described, probe)
     except (CacheError, MissingCredentialsError):  # the cache cannot be used, or a call must
         raise  # be sent without its key: the whole run stops, not one item
     except Exception as exc:  # a judge bug for one item must not cancel its siblings

@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from titjudge.data.records import Item
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.core.base import ImageInput
 from titjudge.records.outcomes import Described, DescribedStatus, JudgeOutcome, Status
 
@@ -21,9 +22,15 @@ class Judge(ABC):
 
     @abstractmethod
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
-        """Score one item; never raises for a model problem."""
+        """Score one item; never raises for a model problem. `probe`: the calls' mode
+        (`models.calls.probe.CacheProbe`), handed to every call the judge makes; None: a
+        run's ordinary calls."""
 
     def record(self) -> dict[str, Any]:
         """What the run's resolved config records about this judge."""
@@ -39,13 +46,22 @@ class SamplingJudge(Judge):
     """
 
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
-        return await self.judge_sample(item, image, described, 0)
+        return await self.judge_sample(item, image, described, 0, probe)
 
     @abstractmethod
     async def judge_sample(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        sample: int,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         """Score one item with repeat index `sample`; never raises for a model problem."""
 

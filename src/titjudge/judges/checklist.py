@@ -30,6 +30,7 @@ from titjudge.judges.checklist_schema import (
 )
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, ImageInput
@@ -68,7 +69,9 @@ class ChecklistJudge(SamplingJudge):
             "score": "weighted share of satisfied elements, 0-1",
         }
 
-    async def decomposition(self, prompt: str) -> CallResult[PromptChecklist]:
+    async def decomposition(
+        self, prompt: str, probe: CacheProbe | None = None
+    ) -> CallResult[PromptChecklist]:
         """The prompt's element list: cached per (prompt, template, model), never per item."""
         system, user = self.decompose.render(prompt=prompt)
         # greedy, unless the model takes only its provider's default (then the judge's is None)
@@ -77,15 +80,20 @@ class ChecklistJudge(SamplingJudge):
             prompt=user, system=system, max_tokens=self.max_tokens, temperature=greedy
         )
         return await self.client.structured(
-            request, PromptChecklist, role="judge", template=self.decompose.record()
+            request, PromptChecklist, role="judge", template=self.decompose.record(), probe=probe
         )
 
     async def judge_sample(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        sample: int,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
-        split = await self.decomposition(item.prompt)
+        split = await self.decomposition(item.prompt, probe)
         if not split.ok or split.value is None:
             outcome = JudgeOutcome.failed(self.name, f"decomposition failed: {split.error}")
             _add_decomposition_usage(outcome, split)
@@ -103,7 +111,7 @@ class ChecklistJudge(SamplingJudge):
             sample=sample,
         )
         call = await self.client.structured(
-            request, schema, role="judge", template=self.template.record()
+            request, schema, role="judge", template=self.template.record(), probe=probe
         )
         if not call.ok or call.value is None:
             outcome = JudgeOutcome.failed(self.name, call.error or "no element verdicts", call)

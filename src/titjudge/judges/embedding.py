@@ -25,6 +25,7 @@ from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.core.base import ImageInput
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import parse_model_spec
@@ -67,12 +68,16 @@ class EmbeddingJudge(Judge):
         }
 
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
         query, document = await self.client.embed(
-            [query_text(item.prompt, self.instruction), described.text], role="judge"
+            [query_text(item.prompt, self.instruction), described.text], role="judge", probe=probe
         )
         for side, call in (("prompt", query), ("description", document)):
             if not call.ok or call.value is None:

@@ -16,6 +16,7 @@ from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome
 from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.core.base import ImageInput
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
@@ -74,7 +75,11 @@ class LexicalJudge(Judge):
         }
 
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")

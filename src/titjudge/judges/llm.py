@@ -18,6 +18,7 @@ from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, ImageInput
@@ -107,12 +108,19 @@ class LLMJudge(SamplingJudge):
         )
 
     async def judge_sample(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        sample: int,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         request = self.verdict_request(item, image, described, sample)
         if isinstance(request, str):
             return JudgeOutcome.failed(self.name, request)
-        return await ask_verdict(self.name, self.client, request, self.template, self.scoring)
+        return await ask_verdict(
+            self.name, self.client, request, self.template, self.scoring, probe
+        )
 
 
 async def ask_verdict(
@@ -121,10 +129,11 @@ async def ask_verdict(
     request: GenerateRequest,
     template: PromptTemplate,
     scoring: Scoring,
+    probe: CacheProbe | None = None,
 ) -> JudgeOutcome:
     """One structured verdict call, scored the configured way; failures become records."""
     call = await client.structured(
-        request, scoring.schema, role="judge", template=template.record()
+        request, scoring.schema, role="judge", template=template.record(), probe=probe
     )
     if not call.ok or call.value is None:
         return JudgeOutcome.failed(name, call.error or "no verdict", call)

@@ -27,6 +27,7 @@ from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
 from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, ImageInput, TokenLogprobs
 from titjudge.models.core.options import ModelOptions
@@ -109,7 +110,12 @@ class LMMYesJudge(SamplingJudge):
         }
 
     async def judge_sample(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        sample: int,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         if image is None:
             return JudgeOutcome.failed(self.name, "image could not be read")
@@ -125,7 +131,11 @@ class LMMYesJudge(SamplingJudge):
         )
         # only the first token's probabilities are read: a reply cut after it is complete enough
         call = await self.client.text(
-            request, role="judge", template=self.template.record(), accept_truncated=True
+            request,
+            role="judge",
+            template=self.template.record(),
+            accept_truncated=True,
+            probe=probe,
         )
         if not call.ok:
             return JudgeOutcome.failed(self.name, call.error or "no answer", call)

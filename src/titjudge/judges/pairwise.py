@@ -30,6 +30,7 @@ from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairVerdict
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.results import sum_costs
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, ImageInput
@@ -73,7 +74,11 @@ class PairwiseJudge(Judge):
         }
 
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         return JudgeOutcome.failed(
             self.name,
@@ -82,7 +87,7 @@ class PairwiseJudge(Judge):
         )
 
     async def _sample(
-        self, prompt: str, first: str, second: str, sample: int
+        self, prompt: str, first: str, second: str, sample: int, probe: CacheProbe | None
     ) -> tuple[Choice | None, Any]:
         system, user = self.template.render(prompt=prompt, first=first, second=second)
         request = GenerateRequest(
@@ -93,17 +98,22 @@ class PairwiseJudge(Judge):
             sample=sample,
         )
         call = await self.client.structured(
-            request, PairVerdict, role="judge", template=self.template.record()
+            request, PairVerdict, role="judge", template=self.template.record(), probe=probe
         )
         return (call.value.winner if call.ok and call.value is not None else None), call
 
     async def judge_order(
-        self, prompt: str, first: tuple[str, str], second: tuple[str, str]
+        self,
+        prompt: str,
+        first: tuple[str, str],
+        second: tuple[str, str],
+        probe: CacheProbe | None = None,
     ) -> OrderJudgement:
-        """Show `first` then `second` ((item id, description) each), `repeats` times."""
+        """Show `first` then `second` ((item id, description) each), `repeats` times;
+        `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
         order = OrderJudgement(first=first[0], second=second[0])
         found = await asyncio.gather(
-            *(self._sample(prompt, first[1], second[1], k) for k in range(self.repeats))
+            *(self._sample(prompt, first[1], second[1], k, probe) for k in range(self.repeats))
         )
         for choice, call in found:
             order.samples.append(choice)
@@ -128,7 +138,11 @@ class PairwiseJudge(Judge):
         return order
 
     async def judge_pair(
-        self, prompt: str, pair: HumanPair, descriptions: dict[str, Described]
+        self,
+        prompt: str,
+        pair: HumanPair,
+        descriptions: dict[str, Described],
+        probe: CacheProbe | None = None,
     ) -> PairJudgement:
         a, b = descriptions[pair.item_a], descriptions[pair.item_b]
         human = pair.winner if pair.winner in ("a", "b", "tie") else None
@@ -149,8 +163,8 @@ class PairwiseJudge(Judge):
             return judged
         assert a.text is not None and b.text is not None
         judged.forward, judged.backward = await asyncio.gather(
-            self.judge_order(prompt, (pair.item_a, a.text), (pair.item_b, b.text)),
-            self.judge_order(prompt, (pair.item_b, b.text), (pair.item_a, a.text)),
+            self.judge_order(prompt, (pair.item_a, a.text), (pair.item_b, b.text), probe),
+            self.judge_order(prompt, (pair.item_b, b.text), (pair.item_a, a.text), probe),
         )
         return judged
 
@@ -179,15 +193,17 @@ async def run_pairwise(
     descriptions: dict[str, Described],
     human_pairs: Sequence[HumanPair] | None,
     on_pair: Callable[[int], None] | None = None,
+    probe: CacheProbe | None = None,
 ) -> PairwiseRun:
-    """Judge every pair, `PAIR_CHUNK` pairs at a time; a failed pair is a record, never dropped."""
+    """Judge every pair, `PAIR_CHUNK` pairs at a time; a failed pair is a record, never dropped.
+    `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
     prompts = {item.prompt_id: item.prompt for item in items}
     pairs = pairs_to_judge(items, human_pairs)
     judgements: list[PairJudgement] = []
     for start in range(0, len(pairs), PAIR_CHUNK):
         chunk = pairs[start : start + PAIR_CHUNK]
         done = await asyncio.gather(
-            *(judge.judge_pair(prompts[p.prompt_id], p, descriptions) for p in chunk)
+            *(judge.judge_pair(prompts[p.prompt_id], p, descriptions, probe) for p in chunk)
         )
         judgements.extend(done)
         if on_pair is not None:

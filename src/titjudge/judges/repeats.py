@@ -20,6 +20,7 @@ from typing import Any
 
 from titjudge.data.records import Item
 from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.results import sum_costs
 from titjudge.models.core.base import ImageInput
 from titjudge.records.repeats import repeat_count, repeat_score_rows, spread
@@ -40,10 +41,17 @@ class RepeatedJudge(Judge):
         return {**self.inner.record(), "repeats": self.repeats, "repeat_score": "median of samples"}
 
     async def judge(
-        self, item: Item, image: ImageInput | None, described: Described
+        self,
+        item: Item,
+        image: ImageInput | None,
+        described: Described,
+        probe: CacheProbe | None = None,
     ) -> JudgeOutcome:
         samples = await asyncio.gather(
-            *(self.inner.judge_sample(item, image, described, k) for k in range(self.repeats))
+            *(
+                self.inner.judge_sample(item, image, described, k, probe)
+                for k in range(self.repeats)
+            )
         )
         return combine_samples(self.name, list(samples))
 

@@ -1,11 +1,11 @@
 """Batch mode: the cache misses of `batch: true` models, answered by the provider's batch jobs.
 
-A run's batch phase (`agents.batch_phase`) runs the run's own steps under a `BatchProbe`: the
+A run's batch phase (`agents.batch_phase`) runs the run's own steps with a `BatchProbe`: the
 calls answer from the cache, and each miss of a `batch: true` text model is queued with the
 function that would compute it. `collect` then drives, per model, rounds of jobs:
 
-1. each queued call is computed under `batch_answers.answering(answers)`: its send finds the
-   reply to its body there (validated, re-asked, cached exactly as online, under the same
+1. each queued call is computed with the job's answers (`item.compute(answers)`, passed down
+   to its send): its send finds the reply to its body there (validated, re-asked, cached exactly as online, under the same
    key) or raises `Deferred` with the body, built by the backend from the request the online
    call sends (`BatchAPI.body`);
 2. the deferred bodies go into jobs (split at the provider's limits), recorded in the model's
@@ -33,7 +33,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.models.calls.batch_answers import Answer, Deferred, answering
+from titjudge.models.calls.batch_answers import Answer, Deferred
 from titjudge.models.calls.batch_jobs import Sender, line_answers, run_jobs
 from titjudge.models.calls.batch_ledger import Ledger
 from titjudge.models.calls.batch_progress import BatchProgress, ModelStats
@@ -171,8 +171,7 @@ async def _collect_ledger(
         still: list[Queued] = []
         for item in left:
             try:
-                with answering(answers):
-                    ((result, entry),) = await item.compute()
+                ((result, entry),) = await item.compute(answers)
             except Deferred as deferred:
                 found = wanted.setdefault(deferred.sha, Wanted(deferred.body, deferred.worst_usd))
                 found.keys.append(item.key)

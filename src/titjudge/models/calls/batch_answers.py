@@ -2,7 +2,8 @@
 call runs (`ModelClient._generate`), so a batch answer is validated, re-asked and cached
 exactly as an online one.
 
-Under `answering(answers)`, a text call's send looks its request's body up in `answers` (by
+A computation handed a job's `answers` (`models.calls.batch` passes them to the call's
+`compute`, which passes them down to its send) looks its request's body up there (by
 `body_hash`) instead of sending it: a reply there is returned as if the provider had just
 answered, a line the provider failed is that failure, and a body with no answer yet (a
 first request, or the re-ask of an invalid reply) raises `Deferred` carrying the body, which
@@ -15,9 +16,6 @@ import dataclasses
 import hashlib
 import json
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,14 +57,6 @@ class Answer:
     error: str | None = None
     #: an embeddings line's reply
     embedded: Embedded | None = None
-
-
-_ANSWERS: ContextVar[dict[str, Answer] | None] = ContextVar("titjudge_batch", default=None)
-
-
-def batch_answers() -> dict[str, Answer] | None:
-    """The answers the current call is served from (None: it is sent online)."""
-    return _ANSWERS.get()
 
 
 def line_hash(body: dict[str, Any], sample: int = 0) -> str:
@@ -168,20 +158,9 @@ def batch_embedding(
     return found.embedded
 
 
-@contextmanager
-def answering(answers: dict[str, Answer]) -> Iterator[None]:
-    token = _ANSWERS.set(answers)
-    try:
-        yield
-    finally:
-        _ANSWERS.reset(token)
-
-
 __all__ = [
     "Answer",
     "Deferred",
-    "answering",
-    "batch_answers",
     "batch_embedding",
     "batch_reply",
     "body_hash",

@@ -36,13 +36,13 @@ import math
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.batch_answers import Answer, Deferred, batch_answers, batch_embedding
+from titjudge.models.calls.batch_answers import Answer, Deferred, batch_embedding
 from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
-from titjudge.models.calls.probe import Computed, probing
+from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.token_estimate import embedding_tokens
@@ -74,20 +74,22 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         #: `exact`: a vector from another model than the configured one is a failure record
         self.require_model = require_model
 
-    async def embed(self, texts: list[str], *, role: str) -> list[CallResult[list[float]]]:
+    async def embed(
+        self, texts: list[str], *, role: str, probe: CacheProbe | None = None
+    ) -> list[CallResult[list[float]]]:
         """One result per text, in order; a text fails only for a reason of its own or of
-        every request that carried it (see the module's notes)."""
+        every request that carried it (see the module's notes). `probe`: the call's mode
+        (`models.calls.probe`; None: answered, computing the misses)."""
         keys = [embedding_key(self.backend.spec, text, params=self.params) for text in texts]
-        probe = probing()
         if probe is not None:  # under a cache probe: what each would send (`titjudge estimate`)
             for key, text in zip(keys, texts, strict=True):
                 probe.note(key, Asked(role, "embedding", text=text))
 
-        async def compute(positions: list[int]) -> list[Computed]:
+        async def compute(positions: list[int], answers: Answers | None) -> list[Computed]:
             todo = [texts[i] for i in positions]
             size = self.backend.max_batch or len(todo)
             requests = [todo[start : start + size] for start in range(0, len(todo), size)]
-            done = await asyncio.gather(*(self._embed_call(batch) for batch in requests))
+            done = await asyncio.gather(*(self._embed_call(batch, answers) for batch in requests))
             return [computed for batch in done for computed in batch]
 
         def accept(hit: Any) -> CallResult[Any] | None:
@@ -96,7 +98,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 return None  # another model's vector (require_model: exact): asked again
             return found
 
-        return await self._run(role, [(key, key) for key in keys], accept, compute)
+        return await self._run(role, [(key, key) for key in keys], accept, compute, probe)
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a vector from `answered_by` (None: kept)."""
@@ -104,12 +106,11 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             return None
         return refusal(self.model, answered_by, cached=cached)
 
-    async def _embed_call(self, texts: list[str]) -> list[Computed]:
+    async def _embed_call(self, texts: list[str], answers: Answers | None = None) -> list[Computed]:
         """One request for `texts`; refused for what it carries, it is split in two and
         each half asked alone, down to single texts."""
-        batched = batch_answers()
-        if batched is not None:  # a batch job's reply, read as if it had just come
-            return self._batch_call(texts, batched)
+        if answers is not None:  # a batch job's reply, read as if it had just come
+            return self._batch_call(texts, answers)
         try:
             tokens = embedding_tokens(texts)
             done = await self._attempt(
@@ -118,7 +119,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 (tokens, 0),
             )
             raw, answered_by = done.value
-            answers = _answers(raw, len(texts))
+            vectors = _answers(raw, len(texts))
         except Exception as exc:  # a failed embedding is a failure record, never a vector
             if isinstance(exc, InputRejectedError) and len(texts) > 1:
                 log.info(
@@ -135,7 +136,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 return first + second
             failed = self._failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
-        return self._computed(texts, answers, answered_by, done.attempts, done.latency)
+        return self._computed(texts, vectors, answered_by, done.attempts, done.latency)
 
     def _batch_call(self, texts: list[str], answers: dict[str, Answer]) -> list[Computed]:
         """`texts` answered by a batch job's line (`models.calls.batch`): checked and kept as

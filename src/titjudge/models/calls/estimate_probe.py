@@ -1,6 +1,6 @@
 """A cache probe that counts, instead of sending, the calls a run would send now.
 
-Under `estimating()`, every call goes through its client exactly as in a run (the same request,
+Handed an `EstimateProbe` (the run context's `probe`), every call goes through its client exactly as in a run (the same request,
 the same cache key, the same lookup); a call whose answer is cached is a hit, and one whose
 answer is not is sent nowhere: it becomes a `Miss`, with the request's input tokens estimated by
 the estimator `tpm` pacing uses (`token_estimate`) and its output caps. A key missed twice (a
@@ -19,13 +19,11 @@ The hits seen on the way are the cache's record of what this model in this role 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from titjudge.models.calls.pipeline import CallPipeline
-from titjudge.models.calls.probe import _PROBE, CacheProbe, ComputeOne
+from titjudge.models.calls.probe import CacheProbe, ComputeOne
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.token_estimate import CHARS_PER_TOKEN, request_tokens, text_tokens
 from titjudge.models.core.base import GenerateRequest
@@ -195,16 +193,4 @@ def placeholder(key: str, tokens: int) -> str:
     return head + ("word " * (fill // 5 + 1))[:fill]
 
 
-@contextmanager
-def estimating(probe: EstimateProbe | None = None) -> Iterator[EstimateProbe]:
-    """Count, without sending, the calls made inside (see the module's notes); `probe`: a
-    subclass that also keeps what it sees (`titjudge explain`'s)."""
-    probe = EstimateProbe() if probe is None else probe
-    token = _PROBE.set(probe)
-    try:
-        yield probe
-    finally:
-        _PROBE.reset(token)
-
-
-__all__ = ["PLACEHOLDER", "Asked", "EstimateProbe", "Miss", "Seen", "estimating", "placeholder"]
+__all__ = ["PLACEHOLDER", "Asked", "EstimateProbe", "Miss", "Seen", "placeholder"]

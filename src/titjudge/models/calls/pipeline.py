@@ -30,7 +30,7 @@ from titjudge.cache.store import CallCache
 from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
 from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.probe import _PROBE, Computed
+from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.core.base import (
     Backend,
@@ -54,8 +54,9 @@ CLAIM_POLL_SECONDS = 0.05
 
 #: a cached entry as a result, or None when there is none or it cannot be used
 Accept = Callable[[Any], CallResult[Any] | None]
-#: computes the answers at the given positions of a call, in order
-Compute = Callable[[list[int]], Awaitable[list[Computed]]]
+#: computes the answers at the given positions of a call, in order, from a batch job's
+#: `Answers` where given (None: sent online)
+Compute = Callable[[list[int], Answers | None], Awaitable[list[Computed]]]
 #: one attempt's worst case for the run's budget: its input estimate and its output caps
 Worst = tuple[int, int]
 
@@ -108,10 +109,16 @@ class CallPipeline(Generic[B]):
     # ------------------------------------------------------------------ dedup and cache
 
     async def _run(
-        self, role: str, keys: Sequence[tuple[str, str]], accept: Accept, compute: Compute
+        self,
+        role: str,
+        keys: Sequence[tuple[str, str]],
+        accept: Accept,
+        compute: Compute,
+        probe: CacheProbe | None = None,
     ) -> list[CallResult[Any]]:
         """One result per (cache key, sharing key), in order. Positions with a sharing key
-        already in flight in this process wait for that answer; repeats share the first."""
+        already in flight in this process wait for that answer; repeats share the first.
+        `probe`: the call's mode (`models.calls.probe`); None answers, computing misses."""
         results: list[CallResult[Any] | None] = [None] * len(keys)
         waiting: dict[int, asyncio.Future[CallResult[Any]]] = {}
         owned: dict[str, list[int]] = {}
@@ -137,7 +144,7 @@ class CallPipeline(Generic[B]):
         try:
             firsts = [positions[0] for positions in owned.values()]
             if firsts:
-                await self._answer(keys, firsts, accept, compute, results, settle)
+                await self._answer(keys, firsts, accept, compute, results, settle, probe)
             for positions in owned.values():
                 first = _present(results[positions[0]])
                 for i in positions[1:]:
@@ -156,7 +163,6 @@ class CallPipeline(Generic[B]):
             results[i] = dataclasses.replace(await asyncio.shield(future), cached=True)
         final = [_present(result) for result in results]
         ledger = self.usage.setdefault(role, Usage())
-        probe = _PROBE.get()
         if probe is not None:
             probe.count(ledger, final, model=self.model, role=role)
         else:
@@ -172,6 +178,7 @@ class CallPipeline(Generic[B]):
         compute: Compute,
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
+        probe: CacheProbe | None,
     ) -> None:
         """Fill (and `settle`) `results` at `positions` from the cache, from another run, or by computing.
 
@@ -181,7 +188,7 @@ class CallPipeline(Generic[B]):
         """
         pending = []
         for i in positions:
-            if self.batch_answers and self._batch_answer(keys, i, results, settle):
+            if self.batch_answers and self._batch_answer(keys, i, results, settle, probe):
                 continue  # answered by a batch job earlier in this run: paid once, here
             found = accept(self.cache.get(keys[i][0])) if self._cached() else None
             if found is None:
@@ -189,7 +196,6 @@ class CallPipeline(Generic[B]):
             else:
                 results[i] = found
                 settle(i)
-        probe = _PROBE.get()
         if probe is not None and pending and probe.holds(self):
             for i in pending:
                 results[i] = probe.miss(self, keys[i][0], functools.partial(compute, [i]))
@@ -233,7 +239,7 @@ class CallPipeline(Generic[B]):
                     results[i] = found
                     settle(i)
             if todo:
-                computed = await compute(todo)
+                computed = await compute(todo, None)
                 for i, (result, entry) in zip(todo, computed, strict=True):
                     if result.ok and entry is not None and self._cached():
                         self.cache.set(keys[i][0], entry, self.model)
@@ -251,6 +257,7 @@ class CallPipeline(Generic[B]):
         i: int,
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
+        probe: CacheProbe | None,
     ) -> bool:
         """Position `i` answered by a batch job of this run (`models.calls.batch`): its result,
         paid once. A validated answer is in the cache too; it is handed over (and so counted)
@@ -262,7 +269,6 @@ class CallPipeline(Generic[B]):
         results[i] = found
         settle(i)
         if found.ok:
-            probe = _PROBE.get()
             if probe is None:
                 self.batch_answers.pop(key, None)
             else:

@@ -1,24 +1,30 @@
-"""Calls answered from the cache alone (`cache_only`, a `CacheProbe`): a cached re-run's
-first pass (`agents.cached`), the estimate (`calls.estimate_probe`) and the batch phase
-(`calls.batch`) run a run's own steps under one; a miss sends nothing and claims nothing."""
+"""Calls answered from the cache alone (a `CacheProbe`): a cached re-run's first pass
+(`agents.cached`), the estimate (`calls.estimate_probe`) and the batch phase (`calls.batch`)
+run a run's own steps with one; a miss sends nothing and claims nothing.
+
+The probe is the call's mode, passed explicitly: the run context holds it
+(`agents.item.RunContext.probe`), each step hands it to the judges and the describer, and they
+to every client call (`probe=`); None is a run's ordinary mode (answer, computing the misses).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from titjudge.models.calls.batch_answers import Answer
 from titjudge.models.calls.results import CallResult, Usage
 
 #: one computed answer: its result and what the cache keeps of it (None: nothing)
 Computed = tuple[CallResult[Any], Any]
-#: computes the answer of one position of a call
-ComputeOne = Callable[[], Awaitable[list[Computed]]]
+#: a batch job's answers by line, which a computation reads instead of sending (None: send)
+Answers = dict[str, Answer]
+#: computes the answer of one position of a call, from `Answers` where given
+ComputeOne = Callable[[Answers | None], Awaitable[list[Computed]]]
 
 
 class CacheProbe:
-    """Calls made under `cache_only()` are answered from the cache alone: a call whose
+    """Calls made with a probe are answered from the cache alone: a call whose
     answer is not there sends nothing and claims nothing, returns a failure, and marks the
     probe `missed`. What the calls answered counts in their models' ledgers only once the
     caller `commit()`s (it keeps the results), so a probe that missed counts nothing."""
@@ -68,23 +74,4 @@ class CacheProbe:
         self._after.clear()
 
 
-_PROBE: ContextVar[CacheProbe | None] = ContextVar("titjudge_cache_probe", default=None)
-
-
-def probing() -> CacheProbe | None:
-    """The probe the current call runs under, if any."""
-    return _PROBE.get()
-
-
-@contextmanager
-def cache_only() -> Iterator[CacheProbe]:
-    """Answer the calls made inside from the cache alone (see `CacheProbe`)."""
-    probe = CacheProbe()
-    token = _PROBE.set(probe)
-    try:
-        yield probe
-    finally:
-        _PROBE.reset(token)
-
-
-__all__ = ["CacheProbe", "ComputeOne", "Computed", "cache_only", "probing"]
+__all__ = ["Answers", "CacheProbe", "ComputeOne", "Computed"]

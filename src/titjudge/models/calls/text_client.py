@@ -18,13 +18,13 @@ from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
-from titjudge.models.calls.batch_answers import Deferred, batch_answers, batch_reply
+from titjudge.models.calls.batch_answers import Deferred, batch_reply
 from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import Attempted, CallPipeline
-from titjudge.models.calls.probe import Computed, probing
+from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import (
     TRUNCATED,
@@ -96,11 +96,13 @@ class ModelClient(CallPipeline[TextBackend]):
         role: str,
         template: dict[str, str] | None = None,
         accept_truncated: bool = False,
+        probe: CacheProbe | None = None,
     ) -> CallResult[str]:
         """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
-        not accept cut text treats such a cached entry as no answer)."""
-        request, notes = await self._fit(request)
+        not accept cut text treats such a cached entry as no answer). `probe`: the call's mode
+        (`models.calls.probe`; None: answered, computing a miss)."""
+        request, notes = await self._fit(request, probe)
         key = generation_key(
             self.backend.spec,
             request,
@@ -108,10 +110,13 @@ class ModelClient(CallPipeline[TextBackend]):
             template=template,
             options=self.key_options,
         )
-        self._note(
-            key,
-            Asked(role, "text", request, thinking_cap=self._thinking_reserve, template=template),
-        )
+        if probe is not None:  # what it would send (`titjudge estimate` counts it)
+            probe.note(
+                key,
+                Asked(
+                    role, "text", request, thinking_cap=self._thinking_reserve, template=template
+                ),
+            )
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -125,11 +130,11 @@ class ModelClient(CallPipeline[TextBackend]):
             result.truncated = cut
             return result
 
-        async def compute(_: list[int]) -> list[Computed]:
-            return [await self._text_call(request, accept_truncated)]
+        async def compute(_: list[int], answers: Answers | None) -> list[Computed]:
+            return [await self._text_call(request, accept_truncated, answers)]
 
         shared = f"{key}:{accept_truncated}" if accept_truncated else key
-        (result,) = await self._run(role, [(key, shared)], accept, compute)
+        (result,) = await self._run(role, [(key, shared)], accept, compute, probe)
         result.image_fit = notes or None
         return result
 
@@ -140,9 +145,11 @@ class ModelClient(CallPipeline[TextBackend]):
         *,
         role: str,
         template: dict[str, str] | None = None,
+        probe: CacheProbe | None = None,
     ) -> CallResult[S]:
-        """A reply validated against `schema`, with one re-ask quoting the validation error."""
-        fitted, notes = await self._fit(request)
+        """A reply validated against `schema`, with one re-ask quoting the validation error;
+        `probe` as for `text`."""
+        fitted, notes = await self._fit(request, probe)
         keyed = dataclasses.replace(
             fitted,
             json_schema=response_schema(schema),
@@ -158,12 +165,17 @@ class ModelClient(CallPipeline[TextBackend]):
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
-        self._note(
-            key,
-            Asked(
-                role, "structured", keyed, thinking_cap=self._thinking_reserve, template=template
-            ),
-        )
+        if probe is not None:
+            probe.note(
+                key,
+                Asked(
+                    role,
+                    "structured",
+                    keyed,
+                    thinking_cap=self._thinking_reserve,
+                    template=template,
+                ),
+            )
 
         def accept(hit: Any) -> CallResult[Any] | None:
             if not isinstance(hit, dict):
@@ -172,21 +184,14 @@ class ModelClient(CallPipeline[TextBackend]):
                 return None
             return from_hit(hit, schema.model_validate(hit["data"]))
 
-        async def compute(_: list[int]) -> list[Computed]:
-            return [await self._structured_call(keyed, schema)]
+        async def compute(_: list[int], answers: Answers | None) -> list[Computed]:
+            return [await self._structured_call(keyed, schema, answers)]
 
-        (result,) = await self._run(role, [(key, key)], accept, compute)
+        (result,) = await self._run(role, [(key, key)], accept, compute, probe)
         result.image_fit = notes or None
         return result
 
     # ------------------------------------------------------------------ internals
-
-    @staticmethod
-    def _note(key: str, asked: Asked) -> None:
-        """Under a cache probe, what this call would send (`titjudge estimate` counts it)."""
-        probe = probing()
-        if probe is not None:
-            probe.note(key, asked)
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a reply from `answered_by` (None: kept)."""
@@ -203,7 +208,9 @@ class ModelClient(CallPipeline[TextBackend]):
             result.ok, result.error = False, refused
         return result
 
-    async def _fit(self, request: GenerateRequest) -> tuple[GenerateRequest, list[str]]:
+    async def _fit(
+        self, request: GenerateRequest, probe: CacheProbe | None = None
+    ) -> tuple[GenerateRequest, list[str]]:
         """Images above `max_image_pixels` downscaled, and images over the provider's byte
         limit (`Backend.image_limit`, a per-request limit divided among the request's images)
         re-encoded and downscaled until they fit; the fitted bytes are what the key hashes.
@@ -213,7 +220,7 @@ class ModelClient(CallPipeline[TextBackend]):
         if (self.max_image_pixels is None and budget is None) or not request.images:
             return request, []
         why = limit.text() if limit is not None else ""
-        done = [await self._fitted(image, budget, why) for image in request.images]
+        done = [await self._fitted(image, budget, why, probe) for image in request.images]
         notes = [note for _, note in done if note]
         fitted = tuple(image for image, _ in done)
         if all(a is b for a, b in zip(fitted, request.images, strict=True)):
@@ -221,7 +228,7 @@ class ModelClient(CallPipeline[TextBackend]):
         return dataclasses.replace(request, images=fitted), notes
 
     async def _fitted(
-        self, image: ImageInput, budget: int | None, why: str
+        self, image: ImageInput, budget: int | None, why: str, probe: CacheProbe | None
     ) -> tuple[ImageInput, str | None]:
         """One fit per image and bound, however many roles send it (describer, lmm,
         lmm_yes). What fitting made is remembered in the cache dir (its hash, size and note),
@@ -244,7 +251,6 @@ class ModelClient(CallPipeline[TextBackend]):
                 self._fit_memo[memo] = (image, None)
                 return image, None
             known = read_entry(remembered)
-            probe = probing()
             if known is None and not image.loaded and probe is not None and not probe.fits:
                 probe.missed = True  # answered from the cache only: nothing is read to key it
                 return image, None
@@ -284,12 +290,15 @@ class ModelClient(CallPipeline[TextBackend]):
             return False
         return sent_bytes(len(image.data)) <= budget
 
-    async def _generate(self, request: GenerateRequest) -> Attempted[Generation]:
+    async def _generate(
+        self, request: GenerateRequest, answers: Answers | None = None
+    ) -> Attempted[Generation]:
+        """The reply to `request`: sent (with retries, limits and budget), or read from a
+        batch job's `answers` when given (`Deferred` when it has none yet)."""
         if request.images:  # a deferred image's bytes are read now, when they must be sent
             request = dataclasses.replace(
                 request, images=tuple([await image.load() for image in request.images])
             )
-        answers = batch_answers()
         if answers is not None:  # a batch job's reply, read as if it had just come
             try:
                 return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
@@ -311,9 +320,11 @@ class ModelClient(CallPipeline[TextBackend]):
         tokens_in = request_tokens(request, self.backend.spec, 0)
         return line_worst(self.budget, self.backend.spec, self.options.price, tokens_in, cap)
 
-    async def _text_call(self, request: GenerateRequest, accept_truncated: bool) -> Computed:
+    async def _text_call(
+        self, request: GenerateRequest, accept_truncated: bool, answers: Answers | None = None
+    ) -> Computed:
         try:
-            done = await self._generate(request)
+            done = await self._generate(request, answers)
         except Exception as exc:  # a model failure becomes a record, never a value
             return self._failure(exc), None
         gen = done.value
@@ -328,9 +339,11 @@ class ModelClient(CallPipeline[TextBackend]):
         result.value = gen.text.strip()
         return result, {"text": result.value, **usage_of(result)}
 
-    async def _structured_call(self, request: GenerateRequest, schema: type[S]) -> Computed:
+    async def _structured_call(
+        self, request: GenerateRequest, schema: type[S], answers: Answers | None = None
+    ) -> Computed:
         try:
-            done = await self._generate(request)
+            done = await self._generate(request, answers)
         except Exception as exc:
             return self._failure(exc), None
         result: CallResult[S] = self._answered(done, ok=False)
@@ -343,7 +356,7 @@ class ModelClient(CallPipeline[TextBackend]):
         try:
             result.value = parse_structured(done.value.text, schema)
         except StructuredOutputError as first:
-            if not await self._reask(request, done.value.text, schema, first, result):
+            if not await self._reask(request, done.value.text, schema, first, result, answers):
                 return result, None
         result.ok = True
         assert result.value is not None
@@ -362,6 +375,7 @@ class ModelClient(CallPipeline[TextBackend]):
         schema: type[S],
         first: StructuredOutputError,
         result: CallResult[S],
+        answers: Answers | None = None,
     ) -> bool:
         """Ask once more, quoting the validation error; True when the second reply validates."""
         reask = dataclasses.replace(
@@ -370,7 +384,7 @@ class ModelClient(CallPipeline[TextBackend]):
             prompt=REASK.format(error=first),
         )
         try:
-            again = await self._generate(reask)
+            again = await self._generate(reask, answers)
         except Exception as exc:  # the first reply's tokens and cost still count
             failed = self._failure(exc)
             result.error = f"re-ask failed: {failed.error} (first reply: {first})"
