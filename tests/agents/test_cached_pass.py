@@ -19,7 +19,7 @@ from PIL import Image
 from pipeline_helpers import stored_descriptions
 
 import titjudge.data.images as images_module
-import titjudge.models.calls.text_client as call_module
+import titjudge.models.calls.image_fit as call_module
 from titjudge.agents.runner import run_async
 from titjudge.config import RunConfig
 from titjudge.models.core.base import ImageInput

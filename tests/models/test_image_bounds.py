@@ -51,7 +51,7 @@ def test_the_bound_is_part_of_the_cache_key(tmp_path):
             "litellm:hosted_vllm/m",
             ModelOptions(api_base="http://127.0.0.1:9/v1", max_image_pixels=bound),
         )
-        fitted, _ = asyncio.run(client._fit(request))
+        fitted, _ = asyncio.run(client.fitter.fit(request))
         from titjudge.models.calls.keys import generation_key
 
         return fitted, generation_key(client.backend.spec, fitted, params=client.params)

@@ -10,17 +10,16 @@ exact` a reply from another model is a failure record, and a cached one is asked
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
-from titjudge.errors import DataError
 from titjudge.models.calls.batch_answers import Deferred, batch_reply
 from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
+from titjudge.models.calls.image_fit import ImageFitter
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import Attempted, CallPipeline
@@ -41,16 +40,8 @@ from titjudge.models.calls.structured import (
     response_schema,
 )
 from titjudge.models.calls.token_estimate import request_tokens
-from titjudge.models.core.base import GenerateRequest, Generation, ImageInput, TextBackend
+from titjudge.models.core.base import GenerateRequest, Generation, TextBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.records.images import (
-    MAX_SIDE,
-    PIL_VERSION,
-    entry,
-    fit_within,
-    read_entry,
-    sent_bytes,
-)
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -75,10 +66,10 @@ class ModelClient(CallPipeline[TextBackend]):
         self.params = dict(options.params)
         #: `exact`: a reply from another model than the configured one is a failure record
         self.require_model = require_model
-        self.max_image_pixels = options.max_image_pixels
+        #: images fitted to `max_image_pixels` and the provider's byte limit before keying
+        self.fitter = ImageFitter(backend, cache, options.max_image_pixels)
         #: options that change the output besides `params` (thinking): part of every key
         self.key_options = {k: v for k, v in backend.cache_facts().items() if v is not None}
-        self._fit_memo: dict[str, tuple[ImageInput, str | None]] = {}
         thinking = options.thinking
         #: output tokens reserved under tpm and in estimates beyond max_tokens: what the backend
         #: lets the model think (a budget, or the provider's default allowance it sends)
@@ -102,7 +93,7 @@ class ModelClient(CallPipeline[TextBackend]):
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
         not accept cut text treats such a cached entry as no answer). `probe`: the call's mode
         (`models.calls.probe`; None: answered, computing a miss)."""
-        request, notes = await self._fit(request, probe)
+        request, notes = await self.fitter.fit(request, probe)
         key = generation_key(
             self.backend.spec,
             request,
@@ -149,7 +140,7 @@ class ModelClient(CallPipeline[TextBackend]):
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error;
         `probe` as for `text`."""
-        fitted, notes = await self._fit(request, probe)
+        fitted, notes = await self.fitter.fit(request, probe)
         keyed = dataclasses.replace(
             fitted,
             json_schema=response_schema(schema),
@@ -207,88 +198,6 @@ class ModelClient(CallPipeline[TextBackend]):
         if refused is not None:
             result.ok, result.error = False, refused
         return result
-
-    async def _fit(
-        self, request: GenerateRequest, probe: CacheProbe | None = None
-    ) -> tuple[GenerateRequest, list[str]]:
-        """Images above `max_image_pixels` downscaled, and images over the provider's byte
-        limit (`Backend.image_limit`, a per-request limit divided among the request's images)
-        re-encoded and downscaled until they fit; the fitted bytes are what the key hashes.
-        Also a note of each change, for the call's record."""
-        limit = self.backend.image_limit() if request.images else None
-        budget = limit.budget(len(request.images)) if limit is not None else None
-        if (self.max_image_pixels is None and budget is None) or not request.images:
-            return request, []
-        why = limit.text() if limit is not None else ""
-        done = [await self._fitted(image, budget, why, probe) for image in request.images]
-        notes = [note for _, note in done if note]
-        fitted = tuple(image for image, _ in done)
-        if all(a is b for a, b in zip(fitted, request.images, strict=True)):
-            return request, notes
-        return dataclasses.replace(request, images=fitted), notes
-
-    async def _fitted(
-        self, image: ImageInput, budget: int | None, why: str, probe: CacheProbe | None
-    ) -> tuple[ImageInput, str | None]:
-        """One fit per image and bound, however many roles send it (describer, lmm,
-        lmm_yes). What fitting made is remembered in the cache dir (its hash, size and note),
-        so a re-run keys a deferred image (one it has not read) without reading and fitting
-        it; its bytes are made when sent."""
-        max_pixels = self.max_image_pixels or MAX_SIDE * MAX_SIDE
-        if budget is None and image.size[0] * image.size[1] <= max_pixels:
-            return image, None
-        memo = f"{image.sha256}:{max_pixels}:{budget}"
-        found = self._fit_memo.get(memo)
-        if found is None:
-            fact = f"image-fit:{image.sha256}:{max_pixels}:{PIL_VERSION}"
-            if budget is not None:  # a byte bound: its own fact (pixel-only facts stay valid)
-                fact = f"image-fit:{image.sha256}:{max_pixels}:{budget}:{PIL_VERSION}"
-            remembered = self.cache.get_meta(fact)
-            if _fits_as_is(remembered, image):
-                return image, None
-            if self._fits_in_bytes(image, budget):  # no pixel bound, and its bytes fit
-                self.cache.set_meta(fact, {"sha256": image.sha256, "fits": True})
-                self._fit_memo[memo] = (image, None)
-                return image, None
-            known = read_entry(remembered)
-            if known is None and not image.loaded and probe is not None and not probe.fits:
-                probe.missed = True  # answered from the cache only: nothing is read to key it
-                return image, None
-            if known is not None and not image.loaded:
-                sha256, mime, size = known
-                note = remembered.get("note") if isinstance(remembered, dict) else None
-
-                async def fetch() -> ImageInput:
-                    made, _ = await asyncio.to_thread(
-                        fit_within, await image.load(), max_pixels, budget, why
-                    )
-                    if made.sha256 != sha256:
-                        raise DataError(
-                            f"{image.path}: resized differently than remembered; run again"
-                        )
-                    return made
-
-                made = image if sha256 == image.sha256 else None
-                found = (made or ImageInput.deferred(sha256, mime, image.path, size, fetch), note)
-            else:
-                found = await asyncio.to_thread(
-                    fit_within, await image.load(), max_pixels, budget, why
-                )
-                made_image, note = found
-                self.cache.set_meta(
-                    fact, entry(made_image.sha256, made_image.mime, made_image.size, note)
-                )
-            if len(self._fit_memo) >= 256:
-                self._fit_memo.pop(next(iter(self._fit_memo)))
-            self._fit_memo[memo] = found
-        return found
-
-    def _fits_in_bytes(self, image: ImageInput, budget: int | None) -> bool:
-        """A loaded image sent as it is: no pixel bound is set and its base64 is within
-        `budget` (its bytes are not even decoded)."""
-        if self.max_image_pixels is not None or budget is None or not image.loaded:
-            return False
-        return sent_bytes(len(image.data)) <= budget
 
     async def _generate(
         self, request: GenerateRequest, answers: Answers | None = None
@@ -407,15 +316,6 @@ class ModelClient(CallPipeline[TextBackend]):
             result.error = f"invalid output after re-ask: {second} (first reply: {first})"
             return False
         return True
-
-
-def _fits_as_is(remembered: Any, image: ImageInput) -> bool:
-    """Whether the cache dir remembers `image` as sent unchanged under a byte bound."""
-    return (
-        isinstance(remembered, dict)
-        and remembered.get("fits") is True
-        and remembered.get("sha256") == image.sha256
-    )
 
 
 def _result_from(done: Attempted[Generation], ok: bool, answered_by: str | None) -> CallResult[Any]:
