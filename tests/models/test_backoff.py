@@ -8,12 +8,12 @@ import random
 from types import SimpleNamespace
 from typing import Any
 
-from titjudge.models.calls.pipeline import CallPipeline
+from titjudge.models.calls.sending import Sender
 from titjudge.models.core.base import TransientError
 
 
 def _wait(attempt: int, exc: BaseException | None = None, **options: Any) -> float:
-    pipeline: Any = CallPipeline.__new__(CallPipeline)
+    pipeline: Any = Sender.__new__(Sender)
     pipeline.options = SimpleNamespace(**{"backoff_initial": 0.5, "backoff_max": 10.0, **options})
     outcome = SimpleNamespace(exception=lambda: exc)
     state: Any = SimpleNamespace(attempt_number=attempt, outcome=outcome)

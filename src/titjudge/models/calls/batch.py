@@ -119,7 +119,7 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
         raise
     except Exception as exc:  # the model cannot be built: each of its calls fails so
         for item in queued:
-            client.batch_answers[item.key] = client._failure(exc)
+            client.batch_answers[item.key] = client.failure(exc)
         return
     api: BatchAPI | None = client.backend.batch_api()  # type: ignore[attr-defined]
     if api is None:

@@ -134,7 +134,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                     self._embed_call(texts[:half]), self._embed_call(texts[half:])
                 )
                 return first + second
-            failed = self._failure(exc)
+            failed = self.failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
         return self._computed(texts, vectors, answered_by, done.attempts, done.latency)
 
@@ -148,7 +148,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             deferred.worst_usd = self._batch_worst(texts)
             raise
         except Exception as exc:  # the line failed: a failure record, never a vector
-            failed = self._failure(exc)
+            failed = self.failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
         each = embedded.cost / len(texts) if embedded.cost is not None else None
         return self._computed(texts, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
@@ -204,7 +204,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         if not isinstance(exc, Exception):
             exc = RuntimeError(str(exc) or type(exc).__name__)
         exc._titjudge_attempts = attempts  # type: ignore[attr-defined]
-        return self._failure(exc)
+        return self.failure(exc)
 
 
 def _vector_hit(hit: Any) -> CallResult[Any] | None:

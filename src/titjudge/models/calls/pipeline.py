@@ -1,8 +1,8 @@
 """The one call pipeline every model call goes through, whatever it asks for.
 
-in-process dedup -> cache lookup -> cross-process claim -> limits (concurrency, rpm, tpm,
-pauses) -> tenacity retries, each attempt under `timeout` -> validate -> cache store. A model
-whose endpoint refuses every request is stopped for the run (`models.calls.breaker`).
+in-process dedup -> cache lookup (or a batch job's answer, or a cache probe's miss) ->
+cross-process claim -> the send (`models.calls.sending`: limits, budget, retries, timeout,
+breaker) -> validate -> cache store.
 
 A call kind (free text and validated objects in `models.calls.text_client`, embeddings in
 `models.calls.embedding_client`) supplies only what differs: the keys of what it asks, how a cached
@@ -17,36 +17,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import logging
-import random
-import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
-from titjudge.models.calls.budget import Budget, OverBudgetError
+from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
+from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.results import CallResult, Usage
-from titjudge.models.core.base import (
-    Backend,
-    BlockedError,
-    Generation,
-    MissingCredentialsError,
-    PermanentError,
-    TransientError,
-    is_unbilled,
-    mark_unbilled,
-)
+from titjudge.models.calls.sending import Attempted, Sender, Worst
+from titjudge.models.core.base import Backend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for, reply_cost
-from titjudge.safety import redact
+from titjudge.models.core.prices import Rates
 
-log = logging.getLogger(__name__)
 B = TypeVar("B", bound=Backend)
 R = TypeVar("R")
 
@@ -57,17 +41,6 @@ Accept = Callable[[Any], CallResult[Any] | None]
 #: computes the answers at the given positions of a call, in order, from a batch job's
 #: `Answers` where given (None: sent online)
 Compute = Callable[[list[int], Answers | None], Awaitable[list[Computed]]]
-#: one attempt's worst case for the run's budget: its input estimate and its output caps
-Worst = tuple[int, int]
-
-
-@dataclass
-class Attempted(Generic[R]):
-    """What a backend returned, after how many attempts and how long in all."""
-
-    value: R
-    attempts: int
-    latency: float
 
 
 class CallPipeline(Generic[B]):
@@ -87,20 +60,10 @@ class CallPipeline(Generic[B]):
         self.options = options
         self.usage: dict[str, Usage] = {}
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
-        #: stops the model for the run once its endpoint refuses everything (or its quota is
-        #: spent): nothing more is sent to it
-        self.breaker = Breaker(self.model, stop_after)
-        #: the rates titjudge prices this model's calls at itself ($0 for a local model, its
-        #: `price` option); None: the price litellm reports with each reply
-        self.rates: Rates | None = own_rates(backend.spec, options.price)
-        #: the run's budget (`run.budget_usd`), shared by every client of the run; None: none
-        self.budget: Budget | None = None
-        self._budget_rates: Rates | None = None
+        #: retries, limits, budget and breaker of every request this client sends
+        self.sender = Sender(backend, limiter, options, stop_after)
         #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch`)
         self.batch_answers: dict[str, CallResult[Any]] = {}
-        #: calls of a `batch: true` model sent online all the same (outside the batch phase's
-        #: rounds, or by `titjudge score`): reported, never silent
-        self.sent_online = 0
 
     @property
     def model(self) -> str:
@@ -299,164 +262,36 @@ class CallPipeline(Generic[B]):
     async def _attempt(
         self, send: Callable[[], Awaitable[R]], tokens: int = 0, worst: Worst | None = None
     ) -> Attempted[R]:
-        """Send with retries on transient errors only; each attempt reserves its `worst` case
-        under the run's budget, waits for a limiter slot and is charged `tokens` (the request's
-        estimate) under the model's tpm."""
-        try:
-            await self.backend.ready()
-        except Exception as exc:  # the model could not be loaded: nothing was sent
-            exc._titjudge_attempts = 0  # type: ignore[attr-defined]
-            mark_unbilled(exc)
-            raise
-        if self.options.batch:
-            self.sent_online += 1
-        count = 0
-        billed = False  # some attempt may have cost something (a timeout, a reply)
-        started = time.perf_counter()
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(TransientError),
-            stop=stop_after_attempt(self.options.max_attempts),
-            wait=self._wait,
-            sleep=self.breaker.sleep,
-            reraise=True,
-        )
-        last: Exception | None = None
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    count += 1
-                    try:
-                        value = await self._once(send, tokens, worst)
-                    except OverBudgetError as exc:
-                        count -= 1  # nothing was sent; a retry refused names the last error
-                        if last is not None:
-                            exc.args = (f"{exc} (after {count} attempts; the last: {last})",)
-                        raise
-                    except StoppedError:
-                        count -= 1  # nothing was sent
-                        raise
-                    except Exception as exc:
-                        billed = billed or not is_unbilled(exc)
-                        last = exc
-                        raise
-        except StoppedError as exc:
-            # stopped between two attempts: the call's own last error is its reason
-            failure: Exception = last if last is not None else exc
-            failure._titjudge_attempts = count  # type: ignore[attr-defined]
-            failure._titjudge_unbilled = not billed  # type: ignore[attr-defined]
-            raise failure from None
-        except Exception as exc:
-            exc._titjudge_attempts = count  # type: ignore[attr-defined]
-            # every attempt refused before a token: the call cost $0, not an unknown price
-            exc._titjudge_unbilled = not billed  # type: ignore[attr-defined]
-            raise
-        return Attempted(value, count, time.perf_counter() - started)
+        """Send with retries, limits, budget and breaker (`models.calls.sending`)."""
+        return await self.sender.attempt(send, tokens, worst)
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            return float(min(max(retry_after, 0.0), self.options.backoff_max))
-        # exponential backoff with jitter (Google's retry strategy), computed here: tenacity
-        # renamed its own helper's argument (initial -> multiplier) in 9.2
-        initial = self.options.backoff_initial
-        backoff = initial * 2 ** (state.attempt_number - 1) + random.uniform(0, initial)
-        return float(min(max(backoff, 0.0), self.options.backoff_max))
+    def failure(self, exc: Exception) -> CallResult[Any]:
+        """A failed send as a failure record naming why (`Sender.failure`)."""
+        return self.sender.failure(exc)
 
-    async def _once(self, send: Callable[[], Awaitable[R]], tokens: int, worst: Worst | None) -> R:
-        self.breaker.check()  # a stopped model's calls do not wait for a slot
-        held = await self._reserve(worst)  # before the slot: a refused call holds no place
-        try:
-            value = await self._limited(send, tokens)
-        except BaseException as exc:
-            if self.budget is not None and held:
-                unbilled = isinstance(exc, StoppedError) or is_unbilled(exc)
-                self.budget.settle(held, 0.0 if unbilled else held)
-            raise
-        if self.budget is not None and held:
-            cost = value.cost if isinstance(value, Generation) else None
-            self.budget.settle(held, held if cost is None else cost)
-        return value
+    @property
+    def breaker(self) -> Breaker:
+        return self.sender.breaker
 
-    async def _reserve(self, worst: Worst | None) -> float:
-        """Reserve one attempt's worst case under the run's budget (0: no budget, or free)."""
-        if self.budget is None or worst is None:
-            return 0.0
-        if self._budget_rates is None:
-            self._budget_rates = rates_for(self.backend.spec, self.options.price)
-            if self._budget_rates is None:  # the config refuses it at load; never sent unpriced
-                raise OverBudgetError(self.budget)
-        tokens_in, tokens_out = worst
-        return await self.budget.reserve(self._budget_rates.cost(tokens_in, tokens_out))
+    @breaker.setter
+    def breaker(self, breaker: Breaker) -> None:  # the hub shares one per model and endpoint
+        self.sender.breaker = breaker
 
-    async def _limited(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
-        async with self.limiter.slot(tokens) as grant:
-            self.breaker.check()  # checked once a slot is granted: waiters see it too
-            try:
-                value = await self._send(send)
-            except TransientError as exc:
-                self.breaker.failed(exc)
-                if exc.rate_limited:  # the whole model pauses for the provider's wait
-                    wait = exc.retry_after
-                    grant.rate_limited(
-                        None if wait is None else min(wait, self.options.backoff_max)
-                    )
-                raise
-            except PermanentError as exc:
-                self.breaker.failed(exc)
-                raise
-            self.breaker.succeeded()
-            grant.settle(_tokens_used(value))
-            if self.rates is not None and isinstance(value, Generation):
-                value.cost = reply_cost(self.rates, value)
-            return value
+    @property
+    def budget(self) -> Budget | None:
+        return self.sender.budget
 
-    async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
-        timeout = self.options.timeout
-        try:
-            return await asyncio.wait_for(send(), timeout)
-        except (TransientError, PermanentError):
-            raise
-        except asyncio.TimeoutError:
-            raise TransientError(f"no reply within {timeout:g} s") from None
-        except Exception as exc:
-            mapped = self.backend.classify_error(exc)
-            if mapped is exc:
-                raise
-            raise mapped from exc
+    @budget.setter
+    def budget(self, budget: Budget | None) -> None:  # the run's, set by the hub
+        self.sender.budget = budget
 
-    def _failure(self, exc: Exception) -> CallResult[Any]:
-        """A failed send as a failure record naming why (secrets redacted). Absent credentials
-        are no model failure: that error is raised again, and stops the run."""
-        if isinstance(exc, MissingCredentialsError):
-            raise exc
-        attempts = getattr(exc, "_titjudge_attempts", 1)
-        if isinstance(exc, TransientError):
-            reason = f"gave up after {attempts} attempts: {exc}"
-        elif isinstance(exc, PermanentError):
-            reason = f"{exc}"
-        else:
-            reason = f"{type(exc).__name__}: {exc}"
-        reason = redact(reason)  # a provider may echo the key in its error text
-        log.info("%s call failed: %s", self.model, reason)
-        # refused before any token, or a model titjudge prices itself with no reply: $0
-        unbilled = is_unbilled(exc) or getattr(exc, "_titjudge_unbilled", False)
-        return CallResult(
-            ok=False,
-            error=reason,
-            attempts=attempts,
-            # a local model costs nothing; a priced one's failure may have been billed (a
-            # timeout, a reply it could not use): unknown unless refused before any token
-            cost=0.0 if unbilled or self.rates is FREE else None,
-            blocked=isinstance(exc, BlockedError),
-        )
+    @property
+    def rates(self) -> Rates | None:
+        return self.sender.rates
 
-
-def _tokens_used(value: Any) -> int | None:
-    """The tokens a reply says it used (prompt + completion), or None when it does not say."""
-    if isinstance(value, Generation) and value.tokens_in is not None:
-        return value.tokens_in + (value.tokens_out or 0)
-    return None
+    @property
+    def sent_online(self) -> int:
+        return self.sender.sent_online
 
 
 def _present(result: CallResult[Any] | None) -> CallResult[Any]:
@@ -465,4 +300,4 @@ def _present(result: CallResult[Any] | None) -> CallResult[Any]:
     return result
 
 
-__all__ = ["Accept", "Attempted", "CallPipeline", "Compute"]
+__all__ = ["Accept", "CallPipeline", "Compute"]

@@ -22,7 +22,7 @@ from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.image_fit import ImageFitter
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.pipeline import Attempted, CallPipeline
+from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.provenance import RequireModel, refusal
 from titjudge.models.calls.results import (
@@ -34,6 +34,7 @@ from titjudge.models.calls.results import (
     usage_of,
     withheld,
 )
+from titjudge.models.calls.sending import Attempted
 from titjudge.models.calls.structured import (
     StructuredOutputError,
     parse_structured,
@@ -235,7 +236,7 @@ class ModelClient(CallPipeline[TextBackend]):
         try:
             done = await self._generate(request, answers)
         except Exception as exc:  # a model failure becomes a record, never a value
-            return self._failure(exc), None
+            return self.failure(exc), None
         gen = done.value
         problem = incomplete_reason(gen, request.max_tokens)
         keep = problem is not None and accept_truncated and gen.finish_reason in TRUNCATED
@@ -254,7 +255,7 @@ class ModelClient(CallPipeline[TextBackend]):
         try:
             done = await self._generate(request, answers)
         except Exception as exc:
-            return self._failure(exc), None
+            return self.failure(exc), None
         result: CallResult[S] = self._answered(done, ok=False)
         if result.error is not None:  # another model's reply (require_model): not re-asked
             return result, None
@@ -295,7 +296,7 @@ class ModelClient(CallPipeline[TextBackend]):
         try:
             again = await self._generate(reask, answers)
         except Exception as exc:  # the first reply's tokens and cost still count
-            failed = self._failure(exc)
+            failed = self.failure(exc)
             result.error = f"re-ask failed: {failed.error} (first reply: {first})"
             result.attempts += failed.attempts
             return False
