@@ -3,7 +3,7 @@
 One request per `embed` call (the call layer splits texts into requests of at most
 `max_batch`, see `models.litellm.embed_settings`), with litellm's own retries off
 (`num_retries=0, max_retries=0`): the call layer retries, on transient errors only, and its
-errors are classified as text calls' are (`litellm_backend.classify_litellm_error`). litellm's
+errors are classified as text calls' are (`models.litellm.errors.classify_litellm_error`). litellm's
 OpenAI embedding route reads `max_retries=0` as "unset" (`max_retries or
 litellm.DEFAULT_MAX_RETRIES`, in llms/openai/openai.py) and sets the result on its OpenAI
 client, even on one passed in, which would then retry twice on its own; so this module sets
@@ -33,9 +33,10 @@ from typing import Any
 from titjudge.models.core.base import EmbeddingBackend, InputRejectedError, PermanentError
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.spec import ModelSpec
-from titjudge.models.litellm.backend import check_setup, classify_litellm_error, litellm
+from titjudge.models.litellm.backend import check_setup, litellm
 from titjudge.models.litellm.embed_settings import embedding_settings
 from titjudge.models.litellm.embed_vectors import field, normalised, vectors_by_index
+from titjudge.models.litellm.errors import classify_litellm_error
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY
 from titjudge.safety import register_secret
 
