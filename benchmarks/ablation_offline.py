@@ -98,7 +98,7 @@ async def serve(port: int, descriptions: Path) -> None:
 def build_models(out: Path) -> None:
     from doubles.tiny_models import build_tiny_qwen3_embedding, build_tiny_qwen25_vl
 
-    from titjudge.cli.run import minilm_dir
+    from titjudge.cli.demo import minilm_dir
 
     out.mkdir(parents=True, exist_ok=True)
     vl = out / "qwen2.5-vl-tiny"

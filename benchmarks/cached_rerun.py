@@ -49,7 +49,7 @@ sys.exit(code)
 
 def embedding_model(work: Path) -> tuple[str, str]:
     """(model spec, what it is): MiniLM from the demo extra, else a tiny random checkpoint."""
-    from titjudge.cli.run import minilm_dir
+    from titjudge.cli.demo import minilm_dir
 
     found = minilm_dir()
     if found is not None:

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from titjudge.cli import main
-from titjudge.cli.run import FIRST_ITEMS, GEMINI_CONFIG, _print_next
+from titjudge.cli.demo import FIRST_ITEMS, GEMINI_CONFIG, _print_next
 
 REPO = Path(__file__).resolve().parents[2]
 

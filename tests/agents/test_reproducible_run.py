@@ -7,7 +7,7 @@ One fresh run is a `titjudge run` process hashing strings otherwise than this pr
 fresh interpreter under another PYTHONHASHSEED where the session fixed one; the other fresh
 run and the cached run are in-process (the CLI's main) under the test session's hash seed. So any order taken from a set or a str-keyed hash (a
 rationale's word list, say) shows up as a difference. The config is the
-demo's (`cli.run.demo_config`): replayed descriptions of a small synthetic benchmark, the
+demo's (`cli.demo.demo_config`): replayed descriptions of a small synthetic benchmark, the
 lexical judge and, when the `demo` extra is installed, all-MiniLM-L6-v2. The benchmark has 6
 prompts x 4 models (it had 10): several prompts' rankings and pairs, at ~3 s less CPU for each
 fresh run.
@@ -28,7 +28,7 @@ import pytest
 from cli_process import run_cli
 
 from titjudge.cli import main
-from titjudge.cli.run import demo_config, minilm_dir
+from titjudge.cli.demo import demo_config, minilm_dir
 
 PROMPTS, MODELS = 6, 4
 #: fields that say how long a call took or whether the cache answered it, not what it answered

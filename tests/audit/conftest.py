@@ -20,7 +20,7 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.S
     """A real run: SYNTHETIC 5 prompts x 5 models (50 pairs), replay describer, lexical judge;
     its benchmark copied beside it (the run's parent/data)."""
     from titjudge.agents.runner import run
-    from titjudge.cli.run import demo_config
+    from titjudge.cli.demo import demo_config
     from titjudge.config import RunConfig, validate_config
 
     root = tmp_path_factory.mktemp("audit-pipeline")
@@ -35,7 +35,7 @@ def nopairs_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Sy
     lexical judge, the config's data.human_pairs and data.ranks removed; its benchmark copied
     beside it."""
     from titjudge.agents.runner import run
-    from titjudge.cli.run import demo_config
+    from titjudge.cli.demo import demo_config
     from titjudge.config import RunConfig, validate_config
 
     root = tmp_path_factory.mktemp("audit-nopairs")

@@ -89,6 +89,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge.cli.cache",
         "titjudge.cli.common",
         "titjudge.cli.data",
+        "titjudge.cli.demo",
         "titjudge.cli.estimate",
         "titjudge.cli.explain",
         "titjudge.cli.metrics",

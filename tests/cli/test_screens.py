@@ -10,7 +10,7 @@ from pathlib import Path
 import builders
 import pytest
 
-import titjudge.cli.run as run_cli
+import titjudge.cli.demo as run_cli
 from titjudge.cli import main
 from titjudge.config import dump_config, validate_config
 from titjudge.config.schema import RunConfig

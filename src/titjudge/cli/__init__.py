@@ -1,6 +1,6 @@
 """The `titjudge` command line.
 
-Each command module here (data, metrics, run, estimate, explain, runs, cache, ablation,
+Each command module here (data, metrics, run, demo, estimate, explain, runs, cache, ablation,
 audit, analysis, annotate) declares its subcommands' arguments next to their handlers. Building the parser imports only argparse
 and these modules; a handler imports what its command drives (config, data, metrics,
 agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
@@ -25,6 +25,7 @@ from titjudge.cli import (
     audit,
     cache,
     data,
+    demo,
     estimate,
     explain,
     metrics,
@@ -39,6 +40,7 @@ COMMAND_MODULES = (
     data,
     metrics,
     run,
+    demo,
     estimate,
     explain,
     runs,
