@@ -24,19 +24,21 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from titjudge.data.records import HumanPair, Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.base import Judge
 from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairVerdict
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.results import sum_costs
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.calls import sum_costs
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import HumanPair, Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import Choice, OrderJudgement, PairJudgement, PairwiseRun
 
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
@@ -249,12 +251,8 @@ def build_pairwise(
 
 __all__ = [
     "PAIR_CHUNK",
-    "Choice",
-    "OrderJudgement",
-    "PairJudgement",
     "PairwiseJudge",
     "PairwiseJudgeConfig",
-    "PairwiseRun",
     "build_pairwise",
     "pairs_to_judge",
     "run_pairwise",

@@ -11,14 +11,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from titjudge.models.core.base import Generation, TokenLogprobs
+from titjudge.models.core.base import Generation
 from titjudge.records.calls import (
     BLOCKED,
     TRUNCATED,
     CallResult,
-    Usage,
-    sum_costs,
-    total_cost,
+    TokenLogprobs,
 )
 
 
@@ -107,15 +105,4 @@ def _logprobs_from(raw: list[dict[str, Any]] | None) -> list[TokenLogprobs] | No
     return None if raw is None else [TokenLogprobs(**lp) for lp in raw]
 
 
-__all__ = [
-    "BLOCKED",
-    "sum_costs",
-    "TRUNCATED",
-    "CallResult",
-    "Usage",
-    "from_hit",
-    "incomplete_reason",
-    "total_cost",
-    "withheld",
-    "usage_of",
-]
+__all__ = ["from_hit", "incomplete_reason", "withheld", "usage_of"]

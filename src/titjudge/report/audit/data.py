@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from titjudge.data.records import HumanPair, ScoreStatus
 from titjudge.errors import DataError, did_you_mean
+from titjudge.records.items import HumanPair, ScoreStatus
 from titjudge.report.record import PairVerdict as JudgedPair
 from titjudge.report.record import Provenance, RunRecord
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
-from titjudge.data.records import HumanPair
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml, read_json_object
 from titjudge.records.calls import total_cost
+from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
