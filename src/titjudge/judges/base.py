@@ -1,5 +1,5 @@
 """The judge interface (`Judge`, `SamplingJudge`); what a judge produces for one item
-(`JudgeOutcome`, `Described`) is kept low in `titjudge.records.outcomes` and re-exported here."""
+(`JudgeOutcome`, `Described`) lives in `titjudge.records.outcomes`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Pairwise judge: which of two images of one prompt follows it better, read from their descriptions.
 
 Each pair is judged in both orders (A shown first, then B shown first) with the
-`pairwise` template and the `PairVerdict` schema. The pair's verdict is the image both
+`pairwise` template and the `PairReply` schema. The pair's verdict is the image both
 orders chose; a disagreement between the orders (including one tie and one choice)
 counts as a tie, which is never a correct prediction. With `repeats: N` each order is
 asked N times (sample k = distinct cache key) and its choice is the median of the
@@ -28,7 +28,7 @@ from titjudge.judges.base import Judge
 from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
-from titjudge.judges.schemas import PairVerdict
+from titjudge.judges.schemas import PairReply
 from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
@@ -100,7 +100,7 @@ class PairwiseJudge(Judge):
             sample=sample,
         )
         call = await self.client.structured(
-            request, PairVerdict, role="judge", template=self.template.record(), probe=probe
+            request, PairReply, role="judge", template=self.template.record(), probe=probe
         )
         return (call.value.winner if call.ok and call.value is not None else None), call
 

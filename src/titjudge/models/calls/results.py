@@ -1,7 +1,6 @@
 """When a reply cannot be used as it stands (cut at the token limit, withheld, empty), and a
 cached answer's usage back and forth. What one model call returns (`CallResult`) and what a
-run spent per role (`Usage`, `sum_costs`, `total_cost`) are kept low in
-`titjudge.records.calls` and re-exported here under their old import path.
+run spent per role (`Usage`, `sum_costs`, `total_cost`) live in `titjudge.records.calls`.
 
 Shared by the call layer, the embedding client and the judges; it imports nothing of theirs.
 """

@@ -135,10 +135,10 @@ class ModelClient(CallPipeline[TextBackend]):
         """A reply validated against `schema`, with one re-ask quoting the validation error;
         `probe` as for `text`."""
         fitted, notes = await self.fitter.fit(request, probe)
+        json_schema = response_schema(schema)
+        # the name providers are sent: the schema's title (the class name unless it sets one)
         keyed = dataclasses.replace(
-            fitted,
-            json_schema=response_schema(schema),
-            schema_name=schema.__name__,
+            fitted, json_schema=json_schema, schema_name=json_schema["title"]
         )
         key = generation_key(
             self.backend.spec,
