@@ -49,7 +49,8 @@ async def _titjudge(
     config_path: Path, limit: int | None, out: Path | None, time_eval: bool
 ) -> None:
     from titjudge.agents.runner import load_run_data, run_async
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
 
     config = validate_config(json.loads(config_path.read_text()), RunConfig, str(config_path))
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -123,7 +123,7 @@ def batched_sorted(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
 def batched_in_order(backend: Any, pairs: list[tuple[str, str]]) -> Variant:
     import torch
 
-    from titjudge.models.local.embed import last_token
+    from titjudge.models.local.embed_last_token import last_token
 
     texts = [text for pair in pairs for text in pair]
     vectors: list[list[float]] = []

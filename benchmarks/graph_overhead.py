@@ -39,12 +39,13 @@ from harness import Section, Table, fmt, standalone, timed_section  # noqa: E402
 from titjudge.agents.graph import build_graph, run_config  # noqa: E402
 from titjudge.agents.item import RunContext  # noqa: E402
 from titjudge.data.images import ImageLoader  # noqa: E402
-from titjudge.data.records import Item  # noqa: E402
-from titjudge.judges.base import Described, Judge, JudgeOutcome  # noqa: E402
-from titjudge.models.calls.results import CallResult  # noqa: E402
+from titjudge.judges.base import Judge  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
 from titjudge.prompts.loader import load_template  # noqa: E402
 from titjudge.records import ItemResult  # noqa: E402
+from titjudge.records.calls import CallResult  # noqa: E402
+from titjudge.records.items import Item  # noqa: E402
+from titjudge.records.outcomes import Described, JudgeOutcome  # noqa: E402
 
 TITLE = "7. LangGraph run graph: overhead per item and long-tail latency"
 CONCURRENCY = 64

@@ -31,7 +31,8 @@ WARM = 16
 def _requests(n: int, images: bool) -> list[Any]:
     from PIL import Image
 
-    from titjudge.models.core.base import GenerateRequest, ImageInput
+    from titjudge.models.core.base import GenerateRequest
+    from titjudge.records.image_input import ImageInput
 
     requests = []
     for i in range(n):

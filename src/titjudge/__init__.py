@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
-    from titjudge.config import RunConfig
+    from titjudge.config.schema import RunConfig
     from titjudge.report.analysis.record import AnalysedRun
     from titjudge.report.analysis.runset import RunSet
     from titjudge.report.runs import RunEntry
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Load and validate a run config (YAML), with `a.b=c` overrides."""
-    from titjudge.config import load_config as _load
+    from titjudge.config.load import load_config as _load
 
     return _load(path, overrides)
 
@@ -45,7 +45,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
 def _as_config(
     config: RunConfig | str | Path | dict[str, Any], overrides: list[str] | None
 ) -> RunConfig:
-    from titjudge.config import RunConfig, apply_overrides, validate_config
+    from titjudge.config.load import apply_overrides, validate_config
+    from titjudge.config.schema import RunConfig
 
     if isinstance(config, RunConfig):
         if overrides:

@@ -15,7 +15,7 @@ import builders
 
 from titjudge.ablation.config import AblationConfig
 from titjudge.ablation.grid import run_ablation_async
-from titjudge.config import validate_config
+from titjudge.config.load import validate_config
 from titjudge.records import AblationResult
 
 COLUMNS = ["LMM Score", "Self-Eval", "TIT-Score", "Lexical", "TIT-Score-judge-llm"]

@@ -216,8 +216,8 @@ def test_bad_configs_exit_2_with_one_line(tmp_path, capsys, monkeypatch):
 
 def test_command_keys_are_the_keys_only_one_schema_has():
     from titjudge.ablation.config import AblationConfig
-    from titjudge.config import RunConfig
     from titjudge.config.load import COMMAND_KEYS
+    from titjudge.config.schema import RunConfig
 
     run, ablation = set(RunConfig.model_fields), set(AblationConfig.model_fields)
     assert set(COMMAND_KEYS["run"]) == run - ablation

@@ -16,7 +16,7 @@ from run_dirs import latest_run
 import titjudge.ablation.grid as grid
 from titjudge.ablation.config import AblationConfig
 from titjudge.cli import main
-from titjudge.config import validate_config
+from titjudge.config.load import validate_config
 
 # every test makes an ablation grid
 pytestmark = pytest.mark.slow

@@ -32,8 +32,8 @@ from provider_server import (
 from titjudge.cli import main
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.backend import LiteLLMBackend
+from titjudge.records.spec import parse_model_spec
 
 KEY = "gemini-test-key-0123456789abcdef"
 DESCRIBER = "litellm:gemini/gemini-2.5-flash"

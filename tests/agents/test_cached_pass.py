@@ -21,8 +21,8 @@ from pipeline_helpers import stored_descriptions
 import titjudge.data.images as images_module
 import titjudge.models.calls.image_fit as call_module
 from titjudge.agents.runner import run_async
-from titjudge.config import RunConfig
-from titjudge.models.core.base import ImageInput
+from titjudge.config.schema import RunConfig
+from titjudge.records.image_input import ImageInput
 
 N_PROMPTS, N_MODELS = 2, 4
 N_ITEMS = N_PROMPTS * N_MODELS  # pass_data

@@ -9,7 +9,8 @@ from builders import run_config
 from PIL import ImageFile
 
 from titjudge.agents.runner import run_async
-from titjudge.config import RunConfig, validate_config
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
 
 
 def _config(synth_data, tmp_path, concurrency):

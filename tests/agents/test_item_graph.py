@@ -12,12 +12,14 @@ from titjudge.agents.graph import build_graph
 from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import build_item_graph
 from titjudge.agents.runner import run_async
-from titjudge.config import RunConfig, validate_config
-from titjudge.data.records import Item
-from titjudge.judges.base import Judge, JudgeOutcome
-from titjudge.models.calls.results import CallResult
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
+from titjudge.judges.base import Judge
 from titjudge.prompts.loader import load_template
 from titjudge.records import RunEvaluation
+from titjudge.records.calls import CallResult
+from titjudge.records.items import Item
+from titjudge.records.outcomes import JudgeOutcome
 
 
 class FixedJudge(Judge):

@@ -14,7 +14,7 @@ from run_dirs import latest_run
 from titjudge.ablation.config import AblationConfig, preflight_ablation
 from titjudge.cli import main
 from titjudge.cli.demo import demo_config
-from titjudge.config import validate_config
+from titjudge.config.load import validate_config
 
 ITEMS = 6  # 3 prompts x 2 models
 

@@ -23,10 +23,11 @@ from run_dirs import latest_run
 import titjudge
 from titjudge.agents.runner import run_async
 from titjudge.cli import main
-from titjudge.config import RunConfig, validate_config
-from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.calls.results import Usage
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
 from titjudge.records import ItemResult, Progress
+from titjudge.records.calls import Usage
+from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.report.progress import ProgressDisplay, progress_line
 
 RECORD = re.compile(

@@ -21,7 +21,8 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.S
     its benchmark copied beside it (the run's parent/data)."""
     from titjudge.agents.runner import run
     from titjudge.cli.demo import demo_config
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
 
     root = tmp_path_factory.mktemp("audit-pipeline")
     builders.copy_data(synthetic(5, 5, seed=3), root)
@@ -36,7 +37,8 @@ def nopairs_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Sy
     beside it."""
     from titjudge.agents.runner import run
     from titjudge.cli.demo import demo_config
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
 
     root = tmp_path_factory.mktemp("audit-nopairs")
     builders.copy_data(synthetic(3, 4, seed=5), root)

@@ -18,7 +18,7 @@ from audit_run import PAIRS
 from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
-from titjudge.data.records import HumanPair
+from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,

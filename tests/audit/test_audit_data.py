@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from audit_run import EXPECTED, PAIRS, SCORES
 
-from titjudge.data.records import HumanPair
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
     VariantResult,
     any_variant_key,

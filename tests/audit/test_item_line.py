@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.records import Item
 from titjudge.errors import DataError
-from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.calls.results import CallResult
 from titjudge.models.local.replay import load_descriptions
 from titjudge.records import ItemResult
+from titjudge.records.calls import CallResult
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.report.audit.load import load_items
 from titjudge.report.item_line import ItemLine
 from titjudge.report.run_dir import write_items

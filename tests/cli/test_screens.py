@@ -12,10 +12,10 @@ import pytest
 
 import titjudge.cli.demo as run_cli
 from titjudge.cli import main
-from titjudge.config import dump_config, validate_config
+from titjudge.config.load import dump_config, validate_config
 from titjudge.config.schema import RunConfig
-from titjudge.data.records import ScoreRow
 from titjudge.metrics.model_means import model_means
+from titjudge.records.items import ScoreRow
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.config import apply_overrides, load_config
+from titjudge.config.load import apply_overrides, load_config
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.core.spec import parse_model_spec
+from titjudge.records.spec import parse_model_spec
 
 BASE = """
 name: tit-llm-gemini

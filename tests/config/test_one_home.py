@@ -15,7 +15,7 @@ from doubles.server import FakeOpenAIServer
 
 from titjudge.ablation.config import load_ablation_config
 from titjudge.cli import main
-from titjudge.config import load_config
+from titjudge.config.load import load_config
 from titjudge.errors import ConfigError
 
 MODEL = "litellm:openai/test-model"

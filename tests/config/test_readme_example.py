@@ -5,7 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from titjudge.config import RunConfig, validate_config
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

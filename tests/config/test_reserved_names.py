@@ -11,9 +11,9 @@ from doubles.server import FakeOpenAIServer, build_responder
 
 import titjudge
 from titjudge.cli import main
-from titjudge.data.records import HumanPair, Item, ScoreRow
 from titjudge.errors import ConfigError
 from titjudge.metrics.summary import evaluate
+from titjudge.records.items import HumanPair, Item, ScoreRow
 
 RESERVED = ("notes", "settings", "leaderboard", "thresholds", "comparisons")
 
@@ -66,7 +66,7 @@ def test_a_config_name_that_is_no_folder_is_refused(name, data, tmp_path):
 
 def test_the_reserved_names_are_exactly_the_metrics_top_level_keys(tmp_path):
     """Computed, not listed: whatever metrics.json holds beside the variants is reserved."""
-    from titjudge.judges.options import RESERVED_NAMES
+    from titjudge.records.names import RESERVED_NAMES
 
     items = [Item(f"i{k}", "p", "prompt", tmp_path / f"{k}.png", f"m{k}") for k in range(3)]
     rows = [

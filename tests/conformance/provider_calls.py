@@ -25,15 +25,15 @@ from provider_server import ProviderServer
 from pydantic import BaseModel
 
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, Generation
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.backend import LiteLLMBackend
 from titjudge.models.litellm.embed import LiteLLMEmbeddingBackend
 from titjudge.models.litellm.factory import build
+from titjudge.records.calls import CallResult
+from titjudge.records.spec import parse_model_spec
 
 S = TypeVar("S", bound=BaseModel)
 

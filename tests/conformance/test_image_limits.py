@@ -20,11 +20,11 @@ from run_dirs import latest_run
 from titjudge.cli import main
 from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm import settings as litellm_settings
 from titjudge.models.litellm.image_limits import IMAGE_LIMITS, image_limit_for
 from titjudge.records.image_input import ImageInput
 from titjudge.records.images import fit_bytes, sent_bytes
+from titjudge.records.spec import parse_model_spec
 
 
 def _noise_png(side: int = 2048, seed: int = 0) -> bytes:

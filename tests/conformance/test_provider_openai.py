@@ -32,9 +32,9 @@ from titjudge.models.core.base import (
     GenerateRequest,
     PermanentError,
     QuotaExhaustedError,
-    TokenLogprobs,
     TransientError,
 )
+from titjudge.records.calls import TokenLogprobs
 from titjudge.safety import REDACTED
 
 QWEN = "Qwen/Qwen3-8B"

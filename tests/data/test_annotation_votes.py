@@ -9,8 +9,8 @@ import pytest
 from titjudge.cli import main
 from titjudge.data.annotations import count_votes, load_annotations
 from titjudge.data.pairs import load_pairs
-from titjudge.data.records import HumanPair, Vote
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, Vote
 
 HEADER = "prompt_id,item_a,item_b,annotator,choice,shown_left,seconds,voted_at\n"
 

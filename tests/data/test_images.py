@@ -13,6 +13,7 @@ from PIL import Image
 from titjudge.data import images
 from titjudge.data.images import ImageLoader, load_image
 from titjudge.errors import DataError
+from titjudge.records.images import MAX_SIDE
 
 
 def save(path, image, fmt="PNG", **kw):
@@ -97,7 +98,7 @@ def test_a_huge_png_is_downscaled_to_max_side_without_a_warning(tmp_path):
         warnings.simplefilter("error")
         loaded = load_image(path)
     decoded = Image.open(io.BytesIO(loaded.data))
-    assert decoded.size == (images.MAX_SIDE, round(9_000 * images.MAX_SIDE / 10_000))
+    assert decoded.size == (MAX_SIDE, round(9_000 * MAX_SIDE / 10_000))
     assert loaded.mime == "image/png" and decoded.getpixel((5, 5)) == 128
 
 

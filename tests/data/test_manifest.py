@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from titjudge.data.manifest import check_images, load_manifest, write_manifest
-from titjudge.data.records import Item
 from titjudge.errors import DataError
+from titjudge.records.items import Item
 
 
 def line(item_id: str = "i1", **over: object) -> str:

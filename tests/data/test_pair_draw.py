@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from titjudge.data.pair_draw import draw_pairs, load_pairs_to_judge
-from titjudge.data.records import Item
 from titjudge.errors import DataError
+from titjudge.records.items import Item
 
 
 def items_of(prompts: int, models: int) -> list[Item]:

@@ -10,8 +10,8 @@ import pytest
 
 from titjudge.cli import main
 from titjudge.data.pairs import check_pairs_known
-from titjudge.data.records import HumanPair
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair
 
 SCORES = "item_id,variant,score,status\n" + "".join(
     f"{item},v,{score},ok\n" for item, score in zip("abcd", (4, 3, 2, 1), strict=True)

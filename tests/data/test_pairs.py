@@ -16,8 +16,8 @@ from titjudge.data.pairs import (
     write_ranks,
     write_votes,
 )
-from titjudge.data.records import HumanPair, Item, RankRow, Vote
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, Item, RankRow, Vote
 
 VOTE_HEADER = "prompt_id,item_a,item_b,votes_a,votes_b,votes_tie"
 

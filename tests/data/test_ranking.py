@@ -8,8 +8,8 @@ from itertools import combinations
 import pytest
 
 from titjudge.data.ranking import fractional_ranks, rank_items
-from titjudge.data.records import HumanPair, RankRow
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, RankRow
 
 
 def ranks_of(pairs: list[HumanPair]) -> dict[str, float]:

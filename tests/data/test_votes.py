@@ -6,9 +6,9 @@ from typing import cast
 
 import pytest
 
-from titjudge.data.records import HumanPair, Vote, Winner
 from titjudge.data.votes import Thresholds, aggregate_votes, decide
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, Vote, Winner
 
 
 def vote(

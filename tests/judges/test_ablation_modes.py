@@ -13,7 +13,7 @@ from judge_helpers import ModesResponder
 
 from titjudge.ablation.config import AblationConfig
 from titjudge.ablation.grid import run_ablation_async
-from titjudge.config import validate_config
+from titjudge.config.load import validate_config
 
 API = {"model": "litellm:openai/judge", "backoff_initial": 0.01, "max_attempts": 2}
 COLUMNS = [

@@ -3,7 +3,8 @@
 import pytest
 
 from titjudge.cache.store import CallCache
-from titjudge.config import JudgeConfig, RunConfig, validate_config
+from titjudge.config.load import validate_config
+from titjudge.config.schema import JudgeConfig, RunConfig
 from titjudge.errors import ConfigError
 from titjudge.judges.llm import LLMJudge
 from titjudge.judges.registry import build_judge

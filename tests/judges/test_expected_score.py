@@ -9,7 +9,7 @@ from judge_helpers import ModesResponder, read_lines, run_config
 import titjudge
 from titjudge.cli import main
 from titjudge.judges.expected import ExpectedScoreError, expected_score
-from titjudge.models.core.base import TokenLogprobs
+from titjudge.records.calls import TokenLogprobs
 
 
 def tokens(*pieces, at=None, top=None, logprob=None):

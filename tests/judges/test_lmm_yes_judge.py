@@ -15,7 +15,7 @@ from judge_helpers import (
 
 import titjudge
 from titjudge.judges.lmm_yes import YesProbabilityError, answer_side, yes_probability
-from titjudge.models.core.base import TokenLogprobs
+from titjudge.records.calls import TokenLogprobs
 
 
 def test_answer_spellings():

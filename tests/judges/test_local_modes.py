@@ -16,16 +16,17 @@ from doubles.tiny_models import build_tiny_qwen3, build_tiny_qwen25_vl
 from judge_helpers import manifest
 
 from titjudge.cache.store import CallCache
-from titjudge.config import DescriberConfig
-from titjudge.data.records import Item
-from titjudge.judges.base import Described
+from titjudge.config.schema import DescriberConfig
 from titjudge.judges.llm import LLMJudgeConfig
 from titjudge.judges.lmm_yes import LMMYesJudgeConfig, answer_side
 from titjudge.judges.registry import build_judge
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.hub import ModelHub
 from titjudge.models.local.hf_generate import decode_images, render_prompt
 from titjudge.prompts.loader import load_template
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
 
 # tiny local models, built and run on the CPU
 pytestmark = pytest.mark.slow

@@ -15,11 +15,11 @@ from judge_helpers import (
 )
 
 import titjudge
-from titjudge.data.records import HumanPair
-from titjudge.judges.pairwise import OrderJudgement, PairJudgement
 from titjudge.metrics.pairwise import summarise_outcomes
 from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes, win_rates
 from titjudge.metrics.tables import build_eval_data
+from titjudge.records.items import HumanPair
+from titjudge.records.pairs import OrderJudgement, PairJudgement
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},

@@ -11,8 +11,10 @@ from typing import Literal
 import pytest
 
 from titjudge.ablation.config import ComparerColumn
-from titjudge.config import JudgeConfig, RunConfig, dump_config, load_yaml, validate_config
+from titjudge.config.load import dump_config, validate_config
+from titjudge.config.schema import JudgeConfig, RunConfig
 from titjudge.errors import ConfigError
+from titjudge.files import load_yaml
 from titjudge.judges.lexical import LexicalJudge
 from titjudge.judges.options import JudgeOptions
 from titjudge.judges.registry import judge_kind, kinds

@@ -13,9 +13,9 @@ from doubles.server_text import jaccard
 from judge_helpers import ModesResponder, description_by_item, manifest, read_lines, run_config
 
 import titjudge
-from titjudge.data.records import ScoreRow
 from titjudge.data.scores import load_scores
 from titjudge.metrics.summary import evaluate
+from titjudge.records.items import ScoreRow
 
 # every test makes whole runs through the loopback server or reads one
 pytestmark = pytest.mark.slow
@@ -133,7 +133,7 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
 
 def _human(data):
     from titjudge.agents.runner import load_run_data
-    from titjudge.config import RunConfig
+    from titjudge.config.schema import RunConfig
 
     config = RunConfig.model_validate(
         {

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described
 from titjudge.judges.embedding import cosine
 from titjudge.judges.lexical import LexicalJudge, content_words, lexical_similarity
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
 
 
 def reference_cosine(a: list[float], b: list[float]) -> float:

@@ -7,9 +7,9 @@ from doubles.server import FakeOpenAIServer
 from judge_helpers import ModesResponder, manifest, run_config
 
 from titjudge.cli import main
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.records import ItemResult, Progress
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 
 def _score(synth_data, tmp_path, judges, capsys):

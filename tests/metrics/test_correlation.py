@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from titjudge.data.records import HumanPair, RankRow
 from titjudge.metrics.correlation import prompt_correlations, rank_correlations
 from titjudge.metrics.tables import build_eval_data
+from titjudge.records.items import HumanPair, RankRow
 
 
 def ranks_of(prompt: str, **ranks: float) -> list[RankRow]:

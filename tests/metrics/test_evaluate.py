@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.errors import DataError
 from titjudge.metrics.catalog import CI_METRICS
 from titjudge.metrics.summary import evaluate, to_json
+from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 
 PAIRS = [
     HumanPair("p1", "a", "b", "a"),

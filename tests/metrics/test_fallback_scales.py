@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.records import HumanPair, Item, RankRow
-from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.metrics.evaluate import HumanData, evaluate_run
 from titjudge.records import ItemResult
+from titjudge.records.items import HumanPair, Item, RankRow
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 HUMAN_ORDER = ["a", "c", "b", "d"]
 #: the LLM judge's scores; c's call failed and fell back to a cosine of 0.95

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.records import Item, RankRow
 from titjudge.errors import DataError
 from titjudge.metrics.leaderboard import model_leaderboard
+from titjudge.records.items import Item, RankRow
 
 MODELS = ("X", "Y", "Z")
 ITEMS = [

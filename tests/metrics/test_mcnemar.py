@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from titjudge.data.records import HumanPair
 from titjudge.metrics.compare import compare_variants, mcnemar_exact
+from titjudge.records.items import HumanPair
 
 
 def build(

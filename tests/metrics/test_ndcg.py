@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from titjudge.data.records import RankRow
 from titjudge.metrics.ndcg import gains, mean_ndcg, ndcg_score
+from titjudge.records.items import RankRow
 
 LOG3 = math.log2(3)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from titjudge.data.records import HumanPair
 from titjudge.metrics.pairwise import pairwise_accuracy, tie_calibrated_accuracy
+from titjudge.records.items import HumanPair
 
 
 def pair(a: str, b: str, winner: str, prompt: str = "p1") -> HumanPair:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.metrics.render import SIGNIFICANCE_HEADER, print_summary
 from titjudge.metrics.summary import evaluate
+from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 
 LONG = "pairwise_gemini_2_5_pro_with_fallback"
 ODD = "x[bold]"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from titjudge.data.records import ScoreRow
 from titjudge.data.scores import load_scores, scores_by_variant, status_counts, write_scores
 from titjudge.errors import DataError
+from titjudge.records.items import ScoreRow
 
 ROWS = [
     ScoreRow("p1_a", "tit", 0.1 + 0.2, "ok"),  # 0.30000000000000004 must survive

@@ -7,7 +7,6 @@ import math
 import pytest
 from rich.console import Console
 
-from titjudge.data.records import HumanPair, RankRow, ScoreRow
 from titjudge.metrics.render import print_summary, threshold_line
 from titjudge.metrics.significance import (
     binomial_p_value,
@@ -15,6 +14,7 @@ from titjudge.metrics.significance import (
     significance_thresholds,
 )
 from titjudge.metrics.summary import evaluate
+from titjudge.records.items import HumanPair, RankRow, ScoreRow
 
 
 def test_paper_thresholds_for_12832_pairs() -> None:

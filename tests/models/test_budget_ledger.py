@@ -15,8 +15,8 @@ from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
+from titjudge.records.spec import parse_model_spec
 
 RATE = 10.0  # $ per 1M tokens
 FAST = {"backoff_initial": 0.01, "backoff_max": 0.05}

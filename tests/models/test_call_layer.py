@@ -8,9 +8,10 @@ from doubles.server import Fault
 
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.image_input import ImageInput
 
 GOOD = {"rationale": "all there", "score": 77}
 

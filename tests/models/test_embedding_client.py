@@ -10,8 +10,8 @@ from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.core.base import EmbeddingBackend, TransientError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
+from titjudge.records.spec import parse_model_spec
 
 
 class CountingBackend(EmbeddingBackend):

@@ -18,12 +18,12 @@ from doubles.embeddings_server import (
 )
 
 from titjudge.cache.store import CallCache
-from titjudge.data.records import Item
-from titjudge.judges.base import Described
 from titjudge.judges.embedding import EmbeddingJudge
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
 
 VLLM = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 OPENAI = "litellm:openai/text-embedding-3-small"

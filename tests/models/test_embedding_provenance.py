@@ -17,12 +17,12 @@ import pytest
 from doubles.embeddings_server import EmbeddingsServer
 
 from titjudge.cache.store import CallCache
-from titjudge.data.records import Item
-from titjudge.judges.base import Described
 from titjudge.judges.embedding import EmbeddingJudge
 from titjudge.models.calls.embedding_client import _vector_hit
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
 
 MODEL = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 PROMPT = "a red fox curled on a mossy stone beside a quiet river"

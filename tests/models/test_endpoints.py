@@ -19,12 +19,12 @@ from titjudge.cli import main
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.backend import LiteLLMBackend
 from titjudge.models.litellm.router import RouterBackend
 from titjudge.models.litellm.settings import settings
 from titjudge.models.preflight import model_problems
+from titjudge.records.spec import parse_model_spec
 
 A, B = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
 SECRET = "sk-endpoints-secret-0123456789"

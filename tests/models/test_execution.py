@@ -12,7 +12,8 @@ import yaml
 from cli_process import run_cli
 from ray_hidden import hide_ray
 
-from titjudge.config import RunConfig, validate_config
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.models.core.base import (
     Capabilities,
@@ -24,9 +25,9 @@ from titjudge.models.core.base import (
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import BackendPlan, LazyBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.ray.backend import plan_in_actors
 from titjudge.models.registry import build_text_backend
+from titjudge.records.spec import parse_model_spec
 
 BASE = {"name": "x", "describer": {"model": "replay:d.jsonl"}}
 
@@ -197,7 +198,7 @@ def test_ray_address_joins_the_cluster_and_release_leaves_it_running(fake_ray, m
 
 
 def test_a_dumped_config_with_every_default_loads_again() -> None:
-    from titjudge.config import dump_config
+    from titjudge.config.load import dump_config
 
     config = validate_config(BASE, RunConfig, "test")
     again = validate_config(yaml.safe_load(dump_config(config)), RunConfig, "dumped")

@@ -11,11 +11,11 @@ import pytest
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.core.thinking import ThinkingOptions
 from titjudge.models.litellm.families import claude_native_schema, family_of
 from titjudge.models.litellm.sampling import SamplingError, role_temperature
 from titjudge.models.litellm.settings import settings
+from titjudge.records.spec import parse_model_spec
 
 
 @pytest.mark.parametrize(
@@ -131,7 +131,8 @@ def test_a_thinking_claude_without_native_schemas_is_asked_in_the_prompt():
 
 
 def test_a_judge_on_the_describers_model_follows_that_models_family():
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
     from titjudge.errors import ConfigError
 
     raw = {

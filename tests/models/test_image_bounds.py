@@ -7,9 +7,10 @@ import io
 from PIL import Image
 
 from titjudge.cache.store import CallCache
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.image_input import ImageInput
 from titjudge.records.images import fit_image, fitted_size
 
 

@@ -1,8 +1,9 @@
 import dataclasses
 
 from titjudge.models.calls.keys import embedding_key, generation_key
-from titjudge.models.core.base import GenerateRequest, ImageInput
-from titjudge.models.core.spec import parse_model_spec
+from titjudge.models.core.base import GenerateRequest
+from titjudge.records.image_input import ImageInput
+from titjudge.records.spec import parse_model_spec
 
 SPEC = parse_model_spec("litellm:openai/gpt-4o")
 IMAGE = ImageInput(data=b"\x89PNG fake bytes")

@@ -8,8 +8,8 @@ from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.core.base import EmbeddingBackend
 from titjudge.models.core.lazy import BackendPlan, LazyBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
+from titjudge.records.spec import parse_model_spec
 
 SPEC = parse_model_spec("embed:/models/e")
 

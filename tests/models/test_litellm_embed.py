@@ -23,8 +23,6 @@ from doubles.embeddings_server import (
 from doubles.server_text import hashed_embedding
 
 from titjudge.cache.store import CallCache
-from titjudge.data.records import Item
-from titjudge.judges.base import Described
 from titjudge.judges.embedding import EmbeddingJudge, cosine, query_text
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.keys import embedding_key
@@ -32,8 +30,10 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.core.base import EmbeddingBackend
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
+from titjudge.records.spec import parse_model_spec
 
 QWEN = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 INSTRUCTION = "Given an image description, judge how well it matches the prompt"

@@ -7,7 +7,6 @@ import pytest
 from titjudge.errors import ConfigError
 from titjudge.judges.embedding import EmbeddingJudgeConfig
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.embed_settings import (
     GEMINI_MAX_BATCH,
     OPENAI_MAX_BATCH,
@@ -16,6 +15,7 @@ from titjudge.models.litellm.embed_settings import (
     plan,
 )
 from titjudge.models.preflight import ModelUse, check_models
+from titjudge.records.spec import parse_model_spec
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "HOSTED_VLLM_API_KEY")
 

@@ -12,9 +12,10 @@ from virtual_loop import VirtualLoop
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pacing import GROWTH_ROUNDS, HEADROOM, AdaptiveWindow, Pacer
 from titjudge.models.calls.token_estimate import openai_image_tokens, request_tokens
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
+from titjudge.records.image_input import ImageInput
+from titjudge.records.spec import parse_model_spec
 
 
 def most_in_window(times, window):

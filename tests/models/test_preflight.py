@@ -9,9 +9,9 @@ import pytest
 
 from titjudge.errors import ConfigError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, check_models, model_problems
 from titjudge.models.registry import build_text_backend
+from titjudge.records.spec import parse_model_spec
 
 SECRET = "AIzaSy-preflight-secret-0123456789"
 KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "TITJUDGE_TEST_KEY")

@@ -22,9 +22,9 @@ from doubles.server import FakeOpenAIServer
 
 from titjudge.cli import main
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.providers import CREDENTIALS, listed_problems
 from titjudge.models.preflight import model_problems
+from titjudge.records.spec import parse_model_spec
 
 #: every variable the provider table names, unset in each test
 TABLE_VARS = sorted(

@@ -10,12 +10,13 @@ from doubles.server_request import as_reply
 
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.keys import embedding_key, generation_key
-from titjudge.models.calls.provenance import provenance, provenance_lines, refusal, same_model
-from titjudge.models.calls.results import CallResult, Usage
+from titjudge.models.calls.provenance import provenance, refusal, same_model
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
+from titjudge.records.calls import CallResult, Usage
+from titjudge.records.provenance import provenance_lines
+from titjudge.records.spec import parse_model_spec
 
 PROMPT = "PROMPT:\na red cat\n\nDESCRIPTION:\na red cat"
 

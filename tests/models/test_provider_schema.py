@@ -9,17 +9,26 @@ Rules, from the providers' documentation:
   property in required; only the supported keywords.
 """
 
+import asyncio
+import hashlib
+import json
+
 import pytest
+from doubles.server import FakeOpenAIServer
 from pydantic import ValidationError
 
+from titjudge.cache.store import CallCache
 from titjudge.judges.checklist_schema import (
     ChecklistElement,
     PromptChecklist,
     element_key,
     verdicts_schema,
 )
-from titjudge.judges.schemas import JudgeVerdict, PairVerdict, verdict_schema
+from titjudge.judges.schemas import JudgeVerdict, PairReply, verdict_schema
 from titjudge.models.calls.structured import response_schema
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.schemas import (
     gemini_schema,
     gemini_violations,
@@ -36,7 +45,7 @@ CHECKLIST = PromptChecklist(
 SENT = {
     "verdict": JudgeVerdict,
     "verdict_1_9": verdict_schema(1, 9),
-    "pair": PairVerdict,
+    "pair": PairReply,
     "checklist": PromptChecklist,
     "checklist_verdicts": verdicts_schema(element_key(CHECKLIST)),
 }
@@ -82,3 +91,27 @@ def test_only_a_json_number_is_a_score(bad):
     with pytest.raises(ValidationError):
         verdict_schema(1, 9).model_validate({"rationale": "r", "score": bad})
     assert JudgeVerdict.model_validate({"rationale": "r", "score": 85}).score == 85.0
+
+
+def test_the_pair_reply_reaches_providers_by_the_name_it_always_had(tmp_path, monkeypatch):
+    """The pairwise judge's reply schema (`PairReply`) is sent as `PairVerdict`, and its JSON
+    schema, which every pairwise call's cache key holds, is the one cached answers were keyed by."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sent = []
+
+    def responder(request):
+        sent.append(request.body["response_format"]["json_schema"])
+        return {"rationale": "the first shows the cat", "winner": "first"}
+
+    with FakeOpenAIServer(responder=responder) as server:
+        options = ModelOptions(api_base=server.url, backoff_initial=0.01)
+        client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", options)
+        result = asyncio.run(
+            client.structured(GenerateRequest(prompt="p"), PairReply, role="judge")
+        )
+    assert result.ok and result.value.winner == "first"
+    assert [schema["name"] for schema in sent] == ["PairVerdict"]
+    schema = json.dumps(response_schema(PairReply), sort_keys=True).encode()
+    assert hashlib.sha256(schema).hexdigest() == (
+        "2ee02536ed783fae77165419a5d2350dfcbe37709011a7804412051607199dcd"
+    )

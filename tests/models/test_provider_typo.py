@@ -18,8 +18,8 @@ import sys
 
 import pytest
 
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.providers import unknown_provider
+from titjudge.records.spec import parse_model_spec
 
 
 def fast_check(model: str, api_base: str | None = None, **params: str) -> str | None:

@@ -16,7 +16,7 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.sending import Sender
 from titjudge.models.core.base import PermanentError, TransientError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
+from titjudge.records.spec import parse_model_spec
 
 
 class Backend:

@@ -8,13 +8,13 @@ vLLM takes Qwen3's switch as `chat_template_kwargs` in the body (vLLM reasoning-
 
 import pytest
 
-from titjudge.config import DescriberConfig
+from titjudge.config.schema import DescriberConfig
 from titjudge.errors import ConfigError
 from titjudge.judges.llm import LLMJudgeConfig
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.core.thinking import ThinkingError, ThinkingOptions
 from titjudge.models.core.thinking import plan_thinking as plan_local_thinking
 from titjudge.models.litellm.thinking import plan_thinking
+from titjudge.records.spec import parse_model_spec
 
 PRO = parse_model_spec("litellm:gemini/gemini-2.5-pro")
 FLASH = parse_model_spec("litellm:gemini/gemini-2.5-flash")
@@ -102,7 +102,8 @@ def test_shorthands(raw, expected):
 
 
 def test_config_errors_name_the_key_and_the_fix():
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
 
     raw = {
         "name": "x",

@@ -2,9 +2,9 @@
 
 import pytest
 
-from titjudge.models.calls.results import CallResult, Usage, total_cost
 from titjudge.models.hub import usage_since
 from titjudge.records import Progress
+from titjudge.records.calls import CallResult, Usage, total_cost
 from titjudge.report.progress import progress_line, stats_text
 
 
@@ -95,8 +95,8 @@ def test_progress_text_shows_cost_unknown_for_an_unpriced_run():
 def test_per_item_costs_stay_unknown_when_any_call_is_unpriced():
     """An item's cost over several calls (two calls, a re-ask, repeats, a pairwise item's
     share) is unknown when one price is; a partial sum would read as the whole."""
-    from titjudge.judges.base import JudgeOutcome
-    from titjudge.models.calls.results import sum_costs
+    from titjudge.records.calls import sum_costs
+    from titjudge.records.outcomes import JudgeOutcome
 
     assert sum_costs([0.001, 0.002]) == pytest.approx(0.003)
     assert sum_costs([0.001, None]) is None and sum_costs([None, 0.001]) is None

@@ -16,9 +16,10 @@ from doubles.tiny_models import (
 )
 from PIL import Image
 
-from titjudge.models.core.base import EmbeddingBackend, ImageInput, TextBackend
+from titjudge.models.core.base import EmbeddingBackend, TextBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.registry import build_embedding_backend, build_text_backend
+from titjudge.records.image_input import ImageInput
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -19,10 +19,11 @@ from transformers import AutoModel, AutoTokenizer
 from titjudge.errors import ConfigError, ModelSpecError
 from titjudge.models.core.base import EmbeddingBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.local.common import resolve_checkpoint
-from titjudge.models.local.embed import last_token, read_layout
+from titjudge.models.local.embed_base import read_layout
+from titjudge.models.local.embed_last_token import last_token
 from titjudge.models.registry import build_embedding_backend
+from titjudge.records.spec import parse_model_spec
 
 TEXTS = [
     "a cat on a mat",

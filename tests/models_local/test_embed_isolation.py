@@ -90,9 +90,9 @@ def test_a_text_failing_in_a_ray_actor_comes_back_alone(tmp_path: Path) -> None:
     """What an actor sends back per text (a vector, or that text's RemoteFailure) reaches the
     client per text (the actor pool here is a stand-in: no Ray instance is started)."""
     pytest.importorskip("ray")
-    from titjudge.models.core.spec import parse_model_spec
     from titjudge.models.ray.actors import RemoteFailure
     from titjudge.models.ray.backend import RayEmbeddingBackend
+    from titjudge.records.spec import parse_model_spec
 
     class Pool:
         size, facts = 1, {"default_concurrency": 4}

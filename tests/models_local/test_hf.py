@@ -14,17 +14,12 @@ import pytest
 import torch
 
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.core.base import (
-    GenerateRequest,
-    Generation,
-    ImageInput,
-    PermanentError,
-    TextBackend,
-)
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TextBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.local import hf_generate
 from titjudge.models.local.hf_generate import render_prompt, run_batch
 from titjudge.models.registry import build_text_backend
+from titjudge.records.image_input import ImageInput
 
 PROMPTS = [
     "Score it.",

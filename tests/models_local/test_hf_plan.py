@@ -14,9 +14,9 @@ from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest, TextBackend
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.models.local.hf_plan import plan
+from titjudge.records.spec import parse_model_spec
 
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from titjudge.errors import ConfigError, ModelSpecError
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.local.common import (
     MicroBatcher,
     check_params,
@@ -20,6 +19,7 @@ from titjudge.models.local.common import (
     resolve_dtype,
     with_torch_threads,
 )
+from titjudge.records.spec import parse_model_spec
 
 SPEC = parse_model_spec("hf:some/model")
 

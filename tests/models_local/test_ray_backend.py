@@ -29,10 +29,10 @@ from titjudge.models.calls.keys import embedding_key  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
 from titjudge.models.core.execution import ExecutionOptions  # noqa: E402
 from titjudge.models.core.options import ModelOptions  # noqa: E402
-from titjudge.models.core.spec import parse_model_spec  # noqa: E402
 from titjudge.models.hub import ModelHub  # noqa: E402
 from titjudge.models.ray.backend import RayTextBackend  # noqa: E402
 from titjudge.models.registry import build_text_backend  # noqa: E402
+from titjudge.records.spec import parse_model_spec  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a local Ray instance, tiny models in actors, a child process
 

@@ -22,10 +22,10 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 from titjudge.models.core.base import GenerateRequest, Generation  # noqa: E402
 from titjudge.models.core.options import ModelOptions  # noqa: E402
-from titjudge.models.core.spec import parse_model_spec  # noqa: E402
 from titjudge.models.litellm.backend import LiteLLMBackend
 from titjudge.models.litellm.embed import LiteLLMEmbeddingBackend  # noqa: E402
 from titjudge.models.litellm.factory import build  # noqa: E402
+from titjudge.records.spec import parse_model_spec  # noqa: E402
 
 MODEL = "openai/test-model"
 KEY_ENV = "TITJUDGE_FAKE_SERVER_API_KEY"

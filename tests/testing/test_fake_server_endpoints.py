@@ -18,7 +18,8 @@ from doubles.server_text import describe_from_hash
 from fake_server_support import embedder, generate, run
 from PIL import Image
 
-from titjudge.models.core.base import GenerateRequest, Generation, ImageInput
+from titjudge.models.core.base import GenerateRequest, Generation
+from titjudge.records.image_input import ImageInput
 
 pytestmark = pytest.mark.doubles  # tests of the fake OpenAI server, not of titjudge
 

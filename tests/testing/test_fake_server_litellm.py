@@ -30,13 +30,8 @@ from fake_server_support import (
 from pydantic import BaseModel, Field
 
 from titjudge.models.calls.structured import response_schema
-from titjudge.models.core.base import (
-    GenerateRequest,
-    Generation,
-    PermanentError,
-    TokenLogprobs,
-    TransientError,
-)
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
+from titjudge.records.calls import TokenLogprobs
 
 pytestmark = pytest.mark.doubles  # tests of the fake OpenAI server, not of titjudge
 

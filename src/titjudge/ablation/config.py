@@ -14,12 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from titjudge.config.load import (
-    apply_overrides,
-    load_yaml,
-    refuse_other_command,
-    validate_config,
-)
+from titjudge.config.load import apply_overrides, refuse_other_command, validate_config
 from titjudge.config.schema import (
     DataConfig,
     DescriberConfig,
@@ -31,11 +26,12 @@ from titjudge.config.schema import (
     fallback_cycle,
 )
 from titjudge.errors import did_you_mean
+from titjudge.files import load_yaml
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
 from titjudge.models.core.options import ModelOptions, StrictModel
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.preflight import ModelUse, answered_models, check_models
+from titjudge.records.spec import parse_model_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 

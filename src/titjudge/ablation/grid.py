@@ -28,8 +28,7 @@ from typing import Any
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CacheError, CallCache
-from titjudge.config import dump_config
-from titjudge.data.records import Item
+from titjudge.config.load import dump_config
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.metrics.evaluate import HumanData
@@ -37,6 +36,7 @@ from titjudge.models.calls.budget import Budget
 from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
+from titjudge.records.items import Item
 from titjudge.report import run_dir, runs
 
 log = logging.getLogger(__name__)

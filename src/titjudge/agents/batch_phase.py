@@ -17,9 +17,10 @@ from typing import IO, Any
 from titjudge.agents import item as steps
 from titjudge.agents.finish import judge_pairs
 from titjudge.agents.item import RunContext
-from titjudge.data.records import Item
-from titjudge.models.calls.batch import BatchProbe, BatchProgress, collect
+from titjudge.models.calls.batch import BatchProbe, collect
+from titjudge.models.calls.batch_progress import BatchProgress
 from titjudge.records import ItemResult
+from titjudge.records.items import Item
 
 #: describe, judge, and one spare (a judge that reads another judge's answers)
 MAX_PHASE_ROUNDS = 4

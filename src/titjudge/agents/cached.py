@@ -18,9 +18,9 @@ import asyncio
 
 from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
-from titjudge.data.records import Item
 from titjudge.models.calls.probe import CacheProbe
 from titjudge.records import ItemResult
+from titjudge.records.items import Item
 
 #: items tried between two yields to the event loop (the progress display keeps ticking)
 YIELD_EVERY = 64

@@ -25,14 +25,14 @@ from titjudge.agents import item as steps
 from titjudge.agents.finish import judge_pairs
 from titjudge.agents.runner import load_run_data, run_context
 from titjudge.cache.store import CallCache
-from titjudge.config import RunConfig
-from titjudge.data.records import Item
+from titjudge.config.schema import RunConfig
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss
 from titjudge.models.core.prices import Rates, batch_rates_for, rates_for
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.records import ItemResult, Progress
+from titjudge.records.items import Item
+from titjudge.records.spec import parse_model_spec
 
 
 @dataclass

@@ -19,16 +19,16 @@ from typing import Any
 
 from titjudge.agents.estimate import probe_run
 from titjudge.cache.store import CallCache
-from titjudge.config import RunConfig
+from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import EstimateProbe
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import ComputeOne
-from titjudge.models.calls.results import CallResult
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.calls import CallResult
 
 #: what the judges' requests quote where the describer's answer would stand
 STAND_IN = "<the describer's description of this image: known only once the describer answers>"

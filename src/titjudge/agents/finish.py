@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 
 from titjudge.agents.item import RunContext
-from titjudge.judges.pairwise import PairwiseRun, pairs_to_judge, run_pairwise
+from titjudge.judges.pairwise import pairs_to_judge, run_pairwise
 from titjudge.metrics.evaluate import evaluate_run
 from titjudge.records import ItemResult, RunEvaluation
+from titjudge.records.pairs import PairwiseRun
 
 
 async def judge_pairs(results: list[ItemResult], ctx: RunContext) -> dict[str, PairwiseRun]:

@@ -32,9 +32,9 @@ from langgraph.types import Send
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import STEPS_PER_ITEM, build_item_graph
-from titjudge.data.records import Item
-from titjudge.judges.pairwise import PairwiseRun
 from titjudge.records import ItemResult, RunEvaluation
+from titjudge.records.items import Item
+from titjudge.records.pairs import PairwiseRun
 
 
 class RunState(TypedDict, total=False):

@@ -19,16 +19,18 @@ from typing import Any, Literal
 from titjudge.agents.gather import gather_eager
 from titjudge.cache.store import CacheError
 from titjudge.data.images import ImageLoader
-from titjudge.data.records import HumanPair, Item
 from titjudge.errors import DataError
-from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.base import Judge
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput, MissingCredentialsError
+from titjudge.models.core.base import GenerateRequest, MissingCredentialsError
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import ItemResult, Progress
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import HumanPair, Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from langgraph.types import Command
 
 from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, JudgeOutcome
-from titjudge.models.core.base import ImageInput
 from titjudge.records import ItemResult
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 #: LangGraph steps one item takes at most (describe, judge, fallback): a worker's recursion
 #: limit is this times the items it may run

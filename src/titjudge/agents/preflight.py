@@ -8,7 +8,7 @@ missing credentials and unknown providers, one model at a time, before the first
 
 from __future__ import annotations
 
-from titjudge.config import DataConfig, RunConfig
+from titjudge.config.schema import DataConfig, RunConfig
 from titjudge.errors import ConfigError, DataError
 from titjudge.judges.options import ModelJudgeOptions
 from titjudge.models.preflight import ModelUse, answered_models, check_models

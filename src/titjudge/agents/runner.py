@@ -23,9 +23,8 @@ from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.agents.loop import run_to_end
 from titjudge.cache.store import CallCache
-from titjudge.config import RunConfig, dump_config
+from titjudge.config.schema import RunConfig
 from titjudge.data.images import ImageLoader
-from titjudge.data.records import Item
 from titjudge.errors import ConfigError
 from titjudge.judges.base import Judge
 from titjudge.judges.pairwise import PairwiseJudge
@@ -33,10 +32,11 @@ from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import NOT_SENT_BUDGET, Budget
 from titjudge.models.calls.provenance import provenance
-from titjudge.models.calls.results import Usage
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.prompts.loader import load_template
 from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, cache_counts
+from titjudge.records.calls import Usage
+from titjudge.records.items import Item
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import StoppedModel, failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
@@ -386,12 +386,4 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
         return run_to_end(run_async(config, **kwargs))
 
 
-__all__ = [
-    "EXIT_BUDGET",
-    "RunOutcome",
-    "budget_refused",
-    "dump_config",
-    "run",
-    "run_async",
-    "run_context",
-]
+__all__ = ["RunOutcome", "budget_refused", "run", "run_async", "run_context"]

@@ -11,14 +11,15 @@ from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import build_item_graph
 from titjudge.agents.preflight import preflight_run
 from titjudge.cache.store import CallCache
-from titjudge.config import RunConfig, validate_config
-from titjudge.data.records import Item
+from titjudge.config.load import validate_config
+from titjudge.config.schema import RunConfig
 from titjudge.errors import DataError
-from titjudge.judges.base import Described, JudgeOutcome
 from titjudge.judges.registry import build_judges
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
 from titjudge.records import ItemResult
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 #: used when `score` gets no config: the paper's best TIT-Score-LLM setting
 DEFAULT_SCORE_CONFIG = {

@@ -41,9 +41,9 @@ from titjudge.data.annotations import (
     load_annotations,
 )
 from titjudge.data.pair_draw import PairToJudge
-from titjudge.data.records import Item
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
+from titjudge.records.items import Item
 
 #: what the page sends: the side the annotator preferred, a tie, or a skip
 Answer = Literal["left", "right", "tie", "skip"]

@@ -72,7 +72,8 @@ def demo_config(data: Path, out: Path, model_dir: Path | None) -> dict[str, Any]
 def demo(args: argparse.Namespace) -> int:
     """Synthesise a small benchmark, run replay + lexical (+ MiniLM when installed) on it."""
     from titjudge.agents.runner import run as run_pipeline
-    from titjudge.config import RunConfig, dump_config, validate_config
+    from titjudge.config.load import dump_config, validate_config
+    from titjudge.config.schema import RunConfig
     from titjudge.data.synth.benchmark import synthesize
     from titjudge.errors import install_hint
 

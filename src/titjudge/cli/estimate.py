@@ -11,7 +11,7 @@ from titjudge.cli.common import add_set, command, wide_console
 
 if TYPE_CHECKING:
     from titjudge.agents.estimate import Estimate
-    from titjudge.config import RunConfig
+    from titjudge.config.schema import RunConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +40,7 @@ def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:
 
         grid = load_ablation_config(path, overrides)
         return [row_run_config(grid, row) for row in grid.rows]
-    from titjudge.config import load_config
+    from titjudge.config.load import load_config
 
     return [load_config(path, overrides)]
 

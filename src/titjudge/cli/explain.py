@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def explain(args: argparse.Namespace) -> int:
     from titjudge.agents.explain import first_requests
-    from titjudge.config import load_config
+    from titjudge.config.load import load_config
 
     config = load_config(args.config, args.set)
     prompt_id, planned = asyncio.run(first_requests(config))
@@ -53,7 +53,7 @@ def explain(args: argparse.Namespace) -> int:
 
 
 def _print_planned(planned: Any) -> None:
-    from titjudge.models.core.spec import parse_model_spec
+    from titjudge.records.spec import parse_model_spec
 
     what = planned.role if planned.template is None else f"{planned.role}, {planned.template}"
     print(f"== {what} ({planned.kind}): {planned.model}")

@@ -152,7 +152,7 @@ def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
     """The pairwise judges' verdicts of the run dir holding `scores` (pairs_<judge>.jsonl);
     a variant its config.yaml names as pairwise without that file is a DataError."""
     from titjudge.errors import DataError
-    from titjudge.judges.pairwise import PairJudgement
+    from titjudge.records.pairs import PairJudgement
     from titjudge.report.record import load_verdicts
 
     folder = scores.parent
@@ -163,7 +163,7 @@ def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
             found[name] = [PairJudgement.from_record(v.model_dump()) for v in load_verdicts(path)]
     config = folder / "config.yaml"
     if config.is_file():
-        from titjudge.config import load_yaml
+        from titjudge.files import load_yaml
 
         judges = load_yaml(config).get("judges") or []
         for judge in judges:

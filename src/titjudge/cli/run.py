@@ -63,7 +63,7 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
         print_summary(outcome.metrics, console)
     elif "model_means" in outcome.summary:
         print_model_means(outcome.summary["model_means"], console)
-    from titjudge.models.calls.results import Usage
+    from titjudge.records.calls import Usage
 
     for role, record in outcome.summary["usage"].items():
         say(console, f"{role}: {Usage.from_json(record).text()}")
@@ -137,7 +137,7 @@ def print_failures(run_dir: Path, console: Console) -> None:
 def print_answering_models(record: dict[str, Any], console: Console) -> None:
     """A line per model whose replies came from another model than configured (in yellow), from
     several, or under a snapshot's name (`models.calls.provenance`); names as the provider sent them."""
-    from titjudge.models.calls.provenance import provenance_lines
+    from titjudge.records.provenance import provenance_lines
     from titjudge.safety import terminal_safe
 
     for line, warning in provenance_lines(record):
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     """Describe and judge every manifest item of the config; exit 1 when items failed, 3 when
     `run.budget_usd` left calls unsent. The preflight runs first: a model that cannot run stops it before anything is written."""
     from titjudge.agents.preflight import preflight_run
-    from titjudge.config import load_config
+    from titjudge.config.load import load_config
 
     config = load_config(args.config, args.set)
     from titjudge.cli.analysis import check_breakdown_args
@@ -219,7 +219,7 @@ def score(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from titjudge.agents.single import score as score_one
-    from titjudge.config import load_config
+    from titjudge.config.load import load_config
     from titjudge.safety import terminal_safe
 
     config = load_config(args.config, args.set) if args.config else None

@@ -5,7 +5,6 @@ from titjudge.config.load import (
     dump_config,
     format_validation_error,
     load_config,
-    load_yaml,
     validate_config,
 )
 from titjudge.config.schema import (
@@ -15,6 +14,7 @@ from titjudge.config.schema import (
     RunConfig,
     RunSettings,
 )
+from titjudge.files import load_yaml
 from titjudge.models.core.options import ModelOptions, StrictModel
 
 __all__ = [

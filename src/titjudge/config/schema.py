@@ -19,8 +19,8 @@ from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
 from titjudge.models.core.prices import rates_for
-from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.litellm.sampling import settle
+from titjudge.records.spec import ModelSpec, parse_model_spec
 
 
 class DataConfig(StrictModel):

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Literal, cast
 
 from titjudge.data.pairs import PanelSize, header_of, iter_csv
-from titjudge.data.records import Vote
 from titjudge.errors import DataError, where
+from titjudge.records.items import Vote
 
 Choice = Literal["a", "b", "tie", "skip"]
 Side = Literal["a", "b"]

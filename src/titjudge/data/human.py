@@ -12,7 +12,7 @@ from pathlib import Path
 
 from titjudge.data import pairs as pair_files
 from titjudge.data.ranking import rank_items
-from titjudge.data.records import HumanPair, Item, RankRow
+from titjudge.records.items import HumanPair, Item, RankRow
 
 
 def run_human_data(

@@ -274,7 +274,6 @@ class ImageLoader:
 
 __all__ = [
     "MAX_PIXELS",
-    "MAX_SIDE",
     "PIXEL_BUDGET",
     "ImageLoader",
     "decode_pixels",

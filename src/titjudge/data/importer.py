@@ -29,9 +29,9 @@ from typing import Any
 
 from titjudge.data.manifest import require_str
 from titjudge.data.pairs import iter_csv
-from titjudge.data.records import Item
 from titjudge.errors import DataError, did_you_mean, where
 from titjudge.files import iter_jsonl, read_text
+from titjudge.records.items import Item
 
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})
 PROMPT_FILES = ("prompts.jsonl", "prompts.csv", "prompts.json")

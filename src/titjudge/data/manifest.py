@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from titjudge.data.records import Item
 from titjudge.errors import DataError, where
 from titjudge.files import atomic_write, iter_jsonl
+from titjudge.records.items import Item
 
 MANIFEST_FIELDS: tuple[str, ...] = ("item_id", "prompt_id", "prompt", "image", "t2i_model")
 

@@ -23,8 +23,8 @@ from itertools import combinations
 from pathlib import Path
 
 from titjudge.data.pairs import check_pair_items, iter_csv
-from titjudge.data.records import Item
 from titjudge.errors import DataError, where
+from titjudge.records.items import Item
 
 PAIR_COLUMNS = ("prompt_id", "item_a", "item_b")
 

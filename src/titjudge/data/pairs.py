@@ -19,9 +19,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
-from titjudge.data.records import HumanPair, Item, RankRow, Vote, Winner
 from titjudge.errors import DataError, did_you_mean, where
 from titjudge.files import atomic_open, read_text
+from titjudge.records.items import HumanPair, Item, RankRow, Vote, Winner
 
 PAIR_FIELDS = ("prompt_id", "item_a", "item_b", "winner")
 RANK_FIELDS = ("prompt_id", "item_id", "rank")

@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from titjudge.data.records import HumanPair, RankRow
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, RankRow
 
 
 def copeland_scores(pairs: Sequence[HumanPair]) -> dict[str, dict[str, int]]:

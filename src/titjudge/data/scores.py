@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import cast, get_args
 
 from titjudge.data.pairs import iter_csv
-from titjudge.data.records import ScoreRow, ScoreStatus
 from titjudge.errors import DataError, where
 from titjudge.files import atomic_open
+from titjudge.records.items import ScoreRow, ScoreStatus
 
 SCORE_COLUMNS: tuple[str, ...] = ("item_id", "variant", "score", "status")
 _STATUSES: tuple[str, ...] = get_args(ScoreStatus)

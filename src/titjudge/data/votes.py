@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from titjudge.data.records import HumanPair, Vote, Winner
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, Vote, Winner
 
 Rule = Literal["strong", "advantage", "expert", "expert_split_tie", "unresolved"]
 RULES: tuple[Rule, ...] = ("strong", "advantage", "expert", "expert_split_tie", "unresolved")

@@ -1,15 +1,15 @@
 """The judge interface (`Judge`, `SamplingJudge`); what a judge produces for one item
-(`JudgeOutcome`, `Described`) is kept low in `titjudge.records.outcomes` and re-exported here."""
+(`JudgeOutcome`, `Described`) lives in `titjudge.records.outcomes`."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import Any
 
-from titjudge.data.records import Item
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.core.base import ImageInput
-from titjudge.records.outcomes import Described, DescribedStatus, JudgeOutcome, Status
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 
 class Judge(ABC):
@@ -66,4 +66,4 @@ class SamplingJudge(Judge):
         """Score one item with repeat index `sample`; never raises for a model problem."""
 
 
-__all__ = ["Described", "DescribedStatus", "Judge", "JudgeOutcome", "SamplingJudge", "Status"]
+__all__ = ["Judge", "SamplingJudge"]

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.judges.building import checked_template, repeated
 from titjudge.judges.checklist_schema import (
     ElementType,
@@ -31,12 +30,15 @@ from titjudge.judges.checklist_schema import (
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.calls import CallResult
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 
 class ChecklistJudge(SamplingJudge):

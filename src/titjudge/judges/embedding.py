@@ -20,17 +20,18 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.base import Judge
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.core.base import ImageInput
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.embed_settings import not_an_embedding_model
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.spec import parse_model_spec
 
 
 def query_text(prompt: str, instruction: str | None) -> str:

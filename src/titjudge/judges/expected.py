@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from titjudge.models.core.base import TokenLogprobs
+from titjudge.records.calls import TokenLogprobs
 
 _SCORE = re.compile(r'"score"\s*:\s*(-?\d+(?:\.\d+)?)')
 _DIGITS = re.compile(r"(\d+)(.*)\Z", re.DOTALL)

@@ -12,14 +12,15 @@ import re
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.base import Judge
 from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.core.base import ImageInput
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 STOPWORDS = frozenset(

@@ -11,20 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.calls import CallResult
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 
 @dataclass(frozen=True)

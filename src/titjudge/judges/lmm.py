@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge
+from titjudge.judges.base import Judge
 from titjudge.judges.building import repeated
 from titjudge.judges.llm import LLMJudge, Scoring, verdict_parts
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described
 
 
 class LMMJudge(LLMJudge):

@@ -22,17 +22,20 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Literal
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput, TokenLogprobs
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.calls import TokenLogprobs
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 
 #: tokens generated: enough to get past a leading space or newline to the answer
 ANSWER_TOKENS = 4

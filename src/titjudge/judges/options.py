@@ -11,9 +11,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from titjudge.models.core.options import ModelOptions, StrictModel
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.litellm.sampling import settle
 from titjudge.records.names import RESERVED_NAMES
+from titjudge.records.spec import parse_model_spec
 
 ScoreMode = Literal["sampled", "expected"]
 #: alternatives per token read by score_mode expected and lmm_yes when `top_logprobs` is not set

@@ -1,7 +1,7 @@
 """Pairwise judge: which of two images of one prompt follows it better, read from their descriptions.
 
 Each pair is judged in both orders (A shown first, then B shown first) with the
-`pairwise` template and the `PairVerdict` schema. The pair's verdict is the image both
+`pairwise` template and the `PairReply` schema. The pair's verdict is the image both
 orders chose; a disagreement between the orders (including one tie and one choice)
 counts as a tie, which is never a correct prediction. With `repeats: N` each order is
 asked N times (sample k = distinct cache key) and its choice is the median of the
@@ -24,19 +24,21 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from titjudge.data.records import HumanPair, Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome
+from titjudge.judges.base import Judge
 from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
-from titjudge.judges.schemas import PairVerdict
+from titjudge.judges.schemas import PairReply
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.results import sum_costs
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import GenerateRequest, ImageInput
+from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
+from titjudge.records.calls import sum_costs
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import HumanPair, Item
+from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import Choice, OrderJudgement, PairJudgement, PairwiseRun
 
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
@@ -98,7 +100,7 @@ class PairwiseJudge(Judge):
             sample=sample,
         )
         call = await self.client.structured(
-            request, PairVerdict, role="judge", template=self.template.record(), probe=probe
+            request, PairReply, role="judge", template=self.template.record(), probe=probe
         )
         return (call.value.winner if call.ok and call.value is not None else None), call
 
@@ -249,12 +251,8 @@ def build_pairwise(
 
 __all__ = [
     "PAIR_CHUNK",
-    "Choice",
-    "OrderJudgement",
-    "PairJudgement",
     "PairwiseJudge",
     "PairwiseJudgeConfig",
-    "PairwiseRun",
     "build_pairwise",
     "pairs_to_judge",
     "run_pairwise",

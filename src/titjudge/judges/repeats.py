@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from titjudge.data.records import Item
-from titjudge.judges.base import Described, Judge, JudgeOutcome, SamplingJudge
+from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.results import sum_costs
-from titjudge.models.core.base import ImageInput
-from titjudge.records.repeats import repeat_count, repeat_score_rows, spread
+from titjudge.records.calls import sum_costs
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
+from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.repeats import spread
 
 
 class RepeatedJudge(Judge):
@@ -110,4 +111,4 @@ def combine_samples(name: str, samples: list[JudgeOutcome]) -> JudgeOutcome:
     return outcome
 
 
-__all__ = ["RepeatedJudge", "combine_samples", "repeat_count", "repeat_score_rows", "spread"]
+__all__ = ["RepeatedJudge", "combine_samples"]

@@ -59,10 +59,13 @@ def verdict_schema(lo: int, hi: int) -> type[JudgeVerdict]:
     return create_model(f"JudgeVerdict{lo}to{hi}", __base__=JudgeVerdict, score=score)
 
 
-class PairVerdict(BaseModel):
+class PairReply(BaseModel):
     """A pairwise judge's verdict: which of two descriptions follows the prompt better."""
 
-    model_config = ConfigDict(extra="ignore")
+    # the schema's title, which names it to providers and is part of every pairwise call's
+    # cache key (as is this docstring, its description); the verdict a run records on a human
+    # pair is `report.record.PairVerdict`
+    model_config = ConfigDict(extra="ignore", title="PairVerdict")
 
     rationale: str = Field(
         min_length=1,

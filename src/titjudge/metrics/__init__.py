@@ -4,7 +4,7 @@ One module per idea: `pairwise` (accuracy, metric ties, tie calibration),
 `significance` (chance thresholds, binomial p-value), `correlation` (SRCC/KRCC),
 `ndcg`, `bootstrap` (CIs over prompts), `compare` (McNemar), `leaderboard` (Table 3),
 `summary` (`evaluate`: all of it as the `metrics --json` dict). Library functions take
-in-memory records (`titjudge.data.records`); file I/O lives in `titjudge.data`.
+in-memory records (`titjudge.records.items`); file I/O lives in `titjudge.data`.
 """
 
 from titjudge.metrics.compare import McNemarResult, compare_variants

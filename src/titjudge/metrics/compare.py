@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from titjudge.data.records import HumanPair
 from titjudge.metrics.exact import binomtest_half
 from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.tables import build_eval_data
+from titjudge.records.items import HumanPair
 
 
 @dataclass(frozen=True)

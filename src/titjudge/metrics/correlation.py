@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from titjudge.data.records import RankRow
 from titjudge.metrics.tables import (
     EvalData,
     PromptValues,
@@ -31,6 +30,7 @@ from titjudge.metrics.tables import (
     pairwise_signs,
     row_chunks,
 )
+from titjudge.records.items import RankRow
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.metrics.catalog import REPEAT_METRICS
 from titjudge.records import ItemResult, RunEvaluation
+from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement, PairwiseRun
 from titjudge.records.repeats import repeat_count, repeat_score_rows
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from titjudge.data.records import Item, RankRow
 from titjudge.errors import DataError
 from titjudge.metrics.correlation import spearman_rho
 from titjudge.metrics.exact import rank_average
 from titjudge.metrics.tables import EvalData, build_eval_data, row_ranks
+from titjudge.records.items import Item, RankRow
 
 
 @dataclass(frozen=True)

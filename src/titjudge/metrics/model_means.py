@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from titjudge.data.records import ScoreRow
+from titjudge.records.items import ScoreRow
 
 
 def model_means(rows: Sequence[ScoreRow], models: Mapping[str, str]) -> dict[str, Any]:

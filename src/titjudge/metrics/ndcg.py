@@ -32,7 +32,6 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from titjudge.data.records import RankRow
 from titjudge.metrics.tables import (
     EvalData,
     PromptValues,
@@ -40,6 +39,7 @@ from titjudge.metrics.tables import (
     pairwise_signs,
     row_chunks,
 )
+from titjudge.records.items import RankRow
 
 Gain = Literal["linear", "exponential"]
 GAINS: tuple[str, ...] = get_args(Gain)

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from titjudge.data.records import HumanPair, ScoreRow
 from titjudge.data.scores import scores_by_variant
 from titjudge.metrics.fallback import FallbackMasks, fallback_masks
 from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.pairwise_stats import verdict_outcomes
 from titjudge.metrics.tables import EvalData, build_eval_data
+from titjudge.records.items import HumanPair, ScoreRow
 from titjudge.records.pairs import PairJudgement
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from titjudge.data.records import HumanPair
 from titjudge.metrics.tables import EvalData, build_eval_data
+from titjudge.records.items import HumanPair
 
 
 @dataclass(frozen=True)

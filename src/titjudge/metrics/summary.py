@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
@@ -58,6 +57,7 @@ from titjudge.metrics.pairwise import PairOutcomes, calibrate_ties, summarise_ou
 from titjudge.metrics.pairwise_stats import position_bias
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
+from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.names import RESERVED_NAMES
 from titjudge.records.pairs import PairJudgement
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from titjudge.data.records import HumanPair, RankRow
 from titjudge.errors import DataError
 from titjudge.metrics.exact import rank_average
+from titjudge.records.items import HumanPair, RankRow
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.core.base import Backend
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 Kind = Literal["text", "embed"]
 

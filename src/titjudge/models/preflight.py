@@ -29,9 +29,9 @@ from pathlib import Path
 from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.litellm.providers import listed_problems, unknown_provider
 from titjudge.models.local.common import resolve_checkpoint
+from titjudge.records.spec import ModelSpec, parse_model_spec
 
 #: what the `hf:` and `embed:` backends import whatever the checkpoint
 LOCAL_LIBRARIES = ("torch", "transformers")

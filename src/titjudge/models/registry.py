@@ -15,8 +15,8 @@ from titjudge.models.core.base import Backend, EmbeddingBackend, TextBackend
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.factories import Kind, build_now, factory_of, plan_of
+from titjudge.records.spec import ModelSpec, parse_model_spec
 
 
 def build_text_backend(

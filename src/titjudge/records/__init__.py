@@ -7,8 +7,7 @@ descriptions file lines (`descriptions`) and reserved names (`names`).
 
 The package sits below the models, judges and data loaders that fill these in and imports
 none of them (`lint-imports` holds that), so every stage, the metrics and the reports read
-records without a circle and without importing a judge or a model. The old import paths
-(`titjudge.judges.base`, `titjudge.models.calls.results`, ...) re-export what moved here.
+records without a circle and without importing a judge or a model.
 """
 
 from __future__ import annotations

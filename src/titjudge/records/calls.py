@@ -1,7 +1,6 @@
 """What one model call returns (`CallResult`) and what calls took (`Usage`, `sum_costs`,
 `total_cost`): the recorded facts every stage reads. Kept low, below the models and judges that
-fill them in, so records, metrics and reports read them without importing either;
-`titjudge.models.calls.results` re-exports them under their old import path.
+fill them in, so records, metrics and reports read them without importing either.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One line of a descriptions file (`DescriptionLine`): written by the synthetic benchmark,
 read by the replay describer. Kept low so the data package writes it without importing the
-models; `titjudge.models.local.replay` re-exports it under its old import path."""
+models."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The image a model is sent: bytes plus what is needed to send them (`ImageInput`). Kept low
-(the data loader builds it, the models send it) and re-exported by `titjudge.models.core.base`."""
+"""The image a model is sent: bytes plus what is needed to send them (`ImageInput`). Kept low:
+the data loader builds it, the models send it."""
 
 from __future__ import annotations
 

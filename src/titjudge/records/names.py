@@ -1,5 +1,5 @@
 """Names a run's records keep for themselves (kept low: the metrics write them, the judge
-options refuse them; `titjudge.judges.options` re-exports `RESERVED_NAMES`)."""
+options refuse them)."""
 
 from __future__ import annotations
 

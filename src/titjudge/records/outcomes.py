@@ -1,7 +1,6 @@
 """What every judge produces for one item (`JudgeOutcome`: a score, or a failure with its
 reason) and what the describer produced (`Described`). Kept low, below the judges that fill
-them in, so records, metrics and reports read them without importing a judge;
-`titjudge.judges.base` re-exports them under their old import path.
+them in, so records, metrics and reports read them without importing a judge.
 """
 
 from __future__ import annotations

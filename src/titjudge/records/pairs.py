@@ -1,7 +1,7 @@
 """What a pairwise judge produced in a run: per pair, both presentation orders
 (`OrderJudgement`) and the pair's verdict (`PairJudgement`); per judge, every pair
-(`PairwiseRun`). Kept low, below the judge that fills them in (`titjudge.judges.pairwise`,
-which re-exports them), so metrics and reports read them without importing a judge.
+(`PairwiseRun`). Kept low, below the judge that fills them in (`titjudge.judges.pairwise`), so
+metrics and reports read them without importing a judge.
 """
 
 from __future__ import annotations

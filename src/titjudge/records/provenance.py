@@ -1,7 +1,7 @@
 """What a summary line says of which models answered a run (`provenance_lines`), and the
 model-name rule's small pure helpers. Pure formatting of recorded facts, kept low so reports
-read it without importing the models; `titjudge.models.calls.provenance` (the rule, and the record
-it reads) re-exports them under their old import path.
+read it without importing the models (`titjudge.models.calls.provenance` holds the rule and
+the record it reads).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The statistics of a repeated judge's samples as recorded in its outcomes: their spread
 (`spread`), how many there were (`repeat_count`) and the score rows of one sample alone
 (`repeat_score_rows`, the input of the metric's spread across repeats). Kept low, below the
-judge that samples (`titjudge.judges.repeats`, which re-exports them), so the metrics read
-recorded outcomes without importing a judge.
+judge that samples (`titjudge.judges.repeats`), so the metrics read recorded outcomes without
+importing a judge.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_serializer
 from pydantic.functional_serializers import SerializerFunctionWrapHandler
 
-from titjudge.data.records import ScoreStatus
 from titjudge.files import parse_record
 from titjudge.records import ItemResult
+from titjudge.records.items import ScoreStatus
 
 _STATUSES: tuple[str, ...] = ("ok", "failed", "fallback")
 #: describer fields written only when they say something (a finish reason other than

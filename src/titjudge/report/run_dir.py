@@ -23,10 +23,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from titjudge.data.records import ScoreRow
 from titjudge.data.scores import write_scores
 from titjudge.files import atomic_write, jsonl_text, yaml_text
 from titjudge.records import ItemResult
+from titjudge.records.items import ScoreRow
 from titjudge.records.pairs import PairwiseRun
 from titjudge.report.item_line import item_lines
 

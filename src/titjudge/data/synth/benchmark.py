@@ -26,7 +26,6 @@ import numpy as np
 from titjudge.data.manifest import write_manifest
 from titjudge.data.pairs import write_csv, write_pairs, write_ranks, write_votes
 from titjudge.data.ranking import rank_items
-from titjudge.data.records import Item, RankRow, Vote, Winner
 from titjudge.data.synth.draw import draw_rendering, png_bytes
 from titjudge.data.synth.scene import ModelProfile, make_models, render, sample_scene
 from titjudge.data.synth.text import describe_rendering, write_prompt
@@ -34,6 +33,7 @@ from titjudge.data.votes import AggregationResult, aggregate_votes
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, jsonl_text
 from titjudge.records.descriptions import DescriptionLine
+from titjudge.records.items import Item, RankRow, Vote, Winner
 
 #: every judge sees latent quality plus a per-image "appeal" shared by all judges (sd),
 #: so human verdicts track but do not equal the truth

@@ -41,10 +41,10 @@ from titjudge.models.calls.batch_spend import BatchSpend, Wanted
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import CacheProbe, ComputeOne
-from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.core.batch import BatchAPI
+from titjudge.records.calls import CallResult
 
 #: rounds of jobs per model in one collection: the requests, their re-asks, and a spare
 MAX_ROUNDS = 3
@@ -197,4 +197,4 @@ async def _collect_ledger(
     ledger.clear()
 
 
-__all__ = ["BatchProbe", "BatchProgress", "ModelStats", "Queued", "collect"]
+__all__ = ["BatchProbe", "Queued", "collect"]

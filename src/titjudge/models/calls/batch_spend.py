@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from titjudge.models.calls.budget import Budget, OverBudgetError
-from titjudge.models.calls.results import CallResult
 from titjudge.models.core.prices import batch_rates_for
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.calls import CallResult
+from titjudge.records.spec import ModelSpec
 
 
 def line_worst(

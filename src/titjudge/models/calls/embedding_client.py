@@ -44,7 +44,6 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.provenance import RequireModel, refusal
-from titjudge.models.calls.results import CallResult
 from titjudge.models.calls.token_estimate import embedding_tokens
 from titjudge.models.core.base import (
     EmbeddingBackend,
@@ -53,6 +52,7 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.records.calls import CallResult
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from typing import Any, Literal
 
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import CacheProbe, ComputeOne
-from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.token_estimate import CHARS_PER_TOKEN, request_tokens, text_tokens
 from titjudge.models.core.base import GenerateRequest
+from titjudge.records.calls import CallResult, Usage
 
 #: marks a missed description inside the prompts that carry it
 PLACEHOLDER = "[titjudge estimate: description not yet written]"

@@ -15,7 +15,8 @@ from typing import Any
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
 from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.core.base import GenerateRequest, ImageInput, TextBackend
+from titjudge.models.core.base import GenerateRequest, TextBackend
+from titjudge.records.image_input import ImageInput
 from titjudge.records.images import (
     MAX_SIDE,
     PIL_VERSION,

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 #: bump when the stored value format changes, so old entries are never misread
 CACHE_FORMAT = 1

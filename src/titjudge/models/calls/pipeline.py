@@ -25,11 +25,11 @@ from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
 from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.probe import Answers, CacheProbe, Computed
-from titjudge.models.calls.results import CallResult, Usage
 from titjudge.models.calls.sending import Attempted, Sender, Worst
 from titjudge.models.core.base import Backend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.prices import Rates
+from titjudge.records.calls import CallResult, Usage
 
 B = TypeVar("B", bound=Backend)
 R = TypeVar("R")

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from titjudge.models.calls.batch_answers import Answer
-from titjudge.models.calls.results import CallResult, Usage
+from titjudge.records.calls import CallResult, Usage
 
 #: one computed answer: its result and what the cache keeps of it (None: nothing)
 Computed = tuple[CallResult[Any], Any]

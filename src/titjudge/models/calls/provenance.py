@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from titjudge.models.calls.results import Usage
-from titjudge.records.provenance import _SNAPSHOT, _norm, _tails, model_id_of, provenance_lines
+from titjudge.records.calls import Usage
+from titjudge.records.provenance import _SNAPSHOT, _norm, _tails, model_id_of
 
 RequireModel = Literal["report", "exact"]
 
@@ -84,11 +84,4 @@ def provenance(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
     return found
 
 
-__all__ = [
-    "RequireModel",
-    "model_id_of",
-    "provenance",
-    "provenance_lines",
-    "refusal",
-    "same_model",
-]
+__all__ = ["RequireModel", "provenance", "refusal", "same_model"]

@@ -1,7 +1,6 @@
 """When a reply cannot be used as it stands (cut at the token limit, withheld, empty), and a
 cached answer's usage back and forth. What one model call returns (`CallResult`) and what a
-run spent per role (`Usage`, `sum_costs`, `total_cost`) are kept low in
-`titjudge.records.calls` and re-exported here under their old import path.
+run spent per role (`Usage`, `sum_costs`, `total_cost`) live in `titjudge.records.calls`.
 
 Shared by the call layer, the embedding client and the judges; it imports nothing of theirs.
 """
@@ -11,14 +10,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from titjudge.models.core.base import Generation, TokenLogprobs
+from titjudge.models.core.base import Generation
 from titjudge.records.calls import (
     BLOCKED,
     TRUNCATED,
     CallResult,
-    Usage,
-    sum_costs,
-    total_cost,
+    TokenLogprobs,
 )
 
 
@@ -107,15 +104,4 @@ def _logprobs_from(raw: list[dict[str, Any]] | None) -> list[TokenLogprobs] | No
     return None if raw is None else [TokenLogprobs(**lp) for lp in raw]
 
 
-__all__ = [
-    "BLOCKED",
-    "sum_costs",
-    "TRUNCATED",
-    "CallResult",
-    "Usage",
-    "from_hit",
-    "incomplete_reason",
-    "total_cost",
-    "withheld",
-    "usage_of",
-]
+__all__ = ["from_hit", "incomplete_reason", "withheld", "usage_of"]

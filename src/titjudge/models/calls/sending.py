@@ -22,7 +22,6 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
 from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.results import CallResult
 from titjudge.models.core.base import (
     Backend,
     BlockedError,
@@ -35,6 +34,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for, reply_cost
+from titjudge.records.calls import CallResult
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)

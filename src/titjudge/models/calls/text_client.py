@@ -25,15 +25,7 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, CacheProbe, Computed
 from titjudge.models.calls.provenance import RequireModel, refusal
-from titjudge.models.calls.results import (
-    TRUNCATED,
-    CallResult,
-    from_hit,
-    incomplete_reason,
-    sum_costs,
-    usage_of,
-    withheld,
-)
+from titjudge.models.calls.results import from_hit, incomplete_reason, usage_of, withheld
 from titjudge.models.calls.sending import Attempted
 from titjudge.models.calls.structured import (
     StructuredOutputError,
@@ -43,6 +35,7 @@ from titjudge.models.calls.structured import (
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, TextBackend
 from titjudge.models.core.options import ModelOptions
+from titjudge.records.calls import TRUNCATED, CallResult, sum_costs
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -142,10 +135,10 @@ class ModelClient(CallPipeline[TextBackend]):
         """A reply validated against `schema`, with one re-ask quoting the validation error;
         `probe` as for `text`."""
         fitted, notes = await self.fitter.fit(request, probe)
+        json_schema = response_schema(schema)
+        # the name providers are sent: the schema's title (the class name unless it sets one)
         keyed = dataclasses.replace(
-            fitted,
-            json_schema=response_schema(schema),
-            schema_name=schema.__name__,
+            fitted, json_schema=json_schema, schema_name=json_schema["title"]
         )
         key = generation_key(
             self.backend.spec,

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import math
 
-from titjudge.models.core.base import GenerateRequest, ImageInput
-from titjudge.models.core.spec import ModelSpec
+from titjudge.models.core.base import GenerateRequest
+from titjudge.records.image_input import ImageInput
+from titjudge.records.spec import ModelSpec
 
 CHARS_PER_TOKEN = 3.5
 MESSAGE_TOKENS = 4

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 from titjudge.errors import ConfigError
 from titjudge.models.core.image_limit import ImageLimit
-from titjudge.models.core.spec import ModelSpec
 from titjudge.records.calls import TokenLogprobs
 from titjudge.records.image_input import ImageInput
+from titjudge.records.spec import ModelSpec
 
 E = TypeVar("E", bound=BaseException)
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from titjudge.models.core.options import StrictModel
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 #: the backends whose work moves into Ray actors when execution is `ray`
 RAY_BACKENDS = ("hf", "embed")

@@ -36,7 +36,7 @@ from titjudge.models.core.base import (
     TextBackend,
 )
 from titjudge.models.core.image_limit import ImageLimit
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from titjudge.models.core.spec import parse_model_spec
 from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
+from titjudge.records.spec import parse_model_spec
 
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
 #: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's

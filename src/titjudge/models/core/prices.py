@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.models.core.base import Generation
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 #: backends that run in the process or in Ray: no API spend
 LOCAL_BACKENDS = frozenset({"hf", "embed", "replay"})

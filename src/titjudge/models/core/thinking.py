@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 Effort = Literal["minimal", "low", "medium", "high"]
 _EFFORTS = ("minimal", "low", "medium", "high")

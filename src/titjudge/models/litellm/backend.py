@@ -24,7 +24,6 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.errors import classify_litellm_error
 from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
@@ -32,6 +31,7 @@ from titjudge.models.litellm.providers import missing_packages
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
+from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else import fetches prices online

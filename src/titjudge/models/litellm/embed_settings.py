@@ -29,8 +29,8 @@ from typing import Any
 from titjudge.errors import ConfigError
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, configured_key
+from titjudge.records.spec import ModelSpec
 
 #: texts per request each provider accepts
 OPENAI_MAX_BATCH = 2048

@@ -19,9 +19,9 @@ from typing import Any
 
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.backend import LiteLLMBackend, setup_problems
 from titjudge.models.litellm.raw import raw_request
+from titjudge.records.spec import ModelSpec
 
 #: request headers that carry credentials
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})

@@ -4,9 +4,9 @@ a list of endpoints (`api_base: [url, ...]`) a litellm Router over them (`Router
 from __future__ import annotations
 
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.backend import LiteLLMBackend
 from titjudge.models.litellm.router import RouterBackend
+from titjudge.records.spec import ModelSpec
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LiteLLMBackend:

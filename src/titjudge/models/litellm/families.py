@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 #: how a family takes temperature: any value; only the provider's default (1), always or while
 #: thinking is on (a setting is refused); or the default recommended (a setting is warned about)

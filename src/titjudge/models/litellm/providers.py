@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.errors import did_you_mean
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 
 @dataclass(frozen=True)

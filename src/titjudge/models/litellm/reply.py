@@ -9,12 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from titjudge.models.core.base import (
-    Generation,
-    PermanentError,
-    TokenLogprobs,
-    TransientError,
-)
+from titjudge.models.core.base import Generation, PermanentError, TransientError
+from titjudge.records.calls import TokenLogprobs
 
 _THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 

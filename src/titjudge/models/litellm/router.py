@@ -36,9 +36,9 @@ from litellm.types.router import RouterRateLimitError, RouterRateLimitErrorBasic
 
 from titjudge.models.core.base import GenerateRequest, Generation, TransientError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.settings import COOLDOWN_SECONDS
+from titjudge.records.spec import ModelSpec
 from titjudge.safety import redact
 
 #: the `rate_limit_type` of litellm's own refusal when a deployment's slots are all taken

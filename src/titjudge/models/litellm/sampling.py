@@ -14,10 +14,10 @@ import logging
 from typing import Any
 
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec, parse_model_spec
 from titjudge.models.core.thinking import ThinkingPlan
 from titjudge.models.litellm.families import Family, family_of
 from titjudge.models.litellm.thinking import plan_thinking
+from titjudge.records.spec import ModelSpec, parse_model_spec
 
 log = logging.getLogger(__name__)
 

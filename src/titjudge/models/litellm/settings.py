@@ -17,7 +17,6 @@ from titjudge.errors import ConfigError
 from titjudge.models.core.base import Capabilities, MissingCredentialsError
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.core.thinking import ThinkingError, ThinkingPlan
 from titjudge.models.litellm.families import (
     Family,
@@ -32,6 +31,7 @@ from titjudge.models.litellm.sampling import (
     temperature_rule,
 )
 from titjudge.models.litellm.thinking import plan_thinking
+from titjudge.records.spec import ModelSpec
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
 DEFAULT_CONCURRENCY = 1024

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, ThinkingPlan
 from titjudge.models.litellm.families import (
     CLAUDE_BUDGETS,
@@ -29,6 +28,7 @@ from titjudge.models.litellm.families import (
     gemini3_levels,
     openai_efforts,
 )
+from titjudge.records.spec import ModelSpec
 
 
 def _gemini25_range(model: str) -> tuple[int, int, bool]:

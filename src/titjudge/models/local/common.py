@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from titjudge.errors import ConfigError, ModelSpecError, did_you_mean
-from titjudge.models.core.spec import ModelSpec
+from titjudge.records.spec import ModelSpec
 
 if TYPE_CHECKING:
     import torch

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from titjudge.errors import MissingDependencyError, install_hint
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import (
     check_params,
     load_config,
@@ -31,13 +30,12 @@ from titjudge.models.local.common import (
 )
 from titjudge.models.local.embed_base import (
     LAST_TOKEN,
-    SENTENCE_TRANSFORMERS,
     LocalEmbeddingBackend,
-    capped_length,
     read_layout,
 )
-from titjudge.models.local.embed_last_token import LastTokenEmbeddingBackend, last_token
+from titjudge.models.local.embed_last_token import LastTokenEmbeddingBackend
 from titjudge.models.local.embed_plan import PARAMS
+from titjudge.records.spec import ModelSpec
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
@@ -60,13 +58,4 @@ def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
     return SentenceTransformerBackend(spec, options, checkpoint, config, params)
 
 
-__all__ = [
-    "LAST_TOKEN",
-    "SENTENCE_TRANSFORMERS",
-    "LastTokenEmbeddingBackend",
-    "LocalEmbeddingBackend",
-    "build",
-    "capped_length",
-    "last_token",
-    "read_layout",
-]
+__all__ = ["build"]

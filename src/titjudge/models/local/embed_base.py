@@ -19,7 +19,6 @@ import transformers
 from titjudge.errors import ModelSpecError
 from titjudge.models.core.base import EmbeddingBackend, PermanentError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import (
     Checkpoint,
     MicroBatcher,
@@ -33,6 +32,7 @@ from titjudge.models.local.common import (
     with_torch_threads,
 )
 from titjudge.models.local.embed_plan import CONCURRENCY_PER_BATCH, CPU_BATCH
+from titjudge.records.spec import ModelSpec
 
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 LAST_TOKEN = "last-token"

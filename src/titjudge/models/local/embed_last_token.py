@@ -11,13 +11,13 @@ import torch
 
 from titjudge.models.core.base import PermanentError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import (
     Checkpoint,
     free_accelerator_memory,
     is_out_of_memory,
 )
 from titjudge.models.local.embed_base import LAST_TOKEN, LocalEmbeddingBackend, capped_length
+from titjudge.records.spec import ModelSpec
 
 
 class LastTokenEmbeddingBackend(LocalEmbeddingBackend):

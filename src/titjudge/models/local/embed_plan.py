@@ -12,8 +12,8 @@ import importlib.util
 from titjudge.errors import MissingDependencyError, install_hint
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import check_params, resolve_checkpoint
+from titjudge.records.spec import ModelSpec
 
 PARAMS: dict[str, type | tuple[type, ...]] = {
     "max_length": int,

@@ -17,13 +17,13 @@ import sentence_transformers
 from sentence_transformers import SentenceTransformer
 
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import Checkpoint, free_accelerator_memory, is_out_of_memory
 from titjudge.models.local.embed_base import (
     SENTENCE_TRANSFORMERS,
     LocalEmbeddingBackend,
     capped_length,
 )
+from titjudge.records.spec import ModelSpec
 
 
 class SentenceTransformerBackend(LocalEmbeddingBackend):

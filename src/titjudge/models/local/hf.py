@@ -45,7 +45,6 @@ from titjudge.models.core.base import (
     TextBackend,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import (
     Checkpoint,
     MicroBatcher,
@@ -63,6 +62,7 @@ from titjudge.models.local.common import (
 )
 from titjudge.models.local.hf_generate import HFEngine, run_batch
 from titjudge.models.local.hf_plan import CPU_BATCH, PARAMS, thinking_setup
+from titjudge.records.spec import ModelSpec
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,9 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 from transformers.generation.logits_process import TopKLogitsWarper, TopPLogitsWarper
 
-from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TokenLogprobs
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.local.common import free_accelerator_memory, is_out_of_memory
+from titjudge.records.calls import TokenLogprobs
 
 log = logging.getLogger(__name__)
 

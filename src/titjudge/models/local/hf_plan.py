@@ -18,9 +18,9 @@ from titjudge.errors import ConfigError, MissingDependencyError, ModelSpecError,
 from titjudge.models.core.base import Capabilities
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.core.thinking import ThinkingError, plan_thinking
 from titjudge.models.local.common import Checkpoint, check_params, resolve_checkpoint
+from titjudge.records.spec import ModelSpec
 
 PARAMS: dict[str, type | tuple[type, ...]] = {
     "enable_thinking": bool,

@@ -21,8 +21,8 @@ from titjudge.models.core.base import (
     TextBackend,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.records.descriptions import DescriptionLine
+from titjudge.records.spec import ModelSpec
 
 
 class ReplayBackend(TextBackend):

@@ -27,7 +27,7 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import parse_model_spec
+from titjudge.records.spec import parse_model_spec
 from titjudge.safety import redact
 
 

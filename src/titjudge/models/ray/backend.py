@@ -40,9 +40,9 @@ from titjudge.models.core.base import (
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.core.spec import ModelSpec
 from titjudge.models.local.common import first_line
 from titjudge.models.ray.session import check_installed, connect
+from titjudge.records.spec import ModelSpec
 
 #: seconds an actor that just failed is passed over while another one is up
 DOWN_SECONDS = 30.0

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from titjudge.data.records import HumanPair, RankRow, ScoreRow
 from titjudge.errors import DataError
+from titjudge.records.items import HumanPair, RankRow, ScoreRow
 from titjudge.report.analysis.run import RunData, prompt_words
 
 Dimension = Literal["length", "model", "element"]

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
-from titjudge.data.records import HumanPair
 from titjudge.errors import DataError, did_you_mean
+from titjudge.records.items import HumanPair
 from titjudge.report.analysis.run import RunData
 
 #: per-judge config keys that say what judged (models, prompts, thinking, sampling)

@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from titjudge.data.records import HumanPair, Item, RankRow, ScoreRow
 from titjudge.errors import DataError, where
 from titjudge.files import iter_jsonl, load_yaml, read_json_object
+from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import RunRecord, load_run

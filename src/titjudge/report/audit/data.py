@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from titjudge.data.records import HumanPair, ScoreStatus
 from titjudge.errors import DataError, did_you_mean
-from titjudge.report.record import PairVerdict as JudgedPair
-from titjudge.report.record import Provenance, RunRecord
+from titjudge.records.items import HumanPair, ScoreStatus
+from titjudge.report.record import PairVerdict, Provenance, RunRecord
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
 OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")
@@ -79,7 +78,7 @@ class AuditItem:
 
 
 @dataclass(frozen=True)
-class PairVerdict:
+class AuditVerdict:
     """One variant's view of one human pair."""
 
     outcome: Outcome
@@ -87,7 +86,7 @@ class PairVerdict:
     score_b: float | None
     margin: float | None
     #: a pairwise judge's verdict on the pair, both orders with their rationales
-    judged: JudgedPair | None = None
+    judged: PairVerdict | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ class AuditPair:
 
     index: int
     pair: HumanPair
-    verdicts: Mapping[str, PairVerdict]
+    verdicts: Mapping[str, AuditVerdict]
 
     @property
     def pair_id(self) -> str:
@@ -151,39 +150,41 @@ def classify(
     result_a: VariantResult | None,
     result_b: VariantResult | None,
     round_digits: int | None = None,
-) -> PairVerdict:
+) -> AuditVerdict:
     """The verdict of one variant on one human pair (see the module docstring)."""
     score_a = result_a.score if result_a is not None and result_a.status != "failed" else None
     score_b = result_b.score if result_b is not None and result_b.status != "failed" else None
     if score_a is None or score_b is None:
-        return PairVerdict("failed", score_a, score_b, None)
+        return AuditVerdict("failed", score_a, score_b, None)
     a = score_a if round_digits is None else round(score_a, round_digits)
     b = score_b if round_digits is None else round(score_b, round_digits)
     if pair.winner == "tie":
-        return PairVerdict("human_tie", score_a, score_b, a - b)
+        return AuditVerdict("human_tie", score_a, score_b, a - b)
     margin = a - b if pair.winner == "a" else b - a
     outcome: Outcome = "agree" if margin > 0 else "disagree" if margin < 0 else "metric_tie"
-    return PairVerdict(outcome, score_a, score_b, margin)
+    return AuditVerdict(outcome, score_a, score_b, margin)
 
 
-def classify_judged(pair: HumanPair, judged: JudgedPair | None) -> PairVerdict:
+def classify_judged(pair: HumanPair, judged: PairVerdict | None) -> AuditVerdict:
     """A pairwise judge's outcome on one human pair, from its verdict (module docstring)."""
     if judged is None or judged.verdict is None:
-        return PairVerdict("failed", None, None, None, judged)
+        return AuditVerdict("failed", None, None, None, judged)
     if pair.winner == "tie":
-        return PairVerdict("human_tie", None, None, None, judged)
+        return AuditVerdict("human_tie", None, None, None, judged)
     preferred = judged.verdict if judged.item_a == pair.item_a else _swap(judged.verdict)
     if preferred == "tie":
-        return PairVerdict("metric_tie", None, None, 0.0, judged)
+        return AuditVerdict("metric_tie", None, None, 0.0, judged)
     agree = preferred == pair.winner
-    return PairVerdict("agree" if agree else "disagree", None, None, 1.0 if agree else -1.0, judged)
+    return AuditVerdict(
+        "agree" if agree else "disagree", None, None, 1.0 if agree else -1.0, judged
+    )
 
 
 def _swap(verdict: str) -> str:
     return {"a": "b", "b": "a"}.get(verdict, verdict)
 
 
-def sort_key(verdict: PairVerdict, scale: float = 1.0) -> tuple[int, float]:
+def sort_key(verdict: AuditVerdict, scale: float = 1.0) -> tuple[int, float]:
     """Most confident mistakes first: scored pairs by margin/scale ascending; then human ties,
     widest score gap first (the variant is most sure where humans saw none); then failures."""
     group = _GROUP[verdict.outcome]

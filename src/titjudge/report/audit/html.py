@@ -39,7 +39,7 @@ from titjudge.report.analysis.run import RunData
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
-    PairVerdict,
+    AuditVerdict,
     VariantResult,
     ok_scores,
     position_line,
@@ -161,7 +161,7 @@ def details_text(details: Mapping[str, Any]) -> str | None:
     return "\n".join(lines) or None
 
 
-def _judged_row(verdict: PairVerdict, intern: _Strings) -> list[Any] | None:
+def _judged_row(verdict: AuditVerdict, intern: _Strings) -> list[Any] | None:
     """A pairwise judge's verdict on a pair: [verdict, orders agreed, [[first shown, choice,
     rationale, error], ...]]; None for a scoring judge."""
     judged = verdict.judged

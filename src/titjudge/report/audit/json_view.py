@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from titjudge.metrics.catalog import record_fields
-from titjudge.report.audit.data import AuditData, AuditPair, PairVerdict, VariantSummary
+from titjudge.report.audit.data import AuditData, AuditPair, AuditVerdict, VariantSummary
 
 #: the record fields each variant repeats, as the metric catalog lists them (the rest:
 #: `titjudge metrics RUN --json`)
@@ -38,7 +38,7 @@ def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:
     return found
 
 
-def _verdict(verdict: PairVerdict) -> dict[str, Any]:
+def _verdict(verdict: AuditVerdict) -> dict[str, Any]:
     found: dict[str, Any] = {
         "outcome": verdict.outcome,
         "score_a": verdict.score_a,

@@ -18,17 +18,17 @@ from typing import Any
 
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
-from titjudge.data.records import HumanPair
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml, read_json_object
 from titjudge.records.calls import total_cost
+from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
     AuditItem,
     AuditPair,
+    AuditVerdict,
     Outcome,
-    PairVerdict,
     VariantResult,
     VariantSummary,
     classify,
@@ -36,8 +36,7 @@ from titjudge.report.audit.data import (
     score_scale,
 )
 from titjudge.report.item_line import ItemLine
-from titjudge.report.record import PairVerdict as JudgedPair
-from titjudge.report.record import RunRecord, load_run
+from titjudge.report.record import PairVerdict, RunRecord, load_run
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -161,9 +160,9 @@ def _verdict(
     variant: str,
     item_a: AuditItem,
     item_b: AuditItem,
-    judged: Mapping[str, Mapping[frozenset[str], JudgedPair]],
+    judged: Mapping[str, Mapping[frozenset[str], PairVerdict]],
     round_digits: int | None,
-) -> PairVerdict:
+) -> AuditVerdict:
     """The outcome the variant's metrics counted for this pair (see `report.audit.data`)."""
     if variant in judged:
         return classify_judged(pair, judged[variant].get(frozenset((pair.item_a, pair.item_b))))
@@ -176,7 +175,7 @@ def _verdict(
         and "failed" not in (ra.status, rb.status)
         and ra.status != rb.status
     ):  # the fallback rule: a judged score never meets the fallback judge's scale
-        return PairVerdict("failed", found.score_a, found.score_b, None)
+        return AuditVerdict("failed", found.score_a, found.score_b, None)
     return found
 
 

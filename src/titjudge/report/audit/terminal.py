@@ -24,7 +24,7 @@ from titjudge.report.audit.data import (
     position_line,
     provenance_line,
 )
-from titjudge.report.record import PairVerdict as JudgedPair
+from titjudge.report.record import PairVerdict
 from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {
@@ -249,7 +249,7 @@ def print_pair(
         _result_lines(console, "B", data.items[pair.item_b].results.get(name), full)
 
 
-def _judged_lines(console: Console, judged: JudgedPair, full: bool) -> None:
+def _judged_lines(console: Console, judged: PairVerdict, full: bool) -> None:
     """A pairwise judge's verdict: each order's choice and rationale, whether they agreed."""
     limit = None if full else CLIP
     agreed = judged.orders_agree
