@@ -12,8 +12,6 @@ from titjudge.cli.analysis import add_breakdown
 from titjudge.cli.common import add_set, command, wide_console
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from rich.console import Console
 
     from titjudge.agents.runner import RunOutcome
@@ -98,7 +96,7 @@ def _print_outcome(outcome: RunOutcome, console: Console) -> None:
     print_batch_online(summary.batch or {}, console)
 
 
-def print_batch_online(batch: Mapping[str, BatchModel], console: Console) -> None:
+def print_batch_online(batch: dict[str, BatchModel], console: Console) -> None:
     """A line per `batch: true` model some of whose calls were sent online all the same."""
     for model, entry in batch.items():
         if entry.sent_online:
@@ -151,7 +149,7 @@ def print_failures(run_dir: Path, console: Console) -> None:
         console.print(terminal_safe(line), style="yellow", markup=False, highlight=False)
 
 
-def print_answering_models(record: Mapping[str, ModelAnswers], console: Console) -> None:
+def print_answering_models(record: dict[str, ModelAnswers], console: Console) -> None:
     """A line per model whose replies came from another model than configured (in yellow), from
     several, or under a snapshot's name (`models.calls.provenance`); names as the provider sent them."""
     from titjudge.models.calls.provenance import provenance_lines
@@ -162,7 +160,7 @@ def print_answering_models(record: Mapping[str, ModelAnswers], console: Console)
         console.print(terminal_safe(line), style=style, markup=False, highlight=False)
 
 
-def print_model_means(means: Mapping[str, ModelMeans], console: Console) -> None:
+def print_model_means(means: dict[str, ModelMeans], console: Console) -> None:
     """Per variant, the T2I models ranked by their mean score (ok rows only)."""
     from titjudge.metrics.render import add_plain_row, plain_table, say
 
