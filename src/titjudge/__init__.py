@@ -110,8 +110,9 @@ def load_run(path: str | Path) -> AnalysedRun:
     Its run as pandas DataFrames (pandas: `pip install -e '.[analysis]'`), built when asked
     for: `record.items` (one row per item x variant), `record.pairs` (one row per human pair
     x variant; `pairs.groupby("variant").correct.mean()` is each variant's
-    pairwise_accuracy), `record.metrics` (one row per variant); `record.config` and
-    `record.summary` are config.yaml and summary.json as dicts."""
+    pairwise_accuracy), `record.metrics` (one row per variant); `record.config` is
+    config.yaml as a dict, `record.summary` summary.json as a
+    `titjudge.report.run_summary.RunSummary` (None when the run has none)."""
     from titjudge.report.analysis.record import load_analysed_run
 
     return load_analysed_run(path)

@@ -102,8 +102,8 @@ def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(pass_data, tmp_
         assert server.stats.total == asked
     assert reads["load_image"] == N_ITEMS  # not one image read again
     assert _scores(again.out_dir) == first
-    assert again.summary["cache"]["calls"] == again.summary["cache"]["hits"] == 2 * N_ITEMS
-    assert again.summary["cache"]["misses"] == 0
+    assert again.summary.cache.calls == again.summary.cache.hits == 2 * N_ITEMS
+    assert again.summary.cache.misses == 0
 
 
 @pytest.mark.slow
@@ -123,9 +123,9 @@ def test_a_new_judge_is_asked_and_what_was_cached_counts_once(pass_data, tmp_pat
     described = {image.sha256 for images in responder.images[:asked] for image in images}
     assert all(len(images) == 1 and images[0].sha256 in described for images in sent)
     assert reads["load_image"] == 2 * N_ITEMS  # read again only where a call must send it
-    cache = outcome.summary["cache"]
-    assert cache["calls"] == 3 * N_ITEMS
-    assert cache["hits"] == 2 * N_ITEMS and cache["misses"] == N_ITEMS
+    cache = outcome.summary.cache
+    assert cache.calls == 3 * N_ITEMS
+    assert cache.hits == 2 * N_ITEMS and cache.misses == N_ITEMS
     assert outcome.status_counts["lmm"]["ok"] == N_ITEMS
 
 

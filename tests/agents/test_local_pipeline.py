@@ -88,7 +88,7 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     assert "hf" in resolved and str(tiny["vl"]) in resolved
 
     again = titjudge.evaluate(config, limit=8)  # all served from the cache except the failures
-    assert again.summary["cache"]["hits"] >= len(described) * 2
+    assert again.summary.cache.hits >= len(described) * 2
     assert [r.described.text for r in again.results] == [r.described.text for r in outcome.results]
 
 

@@ -37,9 +37,9 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
         assert server.stats.total == 32  # served from the cache
         assert (second.out_dir / "scores.csv").read_text() == scores
         assert (second.out_dir / "metrics.json").read_text() == metrics
-        assert second.summary["cache"]["hits"] == 32
+        assert second.summary.cache.hits == 32
 
-    assert first.summary["usage"]["judge"]["tokens_in"] > 0
+    assert first.summary.usage["judge"].tokens_in > 0
     # the re-run's: nothing paid for again
     summary = read_json(second.out_dir / "summary.json")
     assert (

@@ -100,11 +100,12 @@ def test_re_evaluating_the_run_reproduces_metrics_json(modes_run):
     assert again["comparisons"] == written["comparisons"]
 
 
-def test_config_and_summary_are_the_run_files_as_dicts(modes_run):
+def test_config_is_the_run_file_as_a_dict_and_summary_it_typed(modes_run):
     record = titjudge.load_run(modes_run)
     assert record.config["name"] == "modes"
     assert [j["name"] for j in record.config["judges"]] == ["lexical", "llm", "check", "pair"]
-    assert record.summary == json.loads((modes_run / "summary.json").read_text())
+    assert record.summary is not None
+    assert record.summary.summary_json() == json.loads((modes_run / "summary.json").read_text())
 
 
 def test_load_runs_stacks_frames_with_a_run_column(offline_runs):

@@ -108,7 +108,8 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
     }
     assert [v for (i, v) in items if i == pairs[0]["item_a"]] == ["pair", "tit_llm"]  # config order
     assert items[(pairs[0]["item_a"], "pair")]["details"]["pairs"] == 3
-    assert outcome.summary["pairwise"]["pair"]["n_pairs"] == 24
+    assert outcome.summary.pairwise is not None
+    assert outcome.summary.pairwise["pair"].n_pairs == 24
 
 
 @pytest.mark.slow

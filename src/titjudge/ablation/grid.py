@@ -291,9 +291,9 @@ async def _run_staged(
         result = evaluate_grid(ctx, rows)
         if hub.budget is not None:
             undone = sum(
-                (found.outcome.summary.get("budget") or {}).get("items_undone", 0)
+                found.outcome.summary.budget.items_undone
                 for found in rows
-                if found.outcome is not None
+                if found.outcome is not None and found.outcome.summary.budget is not None
             )
             result.budget = {**hub.budget.to_json(), "items_undone": undone}
         return result

@@ -47,6 +47,7 @@ from titjudge.report.record import (
     variant_provenance,
     write_record,
 )
+from titjudge.report.run_summary import RunSummary, write_summary
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ class RunOutcome:
     n_failed_items: int
     status_counts: dict[str, dict[str, int]]
     metrics: dict[str, Any]
-    summary: dict[str, Any]
+    #: the run's counts (summary.json, typed)
+    summary: RunSummary
     results: list[ItemResult] = field(repr=False, default_factory=list)
     #: the run's record (metrics.json, typed); None without human pairs
     record: RunRecord | None = field(repr=False, default=None)
@@ -66,8 +68,7 @@ class RunOutcome:
     @property
     def budget_spent(self) -> bool:
         """Whether `run.budget_usd` stopped the run with calls left unsent."""
-        budget = self.summary.get("budget")
-        return bool(budget and budget["stopped"] and budget["run_calls_not_sent"])
+        return self.summary.budget_spent
 
     @property
     def exit_code(self) -> int:
@@ -143,8 +144,8 @@ async def run_async(
             progress_title=progress_title,
             progress_interval=progress_interval,
         )
-        found.summary["wall_seconds"] = round(time.perf_counter() - started, 3)
-        run_dir.write_json(staged.staging, "summary.json", found.summary)
+        found.summary.wall_seconds = round(time.perf_counter() - started, 3)
+        write_summary(staged.staging, found.summary)
         found.out_dir = staged.commit()
     except BaseException:  # a failed or interrupted run leaves no half run behind
         staged.discard()
@@ -253,25 +254,38 @@ async def _run_staged(
         )
         write_record(out_dir, run_record)
     metrics = run_record.metrics_json() if run_record is not None else {}
-    summary = {
-        "name": config.name,
-        "items": len(results),
-        "failed_items": evaluation.n_failed_items,
-        "image_errors": sum(1 for r in results if r.image_error),
-        "describer_failures": sum(
+    budget = None
+    if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
+        budget = {
+            **hub.budget.to_json(since=budget_before),
+            "items_undone": sum(1 for r in results if budget_refused(r)),
+        }
+    means = None
+    if not metrics:  # no human pairs to compare with: the models' mean scores instead
+        from titjudge.metrics.model_means import model_means
+
+        means = model_means(evaluation.rows, {r.item.item_id: r.item.t2i_model for r in results})
+    pairwise = None
+    if pair_runs:
+        from titjudge.metrics.pairwise_stats import run_summary
+
+        pairwise = {name: run_summary(run) for name, run in pair_runs.items()}
+    summary = RunSummary(
+        name=config.name,
+        items=len(results),
+        failed_items=evaluation.n_failed_items,
+        image_errors=sum(1 for r in results if r.image_error),
+        describer_failures=sum(
             1 for r in results if r.described.text is None and r.described.call is not None
         ),
-        "variants": evaluation.status_counts,
-        "usage": {
-            role: u.to_json() for role, u in sorted(usage_since(usage_before, hub.usage()).items())
-        },
-        "cache": run_cache_counts(),
+        variants=evaluation.status_counts,
+        usage=dict(sorted(usage_since(usage_before, hub.usage()).items())),
+        cache=run_cache_counts(),
         # per configured model, the models its replies say answered (`models.calls.provenance`)
-        "answered_by": provenance(usage_since(by_model_before, hub.usage_by_model())),
-        "wall_seconds": None,
-        "human_pairs": len(human.pairs) if human else 0,
+        answered_by=provenance(usage_since(by_model_before, hub.usage_by_model())),
+        human_pairs=len(human.pairs) if human else 0,
         # grouped by role, model and reason, and the models stopped (`report.failures`)
-        "failures": failure_summary(
+        failures=failure_summary(
             results,
             config.describer.model,
             {judge.name: judge.record().get("model") for judge in judges},
@@ -279,24 +293,13 @@ async def _run_staged(
                 StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak)
                 for b in hub.stopped()
             ],
-        ).model_dump(mode="json"),
-    }
-    if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
-        summary["budget"] = {
-            **hub.budget.to_json(since=budget_before),
-            "items_undone": sum(1 for r in results if budget_refused(r)),
-        }
-    if batch:  # per batch model: its jobs, requests, answers and failures, at the batch price
-        summary["batch"] = batch
-    if not metrics:  # no human pairs to compare with: the models' mean scores instead
-        from titjudge.metrics.model_means import model_means
-
-        models = {r.item.item_id: r.item.t2i_model for r in results}
-        summary["model_means"] = model_means(evaluation.rows, models)
-    if pair_runs:
-        from titjudge.metrics.pairwise_stats import run_summary
-
-        summary["pairwise"] = {name: run_summary(run) for name, run in pair_runs.items()}
+        ),
+        budget=budget,
+        # per batch model: its jobs, requests, answers and failures, at the batch price
+        batch=batch or None,
+        model_means=means,
+        pairwise=pairwise,
+    )
     if owned:
         cache.close()
     return RunOutcome(

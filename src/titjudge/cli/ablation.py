@@ -49,6 +49,7 @@ def print_result(result: AblationResult, console: Console) -> None:
     from titjudge.ablation.tables import table4
     from titjudge.ablation.writers import to_rich
     from titjudge.cli.run import print_budget, print_failures
+    from titjudge.report.run_summary import BudgetSummary
 
     table = table4(result)
     if table.rows:
@@ -68,7 +69,9 @@ def print_result(result: AblationResult, console: Console) -> None:
         if row.error is None:
             print_failures(row.run_dir, console)
     console.print(Text(f"tables, heatmap and ablation.json: {result.out_dir}"))
-    print_budget(result.budget, console)
+    # ablation.json's `budget`: the grid's ledger, read as the runs' budget is
+    budget = result.budget
+    print_budget(BudgetSummary.model_validate(budget) if budget is not None else None, console)
 
 
 def ablation(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from titjudge.agents.runner import RunOutcome
+    from titjudge.records.provenance import ModelAnswers
+    from titjudge.report.run_summary import BatchModel, BudgetSummary, ModelMeans
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,15 +61,14 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
             table, variant, str(counts["ok"]), str(counts["fallback"]), str(counts["failed"])
         )
     console.print(table)
+    summary = outcome.summary
     if outcome.metrics:
         print_summary(outcome.metrics, console)
-    elif "model_means" in outcome.summary:
-        print_model_means(outcome.summary["model_means"], console)
-    from titjudge.records.calls import Usage
-
-    for role, record in outcome.summary["usage"].items():
-        say(console, f"{role}: {Usage.from_json(record).text()}")
-    print_answering_models(outcome.summary.get("answered_by") or {}, console)
+    elif summary.model_means is not None:
+        print_model_means(summary.model_means, console)
+    for role, usage in summary.usage.items():
+        say(console, f"{role}: {usage.text()}")
+    print_answering_models(summary.answered_by, console)
     say(console, f"run dir: {outcome.out_dir}")
     print_failures(outcome.out_dir, console)
     if outcome.n_failed_items:
@@ -78,16 +79,16 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
             markup=False,
             highlight=False,
         )
-    print_budget(outcome.summary.get("budget"), console)
-    print_batch_online(outcome.summary.get("batch") or {}, console)
+    print_budget(summary.budget, console)
+    print_batch_online(summary.batch or {}, console)
 
 
-def print_batch_online(batch: dict[str, Any], console: Console) -> None:
+def print_batch_online(batch: dict[str, BatchModel], console: Console) -> None:
     """A line per `batch: true` model some of whose calls were sent online all the same."""
     for model, entry in batch.items():
-        if entry.get("sent_online"):
+        if entry.sent_online:
             console.print(
-                f"batch: {model} sent {entry['sent_online']} calls online at the list price "
+                f"batch: {model} sent {entry.sent_online} calls online at the list price "
                 "(its batch jobs did not reach them)",
                 soft_wrap=True,
                 style="yellow",
@@ -96,24 +97,24 @@ def print_batch_online(batch: dict[str, Any], console: Console) -> None:
             )
 
 
-def budget_line(budget: dict[str, Any]) -> str:
+def budget_line(budget: BudgetSummary) -> str:
     """One line: the budget, what was spent of it and, once it stopped the run, what it left
     undone (summary.json's or ablation.json's `budget`)."""
-    line = f"budget: ${budget['usd']:g} (run.budget_usd), spent ${budget['spent_usd']:.4f}"
-    if not (budget["stopped"] and budget["calls_not_sent"]):
+    line = f"budget: ${budget.usd:g} (run.budget_usd), spent ${budget.spent_usd:.4f}"
+    if not (budget.stopped and budget.calls_not_sent):
         return line
     return (
-        f"{line}; stopped: {budget['calls_not_sent']} calls not sent, "
-        f"{budget['items_undone']} items left undone; re-run with a larger budget to finish "
+        f"{line}; stopped: {budget.calls_not_sent} calls not sent, "
+        f"{budget.items_undone} items left undone; re-run with a larger budget to finish "
         "them (answered calls are cached)"
     )
 
 
-def print_budget(budget: dict[str, Any] | None, console: Console) -> None:
+def print_budget(budget: BudgetSummary | None, console: Console) -> None:
     """The budget's line (`budget_line`), in yellow when it stopped the run; nothing unset."""
     if budget is None:
         return
-    stopped = budget["stopped"] and budget["calls_not_sent"]
+    stopped = budget.stopped and budget.calls_not_sent
     console.print(
         budget_line(budget),
         style="yellow" if stopped else "",
@@ -126,15 +127,16 @@ def print_budget(budget: dict[str, Any] | None, console: Console) -> None:
 def print_failures(run_dir: Path, console: Console) -> None:
     """The run's failures grouped by role, model and reason, and the models stopped, as its
     summary.json records them (`report.failures`); in yellow, plain text on a pipe too."""
-    from titjudge.report.failures import load_failures
+    from titjudge.report.run_summary import load_summary
     from titjudge.safety import terminal_safe
 
-    failures = load_failures(run_dir)
+    summary = load_summary(run_dir)
+    failures = summary.failures if summary is not None else None
     for line in failures.lines() if failures is not None else []:
         console.print(terminal_safe(line), style="yellow", markup=False, highlight=False)
 
 
-def print_answering_models(record: dict[str, Any], console: Console) -> None:
+def print_answering_models(record: dict[str, ModelAnswers], console: Console) -> None:
     """A line per model whose replies came from another model than configured (in yellow), from
     several, or under a snapshot's name (`models.calls.provenance`); names as the provider sent them."""
     from titjudge.records.provenance import provenance_lines
@@ -145,23 +147,21 @@ def print_answering_models(record: dict[str, Any], console: Console) -> None:
         console.print(terminal_safe(line), style=style, markup=False, highlight=False)
 
 
-def print_model_means(means: dict[str, Any], console: Console) -> None:
+def print_model_means(means: dict[str, ModelMeans], console: Console) -> None:
     """Per variant, the T2I models ranked by their mean score (ok rows only)."""
     from titjudge.metrics.render import add_plain_row, plain_table, say
 
     say(console, "No human pairs: T2I models ranked by mean score per variant (ok items only).")
     for variant, entry in means.items():
         table = plain_table(f"{variant}: models by mean score", ("rank", "model", "mean", "n"), 2)
-        for row in entry["ranking"]:
-            add_plain_row(
-                table, str(row["rank"]), row["model"], f"{row['mean']:.4g}", str(row["n"])
-            )
+        for row in entry.ranking:
+            add_plain_row(table, str(row.rank), row.model, f"{row.mean:.4g}", str(row.n))
         console.print(table)
-        if entry["n_failed_left_out"] or entry["n_fallback_left_out"]:
+        if entry.n_failed_left_out or entry.n_fallback_left_out:
             say(
                 console,
-                f"{variant}: left out {entry['n_failed_left_out']} failed and "
-                f"{entry['n_fallback_left_out']} fallback items (another judge's scale)",
+                f"{variant}: left out {entry.n_failed_left_out} failed and "
+                f"{entry.n_fallback_left_out} fallback items (another judge's scale)",
             )
 
 

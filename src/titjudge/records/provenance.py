@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from titjudge.records.spec import parse_model_spec
 
 #: a dated or numbered snapshot after the model's name
@@ -36,18 +38,35 @@ def model_id_of(configured: str) -> str:
         return configured
 
 
-def provenance_lines(record: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    """What a summary line says of `provenance`'s record: (line, is a warning) per model whose
-    answers came from another model, from several, under another name than configured (a
-    snapshot: both shown), or without a recorded model. A model that answered as itself under
-    its configured name needs no line."""
+class ModelAnswers(BaseModel):
+    """Which models answered one configured model's calls: an entry of `provenance`'s record
+    (summary.json's `answered_by`, keyed by the configured model spec)."""
+
+    #: calls per answering model, as the replies name it
+    answered_by: dict[str, int] = Field(default_factory=dict)
+    #: answers that record no model (cached before titjudge recorded it)
+    unrecorded: int = 0
+    #: the answering models that are not the configured one by the model-name rule
+    other_models: list[str] = Field(default_factory=list)
+    #: whether more than one model answered
+    mixed: bool = False
+
+
+def provenance_lines(
+    record: Mapping[str, ModelAnswers | Mapping[str, Any]],
+) -> list[tuple[str, bool]]:
+    """What a summary line says of `provenance`'s record (its dicts, or read back typed):
+    (line, is a warning) per model whose answers came from another model, from several,
+    under another name than configured (a snapshot: both shown), or without a recorded
+    model. A model that answered as itself under its configured name needs no line."""
     lines: list[tuple[str, bool]] = []
-    for spec, entry in record.items():
-        if not isinstance(entry, Mapping):
+    for spec, found in record.items():
+        if not isinstance(found, ModelAnswers | Mapping):
             continue
-        answered = {str(k): v for k, v in (entry.get("answered_by") or {}).items()}
-        others = [str(name) for name in entry.get("other_models") or []]
-        unrecorded = int(entry.get("unrecorded") or 0)
+        entry = ModelAnswers.model_validate(found)
+        answered = dict(entry.answered_by)
+        others = list(entry.other_models)
+        unrecorded = entry.unrecorded
         counted = ", ".join(f"{name} ({_calls(n)})" for name, n in answered.items())
         plain = {t for t in _tails(model_id_of(spec))}
         tail = f"; {_calls(unrecorded)} cached without a record of the model" if unrecorded else ""

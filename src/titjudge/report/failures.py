@@ -2,8 +2,8 @@
 kind of reason, with counts and one full reason each, and the models stopped for the run.
 
 The run writes this into summary.json (`failures`), and the terminal shows what it reads back
-from there (`load_failures`), the same at the end of `titjudge run` and of every ablation row,
-on a terminal or not:
+from there (`report.run_summary.load_summary`), the same at the end of `titjudge run` and of
+every ablation row, on a terminal or not:
 
     describer litellm:openai/x: 200 x connection refused (http://127.0.0.1:9/v1), 195 not sent
       e.g. gave up after 6 attempts: connection refused (http://127.0.0.1:9/v1): ...
@@ -19,13 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from titjudge.errors import DataError
-from titjudge.files import read_json_object
 from titjudge.records import ItemResult
 
 #: how a failure record of a stopped model's unsent call begins (`models.calls.breaker`)
@@ -180,27 +176,11 @@ def failure_summary(
     return Failures(groups=ordered, stopped=list(stopped))
 
 
-def load_failures(run_dir: Path) -> Failures | None:
-    """The `failures` a run wrote into its summary.json; None when it has none (a run written
-    before they were recorded, or no summary)."""
-    path = run_dir / "summary.json"
-    if not path.is_file():
-        return None
-    doc: dict[str, Any] = read_json_object(path, "summary file")
-    if "failures" not in doc:
-        return None
-    try:
-        return Failures.model_validate(doc["failures"])
-    except ValidationError as error:
-        raise DataError(f"{path}: failures: {error.errors()[0]['msg']}") from None
-
-
 __all__ = [
     "FailureGroup",
     "Failures",
     "StoppedModel",
     "failure_summary",
     "image_kind",
-    "load_failures",
     "reason_kind",
 ]

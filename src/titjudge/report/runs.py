@@ -25,10 +25,10 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from titjudge.errors import ConfigError, DataError
 from titjudge.files import atomic_write, read_json_object, read_text
+from titjudge.report.run_summary import load_summary
 
 #: the file in a name dir that holds the id of its latest run
 LATEST = "LATEST"
@@ -197,9 +197,13 @@ class RunEntry:
 
 def _describe(run: Path) -> str:
     try:
-        if (run / "summary.json").is_file():
-            summary: dict[str, Any] = read_json_object(run / "summary.json", "summary file")
-            return f"{summary.get('items', '?')} items, {summary.get('failed_items', '?')} failed"
+        summary = load_summary(run)
+        if summary is not None:  # a count the file lacks (laid out by hand) shows as ?
+            items, failed = (
+                getattr(summary, key) if key in summary.model_fields_set else "?"
+                for key in ("items", "failed_items")
+            )
+            return f"{items} items, {failed} failed"
         if (run / "ablation.json").is_file():
             grid = read_json_object(run / "ablation.json", "ablation file")
             return f"ablation, {len(grid.get('rows') or [])} rows"

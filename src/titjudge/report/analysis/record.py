@@ -2,7 +2,8 @@
 
 `AnalysedRun` is the `RunRecord` every view reads (`report.record`), read the same way, plus
 the frames built from it when first asked for (`report.analysis.frames`; pandas comes with
-the `analysis` extra and is imported only then), config.yaml and summary.json as dicts."""
+the `analysis` extra and is imported only then), config.yaml as a dict and summary.json typed
+(`report.run_summary.RunSummary`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import PrivateAttr
 
 from titjudge.report.analysis.run import RunData
 from titjudge.report.record import RunRecord, load_run
+from titjudge.report.run_summary import RunSummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,8 +61,9 @@ class AnalysedRun(RunRecord):
         return self.analysis().config
 
     @property
-    def summary(self) -> dict[str, Any]:
-        """The run's summary.json (counts, usage per role, wall time) as a dict."""
+    def summary(self) -> RunSummary | None:
+        """The run's summary.json (counts, usage per role, wall time), typed; None when the
+        run has none."""
         return self.analysis().summary
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.errors import DataError, where
-from titjudge.files import iter_jsonl, load_yaml, read_json_object
+from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import RunRecord, load_run
+from titjudge.report.run_summary import RunSummary, load_summary
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,9 @@ class RunData:
         return load_yaml(path) if path.is_file() else {}
 
     @cached_property
-    def summary(self) -> dict[str, Any]:
-        """summary.json: counts, usage per role, wall time ({} when absent)."""
-        path = self.run_dir / "summary.json"
-        return read_json_object(path, "summary file") if path.is_file() else {}
+    def summary(self) -> RunSummary | None:
+        """summary.json: counts, usage per role, wall time (None when absent)."""
+        return load_summary(self.run_dir)
 
     @cached_property
     def lines(self) -> list[ItemLine]:

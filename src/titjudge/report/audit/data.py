@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from titjudge.errors import DataError, did_you_mean
+from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair, ScoreStatus
+from titjudge.records.provenance import ModelAnswers
 from titjudge.report.record import PairVerdict, Provenance, RunRecord
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
@@ -135,9 +137,10 @@ class AuditData:
     pairs: list[AuditPair]
     summaries: dict[str, VariantSummary]
     n_pairs_outside: int
-    usage: dict[str, Any]
+    #: summary.json's `usage`: per role, the calls, tokens and cost
+    usage: dict[str, Usage]
     #: summary.json's `answered_by`: per configured model, the models that answered
-    answered_by: dict[str, Any] = field(default_factory=dict)
+    answered_by: dict[str, ModelAnswers] = field(default_factory=dict)
     #: the run's record (metrics.json): every number the views show comes from it
     record: RunRecord = field(default_factory=RunRecord)
 

@@ -19,7 +19,7 @@ from typing import Any
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
 from titjudge.errors import ConfigError, DataError, where
-from titjudge.files import iter_jsonl, load_yaml, read_json_object
+from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.calls import total_cost
 from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
@@ -37,11 +37,7 @@ from titjudge.report.audit.data import (
 )
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import PairVerdict, RunRecord, load_run
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    """`value` when it is a JSON object, else {} (optional sections of optional files)."""
-    return value if isinstance(value, dict) else {}
+from titjudge.report.run_summary import RunSummary, load_summary
 
 
 def _result(line: ItemLine) -> VariantResult:
@@ -114,10 +110,6 @@ def _config_path(config: dict[str, Any], key: str, config_file: Path) -> Path | 
         )
         raise DataError(f"{config_file}: data.{key} {value!r} not found{hint}")
     return path
-
-
-def _json_or_empty(path: Path, what: str) -> dict[str, Any]:
-    return read_json_object(path, what) if path.is_file() else {}
 
 
 def summarise_variants(
@@ -213,7 +205,7 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(
             f"{pairs_path}: none of its {outside} pairs has both images in the run {run_dir}"
         )
-    summary = _json_or_empty(run_dir / "summary.json", "summary file")
+    summary = load_summary(run_dir) or RunSummary()
     return AuditData(
         run_dir=run_dir,
         name=str(config.get("name") or run_dir.name),
@@ -223,7 +215,7 @@ def load_audit(run_dir: Path) -> AuditData:
         pairs=pairs,
         summaries=summarise_variants(variants, items, pairs, record),
         n_pairs_outside=outside,
-        usage=_mapping(summary.get("usage")),
-        answered_by=_mapping(summary.get("answered_by")),
+        usage=summary.usage,
+        answered_by=summary.answered_by,
         record=record,
     )
