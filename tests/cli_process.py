@@ -41,7 +41,7 @@ PRELOAD = (
     "titjudge.config",
     "titjudge.agents.runner",
     "titjudge.models.litellm.backend",
-    "titjudge.models.litellm.batch_api",
+    "titjudge.models.litellm.batch.api",
     "langgraph.graph",
     "rich.console",
     "rich.table",

@@ -1,7 +1,7 @@
 """What the `batch: true` tests (tests/agents/test_batch*.py) share: their benchmark and
 environment, writing a run config, reading the run's record, waiting on a `titjudge run`
 child process, and reading or rewriting the batch ledger in the cache dir
-(`models.calls.batch_ledger`)."""
+(`models.calls.batch.ledger`)."""
 
 from __future__ import annotations
 

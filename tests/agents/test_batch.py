@@ -197,7 +197,7 @@ def test_jobs_are_split_at_the_providers_limits(batch_data, tmp_path, monkeypatc
     """Both limits in one run: the judges' lines (text, a few hundred bytes) are cut at the
     request count alone, the describer's (each carrying its image, 3 to 53 KB, base64) at
     the bytes as well, so the describer needs more jobs than the count alone makes."""
-    from titjudge.models.litellm import batch_api
+    from titjudge.models.litellm.batch import api as batch_api
 
     monkeypatch.setattr(batch_api, "OPENAI_MAX_REQUESTS", 5)
     monkeypatch.setattr(batch_api, "OPENAI_MAX_BYTES", 200_000)

@@ -22,7 +22,7 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.models.calls.batch_answers import body_hash
-from titjudge.models.litellm import batch_anthropic
+from titjudge.models.litellm.batch import anthropic as batch_anthropic
 
 KEY = "sk-ant-test-not-a-real-key-0123"
 DESCRIBER = "litellm:anthropic/claude-sonnet-4-5"

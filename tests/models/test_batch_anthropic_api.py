@@ -17,8 +17,8 @@ from doubles.server import build_responder
 
 from titjudge.models.core.base import PermanentError, TransientError
 from titjudge.models.core.batch import JobState
-from titjudge.models.litellm import batch_anthropic
-from titjudge.models.litellm.batch_anthropic import AnthropicBatchAPI
+from titjudge.models.litellm.batch import anthropic as batch_anthropic
+from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
 
 KEY = "sk-ant-unit-test-key-0123456789"
 

@@ -1,5 +1,5 @@
 """The batch phase: before the graph, the cache misses of `batch: true` models are answered
-by the providers' batch jobs (`models.calls.batch`), so that the graph then runs from the cache.
+by the providers' batch jobs (`models.calls.batch.collect`), so that the graph then runs from the cache.
 
 Round by round, the run's own steps (`agents.item`: describe, judge; then the pairwise judges)
 run over every item with a `BatchProbe` (the context's `probe`): what is cached answers, every miss of a batch model
@@ -17,8 +17,8 @@ from typing import IO, Any
 from titjudge.agents import item as steps
 from titjudge.agents.finish import judge_pairs
 from titjudge.agents.item import RunContext
-from titjudge.models.calls.batch import BatchProbe, collect
-from titjudge.models.calls.batch_progress import BatchProgress
+from titjudge.models.calls.batch.collect import BatchProbe, collect
+from titjudge.models.calls.batch.progress import BatchProgress
 from titjudge.records import ItemResult
 from titjudge.records.items import Item
 

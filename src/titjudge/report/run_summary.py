@@ -86,7 +86,7 @@ class BudgetSummary(BaseModel):
 
 class BatchModel(BaseModel):
     """One `batch: true` model: its jobs, requests, answers and failures at the batch price
-    (`models.calls.batch_progress`), and its calls sent online all the same. A model whose
+    (`models.calls.batch.progress`), and its calls sent online all the same. A model whose
     every call went online has `sent_online` alone."""
 
     jobs: int | None = None

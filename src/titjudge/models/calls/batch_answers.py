@@ -2,12 +2,12 @@
 call runs (`ModelClient._generate`), so a batch answer is validated, re-asked and cached
 exactly as an online one.
 
-A computation handed a job's `answers` (`models.calls.batch` passes them to the call's
+A computation handed a job's `answers` (`models.calls.batch.collect` passes them to the call's
 `compute`, which passes them down to its send) looks its request's body up there (by
 `body_hash`) instead of sending it: a reply there is returned as if the provider had just
 answered, a line the provider failed is that failure, and a body with no answer yet (a
 first request, or the re-ask of an invalid reply) raises `Deferred` carrying the body, which
-the collector (`models.calls.batch`) queues for the next job.
+the collector (`models.calls.batch.collect`) queues for the next job.
 """
 
 from __future__ import annotations

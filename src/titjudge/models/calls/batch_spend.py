@@ -1,4 +1,4 @@
-"""`run.budget_usd` over a model's batch lines (`models.calls.batch`): each line's worst case
+"""`run.budget_usd` over a model's batch lines (`models.calls.batch.collect`): each line's worst case
 is reserved before the line goes into a job, and settles to what the calls that read its
 answer cost."""
 

@@ -98,7 +98,7 @@ class Budget:
         return worst
 
     def hold(self, worst: float) -> bool:
-        """Reserve `worst` now or never (a batch line, `models.calls.batch`: a job's lines
+        """Reserve `worst` now or never (a batch line, `models.calls.batch.collect`: a job's lines
         are sent together, so none waits for room): False, and the budget is spent, when it
         cannot be covered."""
         if worst <= 0:

@@ -23,7 +23,7 @@ A text's result never depends on which other texts shared its request:
   text is empty, non-finite or zero fails that text alone, and the other vectors are kept.
 Failures are never cached; every vector answered is.
 
-Under `batch: true` (`models.calls.batch`) a text's vector comes from its batch job's line,
+Under `batch: true` (`models.calls.batch.collect`) a text's vector comes from its batch job's line,
 read by the same checks; a line the provider failed is that text's failure record.
 """
 
@@ -139,7 +139,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         return self._computed(texts, vectors, answered_by, done.attempts, done.latency)
 
     def _batch_call(self, texts: list[str], answers: dict[str, Answer]) -> list[Computed]:
-        """`texts` answered by a batch job's line (`models.calls.batch`): checked and kept as
+        """`texts` answered by a batch job's line (`models.calls.batch.collect`): checked and kept as
         an online reply is, at the batch price; `Deferred` (raised on) while it has none."""
         try:
             embedded = batch_embedding(self.backend, texts, answers)

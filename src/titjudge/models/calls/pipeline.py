@@ -62,7 +62,7 @@ class CallPipeline(Generic[B]):
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
         #: retries, limits, budget and breaker of every request this client sends
         self.sender = Sender(backend, limiter, options, stop_after)
-        #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch`)
+        #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch.collect`)
         self.batch_answers: dict[str, CallResult[Any]] = {}
 
     @property
@@ -222,7 +222,7 @@ class CallPipeline(Generic[B]):
         settle: Callable[[int], None],
         probe: CacheProbe | None,
     ) -> bool:
-        """Position `i` answered by a batch job of this run (`models.calls.batch`): its result,
+        """Position `i` answered by a batch job of this run (`models.calls.batch.collect`): its result,
         paid once. A validated answer is in the cache too; it is handed over (and so counted)
         once, then the cache answers. A failure stays: the batch gave no other answer."""
         key = keys[i][0]

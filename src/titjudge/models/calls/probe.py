@@ -1,5 +1,5 @@
 """Calls answered from the cache alone (a `CacheProbe`): a cached re-run's first pass
-(`agents.cached`), the estimate (`calls.estimate_probe`) and the batch phase (`calls.batch`)
+(`agents.cached`), the estimate (`calls.estimate_probe`) and the batch phase (`calls.batch.collect`)
 run a run's own steps with one; a miss sends nothing and claims nothing.
 
 The probe is the call's mode, passed explicitly: the run context holds it
@@ -56,7 +56,7 @@ class CacheProbe:
 
     def miss(self, client: Any, key: str, compute: ComputeOne | None = None) -> CallResult[Any]:
         """The result of a call whose answer is not cached: nothing is sent, it fails.
-        `compute` computes it (a batch collector runs it later, `models.calls.batch`)."""
+        `compute` computes it (a batch collector runs it later, `models.calls.batch.collect`)."""
         self.missed = True
         return CallResult(ok=False, error=CacheProbe.NOT_CACHED, attempts=0)
 

@@ -1,7 +1,7 @@
 """What a provider's batch API must offer titjudge (`batch: true`), whatever the provider.
 
 A backend that can send its requests as batch jobs returns a `BatchAPI` from
-`TextBackend.batch_api()`; the call layer's collector (`models.calls.batch`) drives it: it
+`TextBackend.batch_api()`; the call layer's collector (`models.calls.batch.collect`) drives it: it
 builds each line's body from the request the online call would send, uploads the lines,
 creates a job, polls it and reads each line's reply back as a `Generation`.
 """

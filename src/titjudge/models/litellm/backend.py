@@ -3,7 +3,7 @@
 litellm's own retries are off (`num_retries=0, max_retries=0`): the call layer retries
 with tenacity, only on transient errors (litellm's would also retry 400s). Its disk
 cache is not used either (a hit needs fastapi); ours is. Images go as base64 data URIs.
-Its exceptions become titjudge's error classes in `models.litellm.errors`; what a model
+Its exceptions become titjudge's error classes in `models.litellm.errors.classify`; what a model
 needs set up (a key, a client package, a known provider) is checked here (`setup_problems`).
 """
 
@@ -24,7 +24,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.litellm.errors import classify_litellm_error
+from titjudge.models.litellm.errors.classify import classify_litellm_error
 from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.providers import missing_packages
@@ -148,10 +148,10 @@ class LiteLLMBackend(TextBackend):
         )
 
     def batch_api(self) -> Any:
-        """The provider's batch API for this model, or None (`models.litellm.batch_api`); one
+        """The provider's batch API for this model, or None (`models.litellm.batch.api`); one
         per backend, as an adapter keeps what the bodies it built need when sent (Anthropic's
         betas)."""
-        from titjudge.models.litellm.batch_api import batch_api_for
+        from titjudge.models.litellm.batch.api import batch_api_for
 
         if not hasattr(self, "_batch_api"):
             self._batch_api = batch_api_for(self, self.spec.model_id, self.params, self._api_key)

@@ -3,7 +3,7 @@
 One request per `embed` call (the call layer splits texts into requests of at most
 `max_batch`, see `models.litellm.embed_settings`), with litellm's own retries off
 (`num_retries=0, max_retries=0`): the call layer retries, on transient errors only, and its
-errors are classified as text calls' are (`models.litellm.errors.classify_litellm_error`). litellm's
+errors are classified as text calls' are (`models.litellm.errors.classify.classify_litellm_error`). litellm's
 OpenAI embedding route reads `max_retries=0` as "unset" (`max_retries or
 litellm.DEFAULT_MAX_RETRIES`, in llms/openai/openai.py) and sets the result on its OpenAI
 client, even on one passed in, which would then retry twice on its own; so this module sets
@@ -35,7 +35,7 @@ from titjudge.models.core.options import ModelOptions
 from titjudge.models.litellm.backend import check_setup, litellm
 from titjudge.models.litellm.embed_settings import embedding_settings
 from titjudge.models.litellm.embed_vectors import field, normalised, vectors_by_index
-from titjudge.models.litellm.errors import classify_litellm_error
+from titjudge.models.litellm.errors.classify import classify_litellm_error
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
@@ -89,8 +89,8 @@ class LiteLLMEmbeddingBackend(EmbeddingBackend):
         return list(vectors), str(model) if model else None
 
     def batch_api(self) -> Any:
-        """OpenAI's Batch API for this model's embeddings, or None (`models.litellm.batch_embed`)."""
-        from titjudge.models.litellm.batch_embed import embedding_batch_api_for
+        """OpenAI's Batch API for this model's embeddings, or None (`models.litellm.batch.embed`)."""
+        from titjudge.models.litellm.batch.embed import embedding_batch_api_for
 
         return embedding_batch_api_for(
             self, self.spec.model_id, self.settings.params, self.settings.api_key

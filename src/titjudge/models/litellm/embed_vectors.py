@@ -1,5 +1,5 @@
 """The vectors of an OpenAI-shaped embeddings reply (online, `models.litellm.embed`, and a
-batch line's, `models.litellm.batch_embed`): placed by each item's `index`, a `base64` vector
+batch line's, `models.litellm.batch.embed`): placed by each item's `index`, a `base64` vector
 (`encoding_format: base64`) read as little-endian float32, as OpenAI packs it; rows
 L2-normalised, a zero vector left as it is for the call layer to refuse."""
 

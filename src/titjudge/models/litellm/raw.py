@@ -3,7 +3,7 @@
 litellm's own request transformation (`litellm.utils.return_raw_request`, which stops before
 the network call) turns the arguments titjudge's backend passes to `litellm.acompletion` into
 the provider's URL, headers and JSON body. `titjudge explain` shows it; batch lines
-(`models.litellm.batch_api`) are made of it, so an online call and a batch line cannot differ.
+(`models.litellm.batch.api`) are made of it, so an online call and a batch line cannot differ.
 """
 
 from __future__ import annotations

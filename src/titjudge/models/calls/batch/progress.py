@@ -1,5 +1,5 @@
 """What a run's batch jobs did, per model, and the progress line written while they run
-(`models.calls.batch`)."""
+(`models.calls.batch.collect`)."""
 
 from __future__ import annotations
 

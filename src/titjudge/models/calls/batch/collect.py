@@ -9,7 +9,7 @@ function that would compute it. `collect` then drives, per model, rounds of jobs
    key) or raises `Deferred` with the body, built by the backend from the request the online
    call sends (`BatchAPI.body`);
 2. the deferred bodies go into jobs (split at the provider's limits), recorded in the model's
-   ledger (`batch_ledger`) before and after each step; jobs left by a killed run are resumed
+   ledger (`batch.ledger`) before and after each step; jobs left by a killed run are resumed
    first and a body already in a job is never sent again;
 3. the jobs are polled every `batch_poll` seconds until they end; a line the provider failed
    is a failure record with its reason; lines a job never ran (expired, cancelled, a job that
@@ -33,10 +33,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from titjudge.models.calls.batch.jobs import Sender, line_answers, run_jobs
+from titjudge.models.calls.batch.ledger import Ledger
+from titjudge.models.calls.batch.progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_answers import Answer, Deferred
-from titjudge.models.calls.batch_jobs import Sender, line_answers, run_jobs
-from titjudge.models.calls.batch_ledger import Ledger
-from titjudge.models.calls.batch_progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_spend import BatchSpend, Wanted
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.pipeline import CallPipeline

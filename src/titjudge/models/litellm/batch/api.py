@@ -24,9 +24,9 @@ from typing import Any
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import BATCH_PROVIDERS, BatchAPI, JobState, LineResult
-from titjudge.models.litellm.batch_anthropic import AnthropicBatchAPI
-from titjudge.models.litellm.batch_gemini import GeminiBatchAPI
-from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
+from titjudge.models.litellm.batch.gemini import GeminiBatchAPI
+from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
@@ -219,7 +219,7 @@ def batch_api_for(
     if provider == "anthropic":
         return AnthropicBatchAPI(backend, model, api_base, api_key, backend.timeout)
     if provider == "vertex_ai":
-        from titjudge.models.litellm.batch_vertex import VertexBatchAPI
+        from titjudge.models.litellm.batch.vertex import VertexBatchAPI
 
         return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
     if provider == "gemini":

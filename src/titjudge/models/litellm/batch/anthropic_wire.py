@@ -1,4 +1,4 @@
-"""The wire details of Anthropic's Message Batches API that `batch_anthropic` reads and writes:
+"""The wire details of Anthropic's Message Batches API that `batch.anthropic` reads and writes:
 the API's root from an `api_base`, a batch's size, status and creation time, a body's betas and
 JSON tool, and an HTTP error as the call layer's transient or permanent error (Anthropic's
 error body `{"type": "error", "error": {"type", "message"}}`, https://docs.claude.com/en/api/errors;

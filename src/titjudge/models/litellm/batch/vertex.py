@@ -47,7 +47,7 @@ from urllib.parse import quote
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
 from titjudge.models.core.batch import JobState, LineResult
-from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret

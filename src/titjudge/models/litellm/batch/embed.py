@@ -5,7 +5,7 @@ OpenAI's Batch guide (https://developers.openai.com/api/docs/guides/batch) lists
 `/v1/embeddings` among a job's endpoints, with at most 50,000 embedding inputs in one file
 (beside the 50,000 requests and 200 MB). Each line's body is litellm's own body for the online
 `/v1/embeddings` call (`litellm.utils.return_raw_request` for an embedding), so a text's
-vector is the one its online call would get; the collector (`models.calls.batch`) sends one
+vector is the one its online call would get; the collector (`models.calls.batch.collect`) sends one
 text per line, each cached under the text's own key, as online. A reply is OpenAI's embeddings
 list; its vectors are placed by `index` and L2-normalised as the online backend does
 (`models.litellm.embed`), and it costs litellm's batch rate for the model (its `_batches` price,
@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 from titjudge.models.core.base import PermanentError
 from titjudge.models.core.batch import BATCH_EMBEDDING_PROVIDERS, Embedded, LineResult
-from titjudge.models.litellm.batch_api import OpenAIBatchAPI, batch_provider
-from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.batch.api import OpenAIBatchAPI, batch_provider
+from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.embed_vectors import normalised, vectors_by_index
 from titjudge.models.litellm.raw import built
 

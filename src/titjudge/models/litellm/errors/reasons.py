@@ -1,6 +1,6 @@
 """Why a litellm call failed, beyond transient or permanent: refused before any token (so it
 cost $0), or refused for its content by a provider's filter (so it counts as blocked).
-Used by `models.litellm.errors.classify_litellm_error`.
+Used by `models.litellm.errors.classify.classify_litellm_error`.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from titjudge.models.core.base import (
     TransientError,
     mark_unbilled,
 )
-from titjudge.models.litellm.lasting import lasting_reason
-from titjudge.models.litellm.reasons import content_filter, refused_before_tokens
+from titjudge.models.litellm.errors.lasting import lasting_reason
+from titjudge.models.litellm.errors.reasons import content_filter, refused_before_tokens
 from titjudge.safety import redact
 
 _TRANSIENT = (

@@ -1,4 +1,4 @@
-"""One model's batch jobs (`models.calls.batch`): bodies split into jobs at the provider's
+"""One model's batch jobs (`models.calls.batch.collect`): bodies split into jobs at the provider's
 limits, each job driven step by step through its ledger (`calls.batch_ledger`) with the
 model's retries, its rows read back as answers or failures."""
 
@@ -10,9 +10,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from titjudge.models.calls.batch.ledger import Job, Ledger
+from titjudge.models.calls.batch.progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_answers import Answer
-from titjudge.models.calls.batch_ledger import Job, Ledger
-from titjudge.models.calls.batch_progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_spend import Wanted
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.core.base import TransientError

@@ -56,8 +56,8 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.batch import JobState, LineResult
-from titjudge.models.litellm import batch_anthropic_wire as wire
-from titjudge.models.litellm.batch_price import batch_cost
+from titjudge.models.litellm.batch import anthropic_wire as wire
+from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
