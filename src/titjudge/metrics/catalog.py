@@ -62,6 +62,27 @@ PAIRS = Count("n_pairs", "Pairs")
 PROMPTS = Count("n_prompts", "Prompts")
 PROMPTS_NDCG = Count("n_prompts_ndcg", "nDCG prompts")
 
+
+def _ranking(name: str, label: str, over: Count) -> Metric:
+    """A per-prompt ranking metric (higher is better), averaged over the prompts it stands
+    on, with a per-prompt interval and a repeat spread; in the rankings table and Table 2
+    under its label, its CSV column its name."""
+    return Metric(
+        name,
+        label,
+        better="higher",
+        ci="prompts",
+        outcome=None,
+        repeats=True,
+        percent=False,
+        digits=4,
+        stands_on=over,
+        heading=label,
+        csv=name,
+        table="rankings",
+    )
+
+
 METRICS: tuple[Metric, ...] = (
     Metric(
         "pairwise_accuracy",
@@ -93,48 +114,9 @@ METRICS: tuple[Metric, ...] = (
         csv="metric_tie_pct",
         table="pairs",
     ),
-    Metric(
-        "srcc",
-        "SRCC",
-        better="higher",
-        ci="prompts",
-        outcome=None,
-        repeats=True,
-        percent=False,
-        digits=4,
-        stands_on=PROMPTS,
-        heading="SRCC",
-        csv="srcc",
-        table="rankings",
-    ),
-    Metric(
-        "krcc",
-        "KRCC",
-        better="higher",
-        ci="prompts",
-        outcome=None,
-        repeats=True,
-        percent=False,
-        digits=4,
-        stands_on=PROMPTS,
-        heading="KRCC",
-        csv="krcc",
-        table="rankings",
-    ),
-    Metric(
-        "ndcg",
-        "nDCG",
-        better="higher",
-        ci="prompts",
-        outcome=None,
-        repeats=True,
-        percent=False,
-        digits=4,
-        stands_on=PROMPTS_NDCG,
-        heading="nDCG",
-        csv="ndcg",
-        table="rankings",
-    ),
+    _ranking("srcc", "SRCC", PROMPTS),
+    _ranking("krcc", "KRCC", PROMPTS),
+    _ranking("ndcg", "nDCG", PROMPTS_NDCG),
     Metric(
         "leaderboard_srcc",
         "SRCC vs human",
