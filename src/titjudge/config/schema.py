@@ -14,12 +14,16 @@ from pydantic import Field, field_validator, model_validator
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import judge_config_union
-from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER
-from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.core.execution import ExecutionOptions
-from titjudge.models.core.options import ModelOptions, StrictModel, option_conflicts
+from titjudge.models.core.options import (
+    DEFAULT_STOP_AFTER,
+    ModelOptions,
+    RequireModel,
+    StrictModel,
+    option_conflicts,
+)
 from titjudge.models.core.prices import rates_for
-from titjudge.models.litellm.sampling import settle
+from titjudge.models.core.rules import settle
 from titjudge.records.spec import ModelSpec, parse_model_spec
 
 

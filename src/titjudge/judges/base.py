@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from titjudge.models.calls.probe import CacheProbe
+from titjudge.models.core.clients import CallMode
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
@@ -26,7 +26,7 @@ class Judge(ABC):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         """Score one item; never raises for a model problem. `probe`: the calls' mode
         (`models.calls.probe.CacheProbe`), handed to every call the judge makes; None: a
@@ -50,7 +50,7 @@ class SamplingJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         return await self.judge_sample(item, image, described, 0, probe)
 
@@ -61,7 +61,7 @@ class SamplingJudge(Judge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         """Score one item with repeat index `sample`; never raises for a model problem."""
 

@@ -8,7 +8,8 @@ from titjudge.errors import ConfigError
 from titjudge.judges.base import SamplingJudge
 from titjudge.judges.options import JudgeOptions, LogprobOptions
 from titjudge.judges.repeats import RepeatedJudge
-from titjudge.models.calls.text_client import ModelClient
+from titjudge.models.core.clients import TextCalls
+from titjudge.models.core.rules import supports_top_logprobs
 from titjudge.prompts.loader import PromptTemplate, load_template
 
 #: OpenAI-compatible servers return at most this many alternatives per token
@@ -35,7 +36,7 @@ def checked_template(
     return template
 
 
-def needs_vision(config: JudgeOptions, client: ModelClient) -> None:
+def needs_vision(config: JudgeOptions, client: TextCalls) -> None:
     if not client.backend.capabilities.vision:
         raise ConfigError(
             f"judge {config.name!r} ({config.kind}) needs a vision model; {client.model} is "
@@ -43,7 +44,7 @@ def needs_vision(config: JudgeOptions, client: ModelClient) -> None:
         )
 
 
-def needs_logprobs(config: LogprobOptions, client: ModelClient, why: str) -> None:
+def needs_logprobs(config: LogprobOptions, client: TextCalls, why: str) -> None:
     """The judge's model must return `config.logprobs_k` alternatives per token."""
     if not client.backend.capabilities.logprobs:
         raise ConfigError(
@@ -64,20 +65,10 @@ def needs_logprobs(config: LogprobOptions, client: ModelClient, why: str) -> Non
         )
 
 
-def provider_supports_logprobs(client: ModelClient) -> bool | None:
+def provider_supports_logprobs(client: TextCalls) -> bool | None:
     """For litellm models: whether litellm's provider table lists `top_logprobs` (Anthropic and
     Ollama do not, for example); None when it cannot tell or the backend is not litellm."""
-    if client.backend.spec.backend != "litellm":
-        return None
-    # through the backend module, which sets LITELLM_LOCAL_MODEL_COST_MAP before the import
-    # (a bare `import litellm` fetches its price map online: ~2.4 s of retries offline)
-    from titjudge.models.litellm.backend import litellm
-
-    try:
-        params = litellm.get_supported_openai_params(model=client.backend.spec.model_id)
-    except Exception:  # an unknown provider: litellm cannot tell, so the run finds out per call
-        return None
-    return None if params is None else "top_logprobs" in params
+    return supports_top_logprobs(client.backend.spec)
 
 
 def repeated(judge: SamplingJudge, repeats: int) -> SamplingJudge | RepeatedJudge:

@@ -29,11 +29,9 @@ from titjudge.judges.checklist_schema import (
 )
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
-from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
 from titjudge.records.image_input import ImageInput
@@ -45,7 +43,7 @@ class ChecklistJudge(SamplingJudge):
     def __init__(
         self,
         name: str,
-        client: ModelClient,
+        client: TextCalls,
         decompose: PromptTemplate,
         template: PromptTemplate,
         weights: dict[str, float],
@@ -72,7 +70,7 @@ class ChecklistJudge(SamplingJudge):
         }
 
     async def decomposition(
-        self, prompt: str, probe: CacheProbe | None = None
+        self, prompt: str, probe: CallMode | None = None
     ) -> CallResult[PromptChecklist]:
         """The prompt's element list: cached per (prompt, template, model), never per item."""
         system, user = self.decompose.render(prompt=prompt)
@@ -91,7 +89,7 @@ class ChecklistJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
@@ -208,7 +206,7 @@ class ChecklistJudgeConfig(SampledOptions):
 
 @judge_kind("checklist", config=ChecklistJudgeConfig, label="Checklist-{model}")
 def build_checklist(
-    config: ChecklistJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: ChecklistJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     template = checked_template(
         config,

@@ -23,11 +23,9 @@ from pydantic import Field, model_validator
 from titjudge.judges.base import Judge
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.calls.embedding_client import EmbeddingClient
-from titjudge.models.calls.probe import CacheProbe
+from titjudge.models.core.clients import CallMode, ClientSource, EmbeddingCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
-from titjudge.models.litellm.embed_settings import not_an_embedding_model
+from titjudge.models.core.rules import cannot_embed
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
@@ -54,7 +52,7 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 
 class EmbeddingJudge(Judge):
-    def __init__(self, name: str, client: EmbeddingClient, instruction: str | None):
+    def __init__(self, name: str, client: EmbeddingCalls, instruction: str | None):
         self.name = name
         self.client = client
         self.instruction = instruction
@@ -73,7 +71,7 @@ class EmbeddingJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
@@ -118,7 +116,7 @@ class EmbeddingJudgeConfig(ModelJudgeOptions):
         """A `litellm:` model that litellm's model map lists as a chat model cannot embed, and
         an embedding model takes one endpoint (several are for text models)."""
         spec = parse_model_spec(self.model) if self.model else None
-        problem = not_an_embedding_model(spec) if spec and spec.backend == "litellm" else None
+        problem = cannot_embed(spec) if spec is not None else None
         if problem is None and isinstance(self.api_base, list):
             problem = "takes one api_base, not a list (several endpoints are for text models)"
         if problem is None and self.batch and spec is not None:
@@ -153,7 +151,7 @@ def _no_embedding_batches(model_id: str, params: dict[str, object]) -> str | Non
     label_several="TIT-Score ({model})",
 )
 def build_embedding(
-    config: EmbeddingJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: EmbeddingJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     client = hub.embedding_client(*config.reach(describer_model, describer))
     return EmbeddingJudge(config.name, client, config.instruction)

@@ -15,9 +15,8 @@ from typing import Any, ClassVar, Literal
 from titjudge.judges.base import Judge
 from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.calls.probe import CacheProbe
+from titjudge.models.core.clients import CallMode, ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
@@ -80,7 +79,7 @@ class LexicalJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
@@ -110,6 +109,6 @@ class LexicalJudgeConfig(JudgeOptions):
 
 @judge_kind("lexical", config=LexicalJudgeConfig, label="Lexical")
 def build_lexical(
-    config: LexicalJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: LexicalJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     return LexicalJudge(config.name)

@@ -17,11 +17,9 @@ from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, verdict_schema
-from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
 from titjudge.records.image_input import ImageInput
@@ -63,7 +61,7 @@ class LLMJudge(SamplingJudge):
     def __init__(
         self,
         name: str,
-        client: ModelClient,
+        client: TextCalls,
         template: PromptTemplate,
         max_tokens: int,
         temperature: float | None,
@@ -115,7 +113,7 @@ class LLMJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         request = self.verdict_request(item, image, described, sample)
         if isinstance(request, str):
@@ -127,11 +125,11 @@ class LLMJudge(SamplingJudge):
 
 async def ask_verdict(
     name: str,
-    client: ModelClient,
+    client: TextCalls,
     request: GenerateRequest,
     template: PromptTemplate,
     scoring: Scoring,
-    probe: CacheProbe | None = None,
+    probe: CallMode | None = None,
 ) -> JudgeOutcome:
     """One structured verdict call, scored the configured way; failures become records."""
     call = await client.structured(
@@ -209,9 +207,9 @@ def verdict_parts(
     templates: tuple[str, str],
     role: str,
     reach: tuple[str, ModelOptions],
-    hub: ModelHub,
+    hub: ClientSource,
     image: bool = False,
-) -> tuple[PromptTemplate, ModelClient, Scoring]:
+) -> tuple[PromptTemplate, TextCalls, Scoring]:
     """Template (`templates` are the sampled and expected defaults), client and scoring of a
     verdict judge, checked: vision for image judges, log-probabilities in expected mode."""
     default = templates[1] if config.score_mode == "expected" else templates[0]
@@ -225,7 +223,7 @@ def verdict_parts(
 
 
 def _build_text_verdict(
-    config: ScoredOptions, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: ScoredOptions, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     template, client, scoring = verdict_parts(
         config,

@@ -13,10 +13,9 @@ from titjudge.judges.building import repeated
 from titjudge.judges.llm import LLMJudge, Scoring, verdict_parts
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
-from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
@@ -29,7 +28,7 @@ class LMMJudge(LLMJudge):
     def __init__(
         self,
         name: str,
-        client: ModelClient,
+        client: TextCalls,
         template: PromptTemplate,
         max_tokens: int,
         temperature: float | None,
@@ -57,7 +56,7 @@ class LMMJudgeConfig(ScoredOptions):
 
 @judge_kind("lmm", config=LMMJudgeConfig, label="LMM Score")
 def build_lmm(
-    config: LMMJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: LMMJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     template, client, scoring = verdict_parts(
         config,

@@ -26,11 +26,9 @@ from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
-from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import TokenLogprobs
 from titjudge.records.image_input import ImageInput
@@ -91,7 +89,7 @@ class LMMYesJudge(SamplingJudge):
     def __init__(
         self,
         name: str,
-        client: ModelClient,
+        client: TextCalls,
         template: PromptTemplate,
         temperature: float | None,
         top_logprobs: int,
@@ -118,7 +116,7 @@ class LMMYesJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         if image is None:
             return JudgeOutcome.failed(self.name, "image could not be read")
@@ -178,7 +176,7 @@ class LMMYesJudgeConfig(LogprobOptions):
 
 @judge_kind("lmm_yes", config=LMMYesJudgeConfig, label="LMM P(yes)")
 def build_lmm_yes(
-    config: LMMYesJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: LMMYesJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     template = checked_template(config, config.prompt or "lmm_yes", "lmm", frozenset({"prompt"}))
     client = hub.text_client(*config.reach(describer_model, describer))

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from titjudge.models.core.options import ModelOptions, StrictModel
-from titjudge.models.litellm.sampling import settle
+from titjudge.models.core.rules import settle
 from titjudge.records.names import RESERVED_NAMES
 from titjudge.records.spec import parse_model_spec
 

@@ -29,11 +29,9 @@ from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairReply
-from titjudge.models.calls.probe import CacheProbe
-from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import sum_costs
 from titjudge.records.image_input import ImageInput
@@ -52,7 +50,7 @@ class PairwiseJudge(Judge):
     def __init__(
         self,
         name: str,
-        client: ModelClient,
+        client: TextCalls,
         template: PromptTemplate,
         max_tokens: int,
         temperature: float | None,
@@ -80,7 +78,7 @@ class PairwiseJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         return JudgeOutcome.failed(
             self.name,
@@ -89,7 +87,7 @@ class PairwiseJudge(Judge):
         )
 
     async def _sample(
-        self, prompt: str, first: str, second: str, sample: int, probe: CacheProbe | None
+        self, prompt: str, first: str, second: str, sample: int, probe: CallMode | None
     ) -> tuple[Choice | None, Any]:
         system, user = self.template.render(prompt=prompt, first=first, second=second)
         request = GenerateRequest(
@@ -109,7 +107,7 @@ class PairwiseJudge(Judge):
         prompt: str,
         first: tuple[str, str],
         second: tuple[str, str],
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> OrderJudgement:
         """Show `first` then `second` ((item id, description) each), `repeats` times;
         `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
@@ -144,7 +142,7 @@ class PairwiseJudge(Judge):
         prompt: str,
         pair: HumanPair,
         descriptions: dict[str, Described],
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> PairJudgement:
         a, b = descriptions[pair.item_a], descriptions[pair.item_b]
         human = pair.winner if pair.winner in ("a", "b", "tie") else None
@@ -195,7 +193,7 @@ async def run_pairwise(
     descriptions: dict[str, Described],
     human_pairs: Sequence[HumanPair] | None,
     on_pair: Callable[[int], None] | None = None,
-    probe: CacheProbe | None = None,
+    probe: CallMode | None = None,
 ) -> PairwiseRun:
     """Judge every pair, `PAIR_CHUNK` pairs at a time; a failed pair is a record, never dropped.
     `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
@@ -235,7 +233,7 @@ class PairwiseJudgeConfig(SampledOptions):
 
 @judge_kind("pairwise", config=PairwiseJudgeConfig, label="Pairwise-{model}")
 def build_pairwise(
-    config: PairwiseJudgeConfig, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: PairwiseJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     template = checked_template(
         config,

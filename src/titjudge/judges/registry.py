@@ -16,11 +16,11 @@ from pydantic import Field
 
 from titjudge.judges.base import Judge
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
+from titjudge.models.core.clients import ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 
 #: build(config, describer_model, describer_options, hub): the judge, checked against its model
-Builder = Callable[[Any, str, ModelOptions, ModelHub], Judge]
+Builder = Callable[[Any, str, ModelOptions, ClientSource], Judge]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def judge_config_union() -> Any:
 
 
 def build_judge(
-    config: JudgeOptions, describer_model: str, describer: ModelOptions, hub: ModelHub
+    config: JudgeOptions, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     """Build one configured judge; describer-bound kinds that name no model use the describer's
     model, reached with the describer's options."""
@@ -100,7 +100,10 @@ def build_judge(
 
 
 def build_judges(
-    configs: Sequence[JudgeOptions], describer_model: str, describer: ModelOptions, hub: ModelHub
+    configs: Sequence[JudgeOptions],
+    describer_model: str,
+    describer: ModelOptions,
+    hub: ClientSource,
 ) -> list[Judge]:
     """The configured judges, in config order, each checked against its model before any item
     is judged."""

@@ -19,7 +19,7 @@ import asyncio
 from typing import Any
 
 from titjudge.judges.base import Judge, SamplingJudge
-from titjudge.models.calls.probe import CacheProbe
+from titjudge.models.core.clients import CallMode
 from titjudge.records.calls import sum_costs
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
@@ -46,7 +46,7 @@ class RepeatedJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> JudgeOutcome:
         samples = await asyncio.gather(
             *(

@@ -16,16 +16,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
+from titjudge.models.calls.breaker import Breaker
 from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.provenance import RequireModel
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import Backend
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import LazyBackend
-from titjudge.models.core.options import ModelOptions, limit_key
+from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions, RequireModel, limit_key
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 from titjudge.records.calls import Usage
 from titjudge.records.spec import parse_model_spec

@@ -24,12 +24,10 @@ import contextlib
 import logging
 
 from titjudge.models.core.base import PermanentError, QuotaExhaustedError
+from titjudge.models.core.options import DEFAULT_STOP_AFTER
 
 log = logging.getLogger(__name__)
 
-#: `run.stop_after`'s default: above one (a lone refusal may be a fluke) yet far below a
-#: run's size; at concurrency 32 the first wave of a dead endpoint already trips it
-DEFAULT_STOP_AFTER = 5
 NOT_SENT = "not sent"
 
 

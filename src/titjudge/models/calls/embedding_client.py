@@ -42,8 +42,8 @@ from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
-from titjudge.models.calls.probe import Answers, CacheProbe, Computed
-from titjudge.models.calls.provenance import RequireModel, refusal
+from titjudge.models.calls.probe import Answers, Computed
+from titjudge.models.calls.provenance import refusal
 from titjudge.models.calls.token_estimate import embedding_tokens
 from titjudge.models.core.base import (
     EmbeddingBackend,
@@ -51,7 +51,8 @@ from titjudge.models.core.base import (
     PermanentError,
     TransientError,
 )
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
+from titjudge.models.core.options import ModelOptions, RequireModel
 from titjudge.records.calls import CallResult
 from titjudge.safety import redact
 
@@ -75,7 +76,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         self.require_model = require_model
 
     async def embed(
-        self, texts: list[str], *, role: str, probe: CacheProbe | None = None
+        self, texts: list[str], *, role: str, probe: CallMode | None = None
     ) -> list[CallResult[list[float]]]:
         """One result per text, in order; a text fails only for a reason of its own or of
         every request that carried it (see the module's notes). `probe`: the call's mode

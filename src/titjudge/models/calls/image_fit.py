@@ -14,8 +14,8 @@ from typing import Any
 
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
-from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.core.base import GenerateRequest, TextBackend
+from titjudge.models.core.clients import CallMode
 from titjudge.records.image_input import ImageInput
 from titjudge.records.images import (
     MAX_SIDE,
@@ -40,7 +40,7 @@ class ImageFitter:
         self._memo: dict[str, tuple[ImageInput, str | None]] = {}
 
     async def fit(
-        self, request: GenerateRequest, probe: CacheProbe | None = None
+        self, request: GenerateRequest, probe: CallMode | None = None
     ) -> tuple[GenerateRequest, list[str]]:
         """Images above `max_image_pixels` downscaled, and images over the provider's byte
         limit (`Backend.image_limit`, a per-request limit divided among the request's images)
@@ -59,7 +59,7 @@ class ImageFitter:
         return dataclasses.replace(request, images=fitted), notes
 
     async def _fitted(
-        self, image: ImageInput, budget: int | None, why: str, probe: CacheProbe | None
+        self, image: ImageInput, budget: int | None, why: str, probe: CallMode | None
     ) -> tuple[ImageInput, str | None]:
         """One fit per image and bound, however many roles send it (describer, lmm,
         lmm_yes). What fitting made is remembered in the cache dir (its hash, size and note),

@@ -21,13 +21,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from titjudge.cache.store import CallCache
-from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker
+from titjudge.models.calls.breaker import Breaker
 from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.limits import Limiter
-from titjudge.models.calls.probe import Answers, CacheProbe, Computed
+from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.sending import Attempted, Sender, Worst
 from titjudge.models.core.base import Backend
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
+from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions
 from titjudge.models.core.prices import Rates
 from titjudge.records.calls import CallResult, Usage
 
@@ -77,7 +78,7 @@ class CallPipeline(Generic[B]):
         keys: Sequence[tuple[str, str]],
         accept: Accept,
         compute: Compute,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> list[CallResult[Any]]:
         """One result per (cache key, sharing key), in order. Positions with a sharing key
         already in flight in this process wait for that answer; repeats share the first.
@@ -141,7 +142,7 @@ class CallPipeline(Generic[B]):
         compute: Compute,
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
-        probe: CacheProbe | None,
+        probe: CallMode | None,
     ) -> None:
         """Fill (and `settle`) `results` at `positions` from the cache, from another run, or by computing.
 
@@ -220,7 +221,7 @@ class CallPipeline(Generic[B]):
         i: int,
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
-        probe: CacheProbe | None,
+        probe: CallMode | None,
     ) -> bool:
         """Position `i` answered by a batch job of this run (`models.calls.batch.collect`): its result,
         paid once. A validated answer is in the cache too; it is handed over (and so counted)

@@ -28,12 +28,11 @@ cached before titjudge recorded the model is kept and counted as unrecorded.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
+from titjudge.models.core.options import RequireModel
 from titjudge.records.calls import Usage
 from titjudge.records.provenance import _SNAPSHOT, _norm, _tails, model_id_of
-
-RequireModel = Literal["report", "exact"]
 
 
 def same_model(configured: str, answered: str) -> bool:

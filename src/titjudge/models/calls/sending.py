@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from titjudge.models.calls.breaker import DEFAULT_STOP_AFTER, Breaker, StoppedError
+from titjudge.models.calls.breaker import Breaker, StoppedError
 from titjudge.models.calls.budget import Budget, OverBudgetError
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.core.base import (
@@ -32,7 +32,7 @@ from titjudge.models.core.base import (
     is_unbilled,
     mark_unbilled,
 )
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions
 from titjudge.models.core.prices import FREE, Rates, own_rates, rates_for, reply_cost
 from titjudge.records.calls import CallResult
 from titjudge.safety import redact

@@ -23,8 +23,8 @@ from titjudge.models.calls.image_fit import ImageFitter
 from titjudge.models.calls.keys import generation_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
-from titjudge.models.calls.probe import Answers, CacheProbe, Computed
-from titjudge.models.calls.provenance import RequireModel, refusal
+from titjudge.models.calls.probe import Answers, Computed
+from titjudge.models.calls.provenance import refusal
 from titjudge.models.calls.results import from_hit, incomplete_reason, usage_of, withheld
 from titjudge.models.calls.sending import Attempted
 from titjudge.models.calls.structured import (
@@ -34,7 +34,8 @@ from titjudge.models.calls.structured import (
 )
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, TextBackend
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
+from titjudge.models.core.options import ModelOptions, RequireModel
 from titjudge.records.calls import TRUNCATED, CallResult, sum_costs
 
 S = TypeVar("S", bound=BaseModel)
@@ -81,7 +82,7 @@ class ModelClient(CallPipeline[TextBackend]):
         role: str,
         template: dict[str, str] | None = None,
         accept_truncated: bool = False,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> CallResult[str]:
         """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
@@ -130,7 +131,7 @@ class ModelClient(CallPipeline[TextBackend]):
         *,
         role: str,
         template: dict[str, str] | None = None,
-        probe: CacheProbe | None = None,
+        probe: CallMode | None = None,
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error;
         `probe` as for `text`."""

@@ -7,13 +7,21 @@ One set of defaults, here. Config sections (the describer, each judge) extend `M
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
 from titjudge.records.spec import parse_model_spec
+
+#: `run.require_model`: "report" records the model each reply says answered; "exact" makes a
+#: reply from another model a failure record (`models.calls.provenance`)
+RequireModel = Literal["report", "exact"]
+#: `run.stop_after`'s default: above one (a lone refusal may be a fluke) yet far below a
+#: run's size; at concurrency 32 the first wave of a dead endpoint already trips it
+#: (`models.calls.breaker`)
+DEFAULT_STOP_AFTER = 5
 
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
 #: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's

@@ -252,4 +252,16 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-__all__ = ["LiteLLMBackend", "check_setup", "litellm", "setup_problems"]
+def supports_top_logprobs(model_id: str) -> bool | None:
+    """Whether litellm's provider table lists `top_logprobs` for `model_id` (Anthropic and
+    Ollama do not, for example); None when it cannot tell (an unknown provider: the run finds
+    out per call). litellm is imported here, after LITELLM_LOCAL_MODEL_COST_MAP is set (a bare
+    `import litellm` fetches its price map online: ~2.4 s of retries offline)."""
+    try:
+        params = litellm.get_supported_openai_params(model=model_id)
+    except Exception:
+        return None
+    return None if params is None else "top_logprobs" in params
+
+
+__all__ = ["LiteLLMBackend", "check_setup", "litellm", "setup_problems", "supports_top_logprobs"]
