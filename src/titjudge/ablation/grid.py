@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
+from titjudge.agents.context import run_hub
 from titjudge.agents.runner import RunOutcome, load_run_data, run_async
-from titjudge.cache.store import CacheError, CallCache
+from titjudge.cache.store import CacheError
 from titjudge.config.load import dump_config
 from titjudge.errors import TitjudgeError
 from titjudge.files import atomic_write
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.calls.budget import Budget
 from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
@@ -259,17 +259,8 @@ async def _run_staged(
     atomic_write(staged.staging / "ablation.yaml", dump_config(config))
     # One hub for the grid: a comparer model (a local Qwen3-8B judge, an embedding model)
     # loads once, not once per row; each row's own VLM is released when its row ends.
-    cache = CallCache(config.run.cache_dir)
-    hub = ModelHub(
-        cache,
-        default_concurrency=config.run.concurrency,
-        default_rpm=config.run.rpm,
-        execution=config.run.execution,
-        require_model=config.run.require_model,
-        stop_after=config.run.stop_after,
-        # one ledger for the whole grid: every row's calls draw on it
-        budget=None if config.run.budget_usd is None else Budget(config.run.budget_usd),
-    )
+    hub = run_hub(config.run)  # one ledger for the whole grid: every row's calls draw on it
+    cache = hub.cache
     ctx = GridContext(
         config=config,
         columns=[ColumnInfo(c.name, labels[c.name], c.kind, c.own_model) for c in config.columns],

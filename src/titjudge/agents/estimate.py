@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from titjudge.agents import item as steps
+from titjudge.agents.context import run_context, run_hub
 from titjudge.agents.finish import judge_pairs
-from titjudge.agents.runner import load_run_data, run_context
-from titjudge.cache.store import CallCache
+from titjudge.agents.runner import load_run_data
 from titjudge.config.schema import RunConfig
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss
@@ -124,10 +124,8 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
     """What running `configs` one after another (an ablation's rows share one cache) would
     send now. Every config reads its cache dir; the first one's is shared, as in a grid."""
     first = configs[0]
-    cache = CallCache(first.run.cache_dir)
-    hub = ModelHub(
-        cache, default_concurrency=first.run.concurrency, require_model=first.run.require_model
-    )
+    hub = run_hub(first.run, budget=False)  # nothing is sent: no budget to hold
+    cache = hub.cache
     loaded: dict[Any, tuple[list[Item], HumanData | None]] = {}
     n_items = 0
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from titjudge.agents.context import run_hub
 from titjudge.agents.estimate import probe_run
 from titjudge.cache.store import CallCache
 from titjudge.config.schema import RunConfig
@@ -27,7 +28,6 @@ from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import ComputeOne
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.hub import ModelHub
 from titjudge.records.calls import CallResult
 
 #: what the judges' requests quote where the describer's answer would stand
@@ -102,7 +102,7 @@ async def first_requests(config: RunConfig) -> tuple[str, list[Planned]]:
         human = HumanData(pairs=pairs, ranks=ranks, items=items)
     with tempfile.TemporaryDirectory() as scratch:  # every call misses; nothing is kept
         cache = CallCache(Path(scratch))
-        hub = ModelHub(cache, default_concurrency=config.run.concurrency, require_model="report")
+        hub = run_hub(config.run, cache, budget=False, require_model="report")
         try:
             probe = ExplainProbe()
             await probe_run(config, hub, items, human, probe)

@@ -19,21 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.agents.cached import resolve_cached
+from titjudge.agents.context import run_context, run_hub
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.agents.loop import run_to_end
-from titjudge.cache.store import CallCache
 from titjudge.config.schema import RunConfig
-from titjudge.data.images import ImageLoader
 from titjudge.errors import ConfigError
-from titjudge.judges.base import Judge
-from titjudge.judges.pairwise import PairwiseJudge
-from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
-from titjudge.models.calls.budget import NOT_SENT_BUDGET, Budget
+from titjudge.models.calls.budget import NOT_SENT_BUDGET
 from titjudge.models.calls.provenance import provenance
 from titjudge.models.hub import ModelHub, usage_since
-from titjudge.prompts.loader import load_template
 from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
@@ -171,15 +166,7 @@ async def _run_staged(
     owned = hub is None
     batch: dict[str, Any] = {}
     if hub is None:
-        hub = ModelHub(
-            CallCache(config.run.cache_dir),
-            default_concurrency=config.run.concurrency,
-            default_rpm=config.run.rpm,
-            execution=config.run.execution,
-            require_model=config.run.require_model,
-            stop_after=config.run.stop_after,
-            budget=None if config.run.budget_usd is None else Budget(config.run.budget_usd),
-        )
+        hub = run_hub(config.run)
     cache = hub.cache
     usage_before, by_model_before = hub.usage(), hub.usage_by_model()
     budget_before = hub.budget.state() if hub.budget is not None else None
@@ -324,38 +311,6 @@ def _batched(config: RunConfig) -> bool:
     """Whether any model of the run is sent as batch jobs (`batch: true`)."""
     sections: list[Any] = [config.describer, *config.judges]
     return any(getattr(section, "batch", False) for section in sections)
-
-
-def run_context(
-    config: RunConfig,
-    hub: ModelHub,
-    human: HumanData | None,
-    progress: Progress,
-    bootstrap: int = 1000,
-) -> tuple[RunContext, list[Judge]]:
-    """The run's context (its clients, templates, judges and image loader) and every judge
-    built, pairwise ones included: what `run` drives and `titjudge estimate` probes."""
-    describer = hub.text_client(config.describer.model, config.describer)
-    template = load_template(config.describer.prompt)
-    judges = build_judges(config.judges, config.describer.model, config.describer, hub)
-    ctx = RunContext(
-        describer=describer,
-        describe_template=template,
-        describe_max_tokens=config.describer.max_tokens,
-        describe_temperature=config.describer.temperature,
-        describe_keep_truncated=config.describer.on_truncation == "keep",
-        judges=[j for j in judges if j.per_item],
-        fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
-        progress=progress,
-        pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
-        pairs=human.pairs if human is not None else None,
-        variant_order=[j.name for j in config.judges],
-        human=human,
-        bootstrap=bootstrap,
-        seed=config.run.seed,
-        images=ImageLoader(config.run.concurrency, known=hub.cache),
-    )
-    return ctx, judges
 
 
 async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> RunEvaluation:

@@ -4,20 +4,17 @@ graph alone, no human data): the `titjudge score` command and `titjudge.score()`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.item import RunContext
+from titjudge.agents.context import run_context, run_hub
 from titjudge.agents.nodes import build_item_graph
 from titjudge.agents.preflight import preflight_run
-from titjudge.cache.store import CallCache
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.errors import DataError
-from titjudge.judges.registry import build_judges
-from titjudge.models.hub import ModelHub
-from titjudge.prompts.loader import load_template
-from titjudge.records import ItemResult
+from titjudge.records import ItemResult, Progress
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
 
@@ -83,26 +80,12 @@ async def score_async(
         image=image.resolve(),
         t2i_model="unknown",
     )
-    cache = CallCache(config.run.cache_dir)
-    hub = ModelHub(
-        cache,
-        default_concurrency=config.run.concurrency,
-        default_rpm=config.run.rpm,
-        execution=config.run.execution,
-        require_model=config.run.require_model,
-        stop_after=config.run.stop_after,
-    )
+    hub = run_hub(config.run, budget=False)  # one image: `run.budget_usd` is a run's
+    cache = hub.cache
     try:
-        judges = build_judges(config.judges, config.describer.model, config.describer, hub)
-        ctx = RunContext(
-            describer=hub.text_client(config.describer.model, config.describer),
-            describe_template=load_template(config.describer.prompt),
-            describe_max_tokens=config.describer.max_tokens,
-            describe_temperature=config.describer.temperature,
-            describe_keep_truncated=config.describer.on_truncation == "keep",
-            judges=judges,
-            fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
-        )
+        ctx, judges = run_context(config, hub, None, Progress(total=1))
+        # every judge is asked of the one image: a pairwise one says why it cannot score it
+        ctx = dataclasses.replace(ctx, judges=judges, pairwise=[])
         final = await build_item_graph().ainvoke({"item": item}, context=ctx)
         result = final["results"][0]
     finally:
