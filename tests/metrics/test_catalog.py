@@ -7,7 +7,7 @@ from __future__ import annotations
 from test_evaluate import ITEMS, PAIRS, RANKS, SCORES
 
 from titjudge.ablation.tables import mark_best
-from titjudge.metrics.catalog import CI_METRICS, METRICS, REPEAT_METRICS, record_fields
+from titjudge.metrics.catalog import ci_metrics, metrics, record_fields, repeat_metrics
 from titjudge.metrics.summary import evaluate
 from titjudge.report.record import VariantRecord
 
@@ -16,9 +16,9 @@ def test_evaluate_gives_every_declared_metric_with_its_interval_around_it() -> N
     summary = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=200, seed=3)
     checked = 0
     for name, entry in summary["variants"].items():
-        assert {m.name for m in METRICS} <= set(entry), name
-        assert set(entry["ci"]) == set(CI_METRICS), name
-        for metric in METRICS:
+        assert {m.name for m in metrics()} <= set(entry), name
+        assert set(entry["ci"]) == set(ci_metrics()), name
+        for metric in metrics():
             if metric.stands_on is not None:
                 assert isinstance(entry[metric.stands_on.name], int), metric.name
             interval, value = entry["ci"].get(metric.name), entry[metric.name]
@@ -35,7 +35,7 @@ def test_evaluate_gives_every_declared_metric_with_its_interval_around_it() -> N
 def test_the_record_types_every_tabled_metric_and_the_counts_beside_it() -> None:
     declared = set(VariantRecord.model_fields)
     assert set(record_fields()) <= declared
-    assert set(REPEAT_METRICS) <= {m.name for m in METRICS}
+    assert set(repeat_metrics()) <= {m.name for m in metrics()}
     record = VariantRecord.model_validate(
         evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=0)["variants"]["good"]
     )

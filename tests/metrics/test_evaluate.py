@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from titjudge.errors import DataError
-from titjudge.metrics.catalog import CI_METRICS
+from titjudge.metrics.catalog import ci_metrics
 from titjudge.metrics.summary import evaluate, to_json
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 
@@ -131,7 +131,7 @@ def test_bootstrap_is_seeded_and_can_be_switched_off() -> None:
         == evaluate(SCORES, PAIRS, RANKS, bootstrap=100, seed=5)["variants"]["good"]["ci"]
     )
     off = evaluate(SCORES, PAIRS, RANKS, bootstrap=0)
-    assert off["variants"]["good"]["ci"] == dict.fromkeys(CI_METRICS)
+    assert off["variants"]["good"]["ci"] == dict.fromkeys(ci_metrics())
 
 
 def test_empty_input_is_defined() -> None:

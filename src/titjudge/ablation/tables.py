@@ -220,9 +220,6 @@ def _table2() -> tuple[_Column, ...]:
     return tuple(found)
 
 
-_TABLE2 = _table2()
-
-
 def _metric(cell: CellResult, column: _Column) -> float | None:
     if column.scale is None:
         return cell.count(column.key)
@@ -240,7 +237,7 @@ def table2(result: AblationResult) -> Table:
         if row.cells[column.name].has_value
     ]
     grid = [cell for _, _, cell in entries]
-    values = [[_metric(cell, spec) for spec in _TABLE2] for cell in grid]
+    values = [[_metric(cell, spec) for spec in _table2()] for cell in grid]
     by_metric = [
         mark_best(
             [v[i] for v in values],
@@ -250,7 +247,7 @@ def table2(result: AblationResult) -> Table:
         )
         if spec.marked_by is not None
         else [None] * len(values)
-        for i, spec in enumerate(_TABLE2)
+        for i, spec in enumerate(_table2())
     ]
     rows, csv_rows = [], []
     for index, (row, column, cell) in enumerate(entries):
@@ -258,7 +255,7 @@ def table2(result: AblationResult) -> Table:
             Cell(_number(values[index][i], spec.digits), values[index][i], by_metric[i][index])
             if spec.scale is not None
             else Cell(f"{cell.count(spec.key):,}", cell.count(spec.key))
-            for i, spec in enumerate(_TABLE2)
+            for i, spec in enumerate(_table2())
         ]
         rows.append(
             [Cell(row.label), Cell(column.label), *shown, Cell(str(cell.n_failed), cell.n_failed)]
@@ -269,7 +266,7 @@ def table2(result: AblationResult) -> Table:
                 column.label,
                 *(
                     None if v is None else round(v, 6) if spec.scale is not None else int(v)
-                    for v, spec in zip(values[index], _TABLE2, strict=True)
+                    for v, spec in zip(values[index], _table2(), strict=True)
                 ),
                 cell.n_failed,
             ]
@@ -280,7 +277,7 @@ def table2(result: AblationResult) -> Table:
     )
     return Table(
         title="Table 2: agreement with humans per VLM and comparer",
-        header=["VLM", "Comparer", *(spec.heading for spec in _TABLE2), "Failed"],
+        header=["VLM", "Comparer", *(spec.heading for spec in _table2()), "Failed"],
         rows=rows,
         label_columns=2,
         legend=(
@@ -292,7 +289,7 @@ def table2(result: AblationResult) -> Table:
             "most any cell has."
         ),
         key="ablation-agreement",
-        csv_header=["VLM", "Comparer", *(spec.csv for spec in _TABLE2), "n_failed"],
+        csv_header=["VLM", "Comparer", *(spec.csv for spec in _table2()), "n_failed"],
         csv_rows=csv_rows,
         notes=list(result.notes),
     )

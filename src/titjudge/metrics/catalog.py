@@ -3,16 +3,24 @@
 A `Metric` says what the number is called in each view, which way is better, how its
 bootstrap interval is computed, whether the spread across a repeated judge's samples is
 reported, how it prints, and which counts it stands on. Everything that lists metrics reads
-`METRICS`: the intervals and repeat spreads `metrics.summary.evaluate` computes, the run
+`metrics()`: the intervals and repeat spreads `metrics.summary.evaluate` computes, the run
 record's typed fields (`report.record.VariantRecord`, tested against this list), the
-terminal tables (`metrics.render`), `audit --json` and the ablation's Table 2. Adding a
-metric is one entry here plus the code that computes it in `metrics.summary.evaluate`.
+terminal tables (`metrics.render`), `audit --json` and the ablation's Table 2. A metric
+computed per prompt is added by one declaration, `register(Metric(..., per_prompt=...))`;
+the built-in ones are computed by `metrics.summary.evaluate` itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from titjudge.metrics.tables import EvalData, PromptValues
 
 #: "pairs": a ratio over the evaluated human pairs (`outcome` names the `PairOutcomes` mask
 #: counted), resampled by prompt; "prompts": a mean over prompts of per-prompt values
@@ -50,6 +58,11 @@ class Metric:
     csv: str | None = None
     #: which terminal table shows it: "pairs", "rankings" or None (its own line or table)
     table: Literal["pairs", "rankings"] | None = None
+    #: how a metric added to the catalog is computed: its value per prompt from a variant's
+    #: scores (`EvalData.score_vector`) and the human data; `evaluate` averages it over the
+    #: prompts where it is defined, counts those under `stands_on` and, with `ci="prompts"`,
+    #: gives it an interval. None: computed by `evaluate` itself (the metrics above)
+    per_prompt: Callable[[np.ndarray, EvalData], PromptValues] | None = None
 
     def shown(self, value: float | None) -> str:
         """The value as the terminal prints it; '-' where it is undefined."""
@@ -83,7 +96,7 @@ def _ranking(name: str, label: str, over: Count) -> Metric:
     )
 
 
-METRICS: tuple[Metric, ...] = (
+_DECLARED: list[Metric] = [
     Metric(
         "pairwise_accuracy",
         "pairwise acc",
@@ -128,26 +141,68 @@ METRICS: tuple[Metric, ...] = (
         digits=4,
         stands_on=None,
     ),
-)
+]
 
-BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
 
-#: metrics with a bootstrap interval (a variant's `ci` has one key per name, None when off)
-CI_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.ci is not None)
-#: metrics whose spread across a repeated judge's samples is reported
-REPEAT_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.repeats)
+def metrics() -> tuple[Metric, ...]:
+    """Every metric, in order: the built-in ones, then any `register`ed."""
+    return tuple(_DECLARED)
+
+
+def by_name(name: str) -> Metric:
+    return next(m for m in _DECLARED if m.name == name)
+
+
+def ci_metrics() -> tuple[str, ...]:
+    """Metrics with a bootstrap interval (a variant's `ci` has one key per name, None when
+    the bootstrap is off)."""
+    return tuple(m.name for m in _DECLARED if m.ci is not None)
+
+
+def repeat_metrics() -> tuple[str, ...]:
+    """Metrics whose spread across a repeated judge's samples is reported."""
+    return tuple(m.name for m in _DECLARED if m.repeats)
 
 
 def in_table(table: Literal["pairs", "rankings"]) -> tuple[Metric, ...]:
     """The metrics one terminal table shows, in order."""
-    return tuple(m for m in METRICS if m.table == table)
+    return tuple(m for m in _DECLARED if m.table == table)
+
+
+def register(metric: Metric) -> None:
+    """Add a metric computed per prompt (`Metric.per_prompt`): every view lists it from then
+    on (the terminal table it names, metrics.json, the run record, `audit --json`, the
+    ablation's Table 2 when it has a heading)."""
+    if metric.per_prompt is None:
+        raise ValueError(f"metric {metric.name!r}: a registered metric needs per_prompt")
+    if metric.ci == "pairs":
+        raise ValueError(f"metric {metric.name!r}: a registered metric's interval is per prompt")
+    if any(m.name == metric.name for m in _DECLARED):
+        raise ValueError(f"metric {metric.name!r} is declared already")
+    counts = {m.stands_on.name for m in _DECLARED if m.stands_on is not None}
+    if metric.stands_on is not None and metric.stands_on.name in counts:
+        raise ValueError(
+            f"metric {metric.name!r}: {metric.stands_on.name} is another metric's count; "
+            "a registered metric counts its prompts under a name of its own"
+        )
+    _DECLARED.append(metric)
+
+
+@contextmanager
+def registered(metric: Metric) -> Iterator[Metric]:
+    """`register(metric)` for the block's length (a test's, a notebook cell's)."""
+    register(metric)
+    try:
+        yield metric
+    finally:
+        _DECLARED.remove(metric)
 
 
 def record_fields() -> tuple[str, ...]:
     """Each tabled metric with the counts it stands on and those beside it, in order, each
     once: the numbers a run record types and `audit --json` repeats per variant."""
     found: list[str] = []
-    for metric in METRICS:
+    for metric in _DECLARED:
         if metric.heading is None:
             continue
         for name in (
@@ -174,7 +229,7 @@ class TableColumn:
 def table2_columns() -> tuple[TableColumn, ...]:
     """Table 2's columns: the tabled metrics in order, each run of metrics standing on one
     count followed by that count (Acc, Ties, Pairs, SRCC, KRCC, Prompts, nDCG, nDCG prompts)."""
-    tabled = [m for m in METRICS if m.heading is not None and m.csv is not None]
+    tabled = [m for m in _DECLARED if m.heading is not None and m.csv is not None]
     columns: list[TableColumn] = []
     for index, metric in enumerate(tabled):
         assert metric.heading is not None and metric.csv is not None

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.metrics.catalog import REPEAT_METRICS
+from titjudge.metrics.catalog import repeat_metrics
 from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement, PairwiseRun
@@ -159,7 +159,7 @@ def _repeat_spreads(
             "n": n,
             **{
                 name: _spread([m.get(name) for m in per_repeat])
-                for name in REPEAT_METRICS
+                for name in repeat_metrics()
                 if any(name in m for m in per_repeat)
             },
         }

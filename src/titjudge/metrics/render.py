@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from titjudge.metrics.catalog import BY_NAME, in_table
+from titjudge.metrics.catalog import by_name, in_table
 from titjudge.metrics.significance import significance_mark
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     on any console (cells such as "[0.88, 0.91]" are data, not markup)."""
     names = variant_names(summary)
     settings = summary["settings"]
-    accuracy, ties = BY_NAME["pairwise_accuracy"], BY_NAME["metric_tie_rate"]
+    accuracy, ties = by_name("pairwise_accuracy"), by_name("metric_tie_rate")
     pairwise = plain_table(
         "Agreement with human judgments: pairs",
         (
@@ -230,7 +230,7 @@ def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
             *(cell(v["models"][model]) for v in board["variants"].values()),
         )
     table.add_section()
-    metric = BY_NAME["leaderboard_srcc"]
+    metric = by_name("leaderboard_srcc")
     add_plain_row(
         table, metric.label, "", *(metric.shown(v["srcc"]) for v in board["variants"].values())
     )

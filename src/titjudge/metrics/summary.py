@@ -47,7 +47,7 @@ import numpy as np
 from titjudge.data.scores import scores_by_variant, status_counts
 from titjudge.errors import DataError
 from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_counts
-from titjudge.metrics.catalog import CI_METRICS, METRICS
+from titjudge.metrics.catalog import ci_metrics, metrics
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
 from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
@@ -87,7 +87,7 @@ def _intervals(
 
     evaluated = per_prompt_sum(outcomes.evaluated)
     found: dict[str, list[float] | None] = {}
-    for metric in METRICS:
+    for metric in metrics():
         if metric.ci == "pairs":
             assert metric.outcome is not None
             mask = getattr(outcomes, metric.outcome)
@@ -171,6 +171,9 @@ def evaluate(
             None if masks is None else masks.mixed_pairs,
             None if masks is None else masks.mixed_ties,
         )
+        per_prompt = {"srcc": srcc, "krcc": krcc, "ndcg": ndcg}
+        added = {m: m.per_prompt(rank_vector, data) for m in metrics() if m.per_prompt}
+        per_prompt.update({metric.name: values for metric, values in added.items()})
         status = statuses[name]
         entry = variants[name] = {
             "pairwise_accuracy": pairwise.accuracy,
@@ -193,17 +196,19 @@ def evaluate(
             "tie_calibrated_accuracy": calibration.accuracy,
             "tie_epsilon": calibration.epsilon,
             "ci": (
-                _intervals(
-                    data, outcome, {"srcc": srcc, "krcc": krcc, "ndcg": ndcg}, counts, confidence
-                )
+                _intervals(data, outcome, per_prompt, counts, confidence)
                 if bootstrap
-                else dict.fromkeys(CI_METRICS)
+                else dict.fromkeys(ci_metrics())
             ),
             "n_items": sum(status.values()),
             "n_scored": status["ok"] + status["fallback"],
             "n_failed": status["failed"],
             "n_fallback": status["fallback"],
         }
+        for metric, values in added.items():  # metrics registered in the catalog
+            entry[metric.name] = values.mean
+            if metric.stands_on is not None:
+                entry[metric.stands_on.name] = values.n_prompts
         if masks is not None:
             entry["n_pairs_mixed_source"] = masks.n_mixed
             entry["n_fallback_unranked"] = masks.n_fallback

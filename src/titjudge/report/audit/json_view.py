@@ -13,14 +13,12 @@ from typing import Any
 from titjudge.metrics.catalog import record_fields
 from titjudge.report.audit.data import AuditData, AuditPair, AuditVerdict, VariantSummary
 
+
 #: the record fields each variant repeats, as the metric catalog lists them (the rest:
 #: `titjudge metrics RUN --json`)
-_RECORD_FIELDS = record_fields()
-
-
 def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:
     entry = data.record.variants.get(summary.name)
-    found: dict[str, Any] = {k: entry.get(k) if entry else None for k in _RECORD_FIELDS}
+    found: dict[str, Any] = {k: entry.get(k) if entry else None for k in record_fields()}
     found.update(
         {
             "ci": list(summary.ci) if summary.ci else None,
