@@ -105,4 +105,4 @@ class Breaker:
             await asyncio.wait_for(self._tripped.wait(), seconds)
 
 
-__all__ = ["DEFAULT_STOP_AFTER", "NOT_SENT", "Breaker", "StoppedError"]
+__all__ = ["NOT_SENT", "Breaker", "StoppedError"]

@@ -76,6 +76,9 @@ def _classify(exc: BaseException, where: str | None) -> BaseException:
         return TransientError(
             f"RateLimitError: {message}", retry_after=retry_after_seconds(exc), rate_limited=True
         )
+    refused = refused_shape(exc, _body_text(exc))
+    if refused is not None:  # every request of this shape fails alike: not retried
+        return PermanentError(f"{refused}: {type(exc).__name__}: {message}", lasting=refused)
     lasting = lasting_reason(exc, where)
     if lasting is not None:
         if lasting.startswith(("connection refused", "DNS", "TLS")):  # retried: may be starting
@@ -126,6 +129,31 @@ def _sdk_error(exc: BaseException, message: str, status: Any, limited: bool) -> 
             rate_limited=limited,
         )
     return PermanentError(f"{type(exc).__name__}: {message}")
+
+
+#: a request-validation error in a 5xx body: pydantic's (llama-cpp-python's server raises
+#: FastAPI's RequestValidationError inside its route and answers 500 with its text, e.g.
+#: "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input
+#: should be 'text' or 'json_object'\", ...}]"), or llama-server's older runtime_error for a
+#: response_format it does not take (docs/research/server-dialects.md cites both)
+_SHAPE_REFUSED = re.compile(
+    r"'type':\s*'\w+_error',\s*'loc':\s*\('body'"
+    r"|\d+ validation errors?:"
+    r"|response_format type must be one of",
+)
+
+
+def refused_shape(exc: BaseException, body: str) -> str | None:
+    """Why a server error is the server refusing the request's shape rather than failing: a
+    5xx whose body is a request-validation error. Every request of the same shape fails the
+    same way, so it is not retried, and it counts towards the model's breaker."""
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int) or status < 500 or not _SHAPE_REFUSED.search(body):
+        return None
+    return (
+        f"the server refuses the request's shape (HTTP {status} with a request-validation "
+        "error; a server that takes no json_schema response_format answers so)"
+    )
 
 
 def _message(exc: BaseException) -> str:
@@ -219,6 +247,7 @@ def _retry_after_header(exc: BaseException) -> float | None:
 __all__ = [
     "classify_litellm_error",
     "quota_exhausted",
+    "refused_shape",
     "retry_after_seconds",
     "retry_delay_from_body",
 ]
