@@ -106,8 +106,10 @@ def test_invalid_twice_is_a_failure_with_raw_text_and_not_cached(server, tmp_pat
     result = ask(c)
     assert not result.ok and result.value is None
     assert "invalid output after re-ask" in result.error and result.raw == "still none"
+    again = ask(c)  # the same run asks it again: the failure is shared, nothing is sent
+    assert not again.ok and again.error == result.error and server.stats.total == 2
     server.script(GOOD)
-    assert ask(c).ok  # nothing was cached for the failure
+    assert ask(client(server, tmp_path)).ok  # a re-run asks again: nothing was cached
     assert server.stats.total == 3
 
 

@@ -58,7 +58,10 @@ def test_a_failed_batch_fails_its_texts_and_their_waiters_without_caching(tmp_pa
     first, second = asyncio.run(both())
     assert [r.ok for r in first] == [False, False] and not second[0].ok
     assert "device lost" in second[0].error and second[0].value is None
-    assert asyncio.run(client.embed(["x"], role="j"))[0].ok  # nothing was cached for the failure
+    (again,) = asyncio.run(client.embed(["x"], role="j"))  # the same run: the failure shared
+    assert not again.ok and again.error == first[1].error
+    rerun = EmbeddingClient(backend, CallCache(tmp_path), Limiter(16), ModelOptions())
+    assert asyncio.run(rerun.embed(["x"], role="j"))[0].ok  # nothing was cached for the failure
 
 
 class ScriptedBackend(EmbeddingBackend):
@@ -108,7 +111,11 @@ def test_giving_up_is_a_failure_record_and_nothing_is_cached(tmp_path):
     assert first.error == "gave up after 2 attempts: 503 busy" == second.error
     assert client.usage["j"].failures == 2
     assert client.cache.entries() == 0
-    assert asyncio.run(client.embed(["a"], role="j"))[0].ok  # asked again: the backend recovered
+    sent = backend.requests
+    assert not asyncio.run(client.embed(["a"], role="j"))[0].ok  # the same run: shared
+    assert backend.requests == sent
+    rerun = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), fast(max_attempts=2))
+    assert asyncio.run(rerun.embed(["a"], role="j"))[0].ok  # a re-run asks again: recovered
 
 
 def test_each_attempt_times_out_per_timeout(tmp_path):

@@ -1,6 +1,7 @@
 """A reply with `"choices": []` (HTTP 200; Azure OpenAI answers so when its content filter
 stops a prompt, github.com/InternLM/MindSearch/issues/310) through litellm: a failure record
-naming it, sent once (not retried), never cached, for plain and structured calls alike."""
+naming it, sent once (not retried, nor sent again in the same run), never cached, for plain
+and structured calls alike."""
 
 import asyncio
 
@@ -28,16 +29,18 @@ def test_empty_choices_is_a_permanent_uncached_failure(kind, server, tmp_path, m
     client = _client(server, tmp_path)
     request = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
 
-    def ask():
+    def ask(client):
         if kind == "text":
             return asyncio.run(client.text(request, role="describer"))
         return asyncio.run(client.structured(request, JudgeVerdict, role="judge"))
 
     server.script(Fault("no_choices"))
-    failed = ask()
+    failed = ask(client)
     assert not failed.ok and failed.value is None
     assert failed.error == REASON and "IndexError" not in failed.error
     assert failed.attempts == 1 and server.stats.total == 1
+    shared = ask(client)  # the same run shares the failure: nothing is sent again
+    assert not shared.ok and shared.error == REASON and server.stats.total == 1
     server.script(GOOD)
-    again = ask()  # nothing was cached for the failure: the model is asked again
+    again = ask(_client(server, tmp_path))  # a re-run: nothing was cached, the model is asked
     assert again.ok and not again.cached and server.stats.total == 2

@@ -134,7 +134,9 @@ def test_a_5xx_is_retried_then_given_up_as_a_failure_record_never_cached(tmp_pat
     assert not failed.ok and failed.value is None and failed.attempts == 2
     assert failed.error.startswith("gave up after 2 attempts: InternalServerError")
     assert client.cache.entries() == 0
-    (fresh,) = asyncio.run(client.embed(["a cat"], role="judge"))
+    (again,) = asyncio.run(client.embed(["a cat"], role="judge"))  # the same run: shared
+    assert not again.ok and again.error == failed.error and len(server.requests) == 2
+    (fresh,) = asyncio.run(served(tmp_path, server).embed(["a cat"], role="judge"))  # a re-run
     assert fresh.ok and len(server.requests) == 3
 
 
@@ -193,7 +195,9 @@ def test_a_zero_vector_is_a_failure_record_with_its_reason(tmp_path, server):
     assert "backend returned a zero vector" in outcome.error
     # the description's vector was paid for and is sound: kept, never asked again
     assert client.cache.entries() == 1
-    judge_once(client)
+    judge_once(client)  # the same run: the failed text is not sent again, the other is cached
+    assert server.inputs()[1:] == []
+    judge_once(served(tmp_path, server))  # a re-run asks only for the failed text
     assert server.inputs()[1:] == [[query_text(PROMPT, INSTRUCTION)]]
 
 

@@ -63,8 +63,13 @@ class CallPipeline(Generic[B]):
         self._inflight: dict[str, asyncio.Future[CallResult[Any]]] = {}
         #: retries, limits, budget and breaker of every request this client sends
         self.sender = Sender(backend, limiter, options, stop_after)
-        #: answers (and failures) batch jobs gave this run, by cache key (`models.calls.batch.collect`)
+        #: answers (and failures) batch jobs gave this run, by cache key
+        #: (`models.calls.batch.collect`)
         self.batch_answers: dict[str, CallResult[Any]] = {}
+        #: the calls that failed in this run, by sharing key: an identical request is not sent
+        #: again in this run (every item that needs it shares the failure, as it would share an
+        #: answer); a re-run, with a new pipeline, asks again
+        self.failed: dict[str, CallResult[Any]] = {}
 
     @property
     def model(self) -> str:
@@ -152,6 +157,11 @@ class CallPipeline(Generic[B]):
         """
         pending = []
         for i in positions:
+            failed = self.failed.get(keys[i][1])
+            if failed is not None:  # failed earlier in this run: not sent again
+                results[i] = dataclasses.replace(failed, cached=True)
+                settle(i)
+                continue
             if self.batch_answers and self._batch_answer(keys, i, results, settle, probe):
                 continue  # answered by a batch job earlier in this run: paid once, here
             found = accept(self.cache.get(keys[i][0])) if self._cached() else None
@@ -207,6 +217,8 @@ class CallPipeline(Generic[B]):
                 for i, (result, entry) in zip(todo, computed, strict=True):
                     if result.ok and entry is not None and self._cached():
                         self.cache.set(keys[i][0], entry, self.model)
+                    elif not result.ok:
+                        self.failed[keys[i][1]] = result
                     results[i] = result
         finally:
             if self._cached():  # after the answers are stored, so waiters find them
