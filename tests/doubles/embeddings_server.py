@@ -148,7 +148,6 @@ class EmbeddingsServer(LoopbackThread):
         self._refused: dict[str, Callable[[int], Canned]] = {}
         self._thread = None
         self._loop = None
-        self._runner: web.AppRunner | None = None
         self._port = 0
 
     @property
@@ -177,16 +176,8 @@ class EmbeddingsServer(LoopbackThread):
         app = web.Application()
         app.router.add_post("/v1/embeddings", self._openai)
         app.router.add_post("/v1beta/models/{action}", self._gemini)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._port = await self.serve(app)
         return self.url
-
-    async def aclose(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     def _record(self, http: web.Request, body: Any, texts: list[str]) -> Canned | None:
         self.requests.append(

@@ -41,7 +41,6 @@ class LlamaCppServer(LoopbackThread):
         self.requests: list[dict[str, Any]] = []
         self._thread = None
         self._loop = None
-        self._runner: web.AppRunner | None = None
         self._port = 0
 
     @property
@@ -51,16 +50,8 @@ class LlamaCppServer(LoopbackThread):
     async def astart(self) -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._port = await self.serve(app, access_log=None, shutdown_timeout=0.5)
         return self.url
-
-    async def aclose(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     async def _chat(self, http: web.Request) -> web.Response:
         body = await http.json()

@@ -7,6 +7,8 @@ import asyncio
 import threading
 from typing import Any
 
+from aiohttp import web
+
 
 class LoopbackThread:
     """Mixin: `start()`/`stop()`/`with` around the subclass's `astart()`/`aclose()`.
@@ -19,11 +21,23 @@ class LoopbackThread:
     _loop: asyncio.AbstractEventLoop | None
     thread_name = "loopback-server"
 
+    _runner: web.AppRunner | None = None
+
     async def astart(self) -> str:
         raise NotImplementedError
 
     async def aclose(self) -> None:
-        raise NotImplementedError
+        """Stop serving the app `serve` started (a subclass with more to close overrides)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def serve(self, app: web.Application, **runner: Any) -> int:
+        """Serve `app` on 127.0.0.1 at a free port (kept for `aclose`); the port."""
+        self._runner = web.AppRunner(app, **runner)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
 
     @property
     def url(self) -> str:

@@ -76,7 +76,6 @@ class VertexBatchServer(LoopbackThread):
     def __init__(self, responder: Responder):
         self._thread = None
         self._loop = None
-        self._runner: web.AppRunner | None = None
         self._port = 0
         self.responder = responder
         self.objects: dict[tuple[str, str], bytes] = {}
@@ -127,16 +126,8 @@ class VertexBatchServer(LoopbackThread):
         app.router.add_post(jobs, self._create_job)
         app.router.add_get(jobs, self._list_jobs)
         app.router.add_get(jobs + "/{id}", self._job)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._port = await self.serve(app)
         return self.url
-
-    async def aclose(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     @web.middleware
     async def _auth(self, http: web.Request, handler: Any) -> web.StreamResponse:
