@@ -8,6 +8,7 @@ import time
 
 from aiohttp import web
 
+from doubles.server_dialects import fingerprint
 from doubles.server_request import ChatRequest, Reply
 from doubles.server_wire import (
     completion_body,
@@ -48,6 +49,8 @@ async def write_answer(
         body = completion_body(
             completion_id, created, model, text, finish, logprobs, request.n, tokens
         )
+        if fingerprint(request.server) is not None:
+            body["system_fingerprint"] = fingerprint(request.server)
         if reply.cached_tokens is not None:
             body["usage"]["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
         return json_response(200, body)

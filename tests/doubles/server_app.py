@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from doubles.server_answer import write_answer
+from doubles.server_dialects import SERVERS, refusal
 from doubles.server_draws import SeededDraws
 from doubles.server_limits import TokenWindow, rpm_refusal, tpm_admit
 from doubles.server_request import (
@@ -108,6 +109,7 @@ class FakeOpenAIApp(SeededDraws):
         tpm_window: float = 60.0,
         models: Sequence[str] = ("test-model",),
         latency_sigma: float = 0.0,
+        server: str = "openai",
     ):
         if host not in LOOPBACK:
             raise ConfigError(
@@ -119,6 +121,10 @@ class FakeOpenAIApp(SeededDraws):
             raise ConfigError(f"fake server: latency_sigma must be >= 0, got {latency_sigma}")
         for kind in faults:
             Fault(kind)  # validates the name
+        if server not in SERVERS:
+            raise ConfigError(f"fake server: server must be one of {SERVERS}, got {server!r}")
+        #: whose structured-output dialect it speaks (`doubles.server_dialects`)
+        self.server = server
         self.responder: Responder = (
             build_responder(responder) if isinstance(responder, str) else responder
         )
@@ -254,10 +260,14 @@ class FakeOpenAIApp(SeededDraws):
         )
         delay = self._delay(ctx.body_hash, attempt) + (scripted.delay if scripted else 0.0)
         try:
-            request = ChatRequest(body, attempt, ctx.body_hash)
+            request = ChatRequest(body, attempt, ctx.body_hash, server=self.server)
         except BadRequest as exc:
             await asyncio.sleep(delay)
             return bad_request(exc)
+        shape = refusal(self.server, body)
+        if shape is not None:  # the server's own refusal of the request's response_format
+            ctx.fault = "dialect"
+            return json_response(*shape)
         ctx.item = request_item(self.responder, request)
         tokens = prompt_token_count(request)
         if self._tokens is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeAlias
 
+from doubles.server_dialects import schema_of
 from doubles.server_text import score_field, score_range
 from titjudge.errors import ConfigError, did_you_mean
 
@@ -164,6 +165,8 @@ class ChatRequest:
     body: dict[str, Any]
     attempt: int = 1
     body_hash: str = ""
+    #: whose dialect the request is read in (`doubles.server_dialects`)
+    server: str = "openai"
     _parts: list[tuple[str, str, list[ImagePart]]] = field(
         default_factory=list, init=False, repr=False
     )
@@ -217,11 +220,9 @@ class ChatRequest:
 
     @property
     def json_schema(self) -> dict[str, Any] | None:
-        """`response_format.json_schema.schema` when the request asks for structured output."""
-        fmt = self.response_format or {}
-        wrapper = fmt.get("json_schema") if fmt.get("type") == "json_schema" else None
-        schema = wrapper.get("schema") if isinstance(wrapper, dict) else None
-        return schema if isinstance(schema, dict) else None
+        """The schema the request asks the reply to follow, where the server reads one
+        (`response_format.json_schema.schema` on OpenAI's; `doubles.server_dialects`)."""
+        return schema_of(self.server, self.body)
 
     @property
     def temperature(self) -> float | None:

@@ -1,8 +1,10 @@
 """A server refusing the request's shape is not retried and stops the model: against a
 loopback stand-in for llama-cpp-python's server (tests/doubles/llama_cpp_server.py, which
 cites the server's code and the public report of its 500 on a `json_schema` response_format),
-a judge call is sent once and fails naming the refusal, and many calls make at most the
-breaker's threshold plus the concurrency in requests, all failing for that one reason."""
+a judge call whose `structured_output` is set to a dialect the server refuses is sent once and
+fails naming the refusal and the setting to change, and many calls make at most the breaker's
+threshold plus the concurrency in requests, all failing for that one reason. (Left to `auto`,
+the default at an api_base, the dialect is learnt instead: tests/models/test_dialects.py.)"""
 
 from __future__ import annotations
 
@@ -26,7 +28,12 @@ def judge_calls(server: LlamaCppServer, tmp_path, n: int, concurrency: int, stop
         hub = ModelHub(
             CallCache(tmp_path / "cache"), default_concurrency=concurrency, stop_after=stop_after
         )
-        options = ModelOptions(api_base=server.url, backoff_initial=0.0, backoff_max=0.0)
+        options = ModelOptions(
+            api_base=server.url,
+            backoff_initial=0.0,
+            backoff_max=0.0,
+            structured_output="json_schema",  # chosen: not learnt (tests/models/test_dialects.py)
+        )
         client = hub.text_client("litellm:openai/smollm2", options)
         try:
             requests = [GenerateRequest(prompt=f"PROMPT:\nitem {i}") for i in range(n)]
@@ -46,6 +53,7 @@ def test_a_500_with_a_validation_body_is_sent_once_and_named(tmp_path, monkeypat
     assert not result.ok and result.attempts == 1
     assert result.error is not None and result.error.startswith(REFUSED)
     assert "Input should be 'text' or 'json_object'" in result.error  # the server's own words
+    assert "structured_output" in result.error  # the setting that would change it
     assert len(server.requests) == 1
     assert server.requests[0]["response_format"]["type"] == "json_schema"
 
@@ -82,3 +90,38 @@ def test_each_documented_refusal_text_is_a_shape_refusal_and_an_ordinary_500_is_
         assert (refused_shape(ServerError(500), body) or "").startswith(REFUSED), body
     assert refused_shape(ServerError(500), ordinary) is None  # retried as transient
     assert refused_shape(ServerError(400), REFUSAL) is None  # a 4xx is permanent already
+
+
+def test_under_auto_a_server_refusing_every_request_still_stops_after_the_threshold(
+    tmp_path, monkeypatch
+):
+    """A 500 whose validation error is not about the response format (here: the messages) is
+    not a dialect to learn: under `auto` (the default at an api_base) it is the shape refusal
+    above, and 200 calls make at most the threshold plus the concurrency in requests."""
+    from doubles.server import FakeOpenAIServer, Fault, Reply
+
+    message = (
+        "[{'type': 'literal_error', 'loc': ('body', 'messages', 0, 'role'), 'msg': \"Input "
+        "should be 'system', 'user' or 'assistant'\", 'input': 'developer'}]"
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-checked")
+
+    async def go(url):
+        hub = ModelHub(CallCache(tmp_path / "cache"), default_concurrency=4, stop_after=5)
+        client = hub.text_client(
+            "litellm:openai/judge", ModelOptions(api_base=url, backoff_initial=0)
+        )
+        try:
+            requests = [GenerateRequest(prompt=f"PROMPT:\nitem {i}") for i in range(200)]
+            return await asyncio.gather(
+                *(client.structured(r, JudgeVerdict, role="judge") for r in requests)
+            )
+        finally:
+            await hub.aclose()
+
+    with FakeOpenAIServer(responder=lambda _: Reply(fault=Fault("500", message=message))) as server:
+        results = asyncio.run(go(server.url))
+        sent = server.stats.by_endpoint["/v1/chat/completions"]
+    assert sent <= 5 + 4
+    assert not any(r.ok for r in results)
+    assert all(REFUSED in (r.error or "") for r in results)  # one grouped reason

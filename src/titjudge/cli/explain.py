@@ -40,8 +40,9 @@ def explain(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.set)
     prompt_id, planned = asyncio.run(first_requests(config))
     print(f"# the requests for prompt {prompt_id}'s images (the manifest's first prompt)\n")
+    memory = _dialects(config.run.cache_dir)
     for each in planned:
-        _print_planned(each)
+        _print_planned(each, memory)
     asking = {each.model for each in planned}
     for judge in config.judges:
         reach = getattr(judge, "reach", None)
@@ -52,7 +53,18 @@ def explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_planned(planned: Any) -> None:
+def _dialects(cache_dir: Any) -> Any:
+    """What the run's cache dir says `auto` endpoints took (None: no cache there yet)."""
+    from titjudge.cache.store import CacheError, CallCache
+    from titjudge.models.litellm.dialects import DialectMemory
+
+    try:
+        return DialectMemory(CallCache(cache_dir, create=False)) if cache_dir else None
+    except CacheError:
+        return None
+
+
+def _print_planned(planned: Any, memory: Any = None) -> None:
     from titjudge.records.spec import parse_model_spec
 
     what = planned.role if planned.template is None else f"{planned.role}, {planned.template}"
@@ -68,7 +80,7 @@ def _print_planned(planned: Any) -> None:
         return
     from titjudge.models.litellm.explain import explain_request
 
-    explained = explain_request(spec, planned.options, planned.request)
+    explained = explain_request(spec, planned.options, planned.request, memory)
     for line in explained.notes:
         print(f"   note: {line}")
     print(f"POST {explained.url}")

@@ -70,6 +70,7 @@ class DescriberConfig(ModelOptions):
     def _thinking_accepted(self) -> DescriberConfig:
         self._check_thinking(self.model)
         self._check_batch(self.model)
+        self._check_structured(self.model)
         settle(self, self.model, self)
         return self
 

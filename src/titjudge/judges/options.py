@@ -84,6 +84,7 @@ class ModelJudgeOptions(ModelOptions, JudgeOptions):
             raise ValueError(f"judge {self.name!r} of kind {self.kind!r} needs a 'model'")
         self._check_thinking(self.model)
         self._check_batch(self.model)
+        self._check_structured(self.model)
         settle(self, self.model, self)
         return self
 

@@ -21,10 +21,11 @@ from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.text_client import ModelClient
-from titjudge.models.core.base import Backend
+from titjudge.models.core.base import Backend, TextBackend
 from titjudge.models.core.execution import ExecutionOptions
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions, RequireModel, limit_key
+from titjudge.models.litellm.dialects import DialectMemory
 from titjudge.models.registry import build_embedding_backend, build_text_backend
 from titjudge.records.calls import Usage
 from titjudge.records.spec import parse_model_spec
@@ -42,6 +43,10 @@ class ModelHub:
         budget: Budget | None = None,
     ):
         self.cache = cache
+        #: the structured-output dialect each `auto` endpoint took, kept in the cache dir
+        self.dialects = DialectMemory(
+            cache, f"{cache.directory}/facts.jsonl" if cache.directory else None
+        )
         #: `run.budget_usd`: one ledger for every model and role the hub serves (an ablation's
         #: rows share the hub, so the grid shares it); None: no budget
         self.budget = budget
@@ -129,6 +134,14 @@ class ModelHub:
             backend = build_text_backend(
                 parse_model_spec(model), options, lazy=True, execution=self.execution
             )
+            if isinstance(backend, LazyBackend):
+                backend.on_built.append(
+                    lambda real: (
+                        real.use_memory(self.dialects) if isinstance(real, TextBackend) else None
+                    )
+                )
+            else:
+                backend.use_memory(self.dialects)
             limiter = self._shared_limiter(model, options, backend)
             self._text[key] = ModelClient(
                 backend, self.cache, limiter, options, require_model=self.require_model

@@ -226,6 +226,10 @@ class TextBackend(Backend, ABC):
 
     capabilities: Capabilities = Capabilities()
 
+    def use_memory(self, memory: Any) -> None:
+        """Where the backend keeps what it learns of its endpoint across runs (the hub's
+        `models.litellm.dialects.DialectMemory`, in the cache dir); by default nothing."""
+
     @abstractmethod
     async def generate(self, request: GenerateRequest) -> Generation:
         """Run one request. Concurrent calls are allowed; local backends batch them."""

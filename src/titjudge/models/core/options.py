@@ -22,6 +22,11 @@ RequireModel = Literal["report", "exact"]
 #: run's size; at concurrency 32 the first wave of a dead endpoint already trips it
 #: (`models.calls.breaker`)
 DEFAULT_STOP_AFTER = 5
+#: a model's `structured_output`: how a judge's JSON schema goes with its requests
+#: (`models.litellm.dialects`); `auto` learns it from the endpoint
+StructuredOutput = Literal[
+    "auto", "json_schema", "json_object", "structured_outputs", "guided_json", "prompt"
+]
 
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
 #: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's
@@ -95,6 +100,13 @@ class ModelOptions(StrictModel):
     )
     params: dict[str, Any] = Field(
         default_factory=dict, description="extra provider parameters, passed through"
+    )
+    structured_output: StructuredOutput | None = Field(
+        None,
+        description="how a judge's JSON schema is sent: json_schema (OpenAI's response_format), "
+        "json_object (with a schema: llama-cpp-python), structured_outputs or guided_json "
+        "(vLLM's extra body), prompt (none sent; the reply is validated), or auto (learned "
+        "from the endpoint; the default at a custom api_base); see README 'Structured output'",
     )
     device: str | None = Field(
         None, description="local models: 'auto', 'cpu', 'cuda', 'cuda:1', ..."
@@ -178,6 +190,25 @@ class ModelOptions(StrictModel):
             raise ValueError(
                 f"batch: true on Vertex AI needs a Cloud Storage bucket for the jobs' files: "
                 f"set params.gcs_bucket_name ({model})"
+            )
+
+    def _check_structured(self, model: str | None) -> None:
+        """`structured_output` names how a server takes a schema: only a `litellm:` model
+        sends one; `params.json_schema_mode: false` (the older spelling of `prompt`) may not
+        contradict it."""
+        if self.structured_output is None or model is None:
+            return
+        spec = parse_model_spec(model)
+        if spec.backend != "litellm":
+            raise ValueError(
+                f"structured_output applies to litellm: models (a server's dialect), not "
+                f"{spec.backend}: ({model})"
+            )
+        legacy = self.params.get("json_schema_mode")
+        if legacy is not None and not legacy and self.structured_output != "prompt":
+            raise ValueError(
+                f"params.json_schema_mode: false sends no schema, but structured_output is "
+                f"{self.structured_output!r}; keep one of them ({model})"
             )
 
     def _check_thinking(self, model: str | None) -> None:

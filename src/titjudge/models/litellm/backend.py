@@ -24,6 +24,13 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.image_limit import ImageLimit
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.litellm.dialects import (
+    AUTO_ORDER,
+    Dialect,
+    DialectMemory,
+    response_kwargs,
+    send_learning,
+)
 from titjudge.models.litellm.errors.classify import classify_litellm_error
 from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
@@ -63,6 +70,8 @@ class LiteLLMBackend(TextBackend):
         register_secret(self._api_key)
         self.capabilities = self.settings.capabilities
         self._schemas: dict[str, tuple[dict[str, Any], bool]] = {}
+        #: what `auto` endpoints took (the hub gives its own, kept in the cache dir)
+        self.dialects = DialectMemory()
 
     def _check_setup(self) -> None:
         """Refuse to build when the provider is unknown or its credentials are absent (the
@@ -70,7 +79,8 @@ class LiteLLMBackend(TextBackend):
         check_setup(self.spec, self.api_base, self.settings.api_key_env, self.params)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self.settings.facts()}
+        learned = self.dialects.known(self.endpoint) if self.settings.structured == "auto" else None
+        return {**super().describe(), **self.settings.facts(learned)}
 
     def cache_facts(self) -> dict[str, Any]:
         return self.settings.cache_facts()
@@ -81,8 +91,34 @@ class LiteLLMBackend(TextBackend):
     def thinking_reserve(self) -> int | None:
         return self.thinking.reserve
 
+    def use_memory(self, memory: DialectMemory) -> None:
+        """Where an `auto` model's endpoint dialect is learnt and kept (the hub's, shared by
+        its backends and kept in the cache dir)."""
+        self.dialects = memory
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint an `auto` dialect is learnt for (a list's first: replicas of one server)."""
+        base = self.api_base[0] if isinstance(self.api_base, list) else self.api_base
+        return (base or f"provider:{self.spec.model_id.partition('/')[0]}").rstrip("/")
+
+    def dialect(self) -> Dialect:
+        """The dialect a request is sent in now: the configured one, else what the endpoint
+        took (`auto`), else the first `auto` tries."""
+        setting = self.settings.structured
+        if setting != "auto":
+            return setting  # type: ignore[return-value]
+        return self.dialects.dialect(self.endpoint) or AUTO_ORDER[0]
+
     def response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
-        """The schema in the provider's subset; OpenAI strict mode where the schema allows it."""
+        """The `json_schema` response_format (`structured_kwargs` in that dialect)."""
+        return self.structured_kwargs(schema, name, "json_schema")["response_format"]
+
+    def structured_kwargs(
+        self, schema: dict[str, Any], name: str, dialect: Dialect
+    ) -> dict[str, Any]:
+        """What asks for JSON of `schema` in `dialect`: the schema in the provider's subset,
+        OpenAI strict mode where the schema allows it."""
         key = json.dumps(schema, sort_keys=True)
         if key not in self._schemas:
             subset = self.settings.rules.schema_subset
@@ -94,13 +130,13 @@ class LiteLLMBackend(TextBackend):
             else:
                 self._schemas[key] = (inline_ref_siblings(schema), False)
         sent, strict = self._schemas[key]
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": sent, "strict": strict},
-        }
+        return response_kwargs(dialect, sent, name, strict)
 
-    def request_kwargs(self, request: GenerateRequest) -> dict[str, Any]:
-        """Everything sent for `request` (the tests read this to see what a provider gets)."""
+    def request_kwargs(
+        self, request: GenerateRequest, dialect: Dialect | None = None
+    ) -> dict[str, Any]:
+        """Everything sent for `request` (the tests read this to see what a provider gets);
+        a schema goes in `dialect` (default: `dialect()`)."""
         kwargs: dict[str, Any] = {
             "model": self.spec.model_id,
             "messages": build_messages(request, single_turn=self.settings.rules.single_turn_reask),
@@ -125,9 +161,14 @@ class LiteLLMBackend(TextBackend):
         if self._api_key:
             kwargs["api_key"] = self._api_key
         if request.json_schema is not None:
-            kwargs["response_format"] = self.response_format(
-                request.json_schema, request.schema_name or "output"
+            asked = self.structured_kwargs(
+                request.json_schema, request.schema_name or "output", dialect or self.dialect()
             )
+            if "extra_body" in asked:
+                asked["extra_body"] = _deep_merge(
+                    kwargs.get("extra_body") or {}, asked["extra_body"]
+                )
+            kwargs.update(asked)
         if request.top_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
@@ -136,7 +177,18 @@ class LiteLLMBackend(TextBackend):
         return kwargs
 
     async def generate(self, request: GenerateRequest) -> Generation:
-        kwargs = self.request_kwargs(request)
+        """The reply to `request`; a schema under `auto` goes in the dialect its endpoint
+        takes, learnt on first use (`models.litellm.dialects.send_learning`)."""
+        if request.json_schema is None or self.settings.structured != "auto":
+            return await self.send(self.request_kwargs(request))
+
+        async def send_in(dialect: Dialect) -> Generation:
+            return await self.send(self.request_kwargs(request, dialect))
+
+        return await send_learning(self.dialects, self.endpoint, send_in)
+
+    async def send(self, kwargs: dict[str, Any]) -> Generation:
+        """One request as built by `request_kwargs`."""
         response = await litellm.acompletion(**kwargs)
         generation = generation_from(response)
         generation.max_tokens_sent = kwargs["max_tokens"]

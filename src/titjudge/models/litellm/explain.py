@@ -20,6 +20,7 @@ from typing import Any
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.litellm.backend import LiteLLMBackend, setup_problems
+from titjudge.models.litellm.dialects import AUTO_ORDER, DialectMemory
 from titjudge.models.litellm.raw import raw_request
 from titjudge.records.spec import ModelSpec
 
@@ -44,15 +45,25 @@ def image_summary(mime: str, size: tuple[int, int], nbytes: int) -> str:
     return f"<{mime} {size[0]}x{size[1]}, {max(1, round(nbytes / 1024))} KB>"
 
 
-def explain_request(spec: ModelSpec, options: ModelOptions, request: GenerateRequest) -> Explained:
-    """The request `spec` would be sent for `request`; needs no key."""
+def explain_request(
+    spec: ModelSpec,
+    options: ModelOptions,
+    request: GenerateRequest,
+    memory: DialectMemory | None = None,
+) -> Explained:
+    """The request `spec` would be sent for `request`; needs no key. `memory`: what `auto`
+    endpoints took (the run's cache dir), so the schema is shown in the dialect a run sends."""
     backend = LiteLLMBackend(spec, options, offline=True)
+    if memory is not None:
+        backend.use_memory(memory)
     notes = [
         f"{problem} (explain needs none; a run that must call {spec} does)"
         for problem in setup_problems(
             spec, options.api_base, options.api_key_env, backend.settings.params
         )
     ]
+    if request.json_schema is not None and backend.settings.structured == "auto":
+        notes.append(_auto_note(backend))
     raw = raw_request(backend, request)
     error = raw.get("error")
     if error:
@@ -78,6 +89,21 @@ def explain_request(spec: ModelSpec, options: ModelOptions, request: GenerateReq
         headers=headers,
         body=_summarized(raw.get("raw_request_body"), images),
         notes=notes,
+    )
+
+
+def _auto_note(backend: LiteLLMBackend) -> str:
+    """What `auto` sends this endpoint's schema as, and why."""
+    learned = backend.dialects.known(backend.endpoint)
+    if learned is None:
+        order = ", then ".join(AUTO_ORDER)
+        return (
+            f"structured_output auto: {backend.endpoint} has not been asked yet; its first "
+            f"request goes as shown ({AUTO_ORDER[0]}) and a refusal moves it to {order}"
+        )
+    return (
+        f"structured_output auto: {backend.endpoint} took {learned['dialect']} "
+        f"(learnt {learned.get('learned', 'in an earlier run')}), shown"
     )
 
 

@@ -36,6 +36,7 @@ from litellm.types.router import RouterRateLimitError, RouterRateLimitErrorBasic
 
 from titjudge.models.core.base import GenerateRequest, Generation, TransientError
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.litellm.dialects import Dialect
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.settings import COOLDOWN_SECONDS
 from titjudge.records.spec import ModelSpec
@@ -75,15 +76,16 @@ class RouterBackend(LiteLLMBackend):
             params["max_parallel_requests"] = self.per_endpoint
         return {"model_name": self.spec.model_id, "litellm_params": params}
 
-    def request_kwargs(self, request: GenerateRequest) -> dict[str, Any]:
+    def request_kwargs(
+        self, request: GenerateRequest, dialect: Dialect | None = None
+    ) -> dict[str, Any]:
         """As for one endpoint, less what each deployment holds (its URL and key)."""
-        kwargs = super().request_kwargs(request)
+        kwargs = super().request_kwargs(request, dialect)
         kwargs.pop("api_base", None)
         kwargs.pop("api_key", None)
         return kwargs
 
-    async def generate(self, request: GenerateRequest) -> Generation:
-        kwargs = self.request_kwargs(request)
+    async def send(self, kwargs: dict[str, Any]) -> Generation:
         while True:
             ended = self._ended
             try:

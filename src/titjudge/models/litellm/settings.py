@@ -18,6 +18,7 @@ from titjudge.models.core.base import Capabilities, MissingCredentialsError
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.thinking import ThinkingError, ThinkingPlan
+from titjudge.models.litellm.dialects import DIALECTS, describe
 from titjudge.models.litellm.families import (
     Family,
     claude_native_schema,
@@ -47,7 +48,8 @@ class LiteLLMSettings:
     timeout: float
     #: provider parameters sent with every request (json_schema_mode removed)
     params: dict[str, Any]
-    json_mode: bool
+    #: how a schema goes with a request (`models.litellm.dialects`): a dialect, or `auto`
+    structured: str
     family: str
     thinking: ThinkingPlan
     #: the family's documented rules (models.litellm.families)
@@ -66,7 +68,7 @@ class LiteLLMSettings:
         """A response schema goes with the request: not where json_schema_mode is off, nor on
         a Claude without native structured outputs while it thinks (litellm would force a
         tool, which thinking forbids): the JSON is then asked for in the prompt, validated."""
-        if not self.json_mode:
+        if self.structured == "prompt":
             return False
         return not (self.family == "claude" and self.thinks and not claude_native_schema(self.spec))
 
@@ -84,9 +86,13 @@ class LiteLLMSettings:
         plan = self.thinking.record()
         return {"thinking": plan} if plan else {}
 
-    def schema_mode(self) -> str:
-        if not self.json_mode:
-            return "prompted (json_schema_mode off)"
+    def schema_mode(self, learned: dict[str, Any] | None = None) -> str:
+        """The run record's words for how a schema is sent (`learned`: what an `auto`
+        endpoint took, `models.litellm.dialects.DialectMemory.known`)."""
+        if self.structured == "prompt":
+            return f"prompted ({DIALECTS['prompt']})"
+        if self.structured != "json_schema":
+            return describe(self.structured, learned)
         if not self.schema_sent:
             return "prompted (Claude's forced tool use is incompatible with thinking)"
         if self.family == "claude":
@@ -108,8 +114,8 @@ class LiteLLMSettings:
             found["reask"] = f"one user turn ({self.rules.multi_turn})"
         return found
 
-    def facts(self) -> dict[str, Any]:
-        """The run record's facts (never the key itself)."""
+    def facts(self, learned: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The run record's facts (never the key itself); `learned` as for `schema_mode`."""
         routing = {}
         if isinstance(self.api_base, list):
             routing["routing"] = (
@@ -124,7 +130,7 @@ class LiteLLMSettings:
             "params": self.params,
             "thinking": self.thinking.record(),
             "sampling": self.sampling(),
-            "structured_output": self.schema_mode(),
+            "structured_output": self.schema_mode(learned),
             "litellm_version": _litellm_version(),
         }
 
@@ -147,6 +153,9 @@ def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -
     call must be sent); the plan never reads it, so a fully cached re-run needs no key."""
     params: dict[str, Any] = copy.deepcopy(options.params)
     json_mode = bool(params.pop("json_schema_mode", True))
+    structured = options.structured_output or (
+        "prompt" if not json_mode else "auto" if options.api_base else "json_schema"
+    )
     rules = family_of(spec, options.api_base)
     try:
         thinking = plan_thinking(spec, options.thinking, options.api_base)
@@ -159,7 +168,7 @@ def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -
         api_key_env=options.api_key_env,
         timeout=options.timeout,
         params=params,
-        json_mode=json_mode,
+        structured=structured,
         family=rules.key,
         thinking=thinking,
         rules=rules,

@@ -150,9 +150,15 @@ def refused_shape(exc: BaseException, body: str) -> str | None:
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int) or status < 500 or not _SHAPE_REFUSED.search(body):
         return None
+    advice = (
+        ": set the model's structured_output to the dialect it takes (json_object for "
+        "llama-cpp-python's server) or to auto, which learns it"
+        if "response_format" in body
+        else ""
+    )
     return (
         f"the server refuses the request's shape (HTTP {status} with a request-validation "
-        "error; a server that takes no json_schema response_format answers so)"
+        f"error{advice})"
     )
 
 

@@ -1,0 +1,286 @@
+"""Structured output in each server's dialect (`models.litellm.dialects`), through real litellm
+and real HTTP to the fake server speaking that server's dialect
+(`FakeOpenAIServer(server=...)`, whose rules and their sources are in
+tests/doubles/server_dialects.py and docs/research/server-dialects.md):
+
+- a chosen dialect is what goes on the wire, and the server constrains the reply by it;
+- `auto` (the default at an api_base) learns what an endpoint takes from its documented
+  refusal, with at most one refused request however many calls wait, keeps it in the cache
+  dir for the next run, says so once, and learns again when the endpoint starts refusing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from doubles.server import FakeOpenAIServer
+from doubles.server_dialects import LLAMA_CPP_REFUSAL
+from doubles.server_request import ChatRequest, Reply
+from doubles.server_scripts import JudgeResponder
+
+from titjudge.cache.store import CallCache
+from titjudge.judges.schemas import JudgeVerdict
+from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.options import ModelOptions
+from titjudge.models.hub import ModelHub
+from titjudge.models.litellm.dialects import FACT, DialectMemory, refusal, send_learning
+
+PROMPT = "PROMPT:\na red fox on snow\n\nDESCRIPTION:\na red fox stands on white snow"
+
+
+class Recorder:
+    """The fake's judge, noting the schema each request was constrained to (None: none)."""
+
+    def __init__(self) -> None:
+        self.judge = JudgeResponder()
+        self.schemas: list[dict | None] = []
+        self.bodies: list[dict] = []
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        self.schemas.append(request.json_schema)
+        self.bodies.append(request.body)
+        return self.judge(request)
+
+
+def calls(server, cache_dir, n: int = 1, concurrency: int = 4, **options):
+    """`n` concurrent judge calls (distinct prompts) through one hub; (results, hub facts)."""
+
+    async def go():
+        hub = ModelHub(CallCache(cache_dir), default_concurrency=concurrency)
+        model = ModelOptions(api_base=server.url, backoff_initial=0.0, **options)
+        client = hub.text_client("litellm:openai/judge", model)
+        try:
+            requests = [GenerateRequest(prompt=f"{PROMPT} number {i}") for i in range(n)]
+            results = await asyncio.gather(
+                *(client.structured(r, JudgeVerdict, role="judge") for r in requests)
+            )
+            return results, client.backend.describe()
+        finally:
+            await hub.aclose()
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-checked")
+
+
+@pytest.mark.parametrize(
+    ("server_kind", "dialect", "where"),
+    [
+        ("openai", "json_schema", ("response_format", "json_schema", "schema")),
+        ("llama_cpp_python", "json_object", ("response_format", "schema")),
+        ("llama_server", "json_object", ("response_format", "schema")),
+        ("vllm", "structured_outputs", ("structured_outputs", "json")),
+        ("vllm", "guided_json", ("guided_json",)),
+    ],
+)
+def test_a_chosen_dialect_is_what_the_server_reads(tmp_path, server_kind, dialect, where):
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server=server_kind) as server:
+        (result,), facts = calls(server, tmp_path / "c", structured_output=dialect)
+    assert result.ok, result.error
+    (body,) = recorder.bodies
+    found = body
+    for key in where:
+        found = found[key]
+    assert found["title"] == "JudgeVerdict" and "rationale" in found["properties"]
+    assert recorder.schemas == [found]  # the server constrained the reply to it
+    assert dialect in facts["structured_output"] or "structured_outputs" in where
+    if dialect != "json_schema":
+        assert body.get("response_format", {}).get("type") != "json_schema"
+
+
+def test_prompt_sends_no_schema_and_still_validates(tmp_path):
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server="llama_cpp_python") as server:
+        (result,), facts = calls(server, tmp_path / "c", structured_output="prompt")
+    assert not result.ok  # the fake's unconstrained judge reply lacks the schema's rationale
+    assert "rationale" in (result.error or "")  # validated: a schema mismatch, never a number
+    assert all("response_format" not in b for b in recorder.bodies)
+    assert facts["structured_output"].startswith("prompted")
+
+
+def test_auto_learns_llama_cpp_pythons_dialect_with_one_refused_request(tmp_path, caplog):
+    recorder = Recorder()
+    caplog.set_level(logging.WARNING, logger="titjudge")
+    with FakeOpenAIServer(responder=recorder, server="llama_cpp_python") as server:
+        results, facts = calls(server, tmp_path / "c", n=12, concurrency=6)
+        refused = server.stats.by_fault["dialect"]
+        url = server.url
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert refused == 1  # the others waited for the first to learn
+    assert len(recorder.schemas) == 12 and all(s is not None for s in recorder.schemas)
+    said = [r.getMessage() for r in caplog.records if "refused json_schema" in r.getMessage()]
+    assert len(said) == 1 and url in said[0] and "json_object" in said[0]
+    assert "HTTP 500" in said[0]
+    assert facts["structured_output"].startswith('auto: response_format {"type": "json_object"')
+    kept = CallCache(tmp_path / "c").get_meta(FACT + url.rstrip("/"))
+    assert kept["dialect"] == "json_object" and kept["refused"][0]["dialect"] == "json_schema"
+
+
+def test_a_later_run_uses_what_the_endpoint_took_without_a_refusal(tmp_path):
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server="llama_cpp_python") as server:
+        calls(server, tmp_path / "c", n=1)
+        first = server.stats.by_fault["dialect"]
+        server.reset_stats()
+        results, _ = calls(server, tmp_path / "c", n=4, concurrency=4)
+        again = server.stats.by_fault["dialect"]
+    assert first == 1 and again == 0
+    assert all(r.ok for r in results)
+
+
+@pytest.mark.parametrize("server_kind", ["openai", "ollama", "vllm", "llama_server"])
+def test_auto_keeps_json_schema_where_the_server_takes_it(tmp_path, server_kind):
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server=server_kind) as server:
+        results, facts = calls(server, tmp_path / "c", n=3)
+        refused = server.stats.by_fault["dialect"]
+    assert refused == 0 and all(r.ok for r in results)
+    assert all(b["response_format"]["type"] == "json_schema" for b in recorder.bodies)
+    assert all(s is not None for s in recorder.schemas)
+    assert facts["structured_output"].startswith('auto: response_format {"type": "json_schema"')
+
+
+def test_an_endpoint_that_starts_refusing_is_learnt_again(tmp_path):
+    """What a URL took may change (another server started on the port): the kept dialect is
+    tried first, and its refusal learns afresh."""
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server="llama_cpp_python") as server:
+        CallCache(tmp_path / "c").set_meta(
+            FACT + server.url.rstrip("/"), {"dialect": "json_schema", "refused": []}
+        )
+        results, facts = calls(server, tmp_path / "c", n=5, concurrency=5)
+        refused = server.stats.by_fault["dialect"]
+        url = server.url.rstrip("/")
+    assert all(r.ok for r in results)
+    assert 1 <= refused <= 5  # those already sent in the kept dialect, then none
+    assert "json_object" in facts["structured_output"]
+    kept = CallCache(tmp_path / "c").get_meta(FACT + url)
+    assert kept["dialect"] == "json_object"
+    assert [r["dialect"] for r in kept["refused"]] == ["json_schema"]
+
+
+class StatusError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status_code, self.message = status, message
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "refused"),
+    [
+        # llama-cpp-python, FastAPI < 0.124 (doubles.server_dialects.LLAMA_CPP_REFUSAL)
+        (500, LLAMA_CPP_REFUSAL.format(kind="json_schema"), True),
+        # llama-server before PR #9527 (ggml-org/llama.cpp#9522) and after (400)
+        (
+            500,
+            'response_format type must be one of "text" or "json_object", but got: json_schema',
+            True,
+        ),
+        (400, 'response_format type must be one of "text" or "json_object", but got: x', True),
+        # llama-server with --jinja (ggml-org/llama.cpp#11847)
+        (400, 'Either "json_schema" or "grammar" can be specified, but not both', True),
+        # TGI's axum extractor (docs/research/server-dialects.md, 5b)
+        (
+            422,
+            "Failed to deserialize the JSON body into the target type: response_format: "
+            "missing field `value` at line 1 column 90",
+            True,
+        ),
+        # not the shape: a context overflow, an ordinary 500, a rate limit
+        (
+            400,
+            "This model's maximum context length is 4096 tokens. However, you requested "
+            "5000 tokens",
+            False,
+        ),
+        (500, "The server had an error processing your request.", False),
+        (429, "response_format rate limit", False),
+    ],
+)
+def test_which_errors_are_a_refusal_of_the_dialect(status, message, refused):
+    assert (refusal(StatusError(status, message)) is not None) is refused
+
+
+def test_a_learning_request_that_fails_otherwise_leaves_the_next_to_learn():
+    """Only a refusal teaches: a timeout of the first request is its own failure, raised as it
+    came, and the next request learns."""
+    memory = DialectMemory()
+    sent: list[str] = []
+
+    async def flaky(dialect):
+        sent.append(dialect)
+        if len(sent) == 1:
+            raise TimeoutError("timed out")
+        if dialect == "json_schema":
+            raise StatusError(500, LLAMA_CPP_REFUSAL.format(kind="json_schema"))
+        return dialect
+
+    async def go():
+        with pytest.raises(TimeoutError):
+            await send_learning(memory, "http://x/v1", flaky)
+        assert memory.dialect("http://x/v1") is None
+        return await send_learning(memory, "http://x/v1", flaky)
+
+    assert asyncio.run(go()) == "json_object"
+    assert sent == ["json_schema", "json_schema", "json_object"]
+    assert memory.dialect("http://x/v1") == "json_object"
+
+
+def test_explain_shows_the_body_in_the_dialect_a_run_would_send(tmp_path):
+    """`titjudge explain` reads what the run's cache dir learnt: the body it prints is the
+    one a run sends, and a note says why (or that nothing is learnt yet)."""
+    from titjudge.models.litellm.dialects import DialectMemory
+    from titjudge.models.litellm.explain import explain_request
+    from titjudge.records.spec import parse_model_spec
+
+    with FakeOpenAIServer(responder=Recorder(), server="llama_cpp_python") as server:
+        calls(server, tmp_path / "c", n=1)
+        url = server.url
+    spec = parse_model_spec("litellm:openai/judge")
+    options = ModelOptions(api_base=url)
+    request = GenerateRequest(
+        prompt="PROMPT:\nx",
+        json_schema=JudgeVerdict.model_json_schema(),
+        schema_name="JudgeVerdict",
+    )
+    fresh = explain_request(spec, options, request, DialectMemory())
+    assert fresh.body["response_format"]["type"] == "json_schema"
+    assert any("has not been asked yet" in note for note in fresh.notes)
+    learnt = explain_request(spec, options, request, DialectMemory(CallCache(tmp_path / "c")))
+    assert learnt.body["response_format"]["type"] == "json_object"
+    assert learnt.body["response_format"]["schema"]["title"] == "JudgeVerdict"
+    assert any("took json_object" in note for note in learnt.notes)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"model": "hf:HuggingFaceTB/SmolLM2-135M-Instruct", "structured_output": "json_object"},
+            "structured_output applies to litellm: models",
+        ),
+        (
+            {
+                "model": "litellm:openai/judge",
+                "structured_output": "json_object",
+                "params": {"json_schema_mode": False},
+            },
+            "params.json_schema_mode: false sends no schema, but structured_output is 'json_object'",
+        ),
+        ({"model": "litellm:openai/judge", "structured_output": "grammar"}, "structured_output"),
+    ],
+)
+def test_a_structured_output_that_cannot_apply_is_refused_at_load(fields, message):
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import JudgeConfig
+    from titjudge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="judges.yaml") as caught:
+        validate_config({"name": "j", "kind": "llm", **fields}, JudgeConfig, "judges.yaml")
+    assert message in str(caught.value)
