@@ -26,3 +26,17 @@ def test_large_images_are_bounded_to_max_side() -> None:
 def test_the_preflight_names_data_and_templates_with_the_keys() -> None:
     assert "the manifest, human pairs and ranks" in README
     assert "Everything missing is named in one line" in README
+
+
+def test_the_structured_output_table_names_every_dialect_and_autos_order():
+    from typing import get_args
+
+    from titjudge.models.core.options import StructuredOutput
+    from titjudge.models.litellm.dialects import AUTO_ORDER, DIALECTS
+
+    rows = re.findall(r"^\| `(\w+)` \|", README, re.M)
+    assert set(get_args(StructuredOutput)) == {*DIALECTS, "auto"} <= set(rows)
+    assert AUTO_ORDER == ("json_schema", "json_object", "prompt")  # as the README tells it
+    assert (
+        "as\n`json_schema`" in README and "as `json_object` with a schema, then with none" in README
+    )
