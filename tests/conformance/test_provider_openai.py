@@ -82,11 +82,12 @@ def test_openai_length_is_a_truncation_record(layer: ModelLayer) -> None:
     gen = layer.generate("openai/gpt-4o", GenerateRequest(prompt="hi", max_tokens=5))
     assert layer.server.last.body["max_tokens"] == 5
     assert (gen.text, gen.finish_reason) == ("cut", "length")
-    layer.server.enqueue("gpt-4o", openai_length("cut"))
+    # OpenAI's "length" reply used the whole cap: its usage says so
+    layer.server.enqueue("gpt-4o", openai_length("cut", completion_tokens=5))
     result = layer.text("openai/gpt-4o", GenerateRequest(prompt="hi", max_tokens=5))
     assert not result.ok and result.raw == "cut" and result.attempts == 1
     assert result.error is not None and result.error.startswith("truncated: ")
-    assert "answer 1 tokens of max_tokens 5" in result.error
+    assert "answer 5 tokens of max_tokens 5" in result.error and "raise max_tokens" in result.error
 
 
 def test_openai_429_is_a_rate_limit_with_its_retry_after_header(layer: ModelLayer) -> None:
