@@ -117,5 +117,9 @@ def test_what_thinking_sends_is_part_of_the_cache_key(provider_server, tmp_path)
     assert not ask().cached
     assert not ask(thinking="on").cached
     assert ask().cached and ask(thinking="on").cached
-    sent = [r.body["chat_template_kwargs"]["enable_thinking"] for r in provider_server.requests]
+    sent = [
+        r.body["chat_template_kwargs"]["enable_thinking"]
+        for r in provider_server.requests
+        if r.method == "POST"
+    ]
     assert sent == [False, True]

@@ -222,8 +222,12 @@ class FakeOpenAIApp(SeededDraws):
             ctx.fault = "rpm"
             return refused
         model = body.get("model")
-        if isinstance(model, str) and model not in self.models:
-            self.models.append(model)
+        if (
+            isinstance(model, str)
+            and model not in self.models
+            and self.server != "llama_cpp_python"
+        ):
+            self.models.append(model)  # llama-cpp-python lists only what it loaded
         return body, attempt
 
     async def _http_fault(

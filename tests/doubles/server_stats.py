@@ -55,7 +55,9 @@ class ServerStats:
     def begin(self, endpoint: str) -> float:
         """Count an arriving request; returns its arrival time."""
         with self._lock:
-            self.total += 1
+            # calls only: a GET of the model list (titjudge asks once per endpoint when
+            # replies echo the model) is counted by endpoint, not in the totals
+            self.total += 0 if endpoint.endswith("/models") else 1
             self.by_endpoint[endpoint] += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -73,6 +75,8 @@ class ServerStats:
     ) -> None:
         with self._lock:
             self.in_flight -= 1
+            if endpoint.endswith("/models"):  # a listing, not a call: counted by endpoint only
+                return
             self.by_status[status] += 1
             if fault is not None:
                 self.by_fault[fault] += 1

@@ -284,3 +284,46 @@ def test_a_structured_output_that_cannot_apply_is_refused_at_load(fields, messag
     with pytest.raises(ConfigError, match="judges.yaml") as caught:
         validate_config({"name": "j", "kind": "llm", **fields}, JudgeConfig, "judges.yaml")
     assert message in str(caught.value)
+
+
+def test_a_server_that_echoes_the_model_asked_for_is_asked_what_it_serves(tmp_path):
+    """llama-cpp-python answers any model name with the name sent and lists only the model it
+    loaded at /v1/models (docs/research/server-dialects.md, section 1): the answer is recorded
+    as that model's, and `run.require_model: exact` refuses it for a config naming another."""
+    loaded = "model/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+    async def go(url, require):
+        hub = ModelHub(CallCache(tmp_path / require), require_model=require)
+        client = hub.text_client("litellm:openai/Qwen3-8B", ModelOptions(api_base=url))
+        try:
+            results = await asyncio.gather(
+                *(
+                    client.structured(
+                        GenerateRequest(prompt=f"{PROMPT} {i}"), JudgeVerdict, role="judge"
+                    )
+                    for i in range(3)
+                )
+            )
+            return results, client.backend.describe()
+        finally:
+            await hub.aclose()
+
+    with FakeOpenAIServer(
+        responder=Recorder(), server="llama_cpp_python", models=(loaded,)
+    ) as server:
+        reported, facts = asyncio.run(go(server.url, "report"))
+        exact, _ = asyncio.run(go(server.url, "exact"))
+        listed = server.stats.by_endpoint["/v1/models"]
+    assert all(r.ok and r.answered_by == loaded for r in reported)
+    assert facts["served_models"] == [loaded]
+    assert listed == 2  # once per run, however many replies
+    assert not any(r.ok for r in exact)
+    assert all(loaded in (r.error or "") and "Qwen3-8B" in (r.error or "") for r in exact)
+
+
+def test_a_server_that_serves_the_name_asked_for_keeps_it(tmp_path):
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server="vllm", models=("judge",)) as server:
+        results, facts = calls(server, tmp_path / "c", n=2)
+    assert all(r.ok and r.answered_by == "judge" for r in results)
+    assert facts["served_models"] == ["judge"]

@@ -27,26 +27,25 @@ def incomplete_reason(gen: Generation, answer_budget: int) -> str | None:
         answer = (gen.tokens_out or 0) - thinking
         cap = gen.max_tokens_sent or answer_budget
         out = gen.tokens_out or 0
+        head = (
+            f"truncated: the reply stopped at the token limit (finish_reason={reason}; "
+            f"answer {answer} tokens of max_tokens {answer_budget}, thinking {thinking} tokens, "
+            f"cap sent {cap})"
+        )
         if not thinking and gen.tokens_in is not None and 0 < out < cap:
             # a server cuts the reply where its context ends and still says "length"
             # (llama-cpp-python clips max_tokens to n_ctx - prompt; llama-server, Ollama alike)
             return (
-                f"truncated: the reply stopped {cap - out} tokens short of the cap sent "
-                f"({cap}; finish_reason={reason}) when prompt and reply reached "
-                f"{gen.tokens_in + out} tokens: the server's context window ended it, so "
+                f"{head}; it stopped {cap - out} tokens short of the cap, when prompt and reply "
+                f"reached {gen.tokens_in + out} tokens: the server's context window ended it, so "
                 "raising max_tokens will not help; serve the model with a longer context "
                 "(llama-cpp-python --n_ctx, llama-server -c, vLLM --max-model-len, Ollama "
                 "num_ctx) or send a shorter prompt"
             )
-        return (
-            f"truncated: the reply stopped at the token limit (finish_reason={reason}; "
-            f"answer {answer} tokens of max_tokens {answer_budget}, thinking {thinking} tokens, "
-            f"cap sent {cap})"
-            + (
-                "; raise max_tokens, or the thinking budget if thinking used the room"
-                if thinking
-                else "; raise max_tokens"
-            )
+        return head + (
+            "; raise max_tokens, or the thinking budget if thinking used the room"
+            if thinking
+            else "; raise max_tokens"
         )
     if reason in BLOCKED:
         return f"blocked: the provider withheld the reply (finish_reason={reason})"

@@ -9,6 +9,7 @@ needs set up (a key, a client package, a known provider) is checked here (`setup
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -50,6 +51,20 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 
+#: litellm providers that reach an OpenAI-compatible server at an api_base
+SELF_HOSTED = frozenset(
+    {
+        "openai",
+        "hosted_vllm",
+        "openai_like",
+        "custom_openai",
+        "ollama_chat",
+        "lm_studio",
+        "llamafile",
+    }
+)
+
+
 class LiteLLMBackend(TextBackend):
     default_concurrency = DEFAULT_CONCURRENCY
 
@@ -72,6 +87,9 @@ class LiteLLMBackend(TextBackend):
         self._schemas: dict[str, tuple[dict[str, Any], bool]] = {}
         #: what `auto` endpoints took (the hub gives its own, kept in the cache dir)
         self.dialects = DialectMemory()
+        #: the model ids the endpoint's /v1/models lists (asked once, when a reply echoes)
+        self._served: list[str] | None = None
+        self._serving: asyncio.Future[list[str]] | None = None
 
     def _check_setup(self) -> None:
         """Refuse to build when the provider is unknown or its credentials are absent (the
@@ -80,7 +98,8 @@ class LiteLLMBackend(TextBackend):
 
     def describe(self) -> dict[str, Any]:
         learned = self.dialects.known(self.endpoint) if self.settings.structured == "auto" else None
-        return {**super().describe(), **self.settings.facts(learned)}
+        served = {"served_models": self._served} if self._served else {}
+        return {**super().describe(), **self.settings.facts(learned), **served}
 
     def cache_facts(self) -> dict[str, Any]:
         return self.settings.cache_facts()
@@ -178,14 +197,49 @@ class LiteLLMBackend(TextBackend):
 
     async def generate(self, request: GenerateRequest) -> Generation:
         """The reply to `request`; a schema under `auto` goes in the dialect its endpoint
-        takes, learnt on first use (`models.litellm.dialects.send_learning`)."""
+        takes, learnt on first use (`models.litellm.dialects.send_learning`). At a self-hosted
+        endpoint whose reply only echoes the model asked for, the model is what the endpoint
+        says it serves (`served_model`)."""
         if request.json_schema is None or self.settings.structured != "auto":
-            return await self.send(self.request_kwargs(request))
+            generation = await self.send(self.request_kwargs(request))
+        else:
 
-        async def send_in(dialect: Dialect) -> Generation:
-            return await self.send(self.request_kwargs(request, dialect))
+            async def send_in(dialect: Dialect) -> Generation:
+                return await self.send(self.request_kwargs(request, dialect))
 
-        return await send_learning(self.dialects, self.endpoint, send_in)
+            generation = await send_learning(self.dialects, self.endpoint, send_in)
+        if self.api_base and generation.model is not None and self.self_hosted:
+            generation.model = await self.served_model(generation.model)
+        return generation
+
+    @property
+    def self_hosted(self) -> bool:
+        """An OpenAI-compatible server at the config's api_base (vLLM, SGLang, llama.cpp,
+        Ollama, ...), not a hosted provider's own API reached through a proxy URL."""
+        provider = str(
+            self.params.get("custom_llm_provider") or self.spec.model_id.partition("/")[0]
+        )
+        return provider in SELF_HOSTED
+
+    async def served_model(self, said: str) -> str:
+        """The model that answered, where a reply's `model` proves nothing: a server that
+        echoes the request's model (llama-cpp-python does, whatever it loaded; so do Ollama,
+        SGLang and TGI) is asked its `/v1/models` once, and when the name asked for is not
+        among what it serves, the one model it serves answers (several: all are named).
+        A name the reply gives other than the one sent is the server's own, and kept."""
+        asked = self.spec.model_id.partition("/")[2] or self.spec.model_id
+        if said != asked:
+            return said
+        if self._served is None:  # asked once, however many replies wait for it
+            if self._serving is None:
+                self._serving = asyncio.ensure_future(
+                    served_models(self.endpoint, self._api_key, self.timeout)
+                )
+            self._served = await asyncio.shield(self._serving)
+        served = self._served
+        if not served or said in served:
+            return said
+        return served[0] if len(served) == 1 else " or ".join(served)
 
     async def send(self, kwargs: dict[str, Any]) -> Generation:
         """One request as built by `request_kwargs`."""
@@ -213,6 +267,24 @@ class LiteLLMBackend(TextBackend):
         """What the reply's own model field says (litellm's `response.model`), never the model
         asked for: a provider may answer with another (see `models.calls.provenance`)."""
         return generation.model
+
+
+async def served_models(base: str, key: str | None, timeout: float) -> list[str]:
+    """The ids `base`/models lists (OpenAI's "List models": `{"data": [{"id": ...}]}`, which
+    vLLM, SGLang, llama-server, llama-cpp-python and Ollama serve); empty when it answers
+    otherwise or not at all (the reply's own model then stands)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        async with httpx.AsyncClient(timeout=min(timeout, 10.0)) as client:
+            answer = await client.get(f"{base.rstrip('/')}/models", headers=headers)
+        data = answer.json().get("data") if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")]
 
 
 def setup_problems(

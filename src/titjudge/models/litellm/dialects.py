@@ -103,9 +103,8 @@ def refusal(exc: BaseException) -> str | None:
     )
     if not _REFUSED.search(body):
         return None
-    return (
-        f"HTTP {status}: {redact(str(getattr(exc, 'message', None) or exc)).splitlines()[0][:200]}"
-    )
+    said = " ".join(redact(str(getattr(exc, "message", None) or exc)).split())
+    return f"HTTP {status}: {said[:300]}"
 
 
 def _response_text(exc: BaseException) -> str | None:
