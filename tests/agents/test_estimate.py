@@ -190,3 +190,25 @@ def test_under_a_budget_the_estimate_says_where_it_stands(synth_data, tmp_path, 
     assert main(["estimate", path, "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert "budget: $1000 (run.budget_usd): unknown" in out
+
+
+@pytest.mark.slow
+def test_a_replay_describers_estimate_keys_the_judge_calls_exactly(synth_data, tmp_path, capsys):
+    """A `replay:` describer's stored descriptions are read, not stood in for: before a run
+    the judge's calls are estimated on the real descriptions, and after it nothing is left to
+    send (the replays cost nothing, send nothing and are not counted as calls)."""
+    config = run_config(synth_data, tmp_path, url=DEAD)
+    config["describer"] = {"model": f"replay:{synth_data / 'descriptions.jsonl'}"}
+    config["judges"][0]["model"] = "litellm:openai/gpt-4o-mini"
+    path = _write(config, tmp_path)
+    before = _estimate(path, capsys)
+    assert set(_lines(before)) == {"judge"} and _lines(before)["judge"]["calls"] == 16
+    auto = build_responder("auto", descriptions=stored_descriptions_of(config))
+    with FakeOpenAIServer(responder=auto) as server:
+        config["judges"][0]["api_base"] = server.url
+        assert main(["run", _write(config, tmp_path)]) == 0
+        sent = server.stats.total
+    assert sent == 16  # the judge's calls; the replay sent nothing
+    config["judges"][0]["api_base"] = DEAD
+    after = _estimate(_write(config, tmp_path), capsys)
+    assert after["calls"] == 0 and after["cached"] == 16

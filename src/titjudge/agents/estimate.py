@@ -171,7 +171,7 @@ def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:
     """The probe's misses and hits as lines per model and role, priced."""
     lines: dict[tuple[str, str], Line] = {}
     for (model, role), seen in probe.seen.items():
-        lines.setdefault((model, role), Line(model, role)).cached = seen.answers
+        lines.setdefault((model, role), Line(model, role)).cached = seen.hits
     rates: dict[str, Rates | None] = {}
     for miss in probe.misses.values():
         line = lines.setdefault((miss.model, miss.role), Line(miss.model, miss.role))

@@ -73,7 +73,10 @@ class Miss:
 class Seen:
     """What the cached answers of one model in one role used, summed."""
 
+    #: the cached answers that record their usage (the means are over these)
     answers: int = 0
+    #: every call the cache answered, local models' (no usage recorded) too
+    hits: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     thinking: int = 0
@@ -102,13 +105,22 @@ class EstimateProbe(CacheProbe):
         if isinstance(request, Asked):
             self._asked[key] = request
 
+    def holds(self, client: Any) -> bool:
+        """A backend whose answers are not cached because they cost nothing and are read
+        here (`replay:`) answers for real: its stored description, not a placeholder, then
+        keys the judge calls, as in the run."""
+        return bool(client.backend.cacheable)
+
     def count(
         self, ledger: Usage, results: list[CallResult[Any]], *, model: str = "", role: str = ""
     ) -> None:
         """Hits that record usage tell what this model in this role writes."""
         for result in results:
-            if result.cached and result.ok and (result.tokens_out or result.tokens_in):
-                seen = self.seen.setdefault((model, role), Seen())
+            if not (result.cached and result.ok):
+                continue
+            seen = self.seen.setdefault((model, role), Seen())
+            seen.hits += 1
+            if result.tokens_out or result.tokens_in:
                 seen.answers += 1
                 seen.tokens_in += result.tokens_in
                 seen.tokens_out += result.tokens_out
