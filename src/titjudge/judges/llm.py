@@ -16,7 +16,7 @@ from titjudge.judges.building import checked_template, needs_logprobs, needs_vis
 from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
-from titjudge.judges.schemas import JudgeVerdict, verdict_schema
+from titjudge.judges.schemas import JudgeVerdict, ScoreVerdict, verdict_schema
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
@@ -35,10 +35,12 @@ class Scoring:
     lo: int = 0
     hi: int = 100
     top_logprobs: int = 20
+    #: the template asks for only a rationale and an integer score (`SHORT_REPLIES`)
+    short: bool = False
 
     @property
-    def schema(self) -> type[JudgeVerdict]:
-        return verdict_schema(self.lo, self.hi)
+    def schema(self) -> type[JudgeVerdict | ScoreVerdict]:
+        return verdict_schema(self.lo, self.hi, self.short)
 
     @property
     def request_logprobs(self) -> int:
@@ -161,7 +163,9 @@ def _failed_with(outcome: JudgeOutcome, error: str) -> JudgeOutcome:
     return outcome
 
 
-def verdict_outcome(name: str, verdict: JudgeVerdict, call: CallResult[Any]) -> JudgeOutcome:
+def verdict_outcome(
+    name: str, verdict: JudgeVerdict | ScoreVerdict, call: CallResult[Any]
+) -> JudgeOutcome:
     outcome = JudgeOutcome(
         variant=name,
         status="ok",
@@ -182,6 +186,11 @@ def verdict_outcome(name: str, verdict: JudgeVerdict, call: CallResult[Any]) -> 
 
 #: the scale a shipped template asks for, where it is not the default 0-100
 TEMPLATE_SCALES = {"judge_expected": (1, 9), "lmm_expected": (1, 9)}
+#: shipped templates whose text asks for only `{"rationale", "score": <integer>}`: they are
+#: sent with that schema (`ScoreVerdict`), not the full verdict's (another template, a
+#: user's own included, gets the full verdict: rationale, matches, misses, contradictions,
+#: score)
+SHORT_REPLIES = frozenset({"judge_paper", "lmm_score", "lmm_expected"})
 
 
 class LLMJudgeConfig(ScoredOptions):
@@ -199,7 +208,13 @@ class SelfEvalJudgeConfig(ScoredOptions):
 
 def scoring_for(config: ScoredOptions, template: PromptTemplate) -> Scoring:
     lo, hi = config.scale or TEMPLATE_SCALES.get(template.name, (0, 100))
-    return Scoring(mode=config.score_mode, lo=lo, hi=hi, top_logprobs=config.logprobs_k)
+    return Scoring(
+        mode=config.score_mode,
+        lo=lo,
+        hi=hi,
+        top_logprobs=config.logprobs_k,
+        short=template.name in SHORT_REPLIES,
+    )
 
 
 def verdict_parts(

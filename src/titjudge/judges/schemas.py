@@ -37,13 +37,55 @@ class JudgeVerdict(BaseModel):
     )
 
 
+class ScoreVerdict(BaseModel):
+    """A verdict of a rationale and a score alone: what the paper's comparer wording and the
+    LMM-score templates ask for (`{"rationale": ..., "score": <integer>}`)."""
+
+    model_config = ConfigDict(extra="ignore", title="ScoreVerdict")
+
+    rationale: str = Field(
+        min_length=1, description="One to four sentences on what matches, is missing or differs."
+    )
+    score: int = Field(
+        strict=True, ge=0, le=100, description="Alignment from 0 (unrelated) to 100, an integer."
+    )
+
+    # what a full verdict lists, which this one does not ask for
+    @property
+    def matches(self) -> list[str]:
+        return []
+
+    @property
+    def misses(self) -> list[str]:
+        return []
+
+    @property
+    def contradictions(self) -> list[str]:
+        return []
+
+
 @lru_cache(maxsize=32)
-def verdict_schema(lo: int, hi: int) -> type[JudgeVerdict]:
-    """`JudgeVerdict` with the score bounded to the template's scale.
+def verdict_schema(lo: int, hi: int, short: bool = False) -> type[JudgeVerdict | ScoreVerdict]:
+    """`JudgeVerdict` with the score bounded to the template's scale; `short`: the
+    `ScoreVerdict` a template asking for only a rationale and an integer score is sent.
 
     The default 0-100 scale is `JudgeVerdict` itself, so its schema and therefore every
     existing cache key stay as they were.
     """
+    if short:
+        if (lo, hi) == (0, 100):
+            return ScoreVerdict
+        bounded = (
+            int,
+            Field(
+                strict=True,
+                ge=lo,
+                le=hi,
+                description=f"Alignment from {lo} (unrelated) to {hi} (follows every "
+                "element), an integer.",
+            ),
+        )
+        return create_model(f"ScoreVerdict{lo}to{hi}", __base__=ScoreVerdict, score=bounded)
     if (lo, hi) == (0, 100):
         return JudgeVerdict
     score = (
