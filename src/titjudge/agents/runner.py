@@ -172,6 +172,7 @@ async def _run_staged(
     budget_before = hub.budget.state() if hub.budget is not None else None
     online_before = hub.batch_sent_online()
     writes_before = dict(cache.stats.writes)
+    retries_before = hub.retries()[0]
 
     def run_cache_counts() -> dict[str, Any]:
         """This run's calls, cache hits, misses and writes (`records.cache_counts`)."""
@@ -182,6 +183,7 @@ async def _run_staged(
         progress = Progress(
             total=len(items),
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
+            retries=lambda: (hub.retries()[0] - retries_before, hub.retries()[1]),
         )
         ctx, judges = run_context(config, hub, human, progress, bootstrap)
         describer, template = ctx.describer, ctx.describe_template

@@ -195,6 +195,14 @@ class ModelHub:
         """Totals per model spec over every role."""
         return _totals((model, usage) for model, _, usage in self._ledgers())
 
+    def retries(self) -> tuple[int, str | None]:
+        """Attempts sent again after a transient error so far, over every live client, and
+        the kind of the last such error (`Sender.retries`)."""
+        senders = [client.sender for client in self._clients()]
+        total = sum(sender.retries for sender in senders)
+        last = next((s.last_retry for s in reversed(senders) if s.last_retry), None)
+        return total, last
+
     def batch_sent_online(self) -> dict[str, int]:
         """Per `batch: true` model, the calls sent online all the same (none: absent)."""
         found: dict[str, int] = {}

@@ -87,6 +87,9 @@ class Progress:
     pairs_done: int = 0
     #: what the run's model calls took so far (the hub's ledgers since the run started)
     spent: Callable[[], Usage] = Usage
+    #: attempts sent again after a transient error since the run started, and the last such
+    #: error's kind (the hub's, `ModelHub.retries`), shown as they happen
+    retries: Callable[[], tuple[int, str | None]] = lambda: (0, None)
     on_update: Callable[[Progress], None] | None = None
     #: called once when a phase ends, with the phase's name (described, judged, pairs)
     on_phase_end: Callable[[Progress, str], None] | None = None

@@ -7,6 +7,9 @@ record without terminal codes is printed every `interval` seconds while the run 
 once at the end of each phase:
 
     progress: described 40/60 · judged 35/60 · pairs 0/0 · failed 1 · cache hits 12/75 · spend $0.0123 · ETA 0:00:41
+
+Retries after transient errors (429s, 5xx, timeouts, refused connections) show as they
+happen, before the calls that retry end: `· retries 7 (last: RateLimitError) ·`.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ def eta_text(seconds: float | None) -> str:
 def stats_text(progress: Progress) -> str:
     """Failed items, cache hits of calls, spend and ETA."""
     usage = progress.spent()
+    retried, last = progress.retries()
+    retries = f"retries {retried} (last: {last}) · " if retried else ""
     return (
         f"failed {progress.failed_items} · cache hits {usage.cache_hits}/{usage.calls} · "
-        f"spend {usage.cost_text()} · {eta_text(progress.eta())}"
+        f"{retries}spend {usage.cost_text()} · {eta_text(progress.eta())}"
     )
 
 

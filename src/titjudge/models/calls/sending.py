@@ -78,6 +78,10 @@ class Sender:
         #: calls of a `batch: true` model sent online all the same (outside the batch phase's
         #: rounds, or by `titjudge score`): reported, never silent
         self.sent_online = 0
+        #: attempts sent again after a transient error, and that error's kind, counted as they
+        #: happen (the progress line shows them; a call's own count comes when it ends)
+        self.retries = 0
+        self.last_retry: str | None = None
 
     @property
     def model(self) -> str:
@@ -112,6 +116,9 @@ class Sender:
             async for attempt in retrying:
                 with attempt:
                     count += 1
+                    if last is not None:  # a retry, after a transient error
+                        self.retries += 1
+                        self.last_retry = str(last).split(":", 1)[0][:60]
                     try:
                         value = await self._once(send, tokens, worst)
                     except OverBudgetError as exc:
