@@ -146,6 +146,45 @@ def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, 
     bodies = _bodies(out)
     assert len(bodies) == 6
     assert any(b.get("input") for b in bodies)  # the embedding's input
+    # as the wire has it: the embedding's URL and model without litellm's provider prefix,
+    # and no `extra_body` key (the OpenAI SDK merges it into the body)
+    (embedding,) = [b for b in bodies if b.get("input")]
+    assert embedding["model"] == "text-embedding-3-small"
+    assert f"POST {base}/embeddings" in out
+    assert not any("extra_body" in b for b in bodies)
     # every judge's text quotes the stand-in, never a placeholder of made-up words
     assert out.count("known only once the describer answers") >= 3
     assert "titjudge estimate" not in out
+
+
+def test_a_replay_describers_description_is_quoted_not_stood_in_for(
+    provider_server, data, tmp_path, capsys
+):
+    """A `replay:` describer's stored description is known without sending anything: the
+    judge's request explain prints quotes it, as the run will send it."""
+    import yaml
+
+    descriptions = [json.loads(line) for line in (data / "descriptions.jsonl").open()]
+    config = {
+        "name": "replayed",
+        "data": {"manifest": str(data / "manifest.jsonl")},
+        "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
+        "judges": [
+            {
+                "name": "verdict",
+                "kind": "llm",
+                "model": "litellm:openai/judge-model",
+                "api_base": provider_server.openai_base,
+            }
+        ],
+        "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+    }
+    path = tmp_path / "replayed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert provider_server.requests == []
+    assert "known only once the describer answers" not in out
+    (judge,) = _bodies(out)
+    said = judge["messages"][-1]["content"]
+    assert any(row["description"] in said for row in descriptions)

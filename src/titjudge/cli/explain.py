@@ -65,6 +65,7 @@ def _dialects(cache_dir: Any) -> Any:
 
 
 def _print_planned(planned: Any, memory: Any = None) -> None:
+    from titjudge.models.litellm.settings import SELF_HOSTED
     from titjudge.records.spec import parse_model_spec
 
     what = planned.role if planned.template is None else f"{planned.role}, {planned.template}"
@@ -73,8 +74,16 @@ def _print_planned(planned: Any, memory: Any = None) -> None:
     if spec.backend != "litellm":
         print(f"   {spec.backend}: runs here, nothing is sent over the network\n")
         return
-    if planned.request is None:  # an embedding: litellm sends {"model", "input"}
-        body = {"model": spec.model_id, "input": [planned.text]}
+    if planned.request is None:  # an embedding: {"model", "input"} to <api_base>/embeddings
+        provider, _, model = spec.model_id.partition("/")
+        base = planned.options.endpoints[0] if planned.options.endpoints else None
+        if base is not None and provider in SELF_HOSTED:
+            # an OpenAI-compatible server gets the model without litellm's provider prefix
+            print(f"POST {base.rstrip('/')}/embeddings")
+            body = {"model": model, "input": [planned.text]}
+        else:
+            print(f"   note: litellm translates this for the {provider} provider")
+            body = {"model": spec.model_id, "input": [planned.text]}
         print(json.dumps(body, indent=2, ensure_ascii=False))
         print()
         return

@@ -38,7 +38,7 @@ from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.providers import missing_packages
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
-from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, settings
+from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, SELF_HOSTED, settings
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
 
@@ -49,20 +49,6 @@ litellm.suppress_debug_info = True
 litellm.telemetry = False
 for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
     logging.getLogger(_name).setLevel(logging.ERROR)
-
-
-#: litellm providers that reach an OpenAI-compatible server at an api_base
-SELF_HOSTED = frozenset(
-    {
-        "openai",
-        "hosted_vllm",
-        "openai_like",
-        "custom_openai",
-        "ollama_chat",
-        "lm_studio",
-        "llamafile",
-    }
-)
 
 
 class LiteLLMBackend(TextBackend):

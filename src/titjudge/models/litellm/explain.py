@@ -87,9 +87,19 @@ def explain_request(
     return Explained(
         url=url,
         headers=headers,
-        body=_summarized(raw.get("raw_request_body"), images),
+        body=_summarized(_on_the_wire(raw.get("raw_request_body")), images),
         notes=notes,
     )
+
+
+def _on_the_wire(body: Any) -> Any:
+    """The JSON body as it leaves: the OpenAI SDK merges `extra_body` into the body's top
+    level (an empty one adds nothing), so it is shown merged, as the server receives it."""
+    if not isinstance(body, dict) or not isinstance(body.get("extra_body"), dict):
+        return body
+    merged = {key: value for key, value in body.items() if key != "extra_body"}
+    merged.update(body["extra_body"])
+    return merged
 
 
 def _auto_note(backend: LiteLLMBackend) -> str:

@@ -36,6 +36,21 @@ from titjudge.records.spec import ModelSpec
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
 DEFAULT_CONCURRENCY = 1024
+#: litellm providers that reach an OpenAI-compatible server at an api_base (vLLM, SGLang,
+#: llama.cpp, Ollama, ...), not a hosted provider's own API
+SELF_HOSTED = frozenset(
+    {
+        "openai",
+        "hosted_vllm",
+        "openai_like",
+        "custom_openai",
+        "ollama_chat",
+        "lm_studio",
+        "llamafile",
+    }
+)
+
+
 #: seconds an endpoint of an `api_base` list is left out after it failed (litellm's default)
 COOLDOWN_SECONDS = 5.0
 
@@ -199,4 +214,11 @@ def _litellm_version() -> str:
     return version("litellm")
 
 
-__all__ = ["COOLDOWN_SECONDS", "DEFAULT_CONCURRENCY", "LiteLLMSettings", "plan", "settings"]
+__all__ = [
+    "COOLDOWN_SECONDS",
+    "DEFAULT_CONCURRENCY",
+    "SELF_HOSTED",
+    "LiteLLMSettings",
+    "plan",
+    "settings",
+]
