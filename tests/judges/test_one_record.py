@@ -251,3 +251,17 @@ def test_metrics_on_a_pairwise_variant_without_its_verdicts_says_why(
     assert captured.out == ""
     [line] = captured.err.strip().splitlines()
     assert "'pw' is a pairwise judge" in line and "pairs_pw.jsonl is missing" in line
+
+
+def test_tables_piped_keep_every_row_and_word_on_one_line(run_dir: Path, capsys, monkeypatch):
+    """`titjudge metrics RUN | less` or `> report.txt`: not a terminal, so rich would lay
+    tables out in 80 columns and break words in cells ('varian / t'); piped, every row and
+    header stays on one line."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = _cli(capsys, "metrics", str(run_dir))
+    headers = [line for line in out.splitlines() if "variant" in line and "┃" in line]
+    assert headers, out
+    assert any("pairwise acc" in h and "fallback" in h for h in headers), headers
+    for name in ("tit_llm", "tit_score", "pw"):
+        assert any(re.match(rf"^[│┃]\s*{name}\s+│", line) for line in out.splitlines()), name
+    assert max(len(line) for line in out.splitlines()) > 80  # laid out wider than a terminal

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from titjudge.cli.common import command
+from titjudge.cli.common import command, wide_console
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,14 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def stats(args: argparse.Namespace) -> int:
     """Print the cache's entries, size, per-model counts and the last run's hits and misses."""
-    from rich.console import Console
     from rich.table import Table
 
     from titjudge.cache.store import CallCache
     from titjudge.errors import DataError
 
     cache = CallCache(args.cache_dir, create=False)
-    console = Console()
+    console = wide_console()
     console.print(f"cache dir: {args.cache_dir}")
     console.print(f"entries: {cache.entries()}  size: {cache.volume() / 1e6:.2f} MB")
     models = cache.models()

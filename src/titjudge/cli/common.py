@@ -38,8 +38,20 @@ def add_set(
     )
 
 
+#: the width tables and lines are laid out in when output goes to a pipe or a file: wide
+#: enough that no table of titjudge's wraps a word, and a line is never broken (`soft_wrap`)
+PIPE_WIDTH = 250
+
+
 def wide_console(**options: Any) -> Console:
-    """A rich console at least 100 columns wide, so tables do not wrap in narrow terminals."""
+    """A rich console for tables: at least 100 columns in a terminal (narrower ones scroll
+    rather than wrap words in cells); on a pipe or in a file, `PIPE_WIDTH` with no line
+    broken, so `titjudge metrics RUN | less` or `> report.txt` keeps every row on one line
+    (a wider `COLUMNS` widens either)."""
     from rich.console import Console
 
-    return Console(width=max(100, Console().width), **options)
+    probe = Console(**{k: v for k, v in options.items() if k == "file"})
+    if probe.is_terminal:
+        return Console(width=max(100, probe.width), **options)
+    options.setdefault("soft_wrap", True)
+    return Console(width=max(PIPE_WIDTH, probe.width), **options)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from titjudge.cli.common import command
+from titjudge.cli.common import command, wide_console
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -121,11 +121,9 @@ def metrics(args: argparse.Namespace) -> int:
 
 
 def _print(summary: dict[str, Any]) -> None:
-    from rich.console import Console
-
     from titjudge.metrics.render import print_summary
 
-    print_summary(summary, Console(markup=False))
+    print_summary(summary, wide_console(markup=False))
 
 
 def _print_record(run: Path, as_json: bool) -> int:
