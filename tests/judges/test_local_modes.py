@@ -93,6 +93,9 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
         score_mode="expected",
         max_tokens=32,
         device="cpu",
+        # the answer it was trained to give has JSON spacing the grammar would not allow:
+        # decoded freely, its score position is the one the logits below are read at
+        structured_output="prompt",
     )
     describer = DescriberConfig(model=f"hf:{path}")
     judge = build_judge(config, describer.model, describer, hub)

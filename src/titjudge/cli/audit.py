@@ -92,7 +92,7 @@ def audit(args: argparse.Namespace) -> int:
         raise ConfigError("--limit goes with --disagreements (or lists a run's items)")
     if args.variant is not None:
         check_variant(data, args.variant)
-    console = wide_console(highlight=False)
+    console = wide_console(prose=True, highlight=False)
     if overview and not args.disagreements:
         if not data.pairs:
             print_items_summary(data, console, args.limit or DEFAULT_LIMIT)

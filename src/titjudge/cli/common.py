@@ -43,15 +43,16 @@ def add_set(
 PIPE_WIDTH = 250
 
 
-def wide_console(**options: Any) -> Console:
+def wide_console(*, prose: bool = False, **options: Any) -> Console:
     """A rich console for tables: at least 100 columns in a terminal (narrower ones scroll
     rather than wrap words in cells); on a pipe or in a file, `PIPE_WIDTH` with no line
     broken, so `titjudge metrics RUN | less` or `> report.txt` keeps every row on one line
-    (a wider `COLUMNS` widens either)."""
+    (a wider `COLUMNS` widens either). `prose`: text meant to be read in lines of at most
+    100 columns (the audit's rationales), wrapped there on a pipe as well."""
     from rich.console import Console
 
     probe = Console(**{k: v for k, v in options.items() if k == "file"})
-    if probe.is_terminal:
+    if probe.is_terminal or prose:
         return Console(width=max(100, probe.width), **options)
     options.setdefault("soft_wrap", True)
     return Console(width=max(PIPE_WIDTH, probe.width), **options)

@@ -199,10 +199,13 @@ class ModelOptions(StrictModel):
         if self.structured_output is None or model is None:
             return
         spec = parse_model_spec(model)
+        if spec.backend == "hf" and self.structured_output in ("auto", "prompt"):
+            return  # prompt: no grammar at decoding (`models.local.hf_schema`)
         if spec.backend != "litellm":
             raise ValueError(
                 f"structured_output applies to litellm: models (a server's dialect), not "
-                f"{spec.backend}: ({model})"
+                f"{spec.backend}: ({model}); an hf: model takes only prompt (decode without "
+                "the schema's grammar)"
             )
         legacy = self.params.get("json_schema_mode")
         if legacy is not None and not legacy and self.structured_output != "prompt":

@@ -61,7 +61,14 @@ from titjudge.models.local.common import (
     with_torch_threads,
 )
 from titjudge.models.local.hf_generate import HFEngine, run_batch
-from titjudge.models.local.hf_plan import CPU_BATCH, PARAMS, thinking_setup
+from titjudge.models.local.hf_plan import (
+    CONSTRAINT,
+    CPU_BATCH,
+    PARAMS,
+    constrains,
+    hf_cache_facts,
+    thinking_setup,
+)
 from titjudge.records.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -144,9 +151,10 @@ class HFTextBackend(TextBackend):
             top_k=params.get("top_k"),
             top_p=_optional_float(params.get("top_p")),
             think_ids=think,
+            constrained=constrains(options),
         )
         self.capabilities = Capabilities(
-            vision=self.kind == "vlm", json_schema=False, logprobs=True
+            vision=self.kind == "vlm", json_schema=self.engine.constrained, logprobs=True
         )
         self.default_concurrency = 2 * self.batch_size  # one batch running, one filling
         wait = float(params.get("max_wait_ms", 5.0)) / 1000.0
@@ -158,7 +166,7 @@ class HFTextBackend(TextBackend):
 
     def cache_facts(self) -> dict[str, Any]:
         # the template switch is already keyed through params.enable_thinking; the option too
-        return {"thinking": self.thinking.facts} if self.thinking.facts else {}
+        return hf_cache_facts(self.thinking.facts, self.engine.constrained)
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -195,6 +203,7 @@ class HFTextBackend(TextBackend):
             device=str(self.engine.device),
             batch_size=self.batch_size,
             enable_thinking=self.engine.enable_thinking,
+            structured_output=CONSTRAINT if self.engine.constrained else "prompted (no grammar)",
             transformers=transformers.__version__,
             torch=torch.__version__,
         )

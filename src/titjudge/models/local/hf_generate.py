@@ -47,6 +47,8 @@ class HFEngine:
     top_k: int | None = None
     top_p: float | None = None
     think_ids: tuple[int, int] | None = None  # (<think>, </think>) when the vocabulary has them
+    #: a request's JSON schema constrains its decoding (`models.local.hf_schema`)
+    constrained: bool = False
     _piece_cache: dict[int, str] = field(default_factory=dict)
 
     def piece(self, token_id: int) -> str:
@@ -308,6 +310,12 @@ def _generate(
     if engine.repetition_penalty and engine.repetition_penalty != 1.0:
         pad_lengths = (encoded["attention_mask"] == 0).sum(dim=1)
         processors.append(PaddingAwareRepetitionPenalty(engine.repetition_penalty, pad_lengths))
+    schemas = [item.request.json_schema if engine.constrained else None for item in items]
+    if any(schema is not None for schema in schemas):
+        from titjudge.models.local.hf_schema import SchemaConstraint
+
+        n_vocab = engine.model.get_output_embeddings().weight.shape[0]
+        processors.append(SchemaConstraint(engine.tokenizer, schemas, n_vocab, engine.eos_ids))
     if temperature > 0:
         seeds = [request_seed(item.request) for item in items]
         processors.append(SeededGumbelSampler(temperature, seeds, engine.top_k, engine.top_p))

@@ -87,15 +87,39 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan | None:
         return None
     batch = options.batch_size or CPU_BATCH
     return BackendPlan(
-        capabilities=Capabilities(vision=takes_images(config), json_schema=False, logprobs=True),
+        capabilities=Capabilities(
+            vision=takes_images(config), json_schema=constrains(options), logprobs=True
+        ),
         default_concurrency=2 * batch,
-        cache_facts={"thinking": thinking.facts} if thinking.facts else {},
+        cache_facts=hf_cache_facts(thinking.facts, constrains(options)),
         facts={
             "kind": "vlm" if takes_images(config) else "causal_lm",
             "model_type": config.get("model_type"),
             "path": checkpoint.source if checkpoint.local else None,
         },
     )
+
+
+#: how the cache key and the record name decoding under a schema (`models.local.hf_schema`)
+CONSTRAINT = "llguidance JSON-schema grammar"
+
+
+def constrains(options: ModelOptions) -> bool:
+    """Whether the model decodes under a judge's schema: llguidance is installed (looked up,
+    not imported) and the model's `structured_output` is not `prompt`."""
+    return (
+        options.structured_output != "prompt" and importlib.util.find_spec("llguidance") is not None
+    )
+
+
+def hf_cache_facts(thinking: Any, constrained: bool) -> dict[str, Any]:
+    """What enters every key of an hf: model's calls besides the request: its thinking
+    switch, and the grammar when its replies are decoded under one (the same request
+    answers differently with it)."""
+    facts: dict[str, Any] = {"thinking": thinking} if thinking else {}
+    if constrained:
+        facts["decoding"] = CONSTRAINT
+    return facts
 
 
 def _config_json(spec: ModelSpec, checkpoint: Checkpoint) -> dict[str, Any] | None:
@@ -119,4 +143,14 @@ def _config_json(spec: ModelSpec, checkpoint: Checkpoint) -> dict[str, Any] | No
     return loaded if isinstance(loaded, dict) else None
 
 
-__all__ = ["CPU_BATCH", "PARAMS", "ThinkingSetup", "plan", "takes_images", "thinking_setup"]
+__all__ = [
+    "CONSTRAINT",
+    "CPU_BATCH",
+    "PARAMS",
+    "ThinkingSetup",
+    "constrains",
+    "hf_cache_facts",
+    "plan",
+    "takes_images",
+    "thinking_setup",
+]
