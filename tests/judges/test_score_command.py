@@ -96,3 +96,23 @@ def test_score_says_a_batch_model_answered_online(synth_data, tmp_path, capsys):
         "note: batch: true is for runs" in out
         and "litellm:openai/vlm online at the list price" in out
     )
+
+
+def test_score_honours_the_configs_budget(synth_data, tmp_path, capsys):
+    """`run.budget_usd` is a setting the user gave: `titjudge score` holds it as a run does,
+    so a call whose worst case the budget cannot cover is not sent."""
+    item = manifest(synth_data)[0]
+    responder = ModesResponder(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        config = run_config(synth_data, server.url, tmp_path, [{"name": "yes", "kind": "lmm_yes"}])
+        config["describer"]["price"] = {"input": 2.0, "output": 8.0}
+        config["run"]["budget_usd"] = 0.000001
+        path = tmp_path / "score.json"
+        path.write_text(json.dumps(config))
+        code = main(
+            ["score", str(synth_data / item["image"]), item["prompt"], "--config", str(path)]
+        )
+        sent = server.stats.total
+    out = capsys.readouterr().out
+    assert code == 1 and sent == 0
+    assert "yes [failed]" in out and "budget" in out

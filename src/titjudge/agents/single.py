@@ -80,7 +80,7 @@ async def score_async(
         image=image.resolve(),
         t2i_model="unknown",
     )
-    hub = run_hub(config.run, budget=False)  # one image: `run.budget_usd` is a run's
+    hub = run_hub(config.run)  # `run.budget_usd` caps this image's calls as it caps a run's
     cache = hub.cache
     try:
         ctx, judges = run_context(config, hub, None, Progress(total=1))
