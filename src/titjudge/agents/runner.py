@@ -174,6 +174,9 @@ async def _run_staged(
     writes_before = dict(cache.stats.writes)
     retries_before = hub.retries()[0]
 
+    def since(now: tuple[int, str | None], before: int) -> tuple[int, str | None]:
+        return now[0] - before, now[1]
+
     def run_cache_counts() -> dict[str, Any]:
         """This run's calls, cache hits, misses and writes (`records.cache_counts`)."""
         writes = {m: n - writes_before.get(m, 0) for m, n in cache.stats.writes.items()}
@@ -183,7 +186,7 @@ async def _run_staged(
         progress = Progress(
             total=len(items),
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
-            retries=lambda: (hub.retries()[0] - retries_before, hub.retries()[1]),
+            retries=lambda: since(hub.retries(), retries_before),
         )
         ctx, judges = run_context(config, hub, human, progress, bootstrap)
         describer, template = ctx.describer, ctx.describe_template

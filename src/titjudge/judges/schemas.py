@@ -72,24 +72,11 @@ def verdict_schema(lo: int, hi: int, short: bool = False) -> type[JudgeVerdict |
     The default 0-100 scale is `JudgeVerdict` itself, so its schema and therefore every
     existing cache key stay as they were.
     """
-    if short:
-        if (lo, hi) == (0, 100):
-            return ScoreVerdict
-        bounded = (
-            int,
-            Field(
-                strict=True,
-                ge=lo,
-                le=hi,
-                description=f"Alignment from {lo} (unrelated) to {hi} (follows every "
-                "element), an integer.",
-            ),
-        )
-        return create_model(f"ScoreVerdict{lo}to{hi}", __base__=ScoreVerdict, score=bounded)
+    base: type[JudgeVerdict | ScoreVerdict] = ScoreVerdict if short else JudgeVerdict
     if (lo, hi) == (0, 100):
-        return JudgeVerdict
+        return base
     score = (
-        float,
+        int if short else float,
         Field(
             strict=True,
             ge=lo,
@@ -98,7 +85,7 @@ def verdict_schema(lo: int, hi: int, short: bool = False) -> type[JudgeVerdict |
             "element), an integer.",
         ),
     )
-    return create_model(f"JudgeVerdict{lo}to{hi}", __base__=JudgeVerdict, score=score)
+    return create_model(f"{base.__name__}{lo}to{hi}", __base__=base, score=score)
 
 
 class PairReply(BaseModel):

@@ -26,7 +26,6 @@ the model's breaker; any other failure is the request's own, and the next reques
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
@@ -34,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, TypeVar
 
 from titjudge.models.core.options import StructuredOutput
+from titjudge.models.litellm.errors.lasting import body_text
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -96,24 +96,10 @@ def refusal(exc: BaseException) -> str | None:
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int) or status not in _STATUSES:
         return None
-    body = "\n".join(
-        str(part)
-        for part in (getattr(exc, "message", None), exc, _response_text(exc))
-        if part is not None
-    )
-    if not _REFUSED.search(body):
+    if not _REFUSED.search(body_text(exc)):
         return None
     said = " ".join(redact(str(getattr(exc, "message", None) or exc)).split())
     return f"HTTP {status}: {said[:300]}"
-
-
-def _response_text(exc: BaseException) -> str | None:
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    with contextlib.suppress(Exception):  # a closed or streamed response has no text
-        return str(response.text)
-    return None
 
 
 class Facts(Protocol):

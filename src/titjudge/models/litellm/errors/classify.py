@@ -7,7 +7,6 @@ the body) and whether the call was refused before any token (then it cost $0).
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import re
 import time
@@ -21,7 +20,7 @@ from titjudge.models.core.base import (
     TransientError,
     mark_unbilled,
 )
-from titjudge.models.litellm.errors.lasting import lasting_reason
+from titjudge.models.litellm.errors.lasting import body_text, lasting_reason
 from titjudge.models.litellm.errors.reasons import content_filter, refused_before_tokens
 from titjudge.safety import redact
 
@@ -70,13 +69,13 @@ def _classify(exc: BaseException, where: str | None) -> BaseException:
     quota = quota_exhausted(exc, message)
     if quota is not None:
         return QuotaExhaustedError(f"quota exhausted: {quota}: {message}")
-    if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(_body_text(exc)):
+    if isinstance(exc, _PERMANENT) and _GEMINI_RATE_LIMIT.search(body_text(exc)):
         # litellm maps a Gemini error whose text contains "403" (as in "retry in 14.403s")
         # to a 403 before it looks at the 429: the body's own status decides
         return TransientError(
             f"RateLimitError: {message}", retry_after=retry_after_seconds(exc), rate_limited=True
         )
-    refused = refused_shape(exc, _body_text(exc))
+    refused = refused_shape(exc, body_text(exc))
     if refused is not None:  # every request of this shape fails alike: not retried
         return PermanentError(f"{refused}: {type(exc).__name__}: {message}", lasting=refused)
     lasting = lasting_reason(exc, where)
@@ -168,17 +167,6 @@ def _message(exc: BaseException) -> str:
     return redact(text).replace("\n", " ")[:500]
 
 
-def _body_text(exc: BaseException) -> str:
-    """Everything the exception carries of the provider's reply body."""
-    parts = [str(getattr(exc, "message", None) or ""), str(exc)]
-    response = getattr(exc, "response", None)
-    if response is not None:
-        # a streamed or closed httpx response has no text to give
-        with contextlib.suppress(Exception):
-            parts.append(str(response.text))
-    return "\n".join(parts)
-
-
 _RETRY_DELAY = re.compile(r"[\"']retryDelay[\"']\s*:\s*[\"'](\d+(?:\.\d+)?)s[\"']")
 _GEMINI_RATE_LIMIT = re.compile(r"RESOURCE_EXHAUSTED|[\"']code[\"']\s*:\s*429\b")
 _INSUFFICIENT_QUOTA = re.compile(r"insufficient_quota|exceeded your current quota", re.IGNORECASE)
@@ -195,7 +183,7 @@ def quota_exhausted(exc: BaseException, message: str | None = None) -> str | Non
     for the model).
     """
     status = getattr(exc, "status_code", None)
-    body = _body_text(exc)
+    body = body_text(exc)
     if not (
         isinstance(exc, litellm.RateLimitError) or status == 429 or "RESOURCE_EXHAUSTED" in body
     ):
@@ -213,7 +201,7 @@ def quota_exhausted(exc: BaseException, message: str | None = None) -> str | Non
 
 def retry_delay_from_body(exc: BaseException) -> float | None:
     """Gemini's 429 puts the wait in the body: google.rpc.RetryInfo `retryDelay: "37s"`."""
-    found = _RETRY_DELAY.search(_body_text(exc))
+    found = _RETRY_DELAY.search(body_text(exc))
     return float(found.group(1)) if found else None
 
 

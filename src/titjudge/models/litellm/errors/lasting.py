@@ -4,6 +4,7 @@ so this module needs no litellm import."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import ssl
@@ -45,3 +46,14 @@ def lasting_reason(exc: BaseException, where: str | None = None) -> str | None:
 
 
 __all__ = ["lasting_reason"]
+
+
+def body_text(exc: BaseException) -> str:
+    """Everything the exception carries of the provider's reply body: its message, its text
+    and its HTTP response's (a streamed or closed response has none to give)."""
+    parts = [str(getattr(exc, "message", None) or ""), str(exc)]
+    response = getattr(exc, "response", None)
+    if response is not None:
+        with contextlib.suppress(Exception):
+            parts.append(str(response.text))
+    return "\n".join(parts)
