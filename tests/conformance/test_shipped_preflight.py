@@ -147,8 +147,21 @@ def bases(server, templates: tuple[str, ...]) -> list[str]:
     ],
 )
 def test_shipped_config_without_keys_stops_before_anything(
-    command, config, sets, named, provider_server, data, hf_cache, no_keys, tmp_path, capsys
+    command,
+    config,
+    sets,
+    named,
+    provider_server,
+    data,
+    hf_cache,
+    no_keys,
+    tmp_path,
+    capsys,
+    monkeypatch,
 ):
+    # relative paths (the offline recipe's .titjudge/offline/...) resolve in a folder of the
+    # test's own, not in a checkout where someone ran that recipe
+    monkeypatch.chdir(tmp_path)
     code, err = cli(capsys, command, config, tmp_path, *bases(provider_server, sets), data=data)
     line = one_line(err)
     assert code == 2 and "preflight found" in line and "nothing was called" in line
