@@ -6,10 +6,12 @@ config builders are in tests/builders.py."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import builders
 import pytest
@@ -81,3 +83,33 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for shot in sorted(ARTIFACTS.glob("*.png")):
         if shot.stat().st_mtime >= _STARTED:
             terminalreporter.write_line(f"CI artifact: {shot} (screenshot from a browser test)")
+
+
+#: the modules that start warm `titjudge` children (tests/cli_process.py) import it by name
+_WARM_CHILDREN = re.compile(r"^\s*(from cli_process import|import cli_process)", re.MULTILINE)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, with one change: every test module that starts warm `titjudge`
+    children goes to one worker. Each worker that starts a child first starts a forkserver
+    that imports litellm, LangGraph and titjudge (about 5 s of CPU); with the children's
+    modules in one unit, one worker pays that, not both. Found by reading the files, as the
+    controller collects no test: a module that imports `cli_process` joins the unit."""
+    from xdist.scheduler import LoadFileScheduling
+
+    warm: dict[str, bool] = {}
+
+    def uses_children(module: str) -> bool:
+        if module not in warm:
+            path = Path(config.rootpath, module)
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            warm[module] = module != "tests/conftest.py" and bool(_WARM_CHILDREN.search(text))
+        return warm[module]
+
+    class WarmChildrenTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "warm titjudge children" if uses_children(module) else module
+
+    return WarmChildrenTogether(config, log)

@@ -33,6 +33,7 @@ from titjudge.models.litellm.dialects import (
     send_learning,
 )
 from titjudge.models.litellm.errors.classify import classify_litellm_error
+from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.image_limits import image_limit_for
 from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.providers import missing_packages
@@ -263,7 +264,7 @@ async def served_models(base: str, key: str | None, timeout: float) -> list[str]
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        async with httpx.AsyncClient(timeout=min(timeout, 10.0)) as client:
+        async with http_client(min(timeout, 10.0)) as client:
             answer = await client.get(f"{base.rstrip('/')}/models", headers=headers)
         data = answer.json().get("data") if answer.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):

@@ -58,6 +58,7 @@ from titjudge.models.core.base import (
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch import anthropic_wire as wire
 from titjudge.models.litellm.batch.price import batch_cost
+from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -300,7 +301,7 @@ class AnthropicBatchAPI:
         headers = self._headers(betas or [])
         where = urlsplit(url).path
         try:
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async with http_client(self._timeout) as client:
                 response = await client.request(
                     method, url, content=content, params=params, headers=headers
                 )

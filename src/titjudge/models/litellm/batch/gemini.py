@@ -56,6 +56,7 @@ import httpx
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.price import batch_cost
+from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -144,7 +145,7 @@ class GeminiBatchAPI:
         the network) or PermanentError, with Google's `{"error": {code, message, status}}`."""
         seconds = max(self._timeout, 600.0) if transfer else self._timeout
         try:
-            async with httpx.AsyncClient(timeout=seconds) as client:
+            async with http_client(seconds) as client:
                 reply = await client.request(method, url, **kwargs)
         except httpx.TransportError as exc:
             raise TransientError(

@@ -48,6 +48,7 @@ from urllib.parse import quote
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.price import batch_cost
+from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -157,7 +158,7 @@ class VertexBatchAPI:
         if content is not None:
             headers["Content-Type"] = "application/jsonl"
         try:
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async with http_client(self._timeout) as client:
                 response = await client.request(
                     method, url, headers=headers, json=json_body, content=content, params=params
                 )
