@@ -229,3 +229,62 @@ def test_one_worker_run_takes_the_feed_item_by_item_with_fallback_only_where_nee
     # each item reported as described, then as it finishes, before the next is described
     assert seen == [(1, 0), (1, 1), (2, 1), (2, 2), (3, 2), (3, 3)]
     assert final["image"] is None  # the last item's image is not kept
+
+
+class OrderDescriber:
+    """Describes at once; records the order it was asked in and the mode each call came in."""
+
+    def __init__(self):
+        self.asked, self.probes = [], []
+
+    async def text(self, request, probe=None, **_):
+        self.asked.append(request.images[0].path.stem)
+        self.probes.append(probe)
+        return CallResult(ok=True, value="a description")
+
+
+def test_a_probing_pass_is_the_graph_in_item_order_and_evaluates_nothing(tmp_path):
+    """The batch phase's rounds, the estimate and explain run the run's own graph under a
+    probe (`agents.graph.drive`): every item through describe, judge and its fallback, the
+    calls met in the items' order (one worker), the probe handed to every call, and no
+    evaluator; the run's own progress is not touched."""
+    from titjudge.agents.graph import drive
+    from titjudge.models.calls.probe import CacheProbe
+
+    ids = [f"i{n:02d}" for n in range(9)]
+    describer = OrderDescriber()
+    judges = [FixedJudge("main", None, needs_description=True), FixedJudge("backup", 0.4)]
+    ctx = _ctx(judges, {"main": "backup"}, describer=describer)
+    probe = CacheProbe()
+
+    state = asyncio.run(drive(_items(tmp_path, ids), ctx.probing(probe), concurrency=8))
+
+    assert describer.asked == ids and all(p is probe for p in describer.probes)
+    assert [r.item.item_id for r in state["results"]] == ids
+    assert {r.outcomes[0].status for r in state["results"]} == {"fallback"}
+    assert "evaluation" not in state and state["pairwise"] == {}
+    assert (ctx.progress.described, ctx.progress.done) == (0, 0)
+
+
+def test_only_the_graph_and_the_cached_pass_call_the_item_steps():
+    """One driver: the item steps (`agents.item`) are called by the graph's nodes and by the
+    cached pass (which answers a fully cached re-run without importing LangGraph), by no other
+    module of titjudge."""
+    import ast
+    from pathlib import Path
+
+    import titjudge
+
+    steps = {"describe", "judge", "fallback", "finish"}
+    callers = set()
+    for path in Path(titjudge.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            names = {alias.name for alias in node.names}
+            if (node.module == "titjudge.agents" and "item" in names) or (  # the steps' module
+                node.module == "titjudge.agents.item" and steps & names  # a step by name
+            ):
+                callers.add(path.name)
+    assert callers == {"nodes.py", "cached.py"}

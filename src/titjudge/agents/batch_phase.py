@@ -1,9 +1,9 @@
 """The batch phase: before the graph, the cache misses of `batch: true` models are answered
 by the providers' batch jobs (`models.calls.batch.collect`), so that the graph then runs from the cache.
 
-Round by round, the run's own steps (`agents.item`: describe, judge; then the pairwise judges)
-run over every item with a `BatchProbe` (the context's `probe`): what is cached answers, every miss of a batch model
-is queued, nothing is sent online. The queued calls go into jobs; their answers are cached (and
+Round by round, the run's own graph (`agents.graph.drive`: describe, judge, fallback; then the
+pairwise judges) runs over every item with a `BatchProbe` (the context's `probe`): what is
+cached answers, every miss of a batch model is queued, nothing is sent online. The queued calls go into jobs; their answers are cached (and
 their failures kept for the run), so the next round reaches further: round 1 describes, round
 2 judges the descriptions. The rounds end when a round queues nothing. Calls of models without
 `batch: true` are left to the graph, which sends them online as usual.
@@ -14,12 +14,10 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from titjudge.agents import item as steps
-from titjudge.agents.finish import judge_pairs
+from titjudge.agents.graph import drive
 from titjudge.agents.item import RunContext
 from titjudge.models.calls.batch.collect import BatchProbe, collect
 from titjudge.models.calls.batch.progress import BatchProgress
-from titjudge.records import ItemResult
 from titjudge.records.items import Item
 
 #: describe, judge, and one spare (a judge that reads another judge's answers)
@@ -40,30 +38,13 @@ async def run_batches(
     progress = BatchProgress(report=report if show else None)
     for _ in range(MAX_PHASE_ROUNDS):
         probe = BatchProbe()
-        await _steps(items, ctx.probing(probe))
+        await drive(items, ctx.probing(probe))
         if not probe.queued:
             break
         await collect(list(probe.queued.values()), progress)
     if show and terminal and progress.stats:
         out.write("\n")
     return {model: stats.to_json() for model, stats in progress.stats.items()}
-
-
-async def _steps(items: list[Item], ctx: RunContext) -> None:
-    """The run's steps over every item, then the pairwise judges."""
-    results = []
-    for item in items:
-        done = await steps.describe(item, ctx)
-        _, outcomes = await steps.judge(item, done["image"], done["described"], ctx)
-        results.append(
-            ItemResult(
-                item=item,
-                described=done["described"],
-                outcomes=outcomes,
-                image_error=done["image_error"],
-            )
-        )
-    await judge_pairs(results, ctx)
 
 
 __all__ = ["MAX_PHASE_ROUNDS", "run_batches"]

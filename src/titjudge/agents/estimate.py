@@ -1,7 +1,7 @@
 """What a run (or an ablation grid's rows) would spend now, before anything is sent.
 
-The run's own steps (`agents.item`: describe, judge; `agents.finish.judge_pairs`) run over
-every item with a `models.calls.estimate_probe.EstimateProbe` as the context's `probe`: each call builds the request and
+The run's own graph (`agents.graph.drive`: describe, judge, fallback; the pairwise judges) runs
+over every item with a `models.calls.estimate_probe.EstimateProbe` as the context's `probe`: each call builds the request and
 the cache key the run would, a cached answer is a hit, and every other call is counted, not
 sent (see that module). Nothing here sends a request, claims a key or loads a model; an image
 an earlier run read is not read again (its size and hash are remembered in the cache dir).
@@ -21,16 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from titjudge.agents import item as steps
 from titjudge.agents.context import run_context, run_hub
-from titjudge.agents.finish import judge_pairs
 from titjudge.agents.runner import load_run_data
 from titjudge.config.schema import RunConfig
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss
 from titjudge.models.core.prices import Rates, batch_rates_for, rates_for
 from titjudge.models.hub import ModelHub
-from titjudge.records import ItemResult, Progress
+from titjudge.records import Progress
 from titjudge.records.items import Item
 from titjudge.records.spec import parse_model_spec
 
@@ -150,21 +148,12 @@ async def probe_run(
     human: HumanData | None,
     probe: EstimateProbe,
 ) -> None:
-    """The run's steps over every item, then its pairwise judges, with `probe` as the
-    calls' mode."""
+    """The run's graph (`agents.graph.drive`: describe, judge, fallback; then its pairwise
+    judges) over every item, with `probe` as the calls' mode."""
+    from titjudge.agents.graph import drive
+
     ctx, _ = run_context(config, hub, human, Progress(total=len(items)))
-    ctx = ctx.probing(probe)
-    results = []
-    for item in items:
-        done = await steps.describe(item, ctx, ctx.images.peek(item.image))
-        image, described = done["image"], done["described"]
-        _, outcomes = await steps.judge(item, image, described, ctx)
-        results.append(
-            ItemResult(
-                item=item, described=described, outcomes=outcomes, image_error=done["image_error"]
-            )
-        )
-    await judge_pairs(results, ctx)
+    await drive(items, ctx.probing(probe))
 
 
 def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:

@@ -16,10 +16,20 @@ tasks in one step cost tens of seconds before any model is called.
 Pairwise judges need both images of a pair described, so they run in their own node
 once every item is done. The evaluator node returns everything the run writes
 (`RunEvaluation`); the runner writes it and recomputes nothing.
+
+The graph is the driver of items in every mode a run's calls have (`RunContext.probe`):
+answering (no probe), and the probing passes, which run the same nodes with the probe in
+the run context and end after the pairwise judges, evaluating nothing: the batch phase's
+rounds (`agents.batch_phase`: misses queued for batch jobs), the estimate and explain
+(`agents.estimate`: misses counted, nothing sent). A probing pass runs one worker, so its
+calls are met in the items' order, as the requests a run would send first are. The one pass
+before the graph is the cached pass (`agents.cached`), which answers a re-run's fully cached
+items without importing LangGraph at all.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
@@ -27,7 +37,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import Command, Send
 
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
@@ -57,8 +67,10 @@ def items_in_flight(concurrency: int) -> int:
     return max(2, 2 * concurrency)
 
 
+@functools.cache
 def build_graph() -> Any:
-    """Compile the run graph; its nodes read the run's `RunContext` from `context=`."""
+    """Compile the run graph (once: a compiled graph serves any number of runs); its nodes
+    read the run's `RunContext` from `context=`."""
     item_graph = build_item_graph()
 
     async def worker(state: WorkerState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -81,8 +93,11 @@ def build_graph() -> Any:
         steps = STEPS_PER_ITEM * len(items) + 1
         return [Send("items", {"feed": feed, "steps": steps}) for _ in range(workers)]
 
-    async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        return {"pairwise": await judge_pairs(state.get("results", []), runtime.context)}
+    async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> Command[str]:
+        """The pairwise judges; then the evaluator, or the end of a probing pass."""
+        runs = await judge_pairs(state.get("results", []), runtime.context)
+        following = END if runtime.context.probe is not None else "evaluator"
+        return Command(goto=following, update={"pairwise": runs})
 
     async def evaluator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         results, runs = state.get("results", []), state.get("pairwise") or {}
@@ -90,11 +105,10 @@ def build_graph() -> Any:
 
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("items", worker)
-    graph.add_node("pairwise", pairwise)
+    graph.add_node("pairwise", pairwise, destinations=("evaluator", END))
     graph.add_node("evaluator", evaluator)
     graph.add_conditional_edges(START, fan_out, ["items", "pairwise"])
     graph.add_edge("items", "pairwise")
-    graph.add_edge("pairwise", "evaluator")
     graph.add_edge("evaluator", END)
     return graph.compile()
 
@@ -103,3 +117,19 @@ def run_config(concurrency: int) -> dict[str, Any]:
     """LangGraph run config: `max_concurrency` (the workers, so the items in flight) must sit
     at the top level, not in `configurable`."""
     return {"max_concurrency": items_in_flight(concurrency), "recursion_limit": 50}
+
+
+async def drive(
+    items: list[Item],
+    ctx: RunContext,
+    concurrency: int = 1,
+    answered: list[ItemResult] | None = None,
+) -> RunState:
+    """Run `items` through the graph in `ctx`'s mode: its final state (`results`, in completion
+    order, after `answered`, the results made before the graph; `pairwise`; and, when no probe
+    is set, `evaluation`). A probing pass runs one worker, whatever `concurrency`."""
+    config = run_config(concurrency) if ctx.probe is None else {"max_concurrency": 1}
+    state: RunState = await build_graph().ainvoke(
+        {"items": items, "results": list(answered or [])}, config, context=ctx
+    )
+    return state

@@ -71,8 +71,9 @@ class RunContext:
     probe: CacheProbe | None = None
 
     def probing(self, probe: CacheProbe) -> RunContext:
-        """This context with its calls made under `probe`."""
-        return dataclasses.replace(self, probe=probe)
+        """This context with its calls made under `probe`, and a progress of its own: what a
+        probing pass meets is not the run's progress."""
+        return dataclasses.replace(self, probe=probe, progress=Progress(total=self.progress.total))
 
 
 async def describe(item: Item, ctx: RunContext, image: ImageInput | None = None) -> dict[str, Any]:

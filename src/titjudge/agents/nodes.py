@@ -52,8 +52,12 @@ class ItemState(TypedDict, total=False):
 async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """`item.describe`: load the image and describe it (a description no judge reads is
     skipped). The item counts as described once this returns, whatever the outcome."""
-    update = await steps.describe(state["item"], runtime.context)
-    runtime.context.progress.item_described()
+    ctx = runtime.context
+    # a probe that may not read images (the estimate, explain) takes the image as an earlier
+    # run remembered it, when one did: its size and hash, not its bytes
+    peeked = ctx.images.peek(state["item"].image) if ctx.probe and not ctx.probe.fits else None
+    update = await steps.describe(state["item"], ctx, peeked)
+    ctx.progress.item_described()
     return update
 
 

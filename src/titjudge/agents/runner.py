@@ -325,11 +325,9 @@ async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> Ru
     answered, rest = await resolve_cached(items, ctx)
     if not rest:
         return await evaluate(answered, await judge_pairs(answered, ctx), ctx)
-    from titjudge.agents.graph import build_graph, run_config
+    from titjudge.agents.graph import drive
 
-    state = await build_graph().ainvoke(
-        {"items": rest, "results": answered}, run_config(concurrency), context=ctx
-    )
+    state = await drive(rest, ctx, concurrency, answered)
     evaluation: RunEvaluation = state["evaluation"]
     return evaluation
 
