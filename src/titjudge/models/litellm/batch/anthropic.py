@@ -53,12 +53,11 @@ from titjudge.models.core.base import (
     GenerateRequest,
     Generation,
     PermanentError,
-    TransientError,
 )
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch import anthropic_wire as wire
+from titjudge.models.litellm.batch.http import BatchHTTP
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -81,8 +80,10 @@ NOT_PARAMS = ("stream",)
 TAKEN: set[str] = set()
 
 
-class AnthropicBatchAPI:
+class AnthropicBatchAPI(BatchHTTP):
     """The Message Batches endpoints for `backend`'s `anthropic/` model."""
+
+    api_name = "Anthropic batch API"
 
     def __init__(
         self,
@@ -294,25 +295,17 @@ class AnthropicBatchAPI:
         params: dict[str, Any] | None = None,
         betas: list[str] | None = None,
     ) -> Any:
-        """One request; an HTTP error as TransientError (worth another try) or PermanentError,
-        with Anthropic's error type and message."""
-        import httpx
-
+        """One request with the key and the betas (`BatchHTTP.exchange`)."""
         headers = self._headers(betas or [])
-        where = urlsplit(url).path
-        try:
-            async with http_client(self._timeout) as client:
-                response = await client.request(
-                    method, url, content=content, params=params, headers=headers
-                )
-        except httpx.TimeoutException as exc:
-            raise TransientError(f"timeout: {method} {where}: {type(exc).__name__}") from exc
-        except httpx.TransportError as exc:
-            reason = redact(f"connection failed: {method} {where}: {type(exc).__name__}: {exc}")
-            raise TransientError(reason) from exc
-        if response.status_code >= 400:
-            raise wire.http_error(response, f"{method} {where}")
-        return response
+        return await self.exchange(method, url, content=content, params=params, headers=headers)
+
+    def said(self, body: Any, text: str) -> str:
+        """Anthropic's error body, `{"type": "error", "error": {"type", "message"}}`
+        (https://docs.claude.com/en/api/errors)."""
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            return f"{error.get('type') or 'error'}: {error.get('message') or 'no message'}"
+        return text[:300] or "no body"
 
     def _here(self, url: str) -> str:
         """`url` (a batch's results_url) on the configured endpoint: the key is never sent to

@@ -1,8 +1,6 @@
 """The wire details of Anthropic's Message Batches API that `batch.anthropic` reads and writes:
 the API's root from an `api_base`, a batch's size, status and creation time, a body's betas and
-JSON tool, and an HTTP error as the call layer's transient or permanent error (Anthropic's
-error body `{"type": "error", "error": {"type", "message"}}`, https://docs.claude.com/en/api/errors;
-429, 5xx and 529 `overloaded_error` are worth another try)."""
+JSON tool. An HTTP error is classified by the adapters' shared exchange (`batch.http`)."""
 
 from __future__ import annotations
 
@@ -12,13 +10,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from titjudge.models.core.base import PermanentError, TransientError
-from titjudge.safety import redact
-
 #: the tool litellm turns `response_format` into for a model without native structured output
 JSON_TOOL = "json_tool_call"
-#: HTTP statuses worth another try: a timeout, a rate limit, the provider's 5xx, 529 overloaded
-TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
 def root(base: str) -> str:
@@ -91,38 +84,10 @@ def timestamp(value: Any) -> float | None:
     return moment.timestamp()
 
 
-def http_error(response: Any, what: str) -> Exception:
-    code = int(response.status_code)
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        said = f"{error.get('type') or 'error'}: {error.get('message') or 'no message'}"
-    else:
-        said = response.text[:300] or "no body"
-    reason = redact(f"Anthropic batch API, {what}: HTTP {code} {said}".replace("\n", " "))
-    if code in TRANSIENT_STATUS:
-        wait = response.headers.get("retry-after")
-        try:
-            retry_after = float(wait) if wait is not None else None
-        except ValueError:
-            retry_after = None
-        return TransientError(reason, retry_after, rate_limited=code == 429)
-    if code == 401:
-        return PermanentError(reason, lasting="401 unauthorized (the API key was refused)")
-    if code == 403:
-        return PermanentError(reason, lasting="403 forbidden")
-    return PermanentError(reason)
-
-
 __all__ = [
     "JSON_TOOL",
-    "TRANSIENT_STATUS",
     "betas",
     "fingerprint",
-    "http_error",
     "json_tool_schema",
     "object_of",
     "size_of",

@@ -53,10 +53,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
+from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -94,8 +94,10 @@ _UNFINISHED = frozenset({"CANCELLED"})
 _MAX_PAGES = 20
 
 
-class GeminiBatchAPI:
+class GeminiBatchAPI(BatchHTTP):
     """The File and Batch endpoints of the Gemini Developer API, for one model."""
+
+    api_name = "Gemini batch API"
 
     def __init__(
         self,
@@ -141,19 +143,12 @@ class GeminiBatchAPI:
     async def _send(
         self, method: str, url: str, *, transfer: bool = False, **kwargs: Any
     ) -> httpx.Response:
-        """One request; an error status or no connection as TransientError (408, 429, 5xx,
-        the network) or PermanentError, with Google's `{"error": {code, message, status}}`."""
+        """One request (`BatchHTTP.exchange`); a file's transfer may take 10 minutes."""
         seconds = max(self._timeout, 600.0) if transfer else self._timeout
-        try:
-            async with http_client(seconds) as client:
-                reply = await client.request(method, url, **kwargs)
-        except httpx.TransportError as exc:
-            raise TransientError(
-                redact(f"Gemini batch API unreachable: {type(exc).__name__}: {exc}")
-            ) from exc
-        if reply.status_code >= 400:
-            raise _http_error(reply)
-        return reply
+        return await self.exchange(method, url, timeout=seconds, **kwargs)
+
+    def said(self, body: Any, text: str) -> str:
+        return google_said(body, text)
 
     async def upload(self, data: bytes, name: str) -> str:
         auth = self._auth()
@@ -334,21 +329,6 @@ def _json(reply: httpx.Response) -> dict[str, Any]:
             f"Gemini batch API: HTTP {reply.status_code} with a body that is not JSON"
         ) from None
     return found if isinstance(found, dict) else {}
-
-
-def _http_error(reply: httpx.Response) -> Exception:
-    """Google's error body `{"error": {"code", "message", "status"}}` as titjudge's error."""
-    try:
-        found = reply.json().get("error") or {}
-    except (ValueError, AttributeError):
-        found = {}
-    found = found if isinstance(found, dict) else {}
-    message = found.get("message") or reply.text[:300]
-    code = reply.status_code
-    said = redact(f"Gemini batch API: HTTP {code} {found.get('status') or ''}: {message}")
-    if code in (408, 429) or code >= 500:
-        return TransientError(said, rate_limited=code == 429)
-    return PermanentError(said)
 
 
 def _status_name(status: dict[str, Any]) -> str:

@@ -45,10 +45,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from titjudge.models.core.base import GenerateRequest, Generation, PermanentError, TransientError
+from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
+from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -77,8 +77,10 @@ STATES = {
 }
 
 
-class VertexBatchAPI:
+class VertexBatchAPI(BatchHTTP):
     """Cloud Storage and the batchPredictionJobs endpoint of one Vertex AI Gemini model."""
+
+    api_name = "Vertex AI batch"
 
     def __init__(
         self,
@@ -151,26 +153,17 @@ class VertexBatchAPI:
         content: bytes | None = None,
         params: dict[str, str] | None = None,
     ) -> Any:
-        import httpx
-
+        """One request with the Google access token (`BatchHTTP.exchange`)."""
         token, _ = await self._token()
         headers = {"Authorization": f"Bearer {token}"}
         if content is not None:
             headers["Content-Type"] = "application/jsonl"
-        try:
-            async with http_client(self._timeout) as client:
-                response = await client.request(
-                    method, url, headers=headers, json=json_body, content=content, params=params
-                )
-        except httpx.HTTPError as exc:
-            raise TransientError(redact(f"{type(exc).__name__}: {exc} ({url})")) from exc
-        if response.status_code >= 400:
-            status = response.status_code
-            reason = redact(f"HTTP {status} from {url.split('?')[0]}: {_error_text(response)}")
-            if status == 429 or status >= 500:
-                raise TransientError(reason, rate_limited=status == 429)
-            raise PermanentError(reason)
-        return response
+        return await self.exchange(
+            method, url, headers=headers, json=json_body, content=content, params=params
+        )
+
+    def said(self, body: Any, text: str) -> str:
+        return google_said(body, text)
 
     def _jobs_url(self, project: str) -> str:
         return f"{self._aiplatform}/v1/projects/{project}/locations/{self._location}/batchPredictionJobs"
@@ -318,15 +311,6 @@ def _rows(data: bytes) -> list[dict[str, Any]]:
         row["custom_id"] = labels.get(LABEL)
         rows.append(row)
     return rows
-
-
-def _error_text(response: Any) -> str:
-    """Google's error body `{"error": {"code", "message", "status"}}`, else the text."""
-    try:
-        found = response.json().get("error") or {}
-        return f"{found.get('status')}: {found.get('message')}"
-    except Exception:
-        return str(response.text)[:500]
 
 
 __all__ = ["BUCKET_PARAM", "VERTEX_MAX_BYTES", "VERTEX_MAX_REQUESTS", "VertexBatchAPI"]
