@@ -217,6 +217,7 @@ def test_a_format_1_metrics_file_is_read_with_its_variants_moved(tmp_path: Path)
     old = {"llm": {"pairwise_accuracy": 0.5, "n_pairs": 4}, "thresholds": {"n_pairs": 4}}
     record = parse_record(old, "metrics.json")
     assert record.version == 1 and record.variants["llm"].pairwise_accuracy == 0.5
-    assert record.thresholds == {"n_pairs": 4} and record.variants["llm"].provenance is None
+    assert record.thresholds is not None and record.thresholds.n_pairs == 4
+    assert record.thresholds.k_95 is None and record.variants["llm"].provenance is None
     with pytest.raises(DataError, match="metrics format 9 is not one this titjudge reads"):
         parse_record({"version": 9, "variants": {}}, "metrics.json")

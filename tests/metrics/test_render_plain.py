@@ -7,9 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from titjudge.metrics.render import SIGNIFICANCE_HEADER, print_summary
 from titjudge.metrics.summary import evaluate
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
+from titjudge.report.record import build_record
+from titjudge.report.render import SIGNIFICANCE_HEADER, print_summary
 
 LONG = "pairwise_gemini_2_5_pro_with_fallback"
 ODD = "x[bold]"
@@ -31,7 +32,7 @@ def _summary(bootstrap: int = 20) -> dict:
 def _render(width: int) -> str:
     # markup on (the default), as on the console `titjudge run` prints to
     console = Console(width=width, record=True, color_system=None)
-    print_summary(_summary(), console)
+    print_summary(build_record(_summary()), console)
     return console.export_text()
 
 

@@ -7,7 +7,6 @@ import math
 import pytest
 from rich.console import Console
 
-from titjudge.metrics.render import print_summary, threshold_line
 from titjudge.metrics.significance import (
     binomial_p_value,
     significance_mark,
@@ -15,6 +14,8 @@ from titjudge.metrics.significance import (
 )
 from titjudge.metrics.summary import evaluate
 from titjudge.records.items import HumanPair, RankRow, ScoreRow
+from titjudge.report.record import build_record
+from titjudge.report.render import print_summary, threshold_line
 
 
 def test_paper_thresholds_for_12832_pairs() -> None:
@@ -63,8 +64,8 @@ def test_paper_a2_thresholds_round_k_up() -> None:
 @pytest.mark.parametrize(("n", "k_95", "k_999"), [(12_832, 6_510, 6_592), (20, 14, 17)])
 def test_marks_flip_exactly_at_k(n: int, k_95: int, k_999: int) -> None:
     # n = 20: 10 + 1.6449 * 2.2361 = 13.68 -> 14; 10 + 3.0902 * 2.2361 = 16.91 -> 17
-    thresholds = significance_thresholds(n).as_dict()
-    assert (thresholds["k_95"], thresholds["k_999"]) == (k_95, k_999)
+    thresholds = significance_thresholds(n)
+    assert (thresholds.k_95, thresholds.k_999) == (k_95, k_999)
     assert significance_mark(k_95 - 1, thresholds) == ""
     assert significance_mark(k_95, thresholds) == "*"
     assert significance_mark(k_999 - 1, thresholds) == "*"
@@ -75,18 +76,18 @@ def test_unreachable_threshold_with_few_pairs() -> None:
     # n = 2: 1 + 3.0902 * 0.7071 = 3.19 -> 4 correct pairs needed out of 2
     t = significance_thresholds(2)
     assert (t.k_95, t.k_999, t.p_999) == (3, 4, None)
-    assert significance_mark(2, t.as_dict()) == ""
-    line = threshold_line(t.as_dict())
+    assert significance_mark(2, t) == ""
+    line = threshold_line(t)
     assert line is not None and "unreachable (3 of 2 pairs needed)" in line
 
 
 def test_threshold_line_prints_the_paper_numbers() -> None:
-    line = threshold_line(significance_thresholds(12_832).as_dict())
+    line = threshold_line(significance_thresholds(12_832))
     assert line is not None
     assert "95%: 50.73% (6,510 / 12,832, exact p 0.049" in line
     assert "99.9%: 51.37% (6,592 / 12,832, exact p 9." in line
     assert "mean 6,416, sd 56.64" in line
-    assert threshold_line(significance_thresholds(0).as_dict()) is None
+    assert threshold_line(significance_thresholds(0)) is None
 
 
 def _summary_with(n_correct: int, n: int) -> dict:
@@ -108,7 +109,7 @@ def test_printed_table_marks_agree_with_printed_threshold(n_correct: int, stars:
     summary = _summary_with(n_correct, 20)
     assert summary["variants"]["v"]["n_correct"] == n_correct
     console = Console(markup=False, record=True, width=240)
-    print_summary(summary, console)
+    print_summary(build_record(summary), console)
     text = console.export_text()
     assert "95%: 70.00% (14 / 20" in text and "99.9%: 85.00% (17 / 20" in text
     row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("v "))
@@ -134,7 +135,7 @@ def test_a_variant_with_fewer_pairs_gets_its_own_printed_threshold() -> None:
     summary = evaluate(scores, pairs, ranks, bootstrap=0)
     assert (summary["variants"]["w"]["n_pairs"], summary["variants"]["w"]["n_correct"]) == (18, 13)
     console = Console(markup=False, record=True, width=400)
-    print_summary(summary, console)
+    print_summary(build_record(summary), console)
     text = console.export_text()
     assert "Chance thresholds for 20 pairs" in text
     own = next(line for line in text.splitlines() if line.startswith("w: "))

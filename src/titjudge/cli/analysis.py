@@ -130,8 +130,8 @@ def breakdowns(runs: list[RunData], labels: list[str], args: argparse.Namespace)
 
 
 def print_breakdowns(found: list[Breakdown], console: Console, plot: Path | None) -> None:
-    from titjudge.metrics.render import say
     from titjudge.report.analysis.render import print_breakdown
+    from titjudge.report.render import say
 
     for entry in found:
         print_breakdown(entry, console)
@@ -164,9 +164,9 @@ def compare(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    from titjudge.metrics.render import say
     from titjudge.report.analysis.export import export_frames
     from titjudge.report.analysis.record import load_analysed_run
+    from titjudge.report.render import say
 
     record = load_analysed_run(args.run)
     assert record.run_dir is not None

@@ -96,7 +96,7 @@ def estimate(args: argparse.Namespace) -> int:
     else:
         print_estimate(found)
         if budget is not None:
-            from titjudge.metrics.render import say
+            from titjudge.report.render import say
 
             verdict = budget_verdict(found, budget)
             say(wide_console(), f"budget: ${budget:g} (run.budget_usd): {verdict}")
@@ -109,7 +109,7 @@ def _money(value: float | None) -> str:
 
 def print_estimate(found: Estimate) -> None:
     """The estimate's lines as a table, then the totals and any unpriced model."""
-    from titjudge.metrics.render import add_plain_row, plain_table, say
+    from titjudge.report.render import add_plain_row, plain_table, say
 
     console = wide_console()
     if not found.lines:  # nothing to send: no table of zeros

@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.common import command, wide_console
+
+if TYPE_CHECKING:
+    from titjudge.report.record import RunRecord
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -116,14 +119,16 @@ def metrics(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(to_json(summary) + "\n")
         return 0
-    _print(summary)
+    from titjudge.report.record import build_record
+
+    _print(build_record(summary))
     return 0
 
 
-def _print(summary: dict[str, Any]) -> None:
-    from titjudge.metrics.render import print_summary
+def _print(record: RunRecord) -> None:
+    from titjudge.report.render import print_summary
 
-    print_summary(summary, wide_console(markup=False))
+    print_summary(record, wide_console(markup=False))
 
 
 def _print_record(run: Path, as_json: bool) -> int:
@@ -138,11 +143,10 @@ def _print_record(run: Path, as_json: bool) -> int:
             f"{run}: the run wrote no metrics (no data.human_pairs); "
             "score its scores.csv with --pairs PAIRS"
         )
-    summary = record.metrics_json()
     if as_json:
-        sys.stdout.write(to_json(summary) + "\n")
+        sys.stdout.write(to_json(record.metrics_json()) + "\n")
     else:
-        _print(summary)
+        _print(record)
     return 0
 
 

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def print_outcome(outcome: RunOutcome, console: Console) -> None:
     """Status counts per variant, the metrics (or, without human pairs, each T2I model's mean
     score per variant), model usage per role and the run dir; names and paths as plain text."""
-    from titjudge.metrics.render import add_plain_row, plain_table, print_summary, say
+    from titjudge.report.render import add_plain_row, plain_table, print_summary, say
 
     table = plain_table(f"{outcome.n_items} items", ("variant", "ok", "fallback", "failed"))
     for variant, counts in outcome.status_counts.items():
@@ -62,8 +62,8 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
         )
     console.print(table)
     summary = outcome.summary
-    if outcome.metrics:
-        print_summary(outcome.metrics, console)
+    if outcome.record is not None:
+        print_summary(outcome.record, console)
     elif summary.model_means is not None:
         print_model_means(summary.model_means, console)
     for role, usage in summary.usage.items():
@@ -149,7 +149,7 @@ def print_answering_models(record: dict[str, ModelAnswers], console: Console) ->
 
 def print_model_means(means: dict[str, ModelMeans], console: Console) -> None:
     """Per variant, the T2I models ranked by their mean score (ok rows only)."""
-    from titjudge.metrics.render import add_plain_row, plain_table, say
+    from titjudge.report.render import add_plain_row, plain_table, say
 
     say(console, "No human pairs: T2I models ranked by mean score per variant (ok items only).")
     for variant, entry in means.items():
@@ -202,8 +202,8 @@ def run(args: argparse.Namespace) -> int:
     if asked:
         from titjudge.cli.analysis import breakdowns, print_breakdowns
         from titjudge.errors import DataError
-        from titjudge.metrics.render import say
         from titjudge.report.analysis.run import RunData
+        from titjudge.report.render import say
 
         try:  # the run is written: a breakdown it cannot give is a note, not a failed run
             found = breakdowns([RunData.load(outcome.out_dir)], ["run"], args)

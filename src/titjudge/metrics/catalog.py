@@ -5,7 +5,7 @@ bootstrap interval is computed, whether the spread across a repeated judge's sam
 reported, how it prints, and which counts it stands on. Everything that lists metrics reads
 `metrics()`: the intervals and repeat spreads `metrics.summary.evaluate` computes, the run
 record's typed fields (`report.record.VariantRecord`, tested against this list), the
-terminal tables (`metrics.render`), `audit --json` and the ablation's Table 2. A metric
+terminal tables (`report.render`), `audit --json` and the ablation's Table 2. A metric
 computed per prompt is added by one declaration, `register(Metric(..., per_prompt=...))`;
 the built-in ones are computed by `metrics.summary.evaluate` itself.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Protocol
 
 from titjudge.metrics.exact import binomtest_half
 
@@ -78,16 +78,24 @@ def _p_at(k: int | None, n_pairs: int) -> float | None:
     return None if k is None or k > n_pairs else binomial_p_value(k, n_pairs)
 
 
-def significance_mark(n_correct: int, thresholds: dict[str, Any]) -> str:
-    """'**' when n_correct reaches the 99.9% count, '*' the 95% one, else ''.
+class Counts(Protocol):
+    """The threshold counts a mark compares with (`Thresholds`, or a run record's)."""
 
-    `thresholds` is the JSON form (`Thresholds.as_dict`); the marks compare whole counts,
-    so they agree with the printed k/n thresholds by construction.
-    """
-    k_95, k_999 = thresholds.get("k_95"), thresholds.get("k_999")
-    if k_999 is not None and n_correct >= k_999:
+    @property
+    def k_95(self) -> int | None: ...
+
+    @property
+    def k_999(self) -> int | None: ...
+
+
+def significance_mark(n_correct: int, thresholds: Counts | None) -> str:
+    """'**' when n_correct reaches the 99.9% count, '*' the 95% one, else ''. The marks
+    compare whole counts, so they agree with the printed k/n thresholds by construction."""
+    if thresholds is None:
+        return ""
+    if thresholds.k_999 is not None and n_correct >= thresholds.k_999:
         return "**"
-    if k_95 is not None and n_correct >= k_95:
+    if thresholds.k_95 is not None and n_correct >= thresholds.k_95:
         return "*"
     return ""
 

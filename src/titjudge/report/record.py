@@ -81,12 +81,99 @@ class VariantRecord(BaseModel):
     #: "scores" (score differences) or "verdicts" (a pairwise judge's verdicts)
     accuracy_source: str = "scores"
     provenance: Provenance | None = None
+    #: pairs left out because a side failed or was unscored; human ties (excluded)
+    n_pairs_skipped: int = 0
+    n_human_ties: int = 0
+    #: the chance thresholds for this variant's own n_pairs
+    thresholds: Thresholds | None = None
+    n_prompts_skipped: int = 0
+    n_prompts_skipped_ndcg: int = 0
+    tie_calibrated_accuracy: float | None = None
+    tie_epsilon: float | None = None
+    #: per metric with an interval (`metrics.catalog`), its [low, high] (None: none drawn)
+    ci: dict[str, list[float] | None] = Field(default_factory=dict)
+    #: score rows; scored (ok + fallback); failed; fallback
+    n_items: int = 0
+    n_scored: int = 0
+    n_failed: int = 0
+    n_fallback: int = 0
 
     def get(self, key: str, default: Any = None) -> Any:
         """A field by name, declared or extra (`ci`, `thresholds`, `leaderboard_srcc`, ...)."""
         if key in type(self).model_fields:
             return getattr(self, key)
         return (self.model_extra or {}).get(key, default)
+
+
+class Thresholds(BaseModel):
+    """Correct pairs (k) and accuracy (k/n) needed on `n_pairs` pairs to beat chance, at 95%
+    and 99.9%, with each k's exact one-sided p (`metrics.significance.Thresholds`, as
+    written); an older file's missing values are None."""
+
+    n_pairs: int = 0
+    mean: float | None = None
+    sd: float | None = None
+    k_95: int | None = None
+    acc_95: float | None = None
+    p_95: float | None = None
+    k_999: int | None = None
+    acc_999: float | None = None
+    p_999: float | None = None
+
+
+class Standing(BaseModel):
+    """One T2I model's place: its mean per-prompt rank, its position, the prompts behind it."""
+
+    average_rank: float | None = None
+    rank: float | None = None
+    n_prompts: int = 0
+
+
+class RankerStandings(BaseModel):
+    """One variant's model ranking and its SRCC with the human one."""
+
+    srcc: float | None = None
+    models: dict[str, Standing] = Field(default_factory=dict)
+
+
+class Leaderboard(BaseModel):
+    """The T2I model leaderboard: every model's standing by humans and by each variant."""
+
+    models: list[str] = Field(default_factory=list)
+    human: dict[str, Standing] = Field(default_factory=dict)
+    variants: dict[str, RankerStandings] = Field(default_factory=dict)
+
+
+class Comparison(BaseModel):
+    """Two variants on the pairs both were counted on: the exact McNemar table and p."""
+
+    variant_a: str
+    variant_b: str
+    n_pairs: int
+    both_correct: int
+    a_only: int
+    b_only: int
+    both_wrong: int
+    p_value: float | None = None
+    accuracy_a: float | None = None
+    accuracy_b: float | None = None
+
+
+class Settings(BaseModel):
+    """How the metrics were computed (the defaults are `metrics.summary.evaluate`'s)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    bootstrap: int = 1000
+    bootstrap_unit: str = "prompt"
+    confidence: float = 0.95
+    seed: int = 0
+    gain: str = "linear"
+    top_k: int | None = None
+    round_digits: int | None = None
+    n_prompts: int = 0
+    n_human_pairs: int = 0
+    n_human_ties: int = 0
 
 
 class OrderVerdict(BaseModel):
@@ -133,10 +220,12 @@ class RunRecord(BaseModel):
 
     version: int = RECORD_VERSION
     variants: dict[str, VariantRecord] = Field(default_factory=dict)
-    thresholds: dict[str, Any] | None = None
-    leaderboard: dict[str, Any] | None = None
-    comparisons: list[dict[str, Any]] = Field(default_factory=list)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    #: the chance thresholds for the largest n_pairs of any variant
+    thresholds: Thresholds | None = None
+    #: None without the items' T2I models (a `metrics` call given no manifest)
+    leaderboard: Leaderboard | None = None
+    comparisons: list[Comparison] = Field(default_factory=list)
+    settings: Settings = Field(default_factory=Settings)
     notes: list[str] = Field(default_factory=list)
     #: the describer that wrote every description the judges read (config facts)
     describer: dict[str, Any] | None = None

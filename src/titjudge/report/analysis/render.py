@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.console import Console
 
-from titjudge.metrics.render import add_plain_row, plain_table, say
 from titjudge.report.analysis.breakdown import Breakdown
 from titjudge.report.analysis.compare import Comparison
+from titjudge.report.render import add_plain_row, plain_table, say
 
 _TITLES = {
     "length": "by prompt length (words)",

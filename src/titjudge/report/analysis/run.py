@@ -98,8 +98,7 @@ class RunData:
 
     @property
     def round_digits(self) -> int | None:
-        digits = self.record.settings.get("round_digits")
-        return digits if isinstance(digits, int) else None
+        return self.record.settings.round_digits
 
     def _data_path(self, key: str) -> Path | None:
         data = self.config.get("data")
@@ -162,10 +161,10 @@ class RunData:
             human.ranks if ranks is None else ranks,
             list(human.items.values()),
             verdicts=self.judgements,
-            bootstrap=int(settings.get("bootstrap", 1000)) if bootstrap is None else bootstrap,
-            seed=int(settings.get("seed", 0)),
-            gain=settings.get("gain", "linear"),
-            top_k=settings.get("top_k"),
+            bootstrap=settings.bootstrap if bootstrap is None else bootstrap,
+            seed=settings.seed,
+            gain=settings.gain,  # type: ignore[arg-type]
+            top_k=settings.top_k,
             round_digits=self.round_digits,
-            confidence=float(settings.get("confidence", 0.95)),
+            confidence=settings.confidence,
         )

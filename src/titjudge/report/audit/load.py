@@ -185,8 +185,7 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(f"{config_path}: data.manifest is missing; it holds the prompts")
     items, variants = load_items(items_path)
     prompts = {item.prompt_id: item.prompt for item in load_manifest(manifest_path)}
-    digits = record.settings.get("round_digits")
-    round_digits = digits if isinstance(digits, int) else None
+    round_digits = record.settings.round_digits
     judged = {
         name: {frozenset((v.item_a, v.item_b)): v for v in found}
         for name, found in record.verdicts.items()

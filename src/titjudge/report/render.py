@@ -1,4 +1,5 @@
-"""Plain-text rendering of an `evaluate` summary as aligned tables (rich).
+"""Plain-text rendering of a run's typed record (`report.record.RunRecord`) as aligned tables
+(rich).
 
 Everything is printed as plain text, whatever the console's markup setting: variant names,
 model names and the CI legend "[lo, hi]" are data, never rich markup. Columns fold long
@@ -16,6 +17,16 @@ from titjudge.metrics.significance import significance_mark
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+
+    from titjudge.metrics.significance import Thresholds as Computed
+    from titjudge.report.record import (
+        Comparison,
+        Leaderboard,
+        RunRecord,
+        Settings,
+        Standing,
+        Thresholds,
+    )
 
 #: header of the significance column: '*' / '**' beat the 95% / 99.9% chance threshold
 SIGNIFICANCE_HEADER = "sig."
@@ -40,54 +51,48 @@ def _p(value: float | None) -> str:
     return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
 
 
-def _stars(row: dict[str, Any]) -> str:
-    """'**' at or above the 99.9% chance threshold, '*' the 95% one (whole correct pairs)."""
-    return significance_mark(row["n_correct"], row["thresholds"])
-
-
-def _threshold(thresholds: dict[str, Any], level: str) -> str:
+def _threshold(thresholds: Thresholds | Computed, level: str) -> str:
     """'51.37% (6,592 / 12,832, exact p 9.8e-04)' for one level of the chance thresholds."""
-    k, n = thresholds[f"k_{level}"], thresholds["n_pairs"]
+    k, n = getattr(thresholds, f"k_{level}"), thresholds.n_pairs
+    if k is None:
+        return "-"
     if k > n:
         return f"unreachable ({k:,} of {n:,} pairs needed)"
-    return f"{_pct(thresholds[f'acc_{level}'])} ({k:,} / {n:,}, exact p {_p(thresholds[f'p_{level}'])})"
+    accuracy, p = getattr(thresholds, f"acc_{level}"), getattr(thresholds, f"p_{level}")
+    return f"{_pct(accuracy)} ({k:,} / {n:,}, exact p {_p(p)})"
 
 
-def threshold_line(thresholds: dict[str, Any]) -> str | None:
+def threshold_line(thresholds: Thresholds | Computed | None) -> str | None:
     """The chance thresholds as one line: at least k of n correct, with the exact p of k."""
-    if thresholds["k_95"] is None:
+    if thresholds is None or None in (thresholds.k_95, thresholds.mean, thresholds.sd):
         return None
     return (
-        f"Chance thresholds for {thresholds['n_pairs']:,} pairs (one-sided; normal approx. "
-        f"mean {thresholds['mean']:,.0f}, sd {thresholds['sd']:.2f}; k rounded up): "
+        f"Chance thresholds for {thresholds.n_pairs:,} pairs (one-sided; normal approx. "
+        f"mean {thresholds.mean:,.0f}, sd {thresholds.sd:.2f}; k rounded up): "
         f"95%: {_threshold(thresholds, '95')} (*), 99.9%: {_threshold(thresholds, '999')} (**); "
         "a mark needs at least k correct pairs"
     )
 
 
-def threshold_lines(summary: dict[str, Any]) -> list[str]:
+def threshold_lines(record: RunRecord) -> list[str]:
     """One threshold line per pair count the variants were marked against: a variant whose
     failed or fallback items left it fewer pairs is marked against its own k, so that k is
     printed too, naming the variants it applies to."""
     lines = []
-    line = threshold_line(summary["thresholds"])
+    line = threshold_line(record.thresholds)
     if line is not None:
         lines.append(line)
-    largest = summary["thresholds"]["n_pairs"]
+    largest = record.thresholds.n_pairs if record.thresholds is not None else 0
     by_count: dict[int, list[str]] = {}
-    for name in variant_names(summary):
-        n = summary["variants"][name]["n_pairs"]
-        if n != largest and summary["variants"][name]["thresholds"]["k_95"] is not None:
-            by_count.setdefault(n, []).append(name)
+    for name, variant in record.variants.items():
+        own = variant.thresholds
+        if variant.n_pairs != largest and own is not None and own.k_95 is not None:
+            by_count.setdefault(variant.n_pairs, []).append(name)
     for _, names in sorted(by_count.items(), reverse=True):
-        own = threshold_line(summary["variants"][names[0]]["thresholds"])
-        if own is not None:
-            lines.append(f"{', '.join(names)}: {own[0].lower()}{own[1:]}")
+        own_line = threshold_line(record.variants[names[0]].thresholds)
+        if own_line is not None:
+            lines.append(f"{', '.join(names)}: {own_line[0].lower()}{own_line[1:]}")
     return lines
-
-
-def variant_names(summary: dict[str, Any]) -> list[str]:
-    return list(summary["variants"])
 
 
 def plain_table(title: str, headers: Sequence[str], left: int = 1) -> Table:
@@ -114,11 +119,11 @@ def say(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False)
 
 
-def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """Variant tables (pairs; rankings), chance thresholds, leaderboard and pairwise comparisons, as plain text
-    on any console (cells such as "[0.88, 0.91]" are data, not markup)."""
-    names = variant_names(summary)
-    settings = summary["settings"]
+def print_summary(record: RunRecord, console: Console) -> None:
+    """Variant tables (pairs; rankings), chance thresholds, leaderboard and pairwise
+    comparisons of `record`, as plain text on any console (cells such as "[0.88, 0.91]" are
+    data, not markup)."""
+    settings = record.settings
     accuracy, ties = by_name("pairwise_accuracy"), by_name("metric_tie_rate")
     pairwise = plain_table(
         "Agreement with human judgments: pairs",
@@ -139,41 +144,40 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         "Agreement with human judgments: rankings per prompt (mean over prompts)",
         ("variant", *(_heading(m.label, m.name, settings) for m in rankings)),
     )
-    for name in names:
-        row = summary["variants"][name]
-        ci = row["ci"]
+    for name, row in record.variants.items():
         add_plain_row(
             pairwise,
             name,
-            accuracy.shown(row[accuracy.name]) + _interval(ci[accuracy.name], accuracy.percent),
-            _stars(row),
-            ties.shown(row[ties.name]),
-            f"{row['n_pairs']:,}",
-            f"{row['n_pairs_skipped']:,}",
-            _p(row["p_value"]),
-            f"{row['n_failed']:,}",
-            f"{row['n_fallback']:,}",
+            accuracy.shown(row.pairwise_accuracy)
+            + _interval(row.ci.get(accuracy.name), accuracy.percent),
+            significance_mark(row.n_correct, row.thresholds),
+            ties.shown(row.metric_tie_rate),
+            f"{row.n_pairs:,}",
+            f"{row.n_pairs_skipped:,}",
+            _p(row.p_value),
+            f"{row.n_failed:,}",
+            f"{row.n_fallback:,}",
         )
         add_plain_row(
             ranking,
             name,
-            *(m.shown(row[m.name]) + _interval(ci[m.name], m.percent) for m in rankings),
+            *(
+                m.shown(row.get(m.name)) + _interval(row.ci.get(m.name), m.percent)
+                for m in rankings
+            ),
         )
     console.print(pairwise)
     console.print(ranking)
-    for line in threshold_lines(summary):
+    for line in threshold_lines(record):
         say(console, line)
-    if settings["bootstrap"]:
+    if settings.bootstrap:
         say(
             console,
-            f"[brackets]: {100 * settings['confidence']:g}% bootstrap CI over prompts "
-            f"({settings['bootstrap']:,} resamples, seed {settings['seed']})",
+            f"[brackets]: {100 * settings.confidence:g}% bootstrap CI over prompts "
+            f"({settings.bootstrap:,} resamples, seed {settings.seed})",
         )
-    variants = summary["variants"]
     skipped = [
-        f"{n}: {variants[n]['n_prompts_skipped']}"
-        for n in names
-        if variants[n]["n_prompts_skipped"]
+        f"{n}: {v.n_prompts_skipped}" for n, v in record.variants.items() if v.n_prompts_skipped
     ]
     if skipped:
         say(
@@ -181,20 +185,20 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             "Prompts skipped by SRCC/KRCC (too few images or constant scores/ranks): "
             + ", ".join(skipped),
         )
-    for name in names:
-        if variants[name].get("accuracy_source") == "verdicts":
-            say(console, _verdicts_line(name, variants[name].get("pairwise") or {}))
-    if summary["leaderboard"] is not None:
-        _print_leaderboard(summary["leaderboard"], console)
-    if summary["comparisons"]:
-        _print_comparisons(summary["comparisons"], console)
-    for note in summary["notes"]:
+    for name, variant in record.variants.items():
+        if variant.accuracy_source == "verdicts":
+            say(console, _verdicts_line(name, variant.get("pairwise") or {}))
+    if record.leaderboard is not None:
+        _print_leaderboard(record.leaderboard, console)
+    if record.comparisons:
+        _print_comparisons(record.comparisons, console)
+    for note in record.notes:
         say(console, f"note: {note}")
 
 
-def _heading(label: str, name: str, settings: dict[str, Any]) -> str:
+def _heading(label: str, name: str, settings: Settings) -> str:
     """A ranking column's heading; nDCG's names the gain it was computed with."""
-    return f"{label} ({settings['gain']})" if name == "ndcg" else label
+    return f"{label} ({settings.gain})" if name == "ndcg" else label
 
 
 def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
@@ -211,33 +215,31 @@ def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
     return line
 
 
-def _print_leaderboard(board: dict[str, Any], console: Console) -> None:
+def _print_leaderboard(board: Leaderboard, console: Console) -> None:
     table = plain_table(
         "T2I model leaderboard: average rank over prompts (model rank)",
-        ("model", "human", *board["variants"]),
+        ("model", "human", *board.variants),
     )
 
-    def cell(standing: dict[str, Any]) -> str:
-        if standing["average_rank"] is None:
+    def cell(standing: Standing | None) -> str:
+        if standing is None or standing.average_rank is None:
             return "-"
-        return f"{standing['average_rank']:.2f} ({standing['rank']:g})"
+        return f"{standing.average_rank:.2f} ({standing.rank:g})"
 
-    for model in board["models"]:
+    for model in board.models:
         add_plain_row(
             table,
             model,
-            cell(board["human"][model]),
-            *(cell(v["models"][model]) for v in board["variants"].values()),
+            cell(board.human.get(model)),
+            *(cell(v.models.get(model)) for v in board.variants.values()),
         )
     table.add_section()
     metric = by_name("leaderboard_srcc")
-    add_plain_row(
-        table, metric.label, "", *(metric.shown(v["srcc"]) for v in board["variants"].values())
-    )
+    add_plain_row(table, metric.label, "", *(metric.shown(v.srcc) for v in board.variants.values()))
     console.print(table)
 
 
-def _print_comparisons(comparisons: list[dict[str, Any]], console: Console) -> None:
+def _print_comparisons(comparisons: list[Comparison], console: Console) -> None:
     table = plain_table(
         "Paired comparisons (exact McNemar; accuracies on the pairs both variants were counted on)",
         ("A", "B", "shared pairs", "acc A", "acc B", "only A right", "only B right", "p-value"),
@@ -246,13 +248,13 @@ def _print_comparisons(comparisons: list[dict[str, Any]], console: Console) -> N
     for c in comparisons:
         add_plain_row(
             table,
-            c["variant_a"],
-            c["variant_b"],
-            f"{c['n_pairs']:,}",
-            _pct(c["accuracy_a"]),
-            _pct(c["accuracy_b"]),
-            f"{c['a_only']:,}",
-            f"{c['b_only']:,}",
-            _p(c["p_value"]),
+            c.variant_a,
+            c.variant_b,
+            f"{c.n_pairs:,}",
+            _pct(c.accuracy_a),
+            _pct(c.accuracy_b),
+            f"{c.a_only:,}",
+            f"{c.b_only:,}",
+            _p(c.p_value),
         )
     console.print(table)
