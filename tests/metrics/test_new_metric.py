@@ -1,7 +1,8 @@
 """A metric is declared once: a new per-prompt metric, added by one `register` of a `Metric`
 (`titjudge.metrics.catalog`), shows in every view of a run without any other change: the
-run's terminal rankings table, metrics.json, the run record, `audit --json` and the
-ablation's Table 2 (built from the run's variant, as the grid builds its cells).
+run's terminal rankings table, metrics.json, the run record, `audit --json`, `titjudge
+compare` (its table and `--json`) and the ablation's Table 2 (built from the run's variant,
+as the grid builds its cells).
 
 The metric, "top-1": per ranked prompt, 1 when the variant's best-scored image is the one
 the humans ranked first, else 0 (undefined with fewer than two scored images)."""
@@ -67,6 +68,10 @@ def test_a_metric_registered_once_shows_in_every_view(synthetic, tmp_path, capsy
         record = titjudge.load_run(out).variants["lexical"]
         assert main(["audit", str(out), "--json"]) == 0
         audited = json.loads(capsys.readouterr().out)
+        assert main(["compare", str(out)]) == 0
+        compared = capsys.readouterr().out
+        assert main(["compare", str(out), "--json"]) == 0
+        compared_json = json.loads(capsys.readouterr().out)
         cell = CellResult(n_items=20, n_failed=0, metrics=variant)
         grid = AblationResult(
             "grid",
@@ -87,6 +92,9 @@ def test_a_metric_registered_once_shows_in_every_view(synthetic, tmp_path, capsy
     assert record.get("top1_hit") == value
     entry = audited["variants"]["lexical"]
     assert entry["top1_hit"] == value and entry["n_prompts_top1"] == 5
+    assert "top-1" in compared
+    shared = next(v for v in compared_json["variants"] if v["variant"] == "lexical")
+    assert shared["top1_hit"] == pytest.approx(value)  # all of the run's pairs are shared
     index = table.header.index("Top-1 (%)")
     assert table.header[index + 1] == "Top-1 prompts"
     assert table.rows[0][index].text == f"{100 * value:.1f}"

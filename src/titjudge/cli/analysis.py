@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "compare",
         compare,
-        "compare runs' variants on their shared human pairs: accuracy, CI, SRCC, KRCC, exact "
-        "McNemar, Cohen's kappa, config changes",
+        "compare runs' variants on their shared human pairs: accuracy with its CI and every "
+        "tabled metric, exact McNemar, Cohen's kappa, config changes",
     )
     p.add_argument(
         "runs",

@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from titjudge.errors import DataError, did_you_mean
 from titjudge.records.items import HumanPair
 from titjudge.report.analysis.run import RunData
+
+if TYPE_CHECKING:
+    from titjudge.metrics.catalog import Metric
 
 #: per-judge config keys that say what judged (models, prompts, thinking, sampling)
 _JUDGE_KEYS = (
@@ -115,6 +118,14 @@ class Comparison:
         return asdict(self)
 
 
+def compared_metrics() -> tuple[Metric, ...]:
+    """The metrics a comparison shows per variant: those of the terminal's pairs and rankings
+    tables (`metrics.catalog`), a registered one included."""
+    from titjudge.metrics.catalog import in_table
+
+    return (*in_table("pairs"), *in_table("rankings"))
+
+
 def _columns(
     runs: Sequence[RunData], labels: Sequence[str], wanted: Sequence[str] | None
 ) -> list[tuple[int, str, str]]:
@@ -167,10 +178,9 @@ def compare_runs(
                 "column": label,
                 "run": labels[index],
                 "variant": variant,
-                **{
-                    k: entry.get(k)
-                    for k in ("pairwise_accuracy", "n_pairs", "n_correct", "srcc", "krcc")
-                },
+                "n_pairs": entry.get("n_pairs"),
+                "n_correct": entry.get("n_correct"),
+                **{metric.name: entry.get(metric.name) for metric in compared_metrics()},
                 "ci": (entry.get("ci") or {}).get("pairwise_accuracy"),
             }
         )

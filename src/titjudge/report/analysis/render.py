@@ -8,8 +8,11 @@ from typing import Any
 from rich.console import Console
 
 from titjudge.report.analysis.breakdown import Breakdown
-from titjudge.report.analysis.compare import Comparison
+from titjudge.report.analysis.compare import Comparison, compared_metrics
 from titjudge.report.render import add_plain_row, plain_table, say
+
+#: the metric whose bootstrap interval a comparison shows
+ACCURACY = "pairwise_accuracy"
 
 _TITLES = {
     "length": "by prompt length (words)",
@@ -62,19 +65,17 @@ def print_comparison(found: Comparison, console: Console) -> None:
     )
     for note in found.notes:
         say(console, f"note: {note}")
-    side = plain_table(
-        "Variants on the shared pairs", ("variant", "pairs", "accuracy", "95% CI", "SRCC", "KRCC")
-    )
+    # the metrics' columns as the catalog declares them, accuracy's interval beside it
+    shown = compared_metrics()
+    headings = [h for m in shown for h in (m.label, "95% CI")[: 2 if m.name == ACCURACY else 1]]
+    side = plain_table("Variants on the shared pairs", ("variant", "pairs", *headings))
     for row in found.variants:
-        add_plain_row(
-            side,
-            row["column"],
-            str(row["n_pairs"]),
-            _pct(row["pairwise_accuracy"]),
-            _ci(row["ci"]),
-            _num(row["srcc"]),
-            _num(row["krcc"]),
-        )
+        cells = [
+            cell
+            for m in shown
+            for cell in (m.shown(row.get(m.name)), _ci(row["ci"]))[: 2 if m.name == ACCURACY else 1]
+        ]
+        add_plain_row(side, row["column"], str(row["n_pairs"]), *cells)
     console.print(side)
     tests = plain_table(
         "Paired comparisons on the pairs both counted: exact McNemar, Cohen's kappa of the verdicts",
