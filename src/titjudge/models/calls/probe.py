@@ -51,7 +51,7 @@ class CacheProbe:
     def holds(self, client: Any) -> bool:
         """Whether `client`'s calls answer from the cache alone here (True: every client's);
         a client not held is called as usual, and what it computes is handed to the run's
-        later call for the same key (`CallPipeline.batch_answers`), counted there once."""
+        later call for the same key (`CallPipeline.answers`), counted there once."""
         return True
 
     def miss(self, client: Any, key: str, compute: ComputeOne | None = None) -> CallResult[Any]:

@@ -24,7 +24,7 @@ The jobs themselves are driven by `calls.batch_jobs`, the budget over their line
 
 A re-ask (an invalid structured reply) is deferred by the second pass of step 1 and goes into
 the next round. Each answer (and failure) is handed to the call that asks for it later in the
-run (`CallPipeline.batch_answers`), so it is counted once, at the batch price.
+run (`CallPipeline.answers`, `models.calls.sharing.run_answers`), so it is counted once, at the batch price.
 """
 
 from __future__ import annotations
@@ -119,13 +119,16 @@ async def _collect_model(queued: list[Queued], progress: BatchProgress) -> None:
         raise
     except Exception as exc:  # the model cannot be built: each of its calls fails so
         for item in queued:
-            client.batch_answers[item.key] = client.failure(exc)
+            client.answers.keep_batch(item.key, client.failure(exc))
         return
     api: BatchAPI | None = client.backend.batch_api()  # type: ignore[attr-defined]
     if api is None:
         for item in queued:
-            client.batch_answers[item.key] = CallResult(
-                ok=False, error=f"{client.model}: its provider has no batch API", attempts=0
+            client.answers.keep_batch(
+                item.key,
+                CallResult(
+                    ok=False, error=f"{client.model}: its provider has no batch API", attempts=0
+                ),
             )
         return
     directory = client.cache.directory if client.backend.cacheable else None
@@ -180,7 +183,7 @@ async def _collect_ledger(
                 continue
             if result.ok and entry is not None and client.backend.cacheable:
                 client.cache.set(item.key, entry, client.model)
-            client.batch_answers[item.key] = result
+            client.answers.keep_batch(item.key, result)
             spend.answered(item.key, result)
             stats.answered += int(result.ok)
             stats.failed += int(not result.ok)
@@ -189,8 +192,9 @@ async def _collect_ledger(
             break
         stuck = await run_jobs(api, ledger, spend.cover(wanted), send, progress, client.model)
     for item in left:  # rounds spent (a reply that keeps asking for more): a failure
-        client.batch_answers[item.key] = CallResult(
-            ok=False, error="batch: no answer after the re-ask rounds", attempts=0
+        client.answers.keep_batch(
+            item.key,
+            CallResult(ok=False, error="batch: no answer after the re-ask rounds", attempts=0),
         )
         stats.failed += 1
     spend.close()
