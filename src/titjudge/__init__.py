@@ -101,7 +101,7 @@ def find_run(path: str | Path) -> Path:
 
 
 def load_run(path: str | Path) -> AnalysedRun:
-    """A run's results as one typed record (`titjudge.report.record.RunRecord`, as the
+    """A run's results as one typed record (`titjudge.records.run_record.RunRecord`, as the
     `report.analysis.record.AnalysedRun` that adds the frames), read from
     a run dir or a `<run.out>/<name>` folder's latest run: per variant its metrics and
     provenance (`record.variants[name]`), run-level facts, and each pairwise judge's

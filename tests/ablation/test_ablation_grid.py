@@ -195,16 +195,16 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     assert [r[-1] for r in rows[1:]] == [str(per_prompt)] * 3  # failed count of the flaky column
     markdown = (out / "table4.md").read_text()
     flaky = result.rows[0].cells["tit_flaky"]
-    assert flaky.n_failed == per_prompt and flaky.metrics["n_scored"] == N_ITEMS - per_prompt
+    assert flaky.n_failed == per_prompt and flaky.metrics.n_scored == N_ITEMS - per_prompt
     # a prompt's worth of failures leaves the flaky cell under 90% of the full cells' pairs:
     # it shows its pairs and is never marked, whatever its accuracy
-    full = result.rows[0].cells["lexical"].metrics["n_pairs"]
-    assert 0 < flaky.metrics["n_pairs"] < 0.9 * full
+    full = result.rows[0].cells["lexical"].metrics.n_pairs
+    assert 0 < flaky.metrics.n_pairs < 0.9 * full
     flaky_md = next(
         line for line in markdown.splitlines() if line.startswith("| Sharp VLM |")
     ).split(" | ")[-1]
     assert flaky_md == (
-        f"{100 * flaky.accuracy:.2f} (n={flaky.metrics['n_pairs']}, {per_prompt} failed) |"
+        f"{100 * flaky.accuracy:.2f} (n={flaky.metrics.n_pairs}, {per_prompt} failed) |"
     )
     assert "Dead judge" not in markdown.split("Notes:")[0]
 
@@ -238,8 +238,8 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     }
     assert saved["shown_columns"] == [v for v in VARIANTS if v != "tit_score"] + ["tit_flaky"]
     flaky_saved = saved["rows"][0]["cells"]["tit_flaky"]
-    assert flaky_saved["n_pairs"] == flaky.metrics["n_pairs"] and not flaky_saved["markable"]
-    assert flaky_saved["thresholds"]["n_pairs"] == flaky.metrics["n_pairs"]  # its own n
+    assert flaky_saved["n_pairs"] == flaky.metrics.n_pairs and not flaky_saved["markable"]
+    assert flaky_saved["thresholds"]["n_pairs"] == flaky.metrics.n_pairs  # its own n
     assert saved["rows"][0]["cells"]["lexical"]["markable"]
     assert result.exit_code == 1
     # no describe was repeated by the failures around it

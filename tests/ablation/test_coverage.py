@@ -17,6 +17,7 @@ from titjudge.ablation.grid import ablation_json, grid_notes
 from titjudge.ablation.tables import leaderboard, table2, table4
 from titjudge.metrics.significance import significance_thresholds
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
+from titjudge.records.run_record import RunRecord, VariantRecord
 
 MODELS = ["m1", "m2", "m3"]
 
@@ -33,7 +34,7 @@ def cell(accuracy: float, srcc: float, n_pairs: int, n_prompts: int, failed: int
         "n_prompts_ndcg": n_prompts,
         "thresholds": significance_thresholds(n_pairs).as_dict(),
     }
-    return CellResult(n_items=60, n_failed=failed, metrics=metrics)
+    return CellResult(n_items=60, n_failed=failed, metrics=VariantRecord.model_validate(metrics))
 
 
 def board(srccs: dict[str, float], prompts: int) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def row(
     name: str, cells: dict[str, CellResult], srccs: dict[str, float], prompts: int
 ) -> RowResult:
     found = RowResult(name, name.title(), f"hf:{name}", Path(name), n_items=60, cells=cells)
-    found.metrics = {"leaderboard": board(srccs, prompts)}
+    found.metrics = RunRecord.model_validate({"leaderboard": board(srccs, prompts)})
     return found
 
 

@@ -12,6 +12,7 @@ from titjudge.ablation.heatmap import colour_span, write_heatmap
 from titjudge.ablation.tables import mark_best, table2, table4
 from titjudge.ablation.writers import latex_escape, to_csv, to_latex, to_markdown
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
+from titjudge.records.run_record import VariantRecord
 
 
 def cell(
@@ -33,7 +34,12 @@ def cell(
         "ndcg": 0.9,
         "n_prompts_ndcg": n_prompts,
     }
-    return CellResult(n_items=n_items, n_failed=n_failed, metrics=metrics, error=error)
+    return CellResult(
+        n_items=n_items,
+        n_failed=n_failed,
+        metrics=VariantRecord.model_validate(metrics),
+        error=error,
+    )
 
 
 def hand_made(tmp_path: Path) -> AblationResult:
@@ -247,7 +253,7 @@ def test_chance_legend_never_asks_for_more_than_100_percent(tmp_path):
             for found in row.cells.values():
                 if found.has_value:
                     assert found.metrics is not None
-                    found.metrics["n_pairs"] = n_pairs
+                    found.metrics.n_pairs = n_pairs
         return result
 
     legend = _chance_legend(every_cell_on(6))

@@ -19,6 +19,7 @@ from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
 from titjudge.records.items import HumanPair
+from titjudge.records.run_record import RunRecord
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
@@ -29,7 +30,6 @@ from titjudge.report.audit.data import (
 )
 from titjudge.report.audit.html import build_payload, render_page, thumbnail_data_uri
 from titjudge.report.audit.load import load_audit, summarise_variants
-from titjudge.report.record import RunRecord
 
 ARGS = [
     "--headless",

@@ -9,7 +9,7 @@ from test_evaluate import ITEMS, PAIRS, RANKS, SCORES
 from titjudge.ablation.tables import mark_best
 from titjudge.metrics.catalog import ci_metrics, metrics, record_fields, repeat_metrics
 from titjudge.metrics.summary import evaluate
-from titjudge.report.record import VariantRecord
+from titjudge.records.run_record import VariantRecord
 
 
 def test_evaluate_gives_every_declared_metric_with_its_interval_around_it() -> None:

@@ -72,7 +72,7 @@ def test_a_metric_registered_once_shows_in_every_view(synthetic, tmp_path, capsy
         compared = capsys.readouterr().out
         assert main(["compare", str(out), "--json"]) == 0
         compared_json = json.loads(capsys.readouterr().out)
-        cell = CellResult(n_items=20, n_failed=0, metrics=variant)
+        cell = CellResult(n_items=20, n_failed=0, metrics=record)
         grid = AblationResult(
             "grid",
             tmp_path,

@@ -65,7 +65,7 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
             n_items=sum(counts.values()),
             n_failed=counts.get("failed", 0),
             n_fallback=counts.get("fallback", 0),
-            metrics=entry.model_dump(mode="json") if entry is not None else None,
+            metrics=entry,
             error=first_error.get(column.name),
         )
     return cells
@@ -148,7 +148,7 @@ def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
         outcome = found.outcome
         result.n_items, result.n_failed_items = outcome.n_items, outcome.n_failed_items
         result.cells = _cells(outcome, columns)
-        result.metrics = outcome.metrics
+        result.metrics = outcome.record
     return result
 
 
@@ -308,7 +308,7 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
         "shown_columns": [c.name for c in result.shown_columns],
         "shown_rows": [r.name for r in result.shown_rows],
         # for the best-covered cell's pairs; each cell's own are under its "thresholds"
-        "thresholds": result.thresholds,
+        "thresholds": None if result.thresholds is None else result.thresholds.model_dump(),
         "marks": {"min_share_percent": MARK_MIN_PERCENT, "best_covered_pairs": reference},
         "rows": [
             {
@@ -330,7 +330,11 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
                         "n_pairs": cell.count("n_pairs"),
                         "n_prompts": cell.count("n_prompts"),
                         "n_prompts_ndcg": cell.count("n_prompts_ndcg"),
-                        "thresholds": (cell.metrics or {}).get("thresholds"),
+                        "thresholds": (
+                            cell.metrics.thresholds.model_dump()
+                            if cell.metrics is not None and cell.metrics.thresholds is not None
+                            else None
+                        ),
                         "markable": cell.has_value and covered(cell.count("n_pairs"), reference),
                         "n_items": cell.n_items,
                         "n_failed": cell.n_failed,
@@ -339,7 +343,7 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
                     }
                     for name, cell in row.cells.items()
                 },
-                "metrics": row.metrics,
+                "metrics": row.metrics.metrics_json() if row.metrics is not None else {},
             }
             for row in result.rows
         ],

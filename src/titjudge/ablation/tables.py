@@ -21,6 +21,7 @@ from titjudge.ablation.coverage import (
     rule_text,
 )
 from titjudge.metrics.catalog import PAIRS, table2_columns
+from titjudge.records.run_record import Standing
 
 if TYPE_CHECKING:
     from titjudge.records import AblationResult, CellResult
@@ -223,7 +224,7 @@ def _table2() -> tuple[_Column, ...]:
 def _metric(cell: CellResult, column: _Column) -> float | None:
     if column.scale is None:
         return cell.count(column.key)
-    value = (cell.metrics or {}).get(column.key)
+    value = cell.metrics.get(column.key) if cell.metrics is not None else None
     return None if value is None else column.scale * value
 
 
@@ -272,7 +273,7 @@ def table2(result: AblationResult) -> Table:
             ]
         )
     gain = (
-        next((r.metrics.get("settings", {}).get("gain") for r in result.rows if r.metrics), None)
+        next((r.metrics.settings.gain for r in result.rows if r.metrics is not None), None)
         or "linear"
     )
     return Table(
@@ -295,11 +296,10 @@ def table2(result: AblationResult) -> Table:
     )
 
 
-def _ranked(standings: dict[str, Any], model: str) -> Cell:
+def _ranked(standings: dict[str, Standing], model: str) -> Cell:
     """An average rank with the prompts it is averaged over: '2.10 (12)'."""
-    standing = standings.get(model, {})
-    average = standing.get("average_rank")
-    n = standing.get("n_prompts", 0)
+    standing = standings.get(model) or Standing()
+    average, n = standing.average_rank, standing.n_prompts
     return Cell(_number(average, 2), average, None, f" ({n:,})" if average is not None else "")
 
 
@@ -308,31 +308,33 @@ def leaderboard(result: AblationResult) -> Table:
     between each model ranking and the human one (the paper's Table 3). Each average shows the
     prompts behind it, each ranker the human pairs its cell scored."""
     models = result.leaderboard_models
-    human = next(
-        (r.metrics["leaderboard"]["human"] for r in result.rows if r.metrics.get("leaderboard")),
-        None,
-    )
-    rankers: list[tuple[str, dict[str, Any], float | None, CellResult]] = []
+    boards = {
+        row.name: row.metrics.leaderboard
+        for row in result.rows
+        if row.metrics is not None and row.metrics.leaderboard is not None
+    }
+    human = next((board.human for board in boards.values()), None)
+    rankers: list[tuple[str, dict[str, Standing], float | None, CellResult]] = []
     for row in result.shown_rows:
-        board = row.metrics.get("leaderboard") or {}
+        board = boards.get(row.name)
         for column in result.shown_columns:
-            entry = board.get("variants", {}).get(column.name)
+            entry = board.variants.get(column.name) if board is not None else None
             cell = row.cells[column.name]
             if entry is not None and cell.has_value:
                 name = f"{row.label} / {column.label}"
-                rankers.append((name, entry["models"], entry["srcc"], cell))
+                rankers.append((name, entry.models, entry.srcc, cell))
     grid = [cell for *_, cell in rankers]
     marks = mark_best([srcc for _, _, srcc, _ in rankers], 4, markable(grid, grid))
     rows, csv_rows = [], []
 
-    def add(name: str, standings: dict[str, Any], srcc_cell: Cell, pairs: int | None) -> None:
+    def add(name: str, standings: dict[str, Standing], srcc_cell: Cell, pairs: int | None) -> None:
         averages = [_ranked(standings, m) for m in models]
         rows.append([Cell(name), *averages, Cell("" if pairs is None else f"{pairs:,}"), srcc_cell])
         csv_rows.append(
             [
                 name,
                 *(None if a.value is None else round(a.value, 6) for a in averages),
-                *(standings.get(m, {}).get("n_prompts", 0) for m in models),
+                *((standings.get(m) or Standing()).n_prompts for m in models),
                 pairs,
                 None if srcc_cell.value is None else round(srcc_cell.value, 6),
             ]

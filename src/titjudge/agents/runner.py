@@ -32,16 +32,11 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
+from titjudge.records.run_record import RunRecord
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import StoppedModel, failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
-from titjudge.report.record import (
-    RunRecord,
-    answered_models,
-    build_record,
-    variant_provenance,
-    write_record,
-)
+from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
 from titjudge.report.run_summary import RunSummary, write_summary
 
 log = logging.getLogger(__name__)

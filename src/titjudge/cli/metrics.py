@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from titjudge.cli.common import command, wide_console
 
 if TYPE_CHECKING:
-    from titjudge.report.record import RunRecord
+    from titjudge.records.run_record import RunRecord
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

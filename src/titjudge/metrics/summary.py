@@ -1,5 +1,5 @@
 """`evaluate`: every metric for every variant in one JSON-ready dict (`metrics --json`,
-the metrics of metrics.json; `report.record.RunRecord` is its typed form).
+the metrics of metrics.json; `records.run_record.RunRecord` is its typed form).
 
 Each number is computed once, here: a variant's pair outcomes (which human pairs it got
 right, tied, skipped) come from its scores, or, for a pairwise judge, from its verdicts

@@ -23,6 +23,7 @@ from titjudge.records.calls import Usage
 from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
+from titjudge.records.run_record import RunRecord, Thresholds, VariantRecord
 
 #: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
 EXIT_BUDGET = 3
@@ -186,12 +187,13 @@ class CellResult:
     n_items: int = 0
     n_failed: int = 0
     n_fallback: int = 0
-    metrics: dict[str, Any] | None = None
+    #: the variant's record in the row's run (its metrics.json entry), None without one
+    metrics: VariantRecord | None = None
     error: str | None = None
 
     @property
     def accuracy(self) -> float | None:
-        return None if self.metrics is None else self.metrics.get("pairwise_accuracy")
+        return None if self.metrics is None else self.metrics.pairwise_accuracy
 
     @property
     def has_value(self) -> bool:
@@ -200,7 +202,7 @@ class CellResult:
     def count(self, key: str) -> int:
         """A count from the cell's metrics (`n_pairs`, `n_prompts`, `n_prompts_ndcg`): how
         many human pairs or prompts its values stand on; 0 when there are no metrics."""
-        value = (self.metrics or {}).get(key)
+        value = self.metrics.get(key) if self.metrics is not None else None
         return int(value) if isinstance(value, Integral) else 0
 
 
@@ -216,7 +218,8 @@ class RowResult:
     n_items: int = 0
     n_failed_items: int = 0
     cells: dict[str, CellResult] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
+    #: the row run's record (metrics.json), None when it wrote none
+    metrics: RunRecord | None = None
 
     @property
     def has_value(self) -> bool:
@@ -260,15 +263,14 @@ class AblationResult:
         return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
 
     @property
-    def thresholds(self) -> dict[str, Any] | None:
+    def thresholds(self) -> Thresholds | None:
         """Chance thresholds for the largest pair count of any row (rows share the human pairs)."""
-        found = [r.metrics["thresholds"] for r in self.rows if r.metrics.get("thresholds")]
-        return max(found, key=lambda t: t["n_pairs"], default=None)
+        found = [r.metrics.thresholds for r in self.rows if r.metrics is not None]
+        return max((t for t in found if t is not None), key=lambda t: t.n_pairs, default=None)
 
     @property
     def leaderboard_models(self) -> list[str]:
         for row in self.rows:
-            board = row.metrics.get("leaderboard")
-            if board:
-                return list(board["models"])
+            if row.metrics is not None and row.metrics.leaderboard is not None:
+                return list(row.metrics.leaderboard.models)
         return []

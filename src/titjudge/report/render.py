@@ -1,4 +1,4 @@
-"""Plain-text rendering of a run's typed record (`report.record.RunRecord`) as aligned tables
+"""Plain-text rendering of a run's typed record (`records.run_record.RunRecord`) as aligned tables
 (rich).
 
 Everything is printed as plain text, whatever the console's markup setting: variant names,
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from titjudge.metrics.significance import Thresholds as Computed
-    from titjudge.report.record import (
+    from titjudge.records.run_record import (
         Comparison,
         Leaderboard,
         RunRecord,

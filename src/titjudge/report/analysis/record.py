@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr
 
+from titjudge.records.run_record import RunRecord
 from titjudge.report.analysis.run import RunData
-from titjudge.report.record import RunRecord, load_run
+from titjudge.report.record import load_run
 from titjudge.report.run_summary import RunSummary
 
 if TYPE_CHECKING:

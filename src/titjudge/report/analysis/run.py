@@ -18,8 +18,9 @@ from titjudge.errors import DataError, where
 from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement
+from titjudge.records.run_record import RunRecord
 from titjudge.report.item_line import ItemLine
-from titjudge.report.record import RunRecord, load_run
+from titjudge.report.record import load_run
 from titjudge.report.run_summary import RunSummary, load_summary
 
 

@@ -33,7 +33,7 @@ from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair, ScoreStatus
 from titjudge.records.provenance import ModelAnswers
-from titjudge.report.record import PairVerdict, Provenance, RunRecord
+from titjudge.records.run_record import PairVerdict, Provenance, RunRecord
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
 OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")

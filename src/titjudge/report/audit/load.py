@@ -22,6 +22,7 @@ from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.calls import total_cost
 from titjudge.records.items import HumanPair
+from titjudge.records.run_record import PairVerdict, RunRecord
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
@@ -36,7 +37,7 @@ from titjudge.report.audit.data import (
     score_scale,
 )
 from titjudge.report.item_line import ItemLine
-from titjudge.report.record import PairVerdict, RunRecord, load_run
+from titjudge.report.record import load_run
 from titjudge.report.run_summary import RunSummary, load_summary
 
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from titjudge.records.provenance import provenance_lines
+from titjudge.records.run_record import PairVerdict
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
@@ -24,7 +25,6 @@ from titjudge.report.audit.data import (
     position_line,
     provenance_line,
 )
-from titjudge.report.record import PairVerdict
 from titjudge.safety import terminal_safe
 
 OUTCOME_STYLE: dict[Outcome, str] = {

@@ -1,0 +1,224 @@
+"""The typed record of a run's results: the types of what metrics.json holds and every view
+reads (`report.record` writes, parses and loads it; see there for the format). They sit with
+the other records of a run, below every stage, so a grid's cells (`records.CellResult`) hold
+a variant's record as typed as the run's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: the format `report.record.write_record` writes (`metrics.summary.METRICS_VERSION`)
+RECORD_VERSION = 2
+
+
+class Provenance(BaseModel):
+    """Where a variant's numbers came from."""
+
+    kind: str | None = None
+    #: the model spec the config asked for (None: a judge without a model, e.g. lexical)
+    model: str | None = None
+    #: the models whose replies gave the variant's calls, as the replies name them
+    answered_by: list[str] = Field(default_factory=list)
+    template: str | None = None
+    template_sha256: str | None = None
+    thinking: dict[str, Any] | None = None
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    #: the judge that scored this variant's failed items (its own scale: see metrics.fallback)
+    fallback: str | None = None
+
+
+class VariantRecord(BaseModel):
+    """One variant's metrics (the named fields: every tabled metric of `metrics.catalog` with
+    the counts it stands on, tested against it; and every other field `evaluate` gives) and
+    its provenance."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pairwise_accuracy: float | None = None
+    n_pairs: int = 0
+    n_correct: int = 0
+    metric_tie_rate: float | None = None
+    n_metric_ties: int = 0
+    p_value: float | None = None
+    srcc: float | None = None
+    n_prompts: int = 0
+    krcc: float | None = None
+    ndcg: float | None = None
+    n_prompts_ndcg: int = 0
+    #: "scores" (score differences) or "verdicts" (a pairwise judge's verdicts)
+    accuracy_source: str = "scores"
+    provenance: Provenance | None = None
+    #: pairs left out because a side failed or was unscored; human ties (excluded)
+    n_pairs_skipped: int = 0
+    n_human_ties: int = 0
+    #: the chance thresholds for this variant's own n_pairs
+    thresholds: Thresholds | None = None
+    n_prompts_skipped: int = 0
+    n_prompts_skipped_ndcg: int = 0
+    tie_calibrated_accuracy: float | None = None
+    tie_epsilon: float | None = None
+    #: per metric with an interval (`metrics.catalog`), its [low, high] (None: none drawn)
+    ci: dict[str, list[float] | None] = Field(default_factory=dict)
+    #: score rows; scored (ok + fallback); failed; fallback
+    n_items: int = 0
+    n_scored: int = 0
+    n_failed: int = 0
+    n_fallback: int = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field by name, declared or extra (`ci`, `thresholds`, `leaderboard_srcc`, ...)."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        return (self.model_extra or {}).get(key, default)
+
+
+class Thresholds(BaseModel):
+    """Correct pairs (k) and accuracy (k/n) needed on `n_pairs` pairs to beat chance, at 95%
+    and 99.9%, with each k's exact one-sided p (`metrics.significance.Thresholds`, as
+    written); an older file's missing values are None."""
+
+    n_pairs: int = 0
+    mean: float | None = None
+    sd: float | None = None
+    k_95: int | None = None
+    acc_95: float | None = None
+    p_95: float | None = None
+    k_999: int | None = None
+    acc_999: float | None = None
+    p_999: float | None = None
+
+
+class Standing(BaseModel):
+    """One T2I model's place: its mean per-prompt rank, its position, the prompts behind it."""
+
+    average_rank: float | None = None
+    rank: float | None = None
+    n_prompts: int = 0
+
+
+class RankerStandings(BaseModel):
+    """One variant's model ranking and its SRCC with the human one."""
+
+    srcc: float | None = None
+    models: dict[str, Standing] = Field(default_factory=dict)
+
+
+class Leaderboard(BaseModel):
+    """The T2I model leaderboard: every model's standing by humans and by each variant."""
+
+    models: list[str] = Field(default_factory=list)
+    human: dict[str, Standing] = Field(default_factory=dict)
+    variants: dict[str, RankerStandings] = Field(default_factory=dict)
+
+
+class Comparison(BaseModel):
+    """Two variants on the pairs both were counted on: the exact McNemar table and p."""
+
+    variant_a: str
+    variant_b: str
+    n_pairs: int
+    both_correct: int
+    a_only: int
+    b_only: int
+    both_wrong: int
+    p_value: float | None = None
+    accuracy_a: float | None = None
+    accuracy_b: float | None = None
+
+
+class Settings(BaseModel):
+    """How the metrics were computed (the defaults are `metrics.summary.evaluate`'s)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    bootstrap: int = 1000
+    bootstrap_unit: str = "prompt"
+    confidence: float = 0.95
+    seed: int = 0
+    gain: str = "linear"
+    top_k: int | None = None
+    round_digits: int | None = None
+    n_prompts: int = 0
+    n_human_pairs: int = 0
+    n_human_ties: int = 0
+
+
+class OrderVerdict(BaseModel):
+    """One presentation order of a pair as the pairwise judge answered it."""
+
+    first: str
+    second: str
+    choice: Literal["first", "second", "tie"] | None = None
+    rationale: str | None = None
+    error: str | None = None
+    answered_by: list[str] = Field(default_factory=list)
+
+
+class PairVerdict(BaseModel):
+    """A pairwise judge's verdict on one human pair: `a`, `b`, `tie` (the orders disagreed
+    or both tied), None (an order failed); both orders with their rationales."""
+
+    prompt_id: str
+    item_a: str
+    item_b: str
+    human: Literal["a", "b", "tie"] | None = None
+    verdict: Literal["a", "b", "tie"] | None = None
+    orders: list[OrderVerdict]
+
+    @property
+    def orders_agree(self) -> bool | None:
+        """Whether both orders picked the same image (or both tied); None if one failed."""
+        one, two = (_picked(o) for o in self.orders)
+        return None if one is None or two is None else one == two
+
+    @property
+    def pair_id(self) -> str:
+        return f"{self.item_a}|{self.item_b}"
+
+
+def _picked(order: OrderVerdict) -> str | None:
+    if order.choice is None:
+        return None
+    return {"first": order.first, "second": order.second, "tie": "tie"}[order.choice]
+
+
+class RunRecord(BaseModel):
+    """A run's results: per variant its metrics and provenance; run-level facts apart."""
+
+    version: int = RECORD_VERSION
+    variants: dict[str, VariantRecord] = Field(default_factory=dict)
+    #: the chance thresholds for the largest n_pairs of any variant
+    thresholds: Thresholds | None = None
+    #: None without the items' T2I models (a `metrics` call given no manifest)
+    leaderboard: Leaderboard | None = None
+    comparisons: list[Comparison] = Field(default_factory=list)
+    settings: Settings = Field(default_factory=Settings)
+    notes: list[str] = Field(default_factory=list)
+    #: the describer that wrote every description the judges read (config facts)
+    describer: dict[str, Any] | None = None
+    #: filled by `load_run`, never written to metrics.json
+    run_dir: Path | None = Field(default=None, exclude=True)
+    verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
+
+    def metrics_json(self) -> dict[str, Any]:
+        """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""
+        return self.model_dump(mode="json")
+
+
+__all__ = [
+    "RECORD_VERSION",
+    "Comparison",
+    "Leaderboard",
+    "OrderVerdict",
+    "PairVerdict",
+    "Provenance",
+    "RankerStandings",
+    "RunRecord",
+    "Settings",
+    "Standing",
+    "Thresholds",
+    "VariantRecord",
+]
