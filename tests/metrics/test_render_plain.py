@@ -67,3 +67,32 @@ def test_every_column_has_a_header() -> None:
     cells = [c.strip() for c in re.split("[┃│]", header)[1:-1]]
     assert SIGNIFICANCE_HEADER in cells
     assert all(cells), cells
+
+
+def test_a_pairwise_judge_line_reads_its_position_bias_from_the_record():
+    """A pairwise variant's line shows its position bias and order agreement as its record
+    holds them (the `pairwise` block of metrics.json, read typed: `position_bias`)."""
+    summary = _summary()
+    variant = summary["variants"][LONG]
+    variant["accuracy_source"] = "verdicts"
+    variant["pairwise"] = {
+        "n_order_verdicts": 12,
+        "n_decisive": 10,
+        "n_first_wins": 8,
+        "n_second_wins": 2,
+        "first_position_win_share": 0.8,
+        "position_bias_rate": 0.6,
+        "position_bias_p_value": 0.109375,
+        "n_pairs_both_orders": 6,
+        "order_agreement_rate": 0.5,
+        "n_order_disagreements": 3,
+    }
+    record = build_record(summary)
+    bias = record.variants[LONG].position_bias
+    assert bias is not None and (bias.n_first_wins, bias.order_agreement_rate) == (8, 0.5)
+    assert record.variants[ODD].position_bias is None
+    console = Console(width=400, record=True, color_system=None)
+    print_summary(record, console)
+    line = next(x for x in console.export_text().splitlines() if x.startswith(f"{LONG}:"))
+    assert "the first-shown image won 8 of 10 decisive single-order verdicts" in line
+    assert "(position bias +0.60, p 0.109)" in line and "orders agreed on 50.0% of pairs" in line

@@ -30,6 +30,24 @@ class Provenance(BaseModel):
     fallback: str | None = None
 
 
+class PositionBias(BaseModel):
+    """A pairwise judge's single-order verdicts: how often the first-shown image won a
+    decisive one, and how often its two orders agreed (`metrics.pairwise_stats`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    n_order_verdicts: int = 0
+    n_decisive: int = 0
+    n_first_wins: int = 0
+    n_second_wins: int = 0
+    first_position_win_share: float | None = None
+    position_bias_rate: float | None = None
+    position_bias_p_value: float | None = None
+    n_pairs_both_orders: int = 0
+    order_agreement_rate: float | None = None
+    n_order_disagreements: int = 0
+
+
 class VariantRecord(BaseModel):
     """One variant's metrics (the named fields: every tabled metric of `metrics.catalog` with
     the counts it stands on, tested against it; and every other field `evaluate` gives) and
@@ -67,6 +85,13 @@ class VariantRecord(BaseModel):
     n_scored: int = 0
     n_failed: int = 0
     n_fallback: int = 0
+
+    @property
+    def position_bias(self) -> PositionBias | None:
+        """A pairwise judge's position bias and order agreement (its metrics' `pairwise`
+        block, kept under that key in metrics.json; None for a per-item judge)."""
+        found = (self.model_extra or {}).get("pairwise")
+        return PositionBias.model_validate(found) if isinstance(found, dict) else None
 
     def get(self, key: str, default: Any = None) -> Any:
         """A field by name, declared or extra (`ci`, `thresholds`, `leaderboard_srcc`, ...)."""
@@ -214,6 +239,7 @@ __all__ = [
     "Leaderboard",
     "OrderVerdict",
     "PairVerdict",
+    "PositionBias",
     "Provenance",
     "RankerStandings",
     "RunRecord",

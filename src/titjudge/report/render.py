@@ -9,7 +9,7 @@ cells onto more lines instead of cutting them, so a variant name is always shown
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from titjudge.metrics.catalog import by_name, in_table
 from titjudge.metrics.significance import significance_mark
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from titjudge.records.run_record import (
         Comparison,
         Leaderboard,
+        PositionBias,
         RunRecord,
         Settings,
         Standing,
@@ -187,7 +188,7 @@ def print_summary(record: RunRecord, console: Console) -> None:
         )
     for name, variant in record.variants.items():
         if variant.accuracy_source == "verdicts":
-            say(console, _verdicts_line(name, variant.get("pairwise") or {}))
+            say(console, _verdicts_line(name, variant.position_bias))
     if record.leaderboard is not None:
         _print_leaderboard(record.leaderboard, console)
     if record.comparisons:
@@ -201,17 +202,17 @@ def _heading(label: str, name: str, settings: Settings) -> str:
     return f"{label} ({settings.gain})" if name == "ndcg" else label
 
 
-def _verdicts_line(name: str, bias: dict[str, Any]) -> str:
+def _verdicts_line(name: str, bias: PositionBias | None) -> str:
     """A pairwise judge: accuracy from its verdicts, and how often the first position won."""
     line = f"{name}: pairwise accuracy from its verdicts (both orders; a disagreement is a tie)"
-    if bias.get("n_decisive"):
+    if bias is not None and bias.n_decisive and bias.position_bias_rate is not None:
         line += (
-            f"; the first-shown image won {bias['n_first_wins']:,} of {bias['n_decisive']:,} "
-            f"decisive single-order verdicts (position bias {bias['position_bias_rate']:+.2f}, "
-            f"p {_p(bias['position_bias_p_value'])})"
+            f"; the first-shown image won {bias.n_first_wins:,} of {bias.n_decisive:,} "
+            f"decisive single-order verdicts (position bias {bias.position_bias_rate:+.2f}, "
+            f"p {_p(bias.position_bias_p_value)})"
         )
-    if bias.get("order_agreement_rate") is not None:
-        line += f"; the orders agreed on {_pct(bias['order_agreement_rate'], 1)} of pairs"
+    if bias is not None and bias.order_agreement_rate is not None:
+        line += f"; the orders agreed on {_pct(bias.order_agreement_rate, 1)} of pairs"
     return line
 
 

@@ -127,8 +127,8 @@ def summarise_variants(
             counts[audit_pair.verdicts[name].outcome] += 1
         results = [i.results[name] for i in items.values() if name in i.results]
         found = record.variants.get(name)
-        ci = (found.get("ci") or {}).get("pairwise_accuracy") if found else None
-        position = found.get("pairwise") if found else None
+        ci = found.ci.get("pairwise_accuracy") if found else None
+        position = found.position_bias if found else None
         summaries[name] = VariantSummary(
             name=name,
             pairwise_accuracy=found.pairwise_accuracy if found else None,
@@ -143,7 +143,7 @@ def summarise_variants(
             ),
             provenance=found.provenance if found else None,
             accuracy_source=found.accuracy_source if found else "scores",
-            position=position if isinstance(position, dict) else None,
+            position=position.model_dump() if position is not None else None,
         )
     return summaries
 
