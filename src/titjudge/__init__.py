@@ -2,7 +2,7 @@
 
     import titjudge
     outcome = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
-    outcome.metrics["variants"]["tit_llm_g"]["pairwise_accuracy"]
+    outcome.record.variants["tit_llm_g"].pairwise_accuracy   # the run's record, typed
     single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
     run_dir = titjudge.find_run("runs/tit-llm-gemini")   # its latest run: runs/tit-llm-gemini/<run id>
     record = titjudge.load_run("runs/tit-llm-gemini")    # its results: record.variants["tit_llm_g"]

@@ -48,12 +48,17 @@ class RunOutcome:
     n_items: int
     n_failed_items: int
     status_counts: dict[str, dict[str, int]]
-    metrics: dict[str, Any]
     #: the run's counts (summary.json, typed)
     summary: RunSummary
     results: list[ItemResult] = field(repr=False, default_factory=list)
     #: the run's record (metrics.json, typed); None without human pairs
     record: RunRecord | None = field(repr=False, default=None)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The record as metrics.json holds it (`RunRecord.metrics_json`); {} without one.
+        Read from `record`, the one truth: `outcome.record.variants[name]` is the typed view."""
+        return self.record.metrics_json() if self.record is not None else {}
 
     @property
     def budget_spent(self) -> bool:
@@ -240,7 +245,6 @@ async def _run_staged(
             },
         )
         write_record(out_dir, run_record)
-    metrics = run_record.metrics_json() if run_record is not None else {}
     budget = None
     if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
         budget = {
@@ -248,7 +252,7 @@ async def _run_staged(
             "items_undone": sum(1 for r in results if budget_refused(r)),
         }
     means = None
-    if not metrics:  # no human pairs to compare with: the models' mean scores instead
+    if run_record is None:  # no human pairs to compare with: the models' mean scores instead
         from titjudge.metrics.model_means import model_means
 
         means = model_means(evaluation.rows, {r.item.item_id: r.item.t2i_model for r in results})
@@ -294,7 +298,6 @@ async def _run_staged(
         n_items=len(results),
         n_failed_items=evaluation.n_failed_items,
         status_counts=evaluation.status_counts,
-        metrics=metrics,
         summary=summary,
         results=results,
         record=run_record,
