@@ -32,7 +32,7 @@ def cell(accuracy: float, srcc: float, n_pairs: int, n_prompts: int, failed: int
         "n_prompts": n_prompts,
         "ndcg": 0.5 + srcc / 2,
         "n_prompts_ndcg": n_prompts,
-        "thresholds": significance_thresholds(n_pairs).as_dict(),
+        "thresholds": significance_thresholds(n_pairs).model_dump(),
     }
     return CellResult(n_items=60, n_failed=failed, metrics=VariantRecord.model_validate(metrics))
 

@@ -77,14 +77,14 @@ def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
     if not counts:
         return "50% is chance."
     if len(counts) == 1:
-        found = significance_thresholds(counts[0]).as_dict()
+        found = significance_thresholds(counts[0]).model_dump()
         return (
             f"50% is chance; on {counts[0]:,} human pairs, {_reach(found, '95')} beats chance "
             f"at 95% and {_reach(found, '999')} at 99.9% (one-sided)."
         )
     parts = []
     for index, n in enumerate(counts):
-        found = significance_thresholds(n).as_dict()
+        found = significance_thresholds(n).model_dump()
         names = "" if index == 0 else f" ({', '.join(cells_by_count[n])})"
         parts.append(f"on {pairs_text(n)}{names}, {_need(found, '95')} / {_need(found, '999')}")
     text = "; ".join(parts)

@@ -7,7 +7,7 @@ One module per idea: `pairwise` (accuracy, metric ties, tie calibration),
 in-memory records (`titjudge.records.items`); file I/O lives in `titjudge.data`.
 """
 
-from titjudge.metrics.compare import McNemarResult, compare_variants
+from titjudge.metrics.compare import compare_variants
 from titjudge.metrics.correlation import CorrelationResult, rank_correlations
 from titjudge.metrics.leaderboard import Leaderboard, model_leaderboard
 from titjudge.metrics.ndcg import NdcgResult, mean_ndcg
@@ -17,16 +17,14 @@ from titjudge.metrics.pairwise import (
     pairwise_accuracy,
     tie_calibrated_accuracy,
 )
-from titjudge.metrics.significance import Thresholds, binomial_p_value, significance_thresholds
+from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.summary import evaluate, to_json
 
 __all__ = [
     "CorrelationResult",
     "Leaderboard",
-    "McNemarResult",
     "NdcgResult",
     "PairwiseResult",
-    "Thresholds",
     "TieCalibration",
     "binomial_p_value",
     "compare_variants",

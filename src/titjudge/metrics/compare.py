@@ -12,7 +12,6 @@ accuracy.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,28 +19,7 @@ from titjudge.metrics.exact import binomtest_half
 from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import HumanPair
-
-
-@dataclass(frozen=True)
-class McNemarResult:
-    """The 2x2 table of two variants on their shared pairs, and the exact p-value."""
-
-    variant_a: str
-    variant_b: str
-    n_pairs: int
-    both_correct: int
-    a_only: int
-    b_only: int
-    both_wrong: int
-    p_value: float | None
-
-    @property
-    def accuracy_a(self) -> float | None:
-        return (self.both_correct + self.a_only) / self.n_pairs if self.n_pairs else None
-
-    @property
-    def accuracy_b(self) -> float | None:
-        return (self.both_correct + self.b_only) / self.n_pairs if self.n_pairs else None
+from titjudge.records.run_record import Comparison
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -53,22 +31,26 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 def mcnemar_from_outcomes(
     name_a: str, outcomes_a: PairOutcomes, name_b: str, outcomes_b: PairOutcomes
-) -> McNemarResult:
+) -> Comparison:
     """McNemar over the pairs both outcome sets evaluated (same `EvalData`)."""
     shared = outcomes_a.evaluated & outcomes_b.evaluated
     right_a, right_b = outcomes_a.correct[shared], outcomes_b.correct[shared]
     a_only = int(np.sum(right_a & ~right_b))
     b_only = int(np.sum(~right_a & right_b))
     n_pairs = int(shared.sum())
-    return McNemarResult(
+    both_correct = int(np.sum(right_a & right_b))
+    return Comparison(
         variant_a=name_a,
         variant_b=name_b,
         n_pairs=n_pairs,
-        both_correct=int(np.sum(right_a & right_b)),
+        both_correct=both_correct,
         a_only=a_only,
         b_only=b_only,
         both_wrong=int(np.sum(~right_a & ~right_b)),
         p_value=mcnemar_exact(a_only, b_only) if n_pairs else None,
+        # each variant's accuracy on the pairs both were counted on
+        accuracy_a=(both_correct + a_only) / n_pairs if n_pairs else None,
+        accuracy_b=(both_correct + b_only) / n_pairs if n_pairs else None,
     )
 
 
@@ -77,7 +59,7 @@ def compare_variants(
     scores_b: Mapping[str, float],
     pairs: Sequence[HumanPair],
     names: tuple[str, str] = ("a", "b"),
-) -> McNemarResult:
+) -> Comparison:
     """Exact McNemar test between two variants' scores on the human non-tie pairs."""
     data = build_eval_data(pairs, [])
     outcomes_a = pair_outcomes(data.score_vector(scores_a), data)

@@ -13,39 +13,13 @@ disagree. A metric tie counts as wrong, which keeps the test conservative.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Any, Protocol
 
 from titjudge.metrics.exact import binomtest_half
+from titjudge.records.run_record import Thresholds
 
 #: confidence levels the paper reports
 PAPER_LEVELS: tuple[float, float] = (0.95, 0.999)
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Correct pairs (k) and accuracy (k/n) needed on `n_pairs` pairs to beat chance.
-
-    `mean` and `sd` are the normal approximation's; `p_95` / `p_999` are the exact
-    binomial P(X >= k), the real one-sided level of each threshold. Every k, accuracy and
-    p is None when there are no pairs; a k above n_pairs (very few pairs) cannot be
-    reached, and its p is None.
-    """
-
-    n_pairs: int
-    mean: float
-    sd: float
-    k_95: int | None
-    acc_95: float | None
-    p_95: float | None
-    k_999: int | None
-    acc_999: float | None
-    p_999: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form, as stored under "thresholds" in a metrics summary."""
-        return asdict(self)
 
 
 def threshold_count(n_pairs: int, confidence: float) -> int | None:
@@ -78,17 +52,7 @@ def _p_at(k: int | None, n_pairs: int) -> float | None:
     return None if k is None or k > n_pairs else binomial_p_value(k, n_pairs)
 
 
-class Counts(Protocol):
-    """The threshold counts a mark compares with (`Thresholds`, or a run record's)."""
-
-    @property
-    def k_95(self) -> int | None: ...
-
-    @property
-    def k_999(self) -> int | None: ...
-
-
-def significance_mark(n_correct: int, thresholds: Counts | None) -> str:
+def significance_mark(n_correct: int, thresholds: Thresholds | None) -> str:
     """'**' when n_correct reaches the 99.9% count, '*' the 95% one, else ''. The marks
     compare whole counts, so they agree with the printed k/n thresholds by construction."""
     if thresholds is None:

@@ -184,7 +184,7 @@ def evaluate(
             "n_metric_ties": pairwise.n_metric_ties,
             "n_human_ties": pairwise.n_human_ties,
             "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
-            "thresholds": significance_thresholds(pairwise.n_pairs).as_dict(),
+            "thresholds": significance_thresholds(pairwise.n_pairs).model_dump(),
             "accuracy_source": "verdicts" if name in verdicts else "scores",
             "srcc": srcc.mean,
             "krcc": krcc.mean,
@@ -217,7 +217,7 @@ def evaluate(
 
     largest = max((v["n_pairs"] for v in variants.values()), default=0)
     summary: dict[str, Any] = {"version": METRICS_VERSION, "variants": variants}
-    summary["thresholds"] = significance_thresholds(largest).as_dict()
+    summary["thresholds"] = significance_thresholds(largest).model_dump()
     notes: list[str] = []
     if items is None:
         summary["leaderboard"] = None
@@ -228,7 +228,7 @@ def evaluate(
         for name in rank_vectors:
             variants[name]["leaderboard_srcc"] = board.srcc[name]
     summary["comparisons"] = [
-        {**asdict(result), "accuracy_a": result.accuracy_a, "accuracy_b": result.accuracy_b}
+        result.model_dump()
         for a, b in combinations(sorted(outcomes), 2)
         for result in [mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])]
     ]

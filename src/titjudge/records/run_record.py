@@ -102,8 +102,12 @@ class VariantRecord(BaseModel):
 
 class Thresholds(BaseModel):
     """Correct pairs (k) and accuracy (k/n) needed on `n_pairs` pairs to beat chance, at 95%
-    and 99.9%, with each k's exact one-sided p (`metrics.significance.Thresholds`, as
-    written); an older file's missing values are None."""
+    and 99.9% (`metrics.significance.significance_thresholds` computes them).
+
+    `mean` and `sd` are the normal approximation's; `p_95` / `p_999` are the exact binomial
+    P(X >= k), the real one-sided level of each threshold. Every k, accuracy and p is None
+    when there are no pairs; a k above n_pairs (very few pairs) cannot be reached, and its p
+    is None. An older metrics.json's missing values are None too."""
 
     n_pairs: int = 0
     mean: float | None = None

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from titjudge.metrics.significance import Thresholds as Computed
     from titjudge.records.run_record import (
         Comparison,
         Leaderboard,
@@ -52,7 +51,7 @@ def _p(value: float | None) -> str:
     return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
 
 
-def _threshold(thresholds: Thresholds | Computed, level: str) -> str:
+def _threshold(thresholds: Thresholds, level: str) -> str:
     """'51.37% (6,592 / 12,832, exact p 9.8e-04)' for one level of the chance thresholds."""
     k, n = getattr(thresholds, f"k_{level}"), thresholds.n_pairs
     if k is None:
@@ -63,7 +62,7 @@ def _threshold(thresholds: Thresholds | Computed, level: str) -> str:
     return f"{_pct(accuracy)} ({k:,} / {n:,}, exact p {_p(p)})"
 
 
-def threshold_line(thresholds: Thresholds | Computed | None) -> str | None:
+def threshold_line(thresholds: Thresholds | None) -> str | None:
     """The chance thresholds as one line: at least k of n correct, with the exact p of k."""
     if thresholds is None or None in (thresholds.k_95, thresholds.mean, thresholds.sd):
         return None

@@ -190,9 +190,7 @@ def compare_runs(
         if oa is None or ob is None:
             continue
         result = mcnemar_from_outcomes(la, oa.outcomes, lb, ob.outcomes)
-        tests.append(
-            {**asdict(result), "accuracy_a": result.accuracy_a, "accuracy_b": result.accuracy_b}
-        )
+        tests.append(result.model_dump())
         agreed = verdict_agreement(la, oa.outcomes, lb, ob.outcomes)
         agreements.append({**asdict(agreed), "agreement": agreed.agreement})
     notes = []
