@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Field,
     PlainSerializer,
     SerializerFunctionWrapHandler,
@@ -37,6 +38,7 @@ from titjudge.errors import DataError
 from titjudge.files import read_json_object
 from titjudge.records.calls import Usage
 from titjudge.records.provenance import ModelAnswers
+from titjudge.records.run_record import PositionBias
 from titjudge.report.failures import Failures
 
 #: a role's usage as summary.json keeps it: every counter, `answered_by` and `cost`
@@ -119,22 +121,16 @@ class ModelMeans(BaseModel):
     n_fallback_left_out: int = 0
 
 
-class PairwiseSummary(BaseModel):
-    """One pairwise judge's counts and position bias (`metrics.pairwise_stats.run_summary`)."""
+class PairwiseSummary(PositionBias):
+    """One pairwise judge's counts and position bias (`metrics.pairwise_stats.run_summary`):
+    the position bias as the run record types it, with the judge's pairs, failures and
+    repeats."""
+
+    model_config = ConfigDict(extra="ignore")
 
     n_pairs: int = 0
     n_failed: int = 0
     repeats: int = 1
-    n_order_verdicts: int = 0
-    n_decisive: int = 0
-    n_first_wins: int = 0
-    n_second_wins: int = 0
-    first_position_win_share: float | None = None
-    position_bias_rate: float | None = None
-    position_bias_p_value: float | None = None
-    n_pairs_both_orders: int = 0
-    order_agreement_rate: float | None = None
-    n_order_disagreements: int = 0
 
 
 #: summary.json's keys written only when they apply
