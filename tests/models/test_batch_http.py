@@ -6,8 +6,13 @@ real HTTP server on 127.0.0.1 answering as the providers document their errors:
   https://ai.google.dev/gemini-api/docs/troubleshooting (429 RESOURCE_EXHAUSTED, 500 INTERNAL,
   503 UNAVAILABLE);
 - Anthropic: `{"type": "error", "error": {"type": "rate_limit_error", "message": "..."}}`, with
-  `retry-after` on a 429 and 529 `overloaded_error`, https://docs.claude.com/en/api/errors and
-  https://docs.claude.com/en/api/rate-limits.
+  `retry-after` on a 429, 409 `conflict_error` and 529 `overloaded_error` worth a retry,
+  https://docs.claude.com/en/api/errors and https://docs.claude.com/en/api/rate-limits
+  (as summarised at learn.microsoft.com/en-us/microsoft-cloud/dev/dev-proxy/concepts/
+  anthropic-529-overloaded-error: every Claude API error has that body; 529 and 429 differ).
+
+Google's 409 is ABORTED (worth a retry) or ALREADY_EXISTS (not): the shared classification
+retries both, a few attempts wasted on the second (noted, not split here).
 """
 
 from __future__ import annotations

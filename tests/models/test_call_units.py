@@ -103,28 +103,27 @@ def _accept(entry):
 
 
 @pytest.mark.slow  # a second process
-def test_a_claim_held_by_another_run_is_waited_on_until_its_answer_is_stored(tmp_path):
+@pytest.mark.parametrize(
+    ("then", "waited_for"),
+    [("store", "the answer"), ("drop", None)],
+    ids=["stored-answer-is-taken", "let-go-claim-is-free"],
+)
+def test_a_claim_held_by_another_run_is_waited_on_until_it_answers_or_lets_go(
+    tmp_path, then, waited_for
+):
+    """The other run stores an answer: the waiter takes it. It lets the claim go without one:
+    the waiter gets none, and the key is free to take."""
+
     async def go():
         claims = Claims(CallCache(tmp_path), ModelOptions(), lambda: True, poll=0.01)
         child = await _other_run(tmp_path)
         assert not claims.take("key")
-        waited, _ = await asyncio.gather(claims.wait("key", _accept), _then(child, "store"))
-        return waited
-
-    waited = asyncio.run(go())
-    assert waited is not None and waited.value == "the answer"
-
-
-@pytest.mark.slow  # a second process
-def test_a_claim_let_go_without_an_answer_is_free_to_take(tmp_path):
-    async def go():
-        claims = Claims(CallCache(tmp_path), ModelOptions(), lambda: True, poll=0.01)
-        child = await _other_run(tmp_path)
-        assert not claims.take("key")
-        waited, _ = await asyncio.gather(claims.wait("key", _accept), _then(child, "drop"))
+        waited, _ = await asyncio.gather(claims.wait("key", _accept), _then(child, then))
         return waited, claims.take("key")
 
-    assert asyncio.run(go()) == (None, True)
+    waited, free = asyncio.run(go())
+    assert (None if waited is None else waited.value) == waited_for
+    assert free  # released either way
 
 
 def test_an_uncached_backend_claims_nothing(tmp_path):

@@ -55,7 +55,8 @@ async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, 
     ctx = runtime.context
     # a probe that may not read images (the estimate, explain) takes the image as an earlier
     # run remembered it, when one did: its size and hash, not its bytes
-    peeked = ctx.images.peek(state["item"].image) if ctx.probe and not ctx.probe.fits else None
+    probe = ctx.probe
+    peeked = ctx.images.peek(state["item"].image) if probe is not None and not probe.fits else None
     update = await steps.describe(state["item"], ctx, peeked)
     ctx.progress.item_described()
     return update
