@@ -20,6 +20,7 @@ from titjudge.records import RunEvaluation
 from titjudge.records.calls import CallResult
 from titjudge.records.items import Item
 from titjudge.records.outcomes import JudgeOutcome
+from titjudge.records.run_record import RunRecord, VariantRecord
 
 
 class FixedJudge(Judge):
@@ -171,7 +172,7 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
         return RunEvaluation(
             results=kept,
             rows=[],
-            metrics={"version": 2, "variants": {"marker": {"pairwise_accuracy": 0.123}}},
+            metrics=RunRecord(variants={"marker": VariantRecord(pairwise_accuracy=0.123)}),
             pairwise={},
             status_counts={"marker": {"ok": 7, "fallback": 0, "failed": 5}},
             n_failed_items=5,

@@ -75,7 +75,7 @@ def test_the_reserved_names_are_exactly_the_metrics_top_level_keys(tmp_path):
         for variant, offset in (("a", 0), ("b", 1))
     ]
     pairs = [HumanPair("p", "i0", "i1", "b"), HumanPair("p", "i1", "i2", "b")]
-    summary = evaluate(rows, pairs, [], items, bootstrap=0)
+    summary = evaluate(rows, pairs, [], items, bootstrap=0).metrics_json()
     # format 2 keeps the variants under their own key; the run-level keys beside them are the
     # reserved names (format 1 put the variants among them), plus the format's own two
     assert set(summary["variants"]) == {"a", "b"}

@@ -163,9 +163,7 @@ def test_verdict_rules_and_statistics_by_hand():
     )
     bias = position_bias([agree, flip, half, failed])
     # decisive verdicts: agree (first, second), flip (first, first), half (second), failed (second)
-    assert (bias["n_first_wins"], bias["n_second_wins"]) == (3, 3) and bias[
-        "position_bias_rate"
-    ] == 0.0
+    assert (bias.n_first_wins, bias.n_second_wins, bias.position_bias_rate) == (3, 3, 0.0)
     assert win_rates([agree, flip, half]) == {"x": (1 + 0.5 + 0.5) / 3, "y": (0 + 0.5 + 0.5) / 3}
     # per-repeat verdicts read sample k of each order
     sampled = _pair("first", "second", samples=(["first", "second"], ["second", "first"]))

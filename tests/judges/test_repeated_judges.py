@@ -107,14 +107,14 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
             human_pairs,
             ranks,
             bootstrap=0,
-        )["variants"]["r"]
+        ).variants["r"]
         for k in range(3)
     ]
-    accuracies = [m["pairwise_accuracy"] for m in per_k]
+    accuracies = [m.pairwise_accuracy for m in per_k]
     assert spread["n"] == 3 and spread["pairwise_accuracy"]["values"] == accuracies
     assert spread["pairwise_accuracy"]["mean"] == pytest.approx(statistics.fmean(accuracies))
     assert spread["pairwise_accuracy"]["std"] == pytest.approx(statistics.stdev(accuracies))
-    assert spread["srcc"]["min"] == pytest.approx(min(m["srcc"] for m in per_k))
+    assert spread["srcc"]["min"] == pytest.approx(min(m.srcc for m in per_k))
     assert five.metrics["variants"]["rep"]["repeats"]["n"] == 5
     five_samples = expected_samples(small_data, 5)
     assert {r.item.item_id: r.outcomes[0].score for r in five.results} == {

@@ -7,13 +7,15 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from titjudge.errors import DataError
 from titjudge.metrics.catalog import ci_metrics
-from titjudge.metrics.summary import evaluate, to_json
+from titjudge.metrics.summary import evaluate as evaluate_record
+from titjudge.metrics.summary import to_json
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 
 PAIRS = [
@@ -59,6 +61,11 @@ SCORES = [
     ScoreRow("e", "flat", 1.0, "ok"),
     ScoreRow("f", "flat", 1.0, "ok"),
 ]
+
+
+def evaluate(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """What metrics.json (and `metrics --json`) holds for these arguments."""
+    return evaluate_record(*args, **kwargs).metrics_json()
 
 
 def test_hand_case_summary() -> None:
@@ -111,7 +118,11 @@ def test_hand_case_summary() -> None:
 
 
 def test_json_has_null_not_nan_and_no_leaderboard_without_items() -> None:
-    out = evaluate(SCORES, PAIRS, RANKS, None, bootstrap=50, seed=0)
+    record = evaluate_record(SCORES, PAIRS, RANKS, None, bootstrap=50, seed=0)
+    # the record itself holds None for an undefined metric, not NaN, and no unset block
+    assert record.variants["flat"].srcc is None and record.variants["flat"].krcc is None
+    assert record.variants["good"].leaderboard_srcc is None
+    out = record.metrics_json()
     text = to_json(out)
     assert "NaN" not in text
     data = json.loads(text)

@@ -37,15 +37,15 @@ def test_a_fallback_cosine_does_not_reorder_an_llm_judges_ranking():
     items, pairs, ranks, outcomes = _example()
     results = [ItemResult(i, Described("a description"), [outcomes[i.item_id]]) for i in items]
     human = HumanData(pairs=pairs, ranks=ranks, items=items)
-    metrics = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics["variants"][
-        "tit_llm"
-    ]
-    assert metrics["srcc"] == pytest.approx(1.0)  # 0.4 when the cosine is ranked in
-    assert metrics["krcc"] == pytest.approx(1.0)
-    assert metrics["n_fallback_unranked"] == 1
+    record = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics
+    assert record is not None
+    metrics = record.variants["tit_llm"]
+    assert metrics.srcc == pytest.approx(1.0)  # 0.4 when the cosine is ranked in
+    assert metrics.krcc == pytest.approx(1.0)
+    assert metrics.n_fallback_unranked == 1
     # pairs that compare c's cosine with a judged score are left out of the accuracy
-    assert metrics["n_pairs_mixed_source"] == 3
-    assert metrics["pairwise_accuracy"] == pytest.approx(1.0) and metrics["n_pairs"] == 3
+    assert metrics.n_pairs_mixed_source == 3
+    assert metrics.pairwise_accuracy == pytest.approx(1.0) and metrics.n_pairs == 3
 
 
 def test_metrics_command_applies_the_same_fallback_rule_as_a_run(
@@ -60,7 +60,9 @@ def test_metrics_command_applies_the_same_fallback_rule_as_a_run(
     items, pairs, ranks, outcomes = _example()
     results = [ItemResult(item, Described("d"), [outcomes[item.item_id]]) for item in items]
     human = HumanData(pairs=pairs, ranks=ranks, items=items)
-    run = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics
+    record = evaluate_run(results, {}, human, ["tit_llm"], bootstrap=0).metrics
+    assert record is not None
+    run = record.metrics_json()
 
     (tmp_path / "scores.csv").write_text(
         "item_id,variant,score,status\n"

@@ -36,22 +36,22 @@ def test_hand_case() -> None:
     assert board.models == ["X", "Y", "Z"]
     human = {m: (s.average_rank, s.rank, s.n_prompts) for m, s in board.human.items()}
     assert human == {"X": (1.25, 1.0, 2), "Y": (1.75, 2.0, 2), "Z": (3.0, 3.0, 2)}
-    v = {m: (s.average_rank, s.rank) for m, s in board.variants["v"].items()}
+    v = {m: (s.average_rank, s.rank) for m, s in board.variants["v"].models.items()}
     assert v == {"X": (2.25, 2.0), "Y": (1.25, 1.0), "Z": (2.5, 3.0)}
     # model ranks (1,2,3) vs (2,1,3): rho = 1 - 6 * 2 / (3 * 8)
-    assert board.srcc["v"] == pytest.approx(0.5)
-    w = {m: (s.average_rank, s.rank, s.n_prompts) for m, s in board.variants["w"].items()}
+    assert board.variants["v"].srcc == pytest.approx(0.5)
+    w = {m: (s.average_rank, s.rank, s.n_prompts) for m, s in board.variants["w"].models.items()}
     assert w == {"X": (2.0, 2.5, 2), "Y": (2.0, 2.5, 2), "Z": (1.0, 1.0, 1)}
     # human (1, 2, 3) vs w (2.5, 2.5, 1): Pearson on ranks = -1.5 / sqrt(2 * 1.5)
-    assert board.srcc["w"] == pytest.approx(-1.5 / 3**0.5)
+    assert board.variants["w"].srcc == pytest.approx(-1.5 / 3**0.5)
 
 
 def test_model_without_scores_and_missing_manifest_item() -> None:
     board = model_leaderboard({"v": {"p1X": 1.0, "p1Y": 0.0}}, RANKS, ITEMS)
-    z = board.variants["v"]["Z"]
+    z = board.variants["v"].models["Z"]
     assert (z.average_rank, z.rank, z.n_prompts) == (None, None, 0)
-    assert board.srcc["v"] == pytest.approx(1.0)  # X before Y, as humans; Z left out
+    assert board.variants["v"].srcc == pytest.approx(1.0)  # X before Y, as humans; Z left out
     single = model_leaderboard({"v": {"p1X": 1.0}}, RANKS, ITEMS)
-    assert single.srcc["v"] is None  # one ranked model: no correlation, not 0
+    assert single.variants["v"].srcc is None  # one ranked model: no correlation, not 0
     with pytest.raises(DataError, match="'p2Z' has a human rank but is not in the manifest"):
         model_leaderboard({}, RANKS, ITEMS[:-1])

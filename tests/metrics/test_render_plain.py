@@ -9,7 +9,7 @@ from rich.console import Console
 
 from titjudge.metrics.summary import evaluate
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
-from titjudge.report.record import build_record
+from titjudge.report.record import parse_record
 from titjudge.report.render import SIGNIFICANCE_HEADER, print_summary
 
 LONG = "pairwise_gemini_2_5_pro_with_fallback"
@@ -32,7 +32,7 @@ def _summary(bootstrap: int = 20) -> dict:
 def _render(width: int) -> str:
     # markup on (the default), as on the console `titjudge run` prints to
     console = Console(width=width, record=True, color_system=None)
-    print_summary(build_record(_summary()), console)
+    print_summary(_summary(), console)
     return console.export_text()
 
 
@@ -71,9 +71,9 @@ def test_every_column_has_a_header() -> None:
 
 def test_a_pairwise_judge_line_reads_its_position_bias_from_the_record():
     """A pairwise variant's line shows its position bias and order agreement as its record
-    holds them (the `pairwise` block of metrics.json, read typed: `position_bias`)."""
-    summary = _summary()
-    variant = summary["variants"][LONG]
+    holds them (the `pairwise` block of metrics.json, read typed)."""
+    doc = _summary().metrics_json()
+    variant = doc["variants"][LONG]
     variant["accuracy_source"] = "verdicts"
     variant["pairwise"] = {
         "n_order_verdicts": 12,
@@ -87,10 +87,10 @@ def test_a_pairwise_judge_line_reads_its_position_bias_from_the_record():
         "order_agreement_rate": 0.5,
         "n_order_disagreements": 3,
     }
-    record = build_record(summary)
-    bias = record.variants[LONG].position_bias
+    record = parse_record(doc, "metrics.json")
+    bias = record.variants[LONG].pairwise
     assert bias is not None and (bias.n_first_wins, bias.order_agreement_rate) == (8, 0.5)
-    assert record.variants[ODD].position_bias is None
+    assert record.variants[ODD].pairwise is None
     console = Console(width=400, record=True, color_system=None)
     print_summary(record, console)
     line = next(x for x in console.export_text().splitlines() if x.startswith(f"{LONG}:"))

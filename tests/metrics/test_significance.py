@@ -14,7 +14,7 @@ from titjudge.metrics.significance import (
 )
 from titjudge.metrics.summary import evaluate
 from titjudge.records.items import HumanPair, RankRow, ScoreRow
-from titjudge.report.record import build_record
+from titjudge.records.run_record import RunRecord
 from titjudge.report.render import print_summary, threshold_line
 
 
@@ -90,7 +90,7 @@ def test_threshold_line_prints_the_paper_numbers() -> None:
     assert threshold_line(significance_thresholds(0)) is None
 
 
-def _summary_with(n_correct: int, n: int) -> dict:
+def _summary_with(n_correct: int, n: int) -> RunRecord:
     """n one-pair prompts; the metric agrees with the human on the first n_correct."""
     pairs = [HumanPair(f"p{i}", f"a{i}", f"b{i}", "a") for i in range(n)]
     ranks = [
@@ -106,10 +106,10 @@ def _summary_with(n_correct: int, n: int) -> dict:
 
 @pytest.mark.parametrize(("n_correct", "stars"), [(13, ""), (14, "*"), (16, "*"), (17, "**")])
 def test_printed_table_marks_agree_with_printed_threshold(n_correct: int, stars: str) -> None:
-    summary = _summary_with(n_correct, 20)
-    assert summary["variants"]["v"]["n_correct"] == n_correct
+    record = _summary_with(n_correct, 20)
+    assert record.variants["v"].n_correct == n_correct
     console = Console(markup=False, record=True, width=240)
-    print_summary(build_record(summary), console)
+    print_summary(record, console)
     text = console.export_text()
     assert "95%: 70.00% (14 / 20" in text and "99.9%: 85.00% (17 / 20" in text
     row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("v "))
@@ -132,10 +132,10 @@ def test_a_variant_with_fewer_pairs_gets_its_own_printed_threshold() -> None:
     scores += [ScoreRow(f"a{i}", "w", float(i < 13), "ok") for i in range(18)]
     scores += [ScoreRow(f"b{i}", "w", float(i >= 13), "ok") for i in range(18)]
     scores += [ScoreRow(f"a{i}", "w", None, "failed") for i in (18, 19)]
-    summary = evaluate(scores, pairs, ranks, bootstrap=0)
-    assert (summary["variants"]["w"]["n_pairs"], summary["variants"]["w"]["n_correct"]) == (18, 13)
+    record = evaluate(scores, pairs, ranks, bootstrap=0)
+    assert (record.variants["w"].n_pairs, record.variants["w"].n_correct) == (18, 13)
     console = Console(markup=False, record=True, width=400)
-    print_summary(build_record(summary), console)
+    print_summary(record, console)
     text = console.export_text()
     assert "Chance thresholds for 20 pairs" in text
     own = next(line for line in text.splitlines() if line.startswith("w: "))

@@ -228,7 +228,7 @@ async def _run_staged(
     for pair_run in pair_runs.values():
         run_dir.write_pairs(out_dir, pair_run)
     run_record = None
-    if evaluation.metrics:
+    if evaluation.metrics is not None:
         run_record = build_record(
             evaluation.metrics,
             variant_provenance(

@@ -104,7 +104,7 @@ def metrics(args: argparse.Namespace) -> int:
         check_pairs_known(pairs, {row.item_id for row in scores}, args.pairs, str(args.scores))
     ranks = load_ranks(args.ranks) if args.ranks is not None else rank_items(pairs)
     # one pass: fallback rows kept out of rank metrics, pairwise variants from their verdicts
-    summary = evaluate(
+    record = evaluate(
         scores,
         pairs,
         ranks,
@@ -117,11 +117,9 @@ def metrics(args: argparse.Namespace) -> int:
         round_digits=args.round_digits,
     )
     if args.json:
-        sys.stdout.write(to_json(summary) + "\n")
+        sys.stdout.write(to_json(record.metrics_json()) + "\n")
         return 0
-    from titjudge.report.record import build_record
-
-    _print(build_record(summary))
+    _print(record)
     return 0
 
 

@@ -3,13 +3,13 @@
 One module per idea: `pairwise` (accuracy, metric ties, tie calibration),
 `significance` (chance thresholds, binomial p-value), `correlation` (SRCC/KRCC),
 `ndcg`, `bootstrap` (CIs over prompts), `compare` (McNemar), `leaderboard` (Table 3),
-`summary` (`evaluate`: all of it as the `metrics --json` dict). Library functions take
+`summary` (`evaluate`: all of it as the run record, `records.run_record.RunRecord`). Library functions take
 in-memory records (`titjudge.records.items`); file I/O lives in `titjudge.data`.
 """
 
 from titjudge.metrics.compare import compare_variants
 from titjudge.metrics.correlation import CorrelationResult, rank_correlations
-from titjudge.metrics.leaderboard import Leaderboard, model_leaderboard
+from titjudge.metrics.leaderboard import model_leaderboard
 from titjudge.metrics.ndcg import NdcgResult, mean_ndcg
 from titjudge.metrics.pairwise import (
     PairwiseResult,
@@ -22,7 +22,6 @@ from titjudge.metrics.summary import evaluate, to_json
 
 __all__ = [
     "CorrelationResult",
-    "Leaderboard",
     "NdcgResult",
     "PairwiseResult",
     "TieCalibration",

@@ -8,7 +8,7 @@ Every number is computed once, by `metrics.summary.evaluate`: it applies the fal
 (`metrics.fallback`) and, for a pairwise judge, reads its pair outcomes from the verdicts
 (its per-item scores are win rates, which give SRCC, KRCC, nDCG, the leaderboard and tie
 calibration as for any variant). No number is patched in afterwards; the repeat spreads
-below are a key of their own (`repeats`), and `report.record` adds each variant's provenance.
+below are a field of their own (`repeats`), and `report.record` adds each variant's provenance.
 
 Repeated judges (`repeats: N`): every metric is also computed with sample k's scores
 alone, for each k, and `repeats` reports mean, std (n-1), min, max and the values across
@@ -28,6 +28,7 @@ from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement, PairwiseRun
 from titjudge.records.repeats import repeat_count, repeat_score_rows
+from titjudge.records.run_record import RepeatSpreads, RunRecord, Spread, VariantRecord
 
 
 @dataclass
@@ -102,14 +103,14 @@ def _metrics(
     bootstrap: int,
     seed: int,
     pairwise: Mapping[str, PairwiseRun],
-) -> dict[str, Any]:
-    """Metrics per variant; `{}` without human data (the run then only writes scores)."""
+) -> RunRecord | None:
+    """Metrics per variant; None without human data (the run then only writes scores)."""
     if human is None or not human.pairs or not rows:
-        return {}
+        return None
     from titjudge.metrics.summary import evaluate
 
     verdicts = {name: run.judgements for name, run in pairwise.items()}
-    summary = evaluate(
+    record = evaluate(
         rows,
         human.pairs,
         human.ranks,
@@ -118,18 +119,17 @@ def _metrics(
         bootstrap=bootstrap,
         seed=seed,
     )
-    variants = summary["variants"]
     for variant, found in _repeat_spreads(results, human, verdicts).items():
-        if variant in variants:
-            variants[variant]["repeats"] = found
-    return summary
+        if variant in record.variants:
+            record.variants[variant].repeats = found
+    return record
 
 
 def _repeat_spreads(
     results: Sequence[ItemResult],
     human: HumanData,
     verdicts: Mapping[str, Sequence[PairJudgement]],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, RepeatSpreads]:
     from titjudge.metrics.summary import evaluate
 
     ids = [r.item.item_id for r in results]
@@ -143,7 +143,7 @@ def _repeat_spreads(
         if n < 2 or len(outcomes) != len(ids):
             continue
         own = {variant: verdicts[variant]} if variant in verdicts else {}
-        per_repeat = [
+        per_repeat: list[VariantRecord] = [
             evaluate(
                 repeat_score_rows(ids, outcomes, variant, k),
                 human.pairs,
@@ -152,29 +152,34 @@ def _repeat_spreads(
                 verdicts=own,
                 sample=k,
                 bootstrap=0,
-            )["variants"][variant]
+            ).variants[variant]
             for k in range(n)
         ]
-        spreads[variant] = {
-            "n": n,
+        spreads[variant] = RepeatSpreads(
+            n=n,
             **{
                 name: _spread([m.get(name) for m in per_repeat])
                 for name in repeat_metrics()
-                if any(name in m for m in per_repeat)
+                if any(_has(m, name) for m in per_repeat)
             },
-        }
+        )
     return spreads
 
 
-def _spread(values: list[float | None]) -> dict[str, Any] | None:
+def _has(record: VariantRecord, name: str) -> bool:
+    """Whether `evaluate` gave the variant's record `name` (a field, a registered metric)."""
+    return name in record.model_fields_set or name in (record.model_extra or {})
+
+
+def _spread(values: list[float | None]) -> Spread | None:
     """mean, std (n-1; 0 for one value), min, max over the repeats where the metric is defined."""
     present = [float(v) for v in values if v is not None]
     if not present:
         return None
-    return {
-        "mean": statistics.fmean(present),
-        "std": statistics.stdev(present) if len(present) > 1 else 0.0,
-        "min": min(present),
-        "max": max(present),
-        "values": values,
-    }
+    return Spread(
+        mean=statistics.fmean(present),
+        std=statistics.stdev(present) if len(present) > 1 else 0.0,
+        min=min(present),
+        max=max(present),
+        values=values,
+    )

@@ -14,7 +14,6 @@ average, so such gaps are visible.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,25 +22,7 @@ from titjudge.metrics.correlation import spearman_rho
 from titjudge.metrics.exact import rank_average
 from titjudge.metrics.tables import EvalData, build_eval_data, row_ranks
 from titjudge.records.items import Item, RankRow
-
-
-@dataclass(frozen=True)
-class ModelStanding:
-    """One model's place: mean per-prompt rank, position in the model ranking, prompts used."""
-
-    average_rank: float | None
-    rank: float | None
-    n_prompts: int
-
-
-@dataclass(frozen=True)
-class Leaderboard:
-    """Human and per-variant standings; `models` is ordered by the human average rank."""
-
-    models: list[str]
-    human: dict[str, ModelStanding]
-    variants: dict[str, dict[str, ModelStanding]]
-    srcc: dict[str, float | None]
+from titjudge.records.run_record import Leaderboard, RankerStandings, Standing
 
 
 def _model_of_items(data: EvalData, items: Sequence[Item]) -> tuple[list[str], np.ndarray]:
@@ -60,26 +41,22 @@ def _model_of_items(data: EvalData, items: Sequence[Item]) -> tuple[list[str], n
     return models, index
 
 
-def _standings(
-    models: list[str], totals: np.ndarray, counts: np.ndarray
-) -> dict[str, ModelStanding]:
+def _standings(models: list[str], totals: np.ndarray, counts: np.ndarray) -> dict[str, Standing]:
     defined = counts > 0
     average = np.divide(totals, counts, out=np.full(len(models), np.nan), where=defined)
     position = np.full(len(models), np.nan)
     position[defined] = rank_average(average[defined])
     return {
-        name: ModelStanding(
-            float(average[i]) if defined[i] else None,
-            float(position[i]) if defined[i] else None,
-            int(counts[i]),
+        name: Standing(
+            average_rank=float(average[i]) if defined[i] else None,
+            rank=float(position[i]) if defined[i] else None,
+            n_prompts=int(counts[i]),
         )
         for i, name in enumerate(models)
     }
 
 
-def _ranking_srcc(
-    human: dict[str, ModelStanding], variant: dict[str, ModelStanding]
-) -> float | None:
+def _ranking_srcc(human: dict[str, Standing], variant: dict[str, Standing]) -> float | None:
     both = [
         (human[m].average_rank, variant[m].average_rank)
         for m in human
@@ -119,8 +96,10 @@ def leaderboard_from_arrays(
     return Leaderboard(
         models=order,
         human=human,
-        variants=variants,
-        srcc={name: _ranking_srcc(human, standing) for name, standing in variants.items()},
+        variants={
+            name: RankerStandings(srcc=_ranking_srcc(human, standing), models=standing)
+            for name, standing in variants.items()
+        },
     )
 
 

@@ -29,6 +29,7 @@ from titjudge.records.calls import sum_costs
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.pairs import PairJudgement, PairwiseRun
 from titjudge.records.repeats import spread
+from titjudge.records.run_record import PositionBias
 
 
 def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:
@@ -143,7 +144,7 @@ def verdict_outcomes(
     return PairOutcomes(evaluated, correct, tie)
 
 
-def position_bias(judgements: Sequence[PairJudgement]) -> dict[str, Any]:
+def position_bias(judgements: Sequence[PairJudgement]) -> PositionBias:
     """How often the first-shown image wins a decisive single-order verdict, and order agreement."""
     first = second = tie = 0
     both = agree = 0
@@ -157,18 +158,18 @@ def position_bias(judgements: Sequence[PairJudgement]) -> dict[str, Any]:
             both += 1
             agree += one == two
     decisive = first + second
-    return {
-        "n_order_verdicts": first + second + tie,
-        "n_decisive": decisive,
-        "n_first_wins": first,
-        "n_second_wins": second,
-        "first_position_win_share": first / decisive if decisive else None,
-        "position_bias_rate": (first - second) / decisive if decisive else None,
-        "position_bias_p_value": binomtest_half(first, decisive) if decisive else None,
-        "n_pairs_both_orders": both,
-        "order_agreement_rate": agree / both if both else None,
-        "n_order_disagreements": both - agree,
-    }
+    return PositionBias(
+        n_order_verdicts=first + second + tie,
+        n_decisive=decisive,
+        n_first_wins=first,
+        n_second_wins=second,
+        first_position_win_share=first / decisive if decisive else None,
+        position_bias_rate=(first - second) / decisive if decisive else None,
+        position_bias_p_value=binomtest_half(first, decisive) if decisive else None,
+        n_pairs_both_orders=both,
+        order_agreement_rate=agree / both if both else None,
+        n_order_disagreements=both - agree,
+    )
 
 
 def run_summary(run: PairwiseRun) -> dict[str, Any]:
@@ -178,5 +179,5 @@ def run_summary(run: PairwiseRun) -> dict[str, Any]:
         "n_pairs": len(run.judgements),
         "n_failed": failed,
         "repeats": run.repeats,
-        **position_bias(run.judgements),
+        **position_bias(run.judgements).model_dump(),
     }

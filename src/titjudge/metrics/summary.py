@@ -1,5 +1,5 @@
-"""`evaluate`: every metric for every variant in one JSON-ready dict (`metrics --json`,
-the metrics of metrics.json; `records.run_record.RunRecord` is its typed form).
+"""`evaluate`: every metric for every variant, as the run record holds them
+(`records.run_record.RunRecord`; metrics.json and `metrics --json` are its JSON).
 
 Each number is computed once, here: a variant's pair outcomes (which human pairs it got
 right, tied, skipped) come from its scores, or, for a pairwise judge, from its verdicts
@@ -7,18 +7,16 @@ right, tied, skipped) come from its scores, or, for a pairwise judge, from its v
 `metrics.outcomes.variant_outcomes` (which the analysis frames call too); accuracy, tie
 rate, p-value, CI and the McNemar comparisons all read those same outcomes.
 
-Shape (undefined values are None, serialised as null, never 0)::
+The record (undefined values are None, never NaN or 0)::
 
-    {"version": METRICS_VERSION,
-     "variants": {variant: {...per-variant fields below...}},
-     "thresholds": {n_pairs, mean, sd, k_95, acc_95, p_95, k_999, acc_999, p_999},
-                   # for the largest n_pairs of any variant (metrics/significance.py)
-     "leaderboard": {models, human, variants} | None,   # None without items (manifest)
-     "comparisons": [{variant_a, variant_b, n_pairs, both_correct, a_only, b_only,
-                      both_wrong, p_value, accuracy_a, accuracy_b}],  # exact McNemar
-     "settings": {bootstrap, bootstrap_unit, confidence, seed, gain, top_k,
-                  round_digits, n_prompts, n_human_pairs, n_human_ties},
-     "notes": [str]}
+    RunRecord(version=RECORD_VERSION,
+              variants={variant: VariantRecord(...per-variant fields below...)},
+              thresholds=Thresholds(...),  # for the largest n_pairs of any variant
+              leaderboard=Leaderboard(models, human, variants) | None,  # None without items
+              comparisons=[Comparison(...)],  # exact McNemar, per pair of variants
+              settings=Settings(bootstrap, bootstrap_unit, confidence, seed, gain, top_k,
+                                round_digits, n_prompts, n_human_pairs, n_human_ties),
+              notes=[str])
 
 Per variant: pairwise_accuracy, n_pairs (non-tie pairs with both sides scored),
 n_pairs_skipped (a side failed or unscored), n_correct, metric_tie_rate,
@@ -38,7 +36,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
@@ -50,7 +47,7 @@ from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_c
 from titjudge.metrics.catalog import ci_metrics, metrics
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
-from titjudge.metrics.leaderboard import Leaderboard, leaderboard_from_arrays
+from titjudge.metrics.leaderboard import leaderboard_from_arrays
 from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
 from titjudge.metrics.outcomes import variant_outcomes
 from titjudge.metrics.pairwise import PairOutcomes, calibrate_ties, summarise_outcomes
@@ -58,15 +55,8 @@ from titjudge.metrics.pairwise_stats import position_bias
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
-from titjudge.records.names import RESERVED_NAMES
 from titjudge.records.pairs import PairJudgement
-
-#: the format of the dict `evaluate` returns (metrics.json, `metrics --json`): 2 puts the
-#: variants under their own key; 1 (before) mixed them with the run-level keys
-METRICS_VERSION = 2
-#: run-level keys of format 1, where variants sat beside them; a judge config still refuses
-#: them as names, so a format-1 file is never ambiguous
-RESERVED_KEYS: tuple[str, ...] = RESERVED_NAMES
+from titjudge.records.run_record import RunRecord, Settings, VariantRecord, finite_or_none
 
 
 def _intervals(
@@ -100,20 +90,6 @@ def _intervals(
     return found
 
 
-def _leaderboard_json(board: Leaderboard) -> dict[str, Any]:
-    return {
-        "models": board.models,
-        "human": {m: asdict(board.human[m]) for m in board.models},
-        "variants": {
-            name: {
-                "srcc": board.srcc[name],
-                "models": {m: asdict(standing[m]) for m in board.models},
-            }
-            for name, standing in board.variants.items()
-        },
-    }
-
-
 def evaluate(
     scores: Iterable[ScoreRow],
     pairs: Sequence[HumanPair],
@@ -128,8 +104,9 @@ def evaluate(
     top_k: int | None = None,
     round_digits: int | None = None,
     confidence: float = 0.95,
-) -> dict[str, Any]:
-    """All metrics for every variant in `scores` against human pairs and ranks.
+) -> RunRecord:
+    """All metrics for every variant in `scores` against human pairs and ranks, as the run
+    record holds them (without provenance, which the run adds: `report.record`).
 
     `verdicts`: a pairwise judge's judgements by variant; that variant's pair outcomes come
     from them (sample `sample` of a repeated judge; None = the pair's verdict), its rank
@@ -153,7 +130,7 @@ def evaluate(
 
     data = build_eval_data(pairs, ranks)
     counts = resample_counts(data.n_prompts, bootstrap, seed)
-    variants: dict[str, dict[str, Any]] = {}
+    variants: dict[str, VariantRecord] = {}
     rank_vectors: dict[str, np.ndarray] = {}
     outcomes: dict[str, PairOutcomes] = {}
     for name in sorted(by_variant):
@@ -175,7 +152,7 @@ def evaluate(
         added = {m: m.per_prompt(rank_vector, data) for m in metrics() if m.per_prompt}
         per_prompt.update({metric.name: values for metric, values in added.items()})
         status = statuses[name]
-        entry = variants[name] = {
+        fields: dict[str, Any] = {
             "pairwise_accuracy": pairwise.accuracy,
             "n_pairs": pairwise.n_pairs,
             "n_pairs_skipped": pairwise.n_pairs_skipped - n_mixed,
@@ -184,7 +161,7 @@ def evaluate(
             "n_metric_ties": pairwise.n_metric_ties,
             "n_human_ties": pairwise.n_human_ties,
             "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
-            "thresholds": significance_thresholds(pairwise.n_pairs).model_dump(),
+            "thresholds": significance_thresholds(pairwise.n_pairs),
             "accuracy_source": "verdicts" if name in verdicts else "scores",
             "srcc": srcc.mean,
             "krcc": krcc.mean,
@@ -206,46 +183,47 @@ def evaluate(
             "n_fallback": status["fallback"],
         }
         for metric, values in added.items():  # metrics registered in the catalog
-            entry[metric.name] = values.mean
+            fields[metric.name] = finite_or_none(values.mean)
             if metric.stands_on is not None:
-                entry[metric.stands_on.name] = values.n_prompts
+                fields[metric.stands_on.name] = values.n_prompts
         if masks is not None:
-            entry["n_pairs_mixed_source"] = masks.n_mixed
-            entry["n_fallback_unranked"] = masks.n_fallback
+            fields["n_pairs_mixed_source"] = masks.n_mixed
+            fields["n_fallback_unranked"] = masks.n_fallback
         if name in verdicts:
-            entry["pairwise"] = position_bias(verdicts[name])
+            fields["pairwise"] = position_bias(verdicts[name])
+        variants[name] = VariantRecord(**fields)
 
-    largest = max((v["n_pairs"] for v in variants.values()), default=0)
-    summary: dict[str, Any] = {"version": METRICS_VERSION, "variants": variants}
-    summary["thresholds"] = significance_thresholds(largest).model_dump()
+    largest = max((v.n_pairs for v in variants.values()), default=0)
     notes: list[str] = []
+    board = None
     if items is None:
-        summary["leaderboard"] = None
         notes.append("leaderboard omitted: it needs each image's t2i_model (pass --manifest)")
     else:
         board = leaderboard_from_arrays(rank_vectors, data, items)
-        summary["leaderboard"] = _leaderboard_json(board)
         for name in rank_vectors:
-            variants[name]["leaderboard_srcc"] = board.srcc[name]
-    summary["comparisons"] = [
-        result.model_dump()
-        for a, b in combinations(sorted(outcomes), 2)
-        for result in [mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])]
-    ]
-    summary["settings"] = {
-        "bootstrap": bootstrap,
-        "bootstrap_unit": "prompt",
-        "confidence": confidence,
-        "seed": seed,
-        "gain": gain,
-        "top_k": top_k,
-        "round_digits": round_digits,
-        "n_prompts": data.n_prompts,
-        "n_human_pairs": int(data.pair_winner.size),
-        "n_human_ties": data.n_human_ties,
-    }
-    summary["notes"] = notes
-    return summary
+            variants[name].leaderboard_srcc = board.variants[name].srcc
+    return RunRecord(
+        variants=variants,
+        thresholds=significance_thresholds(largest),
+        leaderboard=board,
+        comparisons=[
+            mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])
+            for a, b in combinations(sorted(outcomes), 2)
+        ],
+        settings=Settings(
+            bootstrap=bootstrap,
+            bootstrap_unit="prompt",
+            confidence=confidence,
+            seed=seed,
+            gain=gain,
+            top_k=top_k,
+            round_digits=round_digits,
+            n_prompts=data.n_prompts,
+            n_human_pairs=int(data.pair_winner.size),
+            n_human_ties=data.n_human_ties,
+        ),
+        notes=notes,
+    )
 
 
 def jsonable(value: Any) -> Any:

@@ -50,12 +50,12 @@ class ItemResult:
 class RunEvaluation:
     """What the evaluator hands the run writer: items in item-id order with the pairwise
     judges' per-item outcomes attached, their score rows, the metrics
-    (`metrics.summary.evaluate`'s dict, format 2; {} without human data), the pairwise runs,
-    per-variant status counts and the failed-item count."""
+    (`metrics.summary.evaluate`'s record, without provenance; None without human data), the
+    pairwise runs, per-variant status counts and the failed-item count."""
 
     results: list[ItemResult]
     rows: list[ScoreRow]
-    metrics: dict[str, Any]
+    metrics: RunRecord | None
     pairwise: dict[str, PairwiseRun]
     status_counts: dict[str, dict[str, int]]
     n_failed_items: int

@@ -5,13 +5,38 @@ a variant's record as typed as the run's own."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
-#: the format `report.record.write_record` writes (`metrics.summary.METRICS_VERSION`)
+#: the format of metrics.json (`report.record.write_record`): 2 puts the variants under
+#: their own key; 1 (before) mixed them with the run-level keys, so a judge config still
+#: refuses those as names (`records.names.RESERVED_NAMES`) and a format-1 file is never
+#: ambiguous
 RECORD_VERSION = 2
+
+
+def finite_or_none(value: Any) -> Any:
+    """None for NaN or an infinity (an undefined metric), a plain number for a numpy one;
+    anything else as it is."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict)):
+        value = value.item()  # numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+#: a metric's value: None where it is undefined (no pairs, constant ranks), never NaN
+Num = Annotated[float | None, BeforeValidator(finite_or_none)]
 
 
 class Provenance(BaseModel):
@@ -40,31 +65,68 @@ class PositionBias(BaseModel):
     n_decisive: int = 0
     n_first_wins: int = 0
     n_second_wins: int = 0
-    first_position_win_share: float | None = None
-    position_bias_rate: float | None = None
-    position_bias_p_value: float | None = None
+    first_position_win_share: Num = None
+    position_bias_rate: Num = None
+    position_bias_p_value: Num = None
     n_pairs_both_orders: int = 0
-    order_agreement_rate: float | None = None
+    order_agreement_rate: Num = None
     n_order_disagreements: int = 0
 
 
+class Spread(BaseModel):
+    """One metric across a repeated judge's N samples (`metrics.evaluate`): mean, std
+    (n-1; 0 for one value), min and max over the samples where it is defined, and every
+    sample's value (None where undefined)."""
+
+    mean: float
+    std: float
+    min: float
+    max: float
+    values: list[Num]
+
+
+class RepeatSpreads(BaseModel):
+    """A repeated judge's metrics computed with each sample's scores alone: `n` samples and,
+    per metric the catalog aggregates over repeats (`metrics.catalog.repeat_metrics`), its
+    `Spread` (None where no sample defines it), under the metric's name."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Spread | None] = Field(init=False)  # type: ignore[assignment]
+
+    n: int
+
+    def spread(self, metric: str) -> Spread | None:
+        return (self.model_extra or {}).get(metric)
+
+
+#: VariantRecord fields metrics.json holds only where they apply (a key of their own when
+#: set, absent otherwise, as before they were declared)
+_WHERE_THEY_APPLY = (
+    "leaderboard_srcc",
+    "n_pairs_mixed_source",
+    "n_fallback_unranked",
+    "pairwise",
+    "repeats",
+)
+
+
 class VariantRecord(BaseModel):
-    """One variant's metrics (the named fields: every tabled metric of `metrics.catalog` with
-    the counts it stands on, tested against it; and every other field `evaluate` gives) and
-    its provenance."""
+    """One variant's metrics and its provenance. Every field `metrics.summary.evaluate`
+    gives is declared here; a metric registered in the catalog (`metrics.catalog.register`)
+    is an extra field under its own name, as the catalog declares it (`get` reads both)."""
 
     model_config = ConfigDict(extra="allow")
 
-    pairwise_accuracy: float | None = None
+    pairwise_accuracy: Num = None
     n_pairs: int = 0
     n_correct: int = 0
-    metric_tie_rate: float | None = None
+    metric_tie_rate: Num = None
     n_metric_ties: int = 0
-    p_value: float | None = None
-    srcc: float | None = None
+    p_value: Num = None
+    srcc: Num = None
     n_prompts: int = 0
-    krcc: float | None = None
-    ndcg: float | None = None
+    krcc: Num = None
+    ndcg: Num = None
     n_prompts_ndcg: int = 0
     #: "scores" (score differences) or "verdicts" (a pairwise judge's verdicts)
     accuracy_source: str = "scores"
@@ -76,8 +138,8 @@ class VariantRecord(BaseModel):
     thresholds: Thresholds | None = None
     n_prompts_skipped: int = 0
     n_prompts_skipped_ndcg: int = 0
-    tie_calibrated_accuracy: float | None = None
-    tie_epsilon: float | None = None
+    tie_calibrated_accuracy: Num = None
+    tie_epsilon: Num = None
     #: per metric with an interval (`metrics.catalog`), its [low, high] (None: none drawn)
     ci: dict[str, list[float] | None] = Field(default_factory=dict)
     #: score rows; scored (ok + fallback); failed; fallback
@@ -85,16 +147,25 @@ class VariantRecord(BaseModel):
     n_scored: int = 0
     n_failed: int = 0
     n_fallback: int = 0
+    #: with a manifest: the SRCC of this variant's T2I-model ranking with the human one
+    leaderboard_srcc: Num = None
+    #: a variant with a fallback judge: pairs whose two sides came from different judges
+    #: (left out of accuracy) and fallback-scored items left out of its rankings
+    n_pairs_mixed_source: int | None = None
+    n_fallback_unranked: int | None = None
+    #: a pairwise judge's position bias and order agreement (`metrics.pairwise_stats`)
+    pairwise: PositionBias | None = None
+    #: a repeated judge's metrics per sample (`repeats: N`)
+    repeats: RepeatSpreads | None = None
 
-    @property
-    def position_bias(self) -> PositionBias | None:
-        """A pairwise judge's position bias and order agreement (its metrics' `pairwise`
-        block, kept under that key in metrics.json; None for a per-item judge)."""
-        found = (self.model_extra or {}).get("pairwise")
-        return PositionBias.model_validate(found) if isinstance(found, dict) else None
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        found: dict[str, Any] = handler(self)
+        unset = [k for k in _WHERE_THEY_APPLY if k not in self.model_fields_set]
+        return {k: v for k, v in found.items() if k not in unset}
 
     def get(self, key: str, default: Any = None) -> Any:
-        """A field by name, declared or extra (`ci`, `thresholds`, `leaderboard_srcc`, ...)."""
+        """A field by name, declared or registered (`srcc`, `ci`, a catalog metric, ...)."""
         if key in type(self).model_fields:
             return getattr(self, key)
         return (self.model_extra or {}).get(key, default)
@@ -110,28 +181,28 @@ class Thresholds(BaseModel):
     is None. An older metrics.json's missing values are None too."""
 
     n_pairs: int = 0
-    mean: float | None = None
-    sd: float | None = None
+    mean: Num = None
+    sd: Num = None
     k_95: int | None = None
-    acc_95: float | None = None
-    p_95: float | None = None
+    acc_95: Num = None
+    p_95: Num = None
     k_999: int | None = None
-    acc_999: float | None = None
-    p_999: float | None = None
+    acc_999: Num = None
+    p_999: Num = None
 
 
 class Standing(BaseModel):
     """One T2I model's place: its mean per-prompt rank, its position, the prompts behind it."""
 
-    average_rank: float | None = None
-    rank: float | None = None
+    average_rank: Num = None
+    rank: Num = None
     n_prompts: int = 0
 
 
 class RankerStandings(BaseModel):
     """One variant's model ranking and its SRCC with the human one."""
 
-    srcc: float | None = None
+    srcc: Num = None
     models: dict[str, Standing] = Field(default_factory=dict)
 
 
@@ -153,9 +224,9 @@ class Comparison(BaseModel):
     a_only: int
     b_only: int
     both_wrong: int
-    p_value: float | None = None
-    accuracy_a: float | None = None
-    accuracy_b: float | None = None
+    p_value: Num = None
+    accuracy_a: Num = None
+    accuracy_b: Num = None
 
 
 class Settings(BaseModel):
@@ -232,6 +303,13 @@ class RunRecord(BaseModel):
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
 
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        found: dict[str, Any] = handler(self)
+        if found.get("describer") is None:  # a record of scores alone (`metrics SCORES`)
+            found.pop("describer", None)
+        return found
+
     def metrics_json(self) -> dict[str, Any]:
         """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""
         return self.model_dump(mode="json")
@@ -245,9 +323,12 @@ __all__ = [
     "PairVerdict",
     "PositionBias",
     "Provenance",
+    "Num",
     "RankerStandings",
+    "RepeatSpreads",
     "RunRecord",
     "Settings",
+    "Spread",
     "Standing",
     "Thresholds",
     "VariantRecord",

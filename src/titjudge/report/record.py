@@ -1,8 +1,8 @@
 """One typed record of a run's results: what metrics.json holds and every view reads.
 
 `RunRecord` is written once, by `write_record` (metrics.json, atomically, into the run's
-staging dir), from the dict `metrics.summary.evaluate` computed (each number once) and each
-variant's provenance. Everything that shows a number reads it back with `load_record` /
+staging dir), as `metrics.summary.evaluate` made it (each number once) with each variant's
+provenance. Everything that shows a number reads it back with `load_record` /
 `load_run`: the run's tables, `titjudge metrics RUN`, `titjudge audit` (terminal, HTML,
 `--json`), the ablation tables and `titjudge.load_run`. Nothing recomputes a metric.
 
@@ -92,22 +92,14 @@ def variant_provenance(
 
 
 def build_record(
-    metrics: Mapping[str, Any],
+    record: RunRecord,
     provenances: Mapping[str, Provenance] | None = None,
     describer: Mapping[str, Any] | None = None,
 ) -> RunRecord:
-    """The record of `metrics` (`metrics.summary.evaluate`'s dict) with each variant's
-    provenance; a DataError names what does not fit the format."""
-    from titjudge.metrics.summary import jsonable
-
+    """`record` (`metrics.summary.evaluate`'s) with each variant's provenance and the
+    describer that wrote the descriptions its judges read."""
     provenances = provenances or {}
-    doc = dict(jsonable(dict(metrics)))
-    try:
-        record = RunRecord.model_validate(
-            {**doc, "describer": dict(describer) if describer else None}
-        )
-    except ValidationError as error:
-        raise DataError(f"metrics do not fit the run record: {error.errors()[0]['msg']}") from None
+    record.describer = dict(describer) if describer else None
     for name, variant in record.variants.items():
         if name in provenances:
             variant.provenance = provenances[name]

@@ -187,7 +187,7 @@ def print_summary(record: RunRecord, console: Console) -> None:
         )
     for name, variant in record.variants.items():
         if variant.accuracy_source == "verdicts":
-            say(console, _verdicts_line(name, variant.position_bias))
+            say(console, _verdicts_line(name, variant.pairwise))
     if record.leaderboard is not None:
         _print_leaderboard(record.leaderboard, console)
     if record.comparisons:

@@ -109,23 +109,23 @@ def _rows_for(
 ) -> list[GroupRow]:
     if not pairs:
         return []
-    variants = run.evaluate(pairs, ranks, rows)["variants"]
+    variants = run.evaluate(pairs, ranks, rows).variants
     n_prompts = len({p.prompt_id for p in pairs})
     found = []
     for name, entry in variants.items():
         if only is not None and name not in only:
             continue
-        ci = (entry.get("ci") or {}).get("pairwise_accuracy")
+        ci = entry.ci.get("pairwise_accuracy")
         found.append(
             GroupRow(
                 group=group,
                 variant=name,
                 n_human_pairs=len(pairs),
-                n_pairs=entry["n_pairs"],
-                n_correct=entry["n_correct"],
-                pairwise_accuracy=entry["pairwise_accuracy"],
+                n_pairs=entry.n_pairs,
+                n_correct=entry.n_correct,
+                pairwise_accuracy=entry.pairwise_accuracy,
                 ci=(float(ci[0]), float(ci[1])) if ci else None,
-                srcc=entry["srcc"],
+                srcc=entry.srcc,
                 n_prompts=n_prompts,
             )
         )

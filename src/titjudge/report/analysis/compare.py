@@ -168,20 +168,20 @@ def compare_runs(
     numbers, outcomes = {}, {}
     for index, run in enumerate(runs):
         ranks = [r for r in run.human.ranks if r.item_id in items]
-        numbers[index] = run.evaluate(pairs, ranks)["variants"]
+        numbers[index] = run.evaluate(pairs, ranks).variants
         _, outcomes[index] = run_outcomes(run.rows, pairs, run.judgements, run.round_digits)
     table = []
     for index, variant, label in columns:
-        entry = numbers[index].get(variant, {})
+        entry = numbers[index].get(variant)
         table.append(
             {
                 "column": label,
                 "run": labels[index],
                 "variant": variant,
-                "n_pairs": entry.get("n_pairs"),
-                "n_correct": entry.get("n_correct"),
-                **{metric.name: entry.get(metric.name) for metric in compared_metrics()},
-                "ci": (entry.get("ci") or {}).get("pairwise_accuracy"),
+                "n_pairs": entry.n_pairs if entry else None,
+                "n_correct": entry.n_correct if entry else None,
+                **{m.name: entry.get(m.name) if entry else None for m in compared_metrics()},
+                "ci": entry.ci.get("pairwise_accuracy") if entry else None,
             }
         )
     tests, agreements = [], []

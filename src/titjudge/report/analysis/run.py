@@ -149,7 +149,7 @@ class RunData:
         ranks: Sequence[RankRow] | None = None,
         rows: Sequence[ScoreRow] | None = None,
         bootstrap: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunRecord:
         """`metrics.summary.evaluate` on this run with its recorded settings: on its own pairs,
         ranks and rows unless others are given (a subset: a length bucket, shared pairs)."""
         from titjudge.metrics.summary import evaluate

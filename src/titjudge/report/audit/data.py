@@ -33,7 +33,7 @@ from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair, ScoreStatus
 from titjudge.records.provenance import ModelAnswers
-from titjudge.records.run_record import PairVerdict, Provenance, RunRecord
+from titjudge.records.run_record import PairVerdict, PositionBias, Provenance, RunRecord
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
 OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")
@@ -122,7 +122,7 @@ class VariantSummary:
     #: "scores" or "verdicts" (a pairwise judge)
     accuracy_source: str = "scores"
     #: a pairwise judge's position bias and order agreement (the record's `pairwise`)
-    position: Mapping[str, Any] | None = None
+    position: PositionBias | None = None
 
 
 @dataclass(frozen=True)
@@ -333,15 +333,14 @@ def provenance_line(name: str, data: AuditData) -> str:
     return f"{name}: " + "; ".join(parts)
 
 
-def position_line(name: str, position: dict[str, Any]) -> str:
+def position_line(name: str, position: PositionBias) -> str:
     """A pairwise judge's position bias and order agreement, from the run record."""
-    share, agree = position.get("first_position_win_share"), position.get("order_agreement_rate")
-    p_value = position.get("position_bias_p_value")
+    p_value = position.position_bias_p_value
     return (
-        f"{name} position: the first-shown image won {position.get('n_first_wins', 0)} and the "
-        f"second {position.get('n_second_wins', 0)} of {position.get('n_decisive', 0)} decisive "
-        f"single-order verdicts (first {_pct(share)}"
+        f"{name} position: the first-shown image won {position.n_first_wins} and the "
+        f"second {position.n_second_wins} of {position.n_decisive} decisive "
+        f"single-order verdicts (first {_pct(position.first_position_win_share)}"
         + (f", p {p_value:.3g}" if p_value is not None else "")
-        + f"); the two orders agreed on {_pct(agree)} of "
-        f"{position.get('n_pairs_both_orders', 0)} pairs"
+        + f"); the two orders agreed on {_pct(position.order_agreement_rate)} of "
+        f"{position.n_pairs_both_orders} pairs"
     )

@@ -270,7 +270,7 @@ def build_payload(
             "scale": s.scale,
             "accuracy_source": s.accuracy_source,
             "provenance": provenance_line(s.name, data),
-            "position": position_line(s.name, dict(s.position)) if s.position else None,
+            "position": position_line(s.name, s.position) if s.position else None,
             **_ok_scores(data, s.name),
         }
         for s in (data.summaries[v] for v in data.variants)

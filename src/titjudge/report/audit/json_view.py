@@ -30,7 +30,7 @@ def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:
             "provenance": summary.provenance.model_dump(mode="json")
             if summary.provenance
             else None,
-            "position": dict(summary.position) if summary.position else None,
+            "position": summary.position.model_dump() if summary.position else None,
         }
     )
     return found

@@ -128,7 +128,6 @@ def summarise_variants(
         results = [i.results[name] for i in items.values() if name in i.results]
         found = record.variants.get(name)
         ci = found.ci.get("pairwise_accuracy") if found else None
-        position = found.position_bias if found else None
         summaries[name] = VariantSummary(
             name=name,
             pairwise_accuracy=found.pairwise_accuracy if found else None,
@@ -143,7 +142,7 @@ def summarise_variants(
             ),
             provenance=found.provenance if found else None,
             accuracy_source=found.accuracy_source if found else "scores",
-            position=position.model_dump() if position is not None else None,
+            position=found.pairwise if found else None,
         )
     return summaries
 

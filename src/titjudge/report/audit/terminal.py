@@ -119,7 +119,7 @@ def print_provenance(data: AuditData, console: Console) -> None:
         console.print(safe(provenance_line(name, data)), style="dim")
         position = data.summaries[name].position
         if position:
-            console.print(safe(position_line(name, dict(position))))
+            console.print(safe(position_line(name, position)))
 
 
 def print_answering_models(data: AuditData, console: Console) -> None:
