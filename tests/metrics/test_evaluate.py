@@ -111,6 +111,9 @@ def test_hand_case_summary() -> None:
     )
     # human average ranks X 1.75, Y 1.5, Z 2.75; good's X 1.5, Y 1.5, Z 3
     assert out["leaderboard"]["models"] == ["Y", "X", "Z"]
+    # every standing is written in that order, the human ranking's
+    assert list(out["leaderboard"]["human"]) == ["Y", "X", "Z"]
+    assert list(out["leaderboard"]["variants"]["good"]["models"]) == ["Y", "X", "Z"]
     assert out["leaderboard"]["human"]["X"] == {"average_rank": 1.75, "rank": 2.0, "n_prompts": 2}
     assert good["leaderboard_srcc"] == pytest.approx(1.5 / math.sqrt(3))
     assert out["notes"] == []

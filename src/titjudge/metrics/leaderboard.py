@@ -95,9 +95,11 @@ def leaderboard_from_arrays(
     )
     return Leaderboard(
         models=order,
-        human=human,
+        human={m: human[m] for m in order},
         variants={
-            name: RankerStandings(srcc=_ranking_srcc(human, standing), models=standing)
+            name: RankerStandings(
+                srcc=_ranking_srcc(human, standing), models={m: standing[m] for m in order}
+            )
             for name, standing in variants.items()
         },
     )
