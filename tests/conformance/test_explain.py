@@ -100,8 +100,9 @@ def test_a_config_error_is_one_line_and_exit_2(provider_server, data, capsys):
 
 def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, tmp_path, capsys):
     """The run's own steps build what explain prints: the describer, an llm verdict, a
-    checklist's decomposition, a pairwise verdict (the first pair of the first prompt), an
-    lmm_yes question and a served embedding, each once; the lexical judge asks no model."""
+    checklist's decomposition and its verdict request (over a stand-in element list), a
+    pairwise verdict (the first pair of the first prompt), an lmm_yes question and a served
+    embedding, each once; the lexical judge asks no model."""
     import yaml
 
     base = provider_server.openai_base
@@ -138,14 +139,17 @@ def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, 
     assert sorted(judge_calls) == [
         "== judge (embedding)",
         "== judge, checklist_decompose (structured)",
+        "== judge, checklist_judge (structured)",
         "== judge, judge_similarity (structured)",
         "== judge, lmm_yes (text)",
         "== judge, pairwise (structured)",
     ], headings
     assert "== judge lexical (lexical): asks no model" in headings
     bodies = _bodies(out)
-    assert len(bodies) == 6
+    assert len(bodies) == 7
     assert any(b.get("input") for b in bodies)  # the embedding's input
+    # the checklist's verdict request lists a stand-in where the decomposition's elements go
+    assert "known only once its decomposition answers" in out
     # as the wire has it: the embedding's URL and model without litellm's provider prefix,
     # and no `extra_body` key (the OpenAI SDK merges it into the body)
     (embedding,) = [b for b in bodies if b.get("input")]

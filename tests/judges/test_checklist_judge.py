@@ -242,3 +242,39 @@ def test_a_malformed_decomposition_still_fails_clearly():
                 ]
             }
         )
+
+
+@pytest.mark.slow
+def test_estimate_counts_every_verdict_call_the_run_then_sends(synth_data, tmp_path, capsys):
+    """A checklist's verdict calls read its decomposition: the estimate takes a stand-in of
+    the decomposition's expected length for them, so it counts the 16 verdict calls with the
+    4 decompositions (it counted the 4 alone before). The run then sends exactly those, and a
+    second estimate counts nothing left to send."""
+    import json
+
+    from builders import write_config
+
+    from titjudge.cli import main
+
+    judges = [{"name": "check", "kind": "checklist", "model": "litellm:openai/judge"}]
+    responder = ModesResponder(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        config = run_config(synth_data, server.url, tmp_path, judges)
+        config["describer"]["price"] = {"input": 2.0, "output": 8.0}
+        config["judges"][0]["price"] = {"input": 1.0, "output": 4.0}
+        path = str(write_config(config, tmp_path))
+
+        def estimate() -> dict:
+            capsys.readouterr()
+            assert main(["estimate", path, "--json"]) == 0
+            lines = json.loads(capsys.readouterr().out)["lines"]
+            return {line["role"]: line for line in lines}
+
+        before = estimate()
+        assert len(server.stats.records) == 0  # nothing sent
+        assert before["judge"]["calls"] == 4 + 16
+        assert before["judge"]["usd"] > 0
+        assert main(["run", path]) == 0
+        assert (responder.count("decompose"), responder.count("check")) == (4, 16)
+        after = estimate()
+    assert after.get("judge", {"calls": 0})["calls"] == 0

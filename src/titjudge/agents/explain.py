@@ -6,8 +6,8 @@ first prompt's images under an estimate probe (`models.calls.estimate_probe`) ag
 cache, so every call misses, none is sent and no key is needed: each call's request, as its
 client built it for the cache key, is kept the first time its model, role, kind and template
 are met. A description the judges read is a stand-in (only the describer's answer would give
-it); a call that reads a validated answer (a checklist's verdict reads its decomposition) is
-not reached, and the config's judges that ask no model are named apart.
+it), and so is a checklist's element list, which each image's verdict call reads (only the
+decomposition's answer would give it); the config's judges that ask no model are named apart.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from titjudge.records.calls import CallResult
 
 #: what the judges' requests quote where the describer's answer would stand
 STAND_IN = "<the describer's description of this image: known only once the describer answers>"
+#: what a checklist's verdict request lists where the prompt's decomposition would stand
+ELEMENTS_STAND_IN = "<this prompt's elements: known only once its decomposition answers>"
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,8 @@ class Planned:
 @dataclass
 class ExplainProbe(EstimateProbe):
     """An estimate probe that also keeps the first request of each model, role, kind and
-    template, and answers a missed description with `STAND_IN`."""
+    template, and answers a missed description with `STAND_IN` and a missed decomposition
+    with `ELEMENTS_STAND_IN`."""
 
     planned: list[Planned] = field(default_factory=list)
     _met: set[tuple[str, str, str, str | None]] = field(default_factory=set)
@@ -79,6 +82,10 @@ class ExplainProbe(EstimateProbe):
         result = super().miss(client, key, compute)
         if asked is not None and asked.kind == "text" and result.ok:
             result = CallResult(ok=True, value=STAND_IN, raw=STAND_IN)
+            self._answers[key] = result
+        elif asked is not None and asked.stand_in is not None and result.ok:
+            stand_in = asked.stand_in(ELEMENTS_STAND_IN)
+            result = CallResult(ok=True, value=stand_in, raw=ELEMENTS_STAND_IN)
             self._answers[key] = result
         return result
 
@@ -112,4 +119,4 @@ async def first_requests(config: RunConfig) -> tuple[str, list[Planned]]:
     return prompt_id, probe.planned
 
 
-__all__ = ["STAND_IN", "ExplainProbe", "Planned", "first_requests"]
+__all__ = ["ELEMENTS_STAND_IN", "STAND_IN", "ExplainProbe", "Planned", "first_requests"]

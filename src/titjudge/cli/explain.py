@@ -6,8 +6,8 @@ found by running the run's own steps against a scratch cache (`agents.explain`),
 shown is what the run builds. For a `litellm:` model, the provider's URL, headers (keys
 redacted) and JSON body as litellm would send them (`models.litellm.explain`); images are
 summarized. The judges' requests quote a stand-in for the description, which only the
-describer's answer would give; a checklist's verdict call, which reads its decomposition, is
-not reached. Nothing is sent and no key is needed: a key that is not set is a note, not an
+describer's answer would give, and a checklist's verdict request a stand-in for the prompt's
+elements, which only its decomposition would give. Nothing is sent and no key is needed: a key that is not set is a note, not an
 error. Config problems are one line and exit 2.
 """
 

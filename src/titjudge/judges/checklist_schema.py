@@ -57,6 +57,13 @@ class PromptChecklist(BaseModel):
         description="Every checkable element of the prompt, in prompt order.",
     )
 
+    @classmethod
+    def stand_in(cls, text: str) -> PromptChecklist:
+        """What an estimate or `explain` takes for a decomposition not yet made: one element
+        holding `text` (a stand-in of the answer's length), so each image's verdict call is
+        built and counted (`models.calls.estimate_probe`)."""
+        return cls(elements=[ChecklistElement(id="e1", type="detail", text=text)])
+
     @model_validator(mode="before")
     @classmethod
     def _numbered(cls, data: Any) -> Any:

@@ -9,8 +9,11 @@ as the run would make it once and read it from the cache after.
 
 What a missed call answers: a free-text call (a description) answers a placeholder of its
 expected length, named by its key, so the calls that read it (judges) are asked and counted
-too, their prompts carrying text of the length the describer is expected to write; a
-validated-object call fails (nothing downstream of a judge's verdict asks a model).
+too, their prompts carrying text of the length the describer is expected to write. A
+validated-object call whose answer another call reads (a checklist's decomposition, read by
+each image's verdict call) answers its type's `stand_in(text)` around such a placeholder, so
+those calls are counted too; any other validated-object call fails (nothing downstream of a
+judge's verdict asks a model).
 
 The hits seen on the way are the cache's record of what this model in this role wrote before
 (a pilot's answers): their mean output and thinking tokens are the expected usage of the misses.
@@ -19,6 +22,7 @@ The hits seen on the way are the cache's record of what this model in this role 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +50,9 @@ class Asked:
     thinking_cap: int = 0
     #: the prompt template the request was rendered from (its record: name, version, sha256)
     template: dict[str, str] | None = None
+    #: a validated-object call whose answer other calls read: its type's `stand_in(text)`,
+    #: a valid answer around `text` for an estimate to hand on (None: nothing reads it)
+    stand_in: Callable[[str], Any] | None = None
 
 
 @dataclass
@@ -141,6 +148,9 @@ class EstimateProbe(CacheProbe):
         if asked.kind == "text":
             text = placeholder(key, self.expected_answer(line))
             answer = CallResult(ok=True, value=text, raw=text)
+        elif asked.stand_in is not None:  # its answer is read: the readers are counted too
+            text = placeholder(key, self.expected_answer(line))
+            answer = CallResult(ok=True, value=asked.stand_in(text), raw=text)
         else:
             answer = CallResult(ok=False, error="not cached (estimated)")
         self._answers[key] = answer

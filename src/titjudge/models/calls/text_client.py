@@ -160,6 +160,7 @@ class ModelClient(CallPipeline[TextBackend]):
                     keyed,
                     thinking_cap=self._thinking_reserve,
                     template=template,
+                    stand_in=getattr(schema, "stand_in", None),
                 ),
             )
 
