@@ -1,41 +1,42 @@
 """The demo's next step (issue 37, the first hour): the real TIT-Score-LLM is estimated first,
-with its expected cost when the shipped config is at hand (the same numbers `titjudge estimate`
-gives), then run on a few items with `--limit` before the rest."""
+with its expected cost (the same numbers `titjudge estimate` gives), then run on a few items
+with `--limit` before the rest. Its config is the shipped one, copied from the installed
+package into the demo's folder, so the commands work from any directory."""
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
+import shlex
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from titjudge.cli import main
-from titjudge.cli.demo import FIRST_ITEMS, GEMINI_CONFIG, _print_next
+from titjudge.cli.demo import FIRST_ITEMS, GEMINI_CONFIG, _print_next, write_next_config
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def next_step(data: Path) -> list[str]:
+def next_step(data: Path, out: Path) -> tuple[list[str], Path]:
+    """The next step's lines, the demo having written its config into `out`."""
     console = Console(record=True, width=400)
-    _print_next(console, data)
-    return console.export_text().splitlines()
+    config = write_next_config(out)
+    _print_next(console, data, config)
+    return console.export_text().splitlines(), config
 
 
 @pytest.mark.slow
 def test_the_next_step_estimates_its_cost_then_runs_a_few_items(synthetic, tmp_path, monkeypatch):
     data = synthetic(3, 4)  # 12 items: more than the first run's 8
-    (tmp_path / "configs").mkdir()
-    shutil.copy(REPO / GEMINI_CONFIG, tmp_path / GEMINI_CONFIG)
-    monkeypatch.chdir(tmp_path)
-    lines = next_step(data)
-    sets = (
-        f"--set data.manifest={data / 'manifest.jsonl'} --set data.human_pairs={data / 'pairs.csv'}"
-    )
-    estimate = lines.index(f"  titjudge estimate {GEMINI_CONFIG} {sets}")
-    run = lines.index(f"  titjudge run {GEMINI_CONFIG} {sets} --limit {FIRST_ITEMS}")
+    monkeypatch.chdir(tmp_path)  # no configs/ here: the demo's own copy is used
+    lines, config = next_step(data, tmp_path / "demo")
+    sets = ["--set", f"data.manifest={data / 'manifest.jsonl'}"]
+    sets += ["--set", f"data.human_pairs={data / 'pairs.csv'}"]
+    commands = [shlex.split(line) for line in lines]
+    estimate = commands.index(["titjudge", "estimate", str(config), *sets])
+    run = commands.index(["titjudge", "run", str(config), *sets, "--limit", str(FIRST_ITEMS)])
     assert estimate < run and lines.index("  export GEMINI_API_KEY=...") < run
     cost = re.fullmatch(
         r"expected: \$(\d+\.\d\d) for the first 8 items, \$(\d+\.\d\d) for all 12 "
@@ -49,16 +50,15 @@ def test_the_next_step_estimates_its_cost_then_runs_a_few_items(synthetic, tmp_p
 
 def test_the_numbers_are_the_estimate_commands(synthetic, tmp_path, monkeypatch, capsys):
     data = synthetic(3, 4)
-    (tmp_path / "configs").mkdir()
-    shutil.copy(REPO / GEMINI_CONFIG, tmp_path / GEMINI_CONFIG)
     monkeypatch.chdir(tmp_path)
-    said = next(line for line in next_step(data) if line.startswith("expected: "))
+    lines, config = next_step(data, tmp_path / "demo")
+    said = next(line for line in lines if line.startswith("expected: "))
     sets = ["--set", f"data.manifest={data / 'manifest.jsonl'}"]
     sets += ["--set", f"data.human_pairs={data / 'pairs.csv'}"]
     capsys.readouterr()
-    assert main(["estimate", str(GEMINI_CONFIG), *sets, "--json"]) == 0
+    assert main(["estimate", str(config), *sets, "--json"]) == 0
     every = json.loads(capsys.readouterr().out)
-    assert main(["estimate", str(GEMINI_CONFIG), *sets, "--json", "--limit", "8"]) == 0
+    assert main(["estimate", str(config), *sets, "--json", "--limit", "8"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert said == (
         f"expected: ${first['usd']:.2f} for the first 8 items, ${every['usd']:.2f} for all 12 "
@@ -66,9 +66,10 @@ def test_the_numbers_are_the_estimate_commands(synthetic, tmp_path, monkeypatch,
     )
 
 
-def test_without_the_shipped_config_the_commands_stand_alone(synth_data, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no configs/ here
-    lines = next_step(synth_data)
-    assert not any(line.startswith("expected: ") for line in lines)
-    assert any(line.startswith(f"  titjudge estimate {GEMINI_CONFIG} ") for line in lines)
-    assert any(line.endswith(f" --limit {FIRST_ITEMS}") for line in lines)
+def test_the_next_config_is_the_shipped_one_whatever_the_directory(tmp_path, monkeypatch):
+    """The installed package carries the shipped configs (package data); the demo copies the
+    next step's, byte for byte, so a pip-installed titjudge has it as a checkout does."""
+    monkeypatch.chdir(tmp_path)  # no checkout here
+    written = write_next_config(tmp_path / "demo")
+    assert written == tmp_path / "demo" / GEMINI_CONFIG
+    assert written.read_bytes() == (REPO / "configs" / GEMINI_CONFIG).read_bytes()

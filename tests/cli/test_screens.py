@@ -4,6 +4,7 @@ the synthetic-data warning, and per-model means when a run has no human pairs.""
 from __future__ import annotations
 
 import json
+import shlex
 import statistics
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def test_demo_prints_whole_commands_and_the_synthetic_warning(
     narrow: None,
 ) -> None:
     monkeypatch.setattr(run_cli, "minilm_dir", lambda: None)  # MiniLM not installed
-    monkeypatch.chdir(tmp_path)  # no shipped config here: no estimate reads the checkout's cache
+    monkeypatch.chdir(tmp_path)  # no estimate reads the checkout's cache
     out = tmp_path / "a long folder name for the demo output" / "titjudge-demo"
     assert main(["demo", "--out", str(out), "--prompts", "3", "--models", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -44,18 +45,21 @@ def test_demo_prints_whole_commands_and_the_synthetic_warning(
         for line in lines
         if line.lstrip().startswith(("titjudge run ", "titjudge est"))
     ]
-    sets = (
-        f"--set data.manifest={data / 'manifest.jsonl'} --set data.human_pairs={data / 'pairs.csv'}"
-    )
-    assert commands == [
-        f"titjudge run {out / 'demo.yaml'}",
-        f"titjudge estimate configs/tit-llm-gemini.yaml {sets}",
-        f"titjudge run configs/tit-llm-gemini.yaml {sets} --limit 8",
+    # each a shell command as it can be pasted: a path with spaces is quoted
+    assert [shlex.split(c) for c in commands] == [
+        ["titjudge", "run", str(out / "demo.yaml")],
+        ["titjudge", "estimate", str(out / "tit-llm-gemini.yaml"), *sets(data)],
+        ["titjudge", "run", str(out / "tit-llm-gemini.yaml"), *sets(data), "--limit", "8"],
     ]
     assert "  export GEMINI_API_KEY=..." in lines
     text = " ".join(" ".join(lines).split())
     assert "these numbers test the plumbing only" in text
     assert "predict nothing about the paper's models or their ranking" in text
+
+
+def sets(data: Path) -> list[str]:
+    manifest, pairs = data / "manifest.jsonl", data / "pairs.csv"
+    return ["--set", f"data.manifest={manifest}", "--set", f"data.human_pairs={pairs}"]
 
 
 def test_model_means_count_only_ok_rows_and_share_ranks_on_ties() -> None:

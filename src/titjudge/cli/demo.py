@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 from pathlib import Path
+from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.common import command, wide_console
@@ -107,22 +108,35 @@ def demo(args: argparse.Namespace) -> int:
     print_outcome(outcome, console)
     console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)
-    print_command(console, f"  titjudge run {config_path}")
-    _print_next(console, data)
+    print_command(console, f"  titjudge run {quote(str(config_path))}")
+    _print_next(console, data, write_next_config(out))
     return outcome.exit_code
 
 
-#: the shipped config the demo's next step runs, from the checkout's root
-GEMINI_CONFIG = Path("configs") / "tit-llm-gemini.yaml"
+#: the shipped config the demo's next step runs (package data: `configs/` of a checkout)
+GEMINI_CONFIG = "tit-llm-gemini.yaml"
 #: the items the next step's first paid run scores (`--limit`)
 FIRST_ITEMS = 8
 
 
-def _print_next(console: Console, data: Path) -> None:
-    """The next step: the real TIT-Score-LLM on this data, estimated first (its expected cost
-    when the shipped config is here), then run on a few items (`--limit`) before the rest."""
-    sets = (
-        f"--set data.manifest={data / 'manifest.jsonl'} --set data.human_pairs={data / 'pairs.csv'}"
+def write_next_config(out: Path) -> Path:
+    """The shipped TIT-Score-LLM config, copied as it ships (comments and all) into the
+    demo's folder, so the next step's commands work wherever titjudge was installed from."""
+    from importlib.resources import files
+
+    from titjudge.files import atomic_write
+
+    path = out / GEMINI_CONFIG
+    atomic_write(path, files("titjudge").joinpath("configs", GEMINI_CONFIG).read_text("utf-8"))
+    return path
+
+
+def _print_next(console: Console, data: Path, config: Path) -> None:
+    """The next step: the real TIT-Score-LLM (`config`, the shipped one) on this data,
+    estimated first with its expected cost, then run on a few items (`--limit`)."""
+    sets = " ".join(
+        f"--set {quote(f'data.{key}={data / name}')}"
+        for key, name in (("manifest", "manifest.jsonl"), ("human_pairs", "pairs.csv"))
     )
     console.print(
         "\nNext: the real TIT-Score-LLM (Gemini 2.5 Pro) on this data, or your own manifest. "
@@ -131,9 +145,8 @@ def _print_next(console: Console, data: Path) -> None:
         markup=False,
         highlight=False,
     )
-    print_command(console, f"  titjudge estimate {GEMINI_CONFIG} {sets}")
-    if GEMINI_CONFIG.is_file():
-        console.print(_expected_cost(sets), markup=False, highlight=False)
+    print_command(console, f"  titjudge estimate {quote(str(config))} {sets}")
+    console.print(_expected_cost(config, sets), markup=False, highlight=False)
     console.print(
         f"then put a Gemini key in the environment and score the first {FIRST_ITEMS} items "
         "(a re-run without --limit pays only for the rest):",
@@ -141,10 +154,10 @@ def _print_next(console: Console, data: Path) -> None:
         highlight=False,
     )
     print_command(console, "  export GEMINI_API_KEY=...")
-    print_command(console, f"  titjudge run {GEMINI_CONFIG} {sets} --limit {FIRST_ITEMS}")
+    print_command(console, f"  titjudge run {quote(str(config))} {sets} --limit {FIRST_ITEMS}")
 
 
-def _expected_cost(sets: str) -> str:
+def _expected_cost(config: Path, sets: str) -> str:
     """'expected: $A for the first N items, $B for all M (at most $C)', from `estimate`."""
     import asyncio
     import shlex
@@ -155,7 +168,7 @@ def _expected_cost(sets: str) -> str:
 
     overrides = [word for word in shlex.split(sets) if word != "--set"]
     try:
-        configs = run_configs(GEMINI_CONFIG, overrides)
+        configs = run_configs(config, overrides)
         first = asyncio.run(estimate_runs(configs, FIRST_ITEMS))
         every = asyncio.run(estimate_runs(configs))
     except TitjudgeError as error:
