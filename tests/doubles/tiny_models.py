@@ -231,6 +231,85 @@ def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
     return path
 
 
+def build_tiny_qwen3_gguf(path: str | Path, seed: int = 0) -> tuple[Path, Path]:
+    """The tiny Qwen3 judge twice: as a transformers folder and as one float32 GGUF file
+    written the way llama.cpp's converter lays it out (its tensor names and metadata keys,
+    gguf-py's; a byte-level BPE tokenizer as `gpt2` with the Qwen pre-tokenizer, the chat
+    template in `tokenizer.chat_template`). Returns (folder, file). Its attention heads are
+    128 wide: transformers reads no head width from a qwen3 GGUF and takes Qwen3's 128."""
+    import gguf
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    path = Path(path)
+    tokenizer = build_qwen_tokenizer(thinking=True)
+    tokenizer.chat_template = QWEN3_CHAT_TEMPLATE
+    ids = _token_ids(tokenizer, ("<|endoftext|>", "<|im_end|>"))
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        **{**TINY_QWEN3, "head_dim": 128},
+        max_position_embeddings=4096,
+        initializer_range=0.2,
+        tie_word_embeddings=True,
+        bos_token_id=ids["<|endoftext|>"],
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=ids["<|endoftext|>"],
+    )
+    _seed(seed)
+    model = Qwen3ForCausalLM(config).eval()
+    model.generation_config = _chat_generation_config(tokenizer)
+    folder = path / "folder"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+    file = path / "tiny-qwen3-f32.gguf"
+    writer = gguf.GGUFWriter(str(file), "qwen3")
+    writer.add_name("tiny-qwen3")
+    writer.add_context_length(config.max_position_embeddings)
+    writer.add_embedding_length(config.hidden_size)
+    writer.add_block_count(config.num_hidden_layers)
+    writer.add_feed_forward_length(config.intermediate_size)
+    writer.add_head_count(config.num_attention_heads)
+    writer.add_head_count_kv(config.num_key_value_heads)
+    writer.add_key_length(config.head_dim)
+    writer.add_value_length(config.head_dim)
+    writer.add_rope_freq_base(float(config.rope_parameters["rope_theta"]))
+    writer.add_layer_norm_rms_eps(config.rms_norm_eps)
+    writer.add_vocab_size(len(tokenizer))
+    raw = json.loads(tokenizer.backend_tokenizer.to_str())
+    vocab = {**raw["model"]["vocab"], **{a["content"]: a["id"] for a in raw["added_tokens"]}}
+    tokens = sorted(vocab, key=vocab.__getitem__)
+    # llama.cpp's types: special added tokens are control, other added ones (<think>) user
+    # defined, so a reader keeps both whole
+    added = {a["id"]: a["special"] for a in raw["added_tokens"]}
+    kinds = {True: gguf.TokenType.CONTROL, False: gguf.TokenType.USER_DEFINED}
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("qwen2")
+    writer.add_token_list(tokens)
+    writer.add_token_types(
+        [kinds[added[i]] if i in added else gguf.TokenType.NORMAL for i in range(len(tokens))]
+    )
+    writer.add_token_merges(
+        [" ".join(m) if isinstance(m, list) else m for m in raw["model"]["merges"]]
+    )
+    writer.add_bos_token_id(ids["<|endoftext|>"])
+    writer.add_eos_token_id(ids["<|im_end|>"])
+    writer.add_pad_token_id(ids["<|endoftext|>"])
+    writer.add_chat_template(tokenizer.chat_template)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN3, config.num_hidden_layers)
+    for name, tensor in model.state_dict().items():
+        if name == "lm_head.weight":  # tied to the embedding, as llama.cpp writes it
+            continue
+        gguf_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
+        if gguf_name is None:
+            raise RuntimeError(f"no GGUF name for {name}")
+        writer.add_tensor(gguf_name, tensor.float().numpy())
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return folder, file
+
+
 def build_tiny_qwen3_embedding(path: str | Path, seed: int = 0) -> Path:
     """A Qwen3 base model saved the way Qwen3-Embedding is: `AutoModel`, left padding, eos appended."""
     from tokenizers import processors

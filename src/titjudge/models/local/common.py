@@ -46,6 +46,18 @@ def quiet_third_party_bars() -> None:
     transformers_logging.disable_progress_bar()
 
 
+def quiet_gguf_bar() -> None:
+    """Switch off the bar transformers prints while it dequantizes a GGUF file: it comes
+    from tqdm directly, which the switch above does not reach."""
+    import functools
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_loading
+
+    bar = getattr(gguf_loading, "tqdm", None)
+    if bar is not None and not isinstance(bar, functools.partial):
+        gguf_loading.tqdm = functools.partial(bar, disable=True)
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 
@@ -60,10 +72,19 @@ class Checkpoint:
     local_files_only: bool = False
     #: the hub snapshot (commit hash) actually loaded, for the run record
     commit: str | None = None
+    #: a GGUF file in `source` (a local folder) that holds config, tokenizer and weights:
+    #: transformers reads it (`gguf_file=`), dequantizing the weights
+    gguf_file: str | None = None
 
     def load_kwargs(self) -> dict[str, Any]:
-        """What every `from_pretrained` / `cached_file` call for this checkpoint needs."""
-        return {"revision": self.revision, "local_files_only": self.local_files_only}
+        """What every `from_pretrained` call for this checkpoint needs."""
+        found: dict[str, Any] = {
+            "revision": self.revision,
+            "local_files_only": self.local_files_only,
+        }
+        if self.gguf_file is not None:
+            found["gguf_file"] = self.gguf_file
+        return found
 
 
 def _looks_like_path(model_id: str) -> bool:
@@ -72,12 +93,17 @@ def _looks_like_path(model_id: str) -> bool:
 
 
 def resolve_checkpoint(spec: ModelSpec, revision: str | None = None) -> Checkpoint:
-    """A local folder (must hold config.json) or a hub id; a missing folder names the path."""
+    """A local folder (must hold config.json), a local `.gguf` file or a hub id; a missing
+    folder or file names the path."""
     path = Path(spec.model_id).expanduser()
     if path.exists():
+        if path.is_file() and path.suffix.lower() == ".gguf":
+            resolved = path.resolve()
+            return Checkpoint(str(resolved.parent), local=True, gguf_file=resolved.name)
         if not path.is_dir():
             raise ModelSpecError(
-                f"{spec}: {path} is a file; expected a model folder holding config.json"
+                f"{spec}: {path} is a file; expected a model folder holding config.json, "
+                "or a .gguf file"
             )
         if not (path / "config.json").is_file():
             raise ModelSpecError(
@@ -157,10 +183,14 @@ def cache_hint(checkpoint: Checkpoint) -> str:
 
 
 def weights_fingerprint(checkpoint: Checkpoint) -> str | None:
-    """A cheap identity for a local folder (config text + weight file names and sizes)."""
+    """A cheap identity for a local folder (config text + weight file names and sizes), or
+    for a GGUF file (its name and size)."""
     if not checkpoint.local:
         return None
     root = Path(checkpoint.source)
+    if checkpoint.gguf_file is not None:
+        size = (root / checkpoint.gguf_file).stat().st_size
+        return hashlib.sha256(f"gguf:{checkpoint.gguf_file}:{size}".encode()).hexdigest()[:16]
     digest = hashlib.sha256((root / "config.json").read_bytes())
     for weight in sorted(root.glob("*.safetensors")) + sorted(root.glob("*.bin")):
         digest.update(f"{weight.name}:{weight.stat().st_size}".encode())

@@ -26,7 +26,6 @@ from titjudge.models.local.common import (
     check_params,
     load_config,
     quiet_third_party_bars,
-    resolve_checkpoint,
 )
 from titjudge.models.local.embed_base import (
     LAST_TOKEN,
@@ -34,14 +33,14 @@ from titjudge.models.local.embed_base import (
     read_layout,
 )
 from titjudge.models.local.embed_last_token import LastTokenEmbeddingBackend
-from titjudge.models.local.embed_plan import PARAMS
+from titjudge.models.local.embed_plan import PARAMS, embedding_checkpoint
 from titjudge.records.spec import ModelSpec
 
 
 def build(spec: ModelSpec, options: ModelOptions) -> LocalEmbeddingBackend:
     """Registry entry point (`embed:`): the backend for the checkpoint's layout."""
     params = check_params(spec, options.params, PARAMS)
-    checkpoint = resolve_checkpoint(spec, params.get("revision"))
+    checkpoint = embedding_checkpoint(spec, params.get("revision"))
     quiet_third_party_bars()
     config, checkpoint = load_config(spec, checkpoint, bool(params.get("trust_remote_code")))
     if read_layout(spec, checkpoint) == LAST_TOKEN:

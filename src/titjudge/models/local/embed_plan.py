@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 
-from titjudge.errors import MissingDependencyError, install_hint
+from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.local.common import check_params, resolve_checkpoint
+from titjudge.models.local.common import Checkpoint, check_params, resolve_checkpoint
 from titjudge.records.spec import ModelSpec
 
 PARAMS: dict[str, type | tuple[type, ...]] = {
@@ -27,10 +27,21 @@ CPU_BATCH = 16
 CONCURRENCY_PER_BATCH = 4
 
 
+def embedding_checkpoint(spec: ModelSpec, revision: str | None) -> Checkpoint:
+    """Where an `embed:` model's weights are: a folder or a hub id; a .gguf file is refused."""
+    checkpoint = resolve_checkpoint(spec, revision)
+    if checkpoint.gguf_file is not None:
+        raise ModelSpecError(
+            f"{spec}: embed: loads a model folder or a hub id, not a .gguf file (hf: reads "
+            "GGUF text models; a served embedding model: litellm: with api_base)"
+        )
+    return checkpoint
+
+
 def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
     """The lazy backend's plan (registry entry point)."""
     params = check_params(spec, options.params, PARAMS)
-    checkpoint = resolve_checkpoint(spec, params.get("revision"))
+    checkpoint = embedding_checkpoint(spec, params.get("revision"))
     for module in ("torch", "transformers"):
         if importlib.util.find_spec(module) is None:
             raise MissingDependencyError(
@@ -42,4 +53,4 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
     return BackendPlan(default_concurrency=CONCURRENCY_PER_BATCH * batch, facts=facts)
 
 
-__all__ = ["PARAMS", "plan"]
+__all__ = ["PARAMS", "embedding_checkpoint", "plan"]

@@ -53,6 +53,7 @@ from titjudge.models.local.common import (
     first_line,
     is_out_of_memory,
     load_config,
+    quiet_gguf_bar,
     quiet_third_party_bars,
     resolve_checkpoint,
     resolve_device,
@@ -121,6 +122,8 @@ class HFTextBackend(TextBackend):
         self.checkpoint = resolve_checkpoint(spec, params.get("revision"))
         trust = bool(params.get("trust_remote_code", False))
         quiet_third_party_bars()
+        if self.checkpoint.gguf_file is not None:
+            quiet_gguf_bar()
         self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
         self.kind = model_kind(spec, self.config)
         self.device = resolve_device(spec, options.device)
@@ -197,6 +200,7 @@ class HFTextBackend(TextBackend):
             kind=self.kind,
             model_type=getattr(self.config, "model_type", None),
             path=self.checkpoint.source if self.checkpoint.local else None,
+            gguf_file=self.checkpoint.gguf_file,
             revision=self.checkpoint.commit or self.checkpoint.revision,
             fingerprint=weights_fingerprint(self.checkpoint),
             dtype=str(self.dtype).removeprefix("torch."),

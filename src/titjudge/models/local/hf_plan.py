@@ -76,7 +76,10 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan | None:
     params = check_params(spec, options.params, PARAMS)
     checkpoint = resolve_checkpoint(spec, params.get("revision"))
     thinking = thinking_setup(spec, options, params)
-    for module in ("torch", "transformers", "huggingface_hub"):
+    needed: tuple[str, ...] = ("torch", "transformers", "huggingface_hub")
+    if checkpoint.gguf_file is not None:  # transformers reads GGUF with the gguf package
+        needed += ("gguf",)
+    for module in needed:
         if importlib.util.find_spec(module) is None:
             raise MissingDependencyError(
                 f"the 'hf:' backend needs {module!r}, which is not installed; install it "
@@ -96,6 +99,7 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan | None:
             "kind": "vlm" if takes_images(config) else "causal_lm",
             "model_type": config.get("model_type"),
             "path": checkpoint.source if checkpoint.local else None,
+            "gguf_file": checkpoint.gguf_file,
         },
     )
 
@@ -123,7 +127,13 @@ def hf_cache_facts(thinking: Any, constrained: bool) -> dict[str, Any]:
 
 
 def _config_json(spec: ModelSpec, checkpoint: Checkpoint) -> dict[str, Any] | None:
-    """The checkpoint's config.json, read without transformers; None when not on this machine."""
+    """The checkpoint's config.json, read without transformers; None when not on this machine.
+    A GGUF file's is its architecture, from its header (transformers loads no vision tower
+    from GGUF, so it is a causal LM)."""
+    if checkpoint.gguf_file is not None:
+        return {
+            "model_type": _gguf_architecture(spec, f"{checkpoint.source}/{checkpoint.gguf_file}")
+        }
     if checkpoint.local:
         path: str | None = f"{checkpoint.source}/config.json"
     else:
@@ -141,6 +151,19 @@ def _config_json(spec: ModelSpec, checkpoint: Checkpoint) -> dict[str, Any] | No
     except (OSError, json.JSONDecodeError) as exc:
         raise ModelSpecError(f"{spec}: cannot read {path}: {exc}") from None
     return loaded if isinstance(loaded, dict) else None
+
+
+def _gguf_architecture(spec: ModelSpec, path: str) -> str:
+    """`general.architecture` of a GGUF file (memory-mapped: the weights are not read)."""
+    from gguf import GGUFReader
+
+    try:
+        field = GGUFReader(path).fields.get("general.architecture")
+        if field is None:
+            raise ValueError("no general.architecture in its header")
+        return bytes(field.parts[field.data[0]]).decode("utf-8")
+    except (OSError, ValueError) as exc:
+        raise ModelSpecError(f"{spec}: cannot read {path} as GGUF: {exc}") from None
 
 
 __all__ = [
