@@ -271,7 +271,10 @@ class FakeOpenAIApp(SeededDraws):
         shape = refusal(self.server, body)
         if shape is not None:  # the server's own refusal of the request's response_format
             ctx.fault = "dialect"
-            return json_response(*shape)
+            status, said = shape
+            if isinstance(said, str):  # an axum extractor's text/plain rejection (TGI)
+                return web.Response(status=status, text=said, content_type="text/plain")
+            return json_response(status, said)
         ctx.item = request_item(self.responder, request)
         tokens = prompt_token_count(request)
         if self._tokens is not None:

@@ -24,13 +24,23 @@ docs/research/server-dialects.md:
   handler writes, `{"error": {"message", "type": "Bad Request", "param", "code": 400}}`): the
   schema from `json_schema.schema`, the extra body's `structured_outputs.json` (PR #22772,
   0.10.2) or `guided_json` (deprecated, removed in 0.12).
+- `tgi` (Hugging Face text-generation-inference 3.3; `router/src/lib.rs` L225-258 and
+  L927-932: `response_format: Option<GrammarType>`, a serde enum tagged `type` with its content
+  under `value`: `json` (alias `json_object`) takes the schema itself, `json_schema` takes
+  `{name, schema}`, `regex` a pattern; the guidance docs send `{"type": "json_object", "value":
+  <schema>}`). A body that does not deserialize is refused by axum's `Json` extractor: HTTP
+  422, text/plain `Failed to deserialize the JSON body into the target type: response_format:
+  <serde's message> at line L column C` (docs/research/server-dialects.md, 5b). The reply
+  echoes the request's model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-SERVERS = ("openai", "llama_cpp_python", "llama_server", "ollama", "vllm")
+SERVERS = ("openai", "llama_cpp_python", "llama_server", "ollama", "vllm", "tgi")
+#: TGI's `GrammarType` variants (`type`), each with its content under `value`
+TGI_TYPES = ("json", "json_object", "regex", "json_schema")
 
 #: llama-cpp-python's 500 message under FastAPI < 0.124 (`str(RequestValidationError)`)
 LLAMA_CPP_REFUSAL = (
@@ -47,10 +57,33 @@ _TAKES = {
 }
 
 
-def refusal(server: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-    """(status, JSON body) of `server`'s refusal of the request's response_format; None when
-    it takes it."""
+def tgi_refusal(fmt: Any) -> str | None:
+    """The serde message TGI's extractor gives for `response_format` (None: it deserializes)."""
+    if fmt is None:
+        return None
+    if not isinstance(fmt, dict) or "type" not in fmt:
+        return "missing field `type`"
+    if fmt["type"] not in TGI_TYPES:
+        expected = ", ".join(f"`{t}`" for t in TGI_TYPES)
+        return f"unknown variant `{fmt['type']}`, expected one of {expected}"
+    if "value" not in fmt:
+        return "missing field `value`"
+    return None
+
+
+def refusal(server: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str] | None:
+    """(status, JSON body, or a text body) of `server`'s refusal of the request's
+    response_format; None when it takes it."""
     fmt = body.get("response_format")
+    if server == "tgi":
+        said = tgi_refusal(fmt)
+        if said is None:
+            return None
+        column = len(str(body))  # where serde stopped: somewhere in the one-line body
+        return 422, (
+            "Failed to deserialize the JSON body into the target type: response_format: "
+            f"{said} at line 1 column {column}"
+        )
     kind = str(fmt.get("type", "text")) if isinstance(fmt, dict) else "text"
     if server == "ollama" or kind in _TAKES[server]:
         return None  # Ollama ignores a type it does not know
@@ -93,6 +126,11 @@ def schema_of(server: str, body: dict[str, Any]) -> dict[str, Any] | None:
     fmt = body.get("response_format")
     fmt = fmt if isinstance(fmt, dict) else {}
     found: Any = None
+    if server == "tgi":
+        value = fmt.get("value")
+        if fmt.get("type") == "json_schema" and isinstance(value, dict):
+            value = value.get("schema")
+        return value if fmt.get("type") != "regex" and isinstance(value, dict) else None
     if fmt.get("type") == "json_schema" and server != "llama_cpp_python":
         wrapper = fmt.get("json_schema")
         found = wrapper.get("schema") if isinstance(wrapper, dict) else None

@@ -1,8 +1,9 @@
 """Done as a researcher would: a config written as the README shows, pointed at a self-hosted
 server with no structured-output dialect set, scores every item with every LLM judge kind (a
 score, a pairwise verdict, a checklist's decomposition and its answers, an expected score),
-the server refusing at most one request while titjudge learns its dialect. The servers are
-the fake speaking llama-cpp-python's, Ollama's and vLLM's dialects (tests/doubles/
+the server refusing at most one request per shape it does not take while titjudge learns its
+dialect (TGI takes neither OpenAI's shape nor llama-cpp-python's: two). The servers are the
+fake speaking llama-cpp-python's, Ollama's, vLLM's and TGI's dialects (tests/doubles/
 server_dialects.py cites each server's source)."""
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ JUDGES = [
 
 
 @pytest.mark.parametrize(
-    ("server_kind", "refusals"), [("llama_cpp_python", 1), ("ollama", 0), ("vllm", 0)]
+    ("server_kind", "refusals"),
+    [("llama_cpp_python", 1), ("ollama", 0), ("vllm", 0), ("tgi", 2)],
 )
 def test_every_llm_judge_kind_scores_every_item_with_no_dialect_set(
     small_data, tmp_path, monkeypatch, server_kind, refusals

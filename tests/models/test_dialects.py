@@ -76,6 +76,7 @@ def _key(monkeypatch):
         ("llama_server", "json_object", ("response_format", "schema")),
         ("vllm", "structured_outputs", ("structured_outputs", "json")),
         ("vllm", "guided_json", ("guided_json",)),
+        ("tgi", "json_value", ("response_format", "value")),
     ],
 )
 def test_a_chosen_dialect_is_what_the_server_reads(tmp_path, server_kind, dialect, where):
@@ -120,6 +121,33 @@ def test_auto_learns_llama_cpp_pythons_dialect_with_one_refused_request(tmp_path
     assert facts["structured_output"].startswith('auto: response_format {"type": "json_object"')
     kept = CallCache(tmp_path / "c").get_meta(FACT + url.rstrip("/"))
     assert kept["dialect"] == "json_object" and kept["refused"][0]["dialect"] == "json_schema"
+
+
+def test_auto_learns_tgis_dialect_after_its_two_refusals(tmp_path, caplog):
+    """TGI refuses OpenAI's shape and llama-cpp-python's alike (its schema goes under
+    `value`; 422, text/plain): two refused requests for the endpoint, then every call is
+    constrained in TGI's shape."""
+    recorder = Recorder()
+    caplog.set_level(logging.WARNING, logger="titjudge")
+    with FakeOpenAIServer(responder=recorder, server="tgi") as server:
+        results, facts = calls(server, tmp_path / "c", n=8, concurrency=4)
+        refused = server.stats.by_fault["dialect"]
+        url = server.url.rstrip("/")
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert refused == 2  # json_schema, then json_object with `schema`: once each
+    assert len(recorder.schemas) == 8 and all(s is not None for s in recorder.schemas)
+    assert all(
+        b["response_format"] == {"type": "json_object", "value": s}
+        for b, s in zip(recorder.bodies, recorder.schemas, strict=True)
+    )
+    said = [r.getMessage() for r in caplog.records if "refused json_schema" in r.getMessage()]
+    assert len(said) == 1 and "json_object" in said[0] and "HTTP 422" in said[0]
+    assert facts["structured_output"].startswith(
+        'auto: response_format {"type": "json_object", "value"'
+    )
+    kept = CallCache(tmp_path / "c").get_meta(FACT + url)
+    assert kept["dialect"] == "json_value"
+    assert [r["dialect"] for r in kept["refused"]] == ["json_schema", "json_object"]
 
 
 def test_a_later_run_uses_what_the_endpoint_took_without_a_refusal(tmp_path):

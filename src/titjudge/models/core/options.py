@@ -25,7 +25,13 @@ DEFAULT_STOP_AFTER = 5
 #: a model's `structured_output`: how a judge's JSON schema goes with its requests
 #: (`models.litellm.dialects`); `auto` learns it from the endpoint
 StructuredOutput = Literal[
-    "auto", "json_schema", "json_object", "structured_outputs", "guided_json", "prompt"
+    "auto",
+    "json_schema",
+    "json_object",
+    "json_value",
+    "structured_outputs",
+    "guided_json",
+    "prompt",
 ]
 
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
@@ -104,7 +110,8 @@ class ModelOptions(StrictModel):
     structured_output: StructuredOutput | None = Field(
         None,
         description="how a judge's JSON schema is sent: json_schema (OpenAI's response_format), "
-        "json_object (with a schema: llama-cpp-python), structured_outputs or guided_json "
+        "json_object (with a schema: llama-cpp-python), json_value (the schema under value: "
+        "TGI), structured_outputs or guided_json "
         "(vLLM's extra body), prompt (none sent; the reply is validated), or auto (learned "
         "from the endpoint; the default at a custom api_base); see README 'Structured output'",
     )

@@ -9,6 +9,9 @@ sources, are in docs/research/server-dialects.md):
 - `json_object`: `response_format: {"type": "json_object", "schema": {...}}`, the schema
   turned into a grammar. llama-cpp-python's server, which refuses `json_schema` with HTTP 500
   and a request-validation body; `llama-server` takes it too.
+- `json_value`: `response_format: {"type": "json_object", "value": {...}}`, the schema under
+  `value`: Hugging Face TGI (since 1.4.3), which refuses the two shapes above with HTTP 422
+  (its request does not deserialize: "missing field `value`").
 - `structured_outputs`: vLLM's extra body `structured_outputs: {"json": {...}}` (0.10.2 and
   later).
 - `guided_json`: vLLM's older extra body `guided_json: {...}` (before 0.12, which ignores it).
@@ -40,20 +43,23 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-Dialect = Literal["json_schema", "json_object", "structured_outputs", "guided_json", "prompt"]
+Dialect = Literal[
+    "json_schema", "json_object", "json_value", "structured_outputs", "guided_json", "prompt"
+]
 
 #: what each dialect sends, in the words the run record and `titjudge explain` use
 DIALECTS: dict[str, str] = {
     "json_schema": 'response_format {"type": "json_schema", "json_schema": {name, schema, strict}}',
     "json_object": 'response_format {"type": "json_object", "schema": <schema>}',
+    "json_value": 'response_format {"type": "json_object", "value": <schema>} (json_value: TGI)',
     "structured_outputs": 'extra body {"structured_outputs": {"json": <schema>}} (vLLM >= 0.10.2)',
     "guided_json": 'extra body {"guided_json": <schema>} (vLLM < 0.12)',
     "prompt": "no schema sent: the prompt asks for the JSON, the reply is validated",
 }
-#: the dialects `auto` tries, in order: OpenAI's shape, llama-cpp-python's, then none (vLLM's
-#: extra bodies are never guessed: vLLM takes `json_schema`, and a newer vLLM ignores
+#: the dialects `auto` tries, in order: OpenAI's shape, llama-cpp-python's, TGI's, then none
+#: (vLLM's extra bodies are never guessed: vLLM takes `json_schema`, and a newer vLLM ignores
 #: `guided_json` with HTTP 200, so a guess could not be checked)
-AUTO_ORDER: tuple[Dialect, ...] = ("json_schema", "json_object", "prompt")
+AUTO_ORDER: tuple[Dialect, ...] = ("json_schema", "json_object", "json_value", "prompt")
 
 #: a refusal of the request's structured-output shape: the error names response_format
 #: (llama-cpp-python's 500 "('body', 'response_format', 'type') ... Input should be 'text' or
@@ -83,6 +89,8 @@ def response_kwargs(
         }
     if dialect == "json_object":
         return {"response_format": {"type": "json_object", "schema": schema}}
+    if dialect == "json_value":
+        return {"response_format": {"type": "json_object", "value": schema}}
     if dialect == "structured_outputs":
         return {"extra_body": {"structured_outputs": {"json": schema}}}
     if dialect == "guided_json":
