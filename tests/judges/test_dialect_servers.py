@@ -1,8 +1,7 @@
 """Done as a researcher would: a config written as the README shows, pointed at a self-hosted
 server with no structured-output dialect set, scores every item with every LLM judge kind (a
 score, a pairwise verdict, a checklist's decomposition and its answers, an expected score),
-the server refusing at most one request per shape it does not take while titjudge learns its
-dialect (TGI takes neither OpenAI's shape nor llama-cpp-python's: two). The servers are the
+the server refusing at most one request while titjudge learns its dialect. The servers are the
 fake speaking llama-cpp-python's, Ollama's, vLLM's and TGI's dialects (tests/doubles/
 server_dialects.py cites each server's source)."""
 
@@ -26,7 +25,7 @@ JUDGES = [
 
 @pytest.mark.parametrize(
     ("server_kind", "refusals"),
-    [("llama_cpp_python", 1), ("ollama", 0), ("vllm", 0), ("tgi", 2)],
+    [("llama_cpp_python", 1), ("ollama", 0), ("vllm", 0), ("tgi", 1)],
 )
 def test_every_llm_judge_kind_scores_every_item_with_no_dialect_set(
     small_data, tmp_path, monkeypatch, server_kind, refusals

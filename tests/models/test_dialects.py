@@ -123,10 +123,10 @@ def test_auto_learns_llama_cpp_pythons_dialect_with_one_refused_request(tmp_path
     assert kept["dialect"] == "json_object" and kept["refused"][0]["dialect"] == "json_schema"
 
 
-def test_auto_learns_tgis_dialect_after_its_two_refusals(tmp_path, caplog):
-    """TGI refuses OpenAI's shape and llama-cpp-python's alike (its schema goes under
-    `value`; 422, text/plain): two refused requests for the endpoint, then every call is
-    constrained in TGI's shape."""
+def test_auto_learns_tgis_dialect_from_its_one_refusal(tmp_path, caplog):
+    """TGI refuses OpenAI's shape with a 422 that names the field it wants ("missing field
+    `value`", text/plain): the next request goes in TGI's shape, so the endpoint refuses one
+    request, and every call is constrained."""
     recorder = Recorder()
     caplog.set_level(logging.WARNING, logger="titjudge")
     with FakeOpenAIServer(responder=recorder, server="tgi") as server:
@@ -134,20 +134,20 @@ def test_auto_learns_tgis_dialect_after_its_two_refusals(tmp_path, caplog):
         refused = server.stats.by_fault["dialect"]
         url = server.url.rstrip("/")
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    assert refused == 2  # json_schema, then json_object with `schema`: once each
+    assert refused == 1  # json_schema; llama-cpp-python's json_object is skipped
     assert len(recorder.schemas) == 8 and all(s is not None for s in recorder.schemas)
     assert all(
         b["response_format"] == {"type": "json_object", "value": s}
         for b, s in zip(recorder.bodies, recorder.schemas, strict=True)
     )
     said = [r.getMessage() for r in caplog.records if "refused json_schema" in r.getMessage()]
-    assert len(said) == 1 and "json_object" in said[0] and "HTTP 422" in said[0]
+    assert len(said) == 1 and "json_value" not in said[0].split(";")[0] and "HTTP 422" in said[0]
     assert facts["structured_output"].startswith(
         'auto: response_format {"type": "json_object", "value"'
     )
     kept = CallCache(tmp_path / "c").get_meta(FACT + url)
     assert kept["dialect"] == "json_value"
-    assert [r["dialect"] for r in kept["refused"]] == ["json_schema", "json_object"]
+    assert [r["dialect"] for r in kept["refused"]] == ["json_schema"]
 
 
 def test_a_later_run_uses_what_the_endpoint_took_without_a_refusal(tmp_path):
@@ -233,6 +233,34 @@ class StatusError(Exception):
 )
 def test_which_errors_are_a_refusal_of_the_dialect(status, message, refused):
     assert (refusal(StatusError(status, message)) is not None) is refused
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        # TGI 3.3 (json_schema is a variant; its content goes under `value`)
+        ("response_format: missing field `value` at line 1 column 90", "json_value"),
+        # TGI before 3.3, serde listing the variants with or without the alias
+        (
+            "response_format: unknown variant `json_schema`, expected `json` or `regex`",
+            "json_value",
+        ),
+        (
+            "response_format: unknown variant `json_schema`, expected one of `json`, "
+            "`json_object`, `regex`",
+            "json_value",
+        ),
+        # llama-cpp-python names no shape it wants beyond its types: tried in order
+        (LLAMA_CPP_REFUSAL.format(kind="json_schema"), None),
+    ],
+)
+def test_a_refusal_that_names_the_shape_it_wants_is_followed(message, named):
+    """TGI's 422 says where the schema goes: the next request is sent in TGI's shape, not
+    in llama-cpp-python's, which TGI would refuse too (docs/research/server-dialects.md 5b)."""
+    from titjudge.models.litellm.dialects import named_by
+
+    why = refusal(StatusError(422 if named else 500, "Failed to deserialize: " + message))
+    assert why is not None and named_by(why) == named
 
 
 def test_a_learning_request_that_fails_otherwise_leaves_the_next_to_learn():

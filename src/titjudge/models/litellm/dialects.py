@@ -20,7 +20,8 @@ sources, are in docs/research/server-dialects.md):
 
 `auto`, the default for a model at a custom `api_base`, learns the dialect: the first
 structured request to an endpoint goes alone (the others wait for it) as `json_schema`; a
-documented refusal of that shape moves it to the next of `AUTO_ORDER`, and what the endpoint
+documented refusal of that shape moves it to the next of `AUTO_ORDER` (or straight to the
+shape the refusal names: TGI's "missing field `value`"), and what the endpoint
 took is kept per endpoint in the cache dir's facts and said once. A later refusal (another
 server now at that URL) learns again. A refused request costs nothing and is not counted by
 the model's breaker; any other failure is the request's own, and the next request learns.
@@ -98,15 +99,30 @@ def response_kwargs(
     return {}
 
 
+#: a refusal that names the shape the server wants: TGI's serde message for a
+#: `response_format` without `value` (its schema's place), or for a type it does not know
+#: whose expected list starts with its own `json` (docs/research/server-dialects.md, 5b)
+_WANTS_VALUE = re.compile(r"missing field `value`|expected (?:one of )?`json`")
+
+
+def named_by(why: str) -> Dialect | None:
+    """The dialect a refusal (`refusal`'s line) asks for in so many words, if any."""
+    return "json_value" if _WANTS_VALUE.search(why) else None
+
+
 def refusal(exc: BaseException) -> str | None:
     """Why `exc` (a provider's error, as litellm raises it) is the server refusing the
     structured-output shape, in a line; None when it is anything else."""
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int) or status not in _STATUSES:
         return None
-    if not _REFUSED.search(body_text(exc)):
+    body = body_text(exc)
+    if not _REFUSED.search(body):
         return None
     said = " ".join(redact(str(getattr(exc, "message", None) or exc)).split())
+    if not _REFUSED.search(said):  # the message leaves the body out (TGI's text/plain one)
+        told = [line for line in body.splitlines() if _REFUSED.search(line)]
+        said = f"{said}: {' '.join(redact(told[-1]).split())}"
     return f"HTTP {status}: {said[:300]}"
 
 
@@ -197,7 +213,8 @@ async def send_learning(
         refused: list[tuple[str, str]] = []
         order = [d for d in AUTO_ORDER if d != known] if known is not None else list(AUTO_ORDER)
         last: Exception | None = None
-        for dialect in order:
+        while order:
+            dialect = order.pop(0)
             try:
                 answer = await send(dialect)
             except Exception as exc:
@@ -206,6 +223,10 @@ async def send_learning(
                     raise
                 refused.append((dialect, why))
                 last = exc
+                named = named_by(why)
+                if named in order:  # the refusal says which shape it wants: that one next
+                    order.remove(named)
+                    order.insert(0, named)
                 continue
             if known is not None:
                 refused.insert(0, (known, f"taken before, refused now: {now_refused}"))
