@@ -269,15 +269,15 @@ def test_a_probing_pass_is_the_graph_in_item_order_and_evaluates_nothing(tmp_pat
 
 def test_only_the_graph_and_the_cached_pass_call_the_item_steps():
     """One driver: the item steps (`agents.item`) are called by the graph's nodes and by the
-    cached pass (which answers a fully cached re-run without importing LangGraph), by no other
-    module of titjudge."""
+    cached pass, which is itself the graph's first node (imported by graph.py alone), by no
+    other module of titjudge."""
     import ast
     from pathlib import Path
 
     import titjudge
 
     steps = {"describe", "judge", "fallback", "finish"}
-    callers = set()
+    callers, cached_pass = set(), set()
     for path in Path(titjudge.__file__).parent.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
@@ -288,4 +288,7 @@ def test_only_the_graph_and_the_cached_pass_call_the_item_steps():
                 node.module == "titjudge.agents.item" and steps & names  # a step by name
             ):
                 callers.add(path.name)
+            if node.module == "titjudge.agents.cached":
+                cached_pass.add(path.name)
     assert callers == {"nodes.py", "cached.py"}
+    assert cached_pass == {"graph.py"}

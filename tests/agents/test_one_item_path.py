@@ -2,9 +2,9 @@
 cached pass on a fully cached re-run comes out the same, for a config with a fallback that
 fires, a repeated judge and a repeated pairwise judge.
 
-Both runs are in-process (the re-run through the CLI's main); a spy on
-`titjudge.agents.graph.build_graph` shows that the re-run never built the graph (every item
-went through the cached pass). A fresh interpreter's `sys.modules` showed the same at ~7 s of
+Both runs are in-process (the re-run through the CLI's main); a spy on the graph's cached
+pass (`titjudge.agents.graph.resolve_cached`) shows that on the re-run every item went
+through it and none went on to the item workers. A fresh interpreter's `sys.modules` showed the same at ~7 s of
 CPU; tests/agents/test_lazy_loading.py keeps that check of what a cached re-run imports. The LLM judge scores with `score_mode: expected`, and the loopback
 server withholds the score's log-probabilities for a few items: a valid (so cached) verdict
 that the judge cannot score, so the fallback to the embedding judge fires on both runs
@@ -132,17 +132,18 @@ def test_fresh_graph_and_cached_pass_write_the_same_run(
 
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
-        graphs = []  # the graphs the re-run builds
-        real_build = graph_module.build_graph
+        passes = []  # (answered, left to the item workers) of the re-run's cached pass
+        real_pass = graph_module.resolve_cached
 
-        def build_graph():
-            graphs.append(1)
-            return real_build()
+        async def resolve_cached(items, ctx):
+            answered, rest = await real_pass(items, ctx)
+            passes.append((len(answered), len(rest)))
+            return answered, rest
 
-        monkeypatch.setattr(graph_module, "build_graph", build_graph)
+        monkeypatch.setattr(graph_module, "resolve_cached", resolve_cached)
         assert main(["run", str(path)]) == 0, capsys.readouterr().err
         assert (server.stats.total, len(embed.requests)) == (asked, embedded)  # nothing asked
-    assert graphs == []  # the cached pass, not the graph
+    assert passes == [(N_ITEMS, 0)]  # every item by the cached pass, none by a worker
     again = latest_run(tmp_path / "runs" / "one_path")
     assert again != fresh.out_dir
     second = _outputs(again)

@@ -1,15 +1,16 @@
-"""Items answered entirely from the cache, resolved before the graph runs.
+"""Items answered entirely from the cache: the run graph's first node (`agents.graph`).
 
 A re-run whose answers are all cached would spend most of its time on LangGraph's work per
-step (two steps per item) and on reading images again. So, before the graph, each item is
-tried once with a `models.calls.probe.CacheProbe` (the context's `probe`): its image as an earlier run remembered it
-(`ImageLoader.peek`: deferred, not read), then the very steps the graph's nodes wrap
-(`agents.item`: describe, judge with its route, fallback when routed there, finish), so the
-judges are gathered, the fallback decided and the result made by the same functions on both
-paths. An item whose every call is answered becomes its result here. An
-item with any answer missing, or an image no earlier run read unchanged, is left to the
-graph, which asks again everything it needs (its cached answers are read a second time,
-counted once). Nothing here sends a request, claims a key, reads an image or loads a model.
+step (two steps per item) and on reading images again. So, in one step before the item
+workers, each item is tried once with a `models.calls.probe.CacheProbe` (the context's
+`probe`): its image as an earlier run remembered it (`ImageLoader.peek`: deferred, not
+read), then the very steps the item graph's nodes wrap (`agents.item`: describe, judge with
+its route, fallback when routed there, finish), so the judges are gathered, the fallback
+decided and the result made by the same functions on both paths. An item whose every call
+is answered becomes its result here. An item with any answer missing, or an image no
+earlier run read unchanged, goes on to the item workers, which ask again everything it
+needs (its cached answers are read a second time, counted once). Nothing here sends a
+request, claims a key, reads an image or loads a model.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The run graph: items -> (item workers, each one run of the item graph in nodes.py) ->
-pairwise -> evaluator.
+"""The run graph: items -> cached pass -> (item workers, each one run of the item graph in
+nodes.py) -> pairwise -> evaluator.
 
 Fan-out shape, chosen by measurement (benchmarks/graph_overhead.py, RESULTS.md section 7):
 `items_in_flight` workers are started with one `Send` each; every worker is ONE run of the
@@ -22,9 +22,12 @@ answering (no probe), and the probing passes, which run the same nodes with the 
 the run context and end after the pairwise judges, evaluating nothing: the batch phase's
 rounds (`agents.batch_phase`: misses queued for batch jobs), the estimate and explain
 (`agents.estimate`: misses counted, nothing sent). A probing pass runs one worker, so its
-calls are met in the items' order, as the requests a run would send first are. The one pass
-before the graph is the cached pass (`agents.cached`), which answers a re-run's fully cached
-items without importing LangGraph at all.
+calls are met in the items' order, as the requests a run would send first are.
+
+When a run answers (no probe), the graph's first node is the cached pass (`agents.cached`):
+the items whose every call the cache answers become results there, in one step for all of
+them, and only the rest go to the workers. A fully cached re-run is then three steps of the
+graph (cached, pairwise, evaluator), not two per item (RESULTS.md section 9).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from titjudge.agents.cached import resolve_cached
 from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import STEPS_PER_ITEM, build_item_graph
@@ -84,6 +88,14 @@ def build_graph() -> Any:
         )
         return {"results": final["results"]}
 
+    async def cached(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """A run's items answered from the cache alone become results; the rest go on. A
+        probing pass has a probe of its own: every item goes on."""
+        if runtime.context.probe is not None:
+            return {}
+        answered, rest = await resolve_cached(state["items"], runtime.context)
+        return {"results": answered, "items": rest}
+
     async def fan_out(state: RunState, config: RunnableConfig) -> list[Send] | str:
         items = state["items"]
         if not items:
@@ -104,10 +116,12 @@ def build_graph() -> Any:
         return {"evaluation": await evaluate(results, runs, runtime.context)}
 
     graph = StateGraph(RunState, context_schema=RunContext)
+    graph.add_node("cached", cached)
     graph.add_node("items", worker)
     graph.add_node("pairwise", pairwise, destinations=("evaluator", END))
     graph.add_node("evaluator", evaluator)
-    graph.add_conditional_edges(START, fan_out, ["items", "pairwise"])
+    graph.add_edge(START, "cached")
+    graph.add_conditional_edges("cached", fan_out, ["items", "pairwise"])
     graph.add_edge("items", "pairwise")
     graph.add_edge("evaluator", END)
     return graph.compile()
@@ -119,17 +133,12 @@ def run_config(concurrency: int) -> dict[str, Any]:
     return {"max_concurrency": items_in_flight(concurrency), "recursion_limit": 50}
 
 
-async def drive(
-    items: list[Item],
-    ctx: RunContext,
-    concurrency: int = 1,
-    answered: list[ItemResult] | None = None,
-) -> RunState:
-    """Run `items` through the graph in `ctx`'s mode: its final state (`results`, in completion
-    order, after `answered`, the results made before the graph; `pairwise`; and, when no probe
-    is set, `evaluation`). A probing pass runs one worker, whatever `concurrency`."""
+async def drive(items: list[Item], ctx: RunContext, concurrency: int = 1) -> RunState:
+    """Run `items` through the graph in `ctx`'s mode: its final state (`results`: those the
+    cache answered, then the rest in completion order; `pairwise`; and, when no probe is set,
+    `evaluation`). A probing pass runs one worker, whatever `concurrency`."""
     config = run_config(concurrency) if ctx.probe is None else {"max_concurrency": 1}
     state: RunState = await build_graph().ainvoke(
-        {"items": items, "results": list(answered or [])}, config, context=ctx
+        {"items": items, "results": []}, config, context=ctx
     )
     return state

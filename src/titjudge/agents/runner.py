@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.agents.cached import resolve_cached
 from titjudge.agents.context import run_context, run_hub
-from titjudge.agents.finish import evaluate, judge_pairs
 from titjudge.agents.item import RunContext
 from titjudge.agents.loop import run_to_end
 from titjudge.config.schema import RunConfig
@@ -317,15 +315,11 @@ def _batched(config: RunConfig) -> bool:
 
 
 async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> RunEvaluation:
-    """Items answered from the cache alone first (`agents.cached`); the graph runs the rest,
-    then the pairwise judges and the evaluator. With nothing left to ask, those two run
-    directly and LangGraph is never loaded."""
-    answered, rest = await resolve_cached(items, ctx)
-    if not rest:
-        return await evaluate(answered, await judge_pairs(answered, ctx), ctx)
+    """The graph runs the items (those the cache answers first, in one step), then the
+    pairwise judges and the evaluator (`agents.graph`)."""
     from titjudge.agents.graph import drive
 
-    state = await drive(rest, ctx, concurrency, answered)
+    state = await drive(items, ctx, concurrency)
     evaluation: RunEvaluation = state["evaluation"]
     return evaluation
 
