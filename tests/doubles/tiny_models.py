@@ -205,17 +205,16 @@ TINY_QWEN3: dict[str, Any] = {
 }
 
 
-def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
-    """A 2-layer Qwen3 causal LM (the judge), with Qwen3's `enable_thinking` chat template."""
+def _tiny_qwen3(seed: int, head_dim: int) -> tuple[Any, Any]:
+    """(model, tokenizer): the 2-layer Qwen3 judge with Qwen3's `enable_thinking` template."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    path = Path(path)
     tokenizer = build_qwen_tokenizer(thinking=True)
     tokenizer.chat_template = QWEN3_CHAT_TEMPLATE
     ids = _token_ids(tokenizer, ("<|endoftext|>", "<|im_end|>"))
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        **TINY_QWEN3,
+        **{**TINY_QWEN3, "head_dim": head_dim},
         max_position_embeddings=4096,
         initializer_range=0.2,
         tie_word_embeddings=True,
@@ -226,6 +225,13 @@ def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
     _seed(seed)
     model = Qwen3ForCausalLM(config).eval()
     model.generation_config = _chat_generation_config(tokenizer)
+    return model, tokenizer
+
+
+def build_tiny_qwen3(path: str | Path, seed: int = 0) -> Path:
+    """A 2-layer Qwen3 causal LM (the judge), with Qwen3's `enable_thinking` chat template."""
+    path = Path(path)
+    model, tokenizer = _tiny_qwen3(seed, TINY_QWEN3["head_dim"])
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
@@ -238,25 +244,11 @@ def build_tiny_qwen3_gguf(path: str | Path, seed: int = 0) -> tuple[Path, Path]:
     template in `tokenizer.chat_template`). Returns (folder, file). Its attention heads are
     128 wide: transformers reads no head width from a qwen3 GGUF and takes Qwen3's 128."""
     import gguf
-    from transformers import Qwen3Config, Qwen3ForCausalLM
 
     path = Path(path)
-    tokenizer = build_qwen_tokenizer(thinking=True)
-    tokenizer.chat_template = QWEN3_CHAT_TEMPLATE
+    model, tokenizer = _tiny_qwen3(seed, 128)
+    config = model.config
     ids = _token_ids(tokenizer, ("<|endoftext|>", "<|im_end|>"))
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        **{**TINY_QWEN3, "head_dim": 128},
-        max_position_embeddings=4096,
-        initializer_range=0.2,
-        tie_word_embeddings=True,
-        bos_token_id=ids["<|endoftext|>"],
-        eos_token_id=ids["<|im_end|>"],
-        pad_token_id=ids["<|endoftext|>"],
-    )
-    _seed(seed)
-    model = Qwen3ForCausalLM(config).eval()
-    model.generation_config = _chat_generation_config(tokenizer)
     folder = path / "folder"
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
