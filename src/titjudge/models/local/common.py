@@ -182,6 +182,27 @@ def cache_hint(checkpoint: Checkpoint) -> str:
     return f" (the Hugging Face cache holds only part of it; fetch it with: hf download {checkpoint.source})"
 
 
+#: the first transformers release whose GGUF reader keeps a file's added tokens whole
+#: (`<think>`, marked user-defined by llama.cpp); earlier ones split them, so the same
+#: prompt tokenizes otherwise than from the model's folder (measured: 5.17.0 does, 5.18.0 not)
+GGUF_TRANSFORMERS = "5.18.0"
+
+
+def check_gguf_support(spec: ModelSpec) -> None:
+    """Refuse a `.gguf` checkpoint, in one line, under a transformers that reads it wrongly."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    found = version("transformers")
+    if Version(found) < Version(GGUF_TRANSFORMERS):
+        raise ModelSpecError(
+            f"{spec}: reading a .gguf file needs transformers >= {GGUF_TRANSFORMERS} (this is "
+            f"{found}, whose GGUF reader splits the file's added tokens such as <think>); "
+            "upgrade it with: pip install -U transformers"
+        )
+
+
 def weights_fingerprint(checkpoint: Checkpoint) -> str | None:
     """A cheap identity for a local folder (config text + weight file names and sizes), or
     for a GGUF file (its name and size)."""

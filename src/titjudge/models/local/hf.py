@@ -49,6 +49,7 @@ from titjudge.models.local.common import (
     Checkpoint,
     MicroBatcher,
     cache_hint,
+    check_gguf_support,
     check_params,
     first_line,
     is_out_of_memory,
@@ -123,6 +124,7 @@ class HFTextBackend(TextBackend):
         trust = bool(params.get("trust_remote_code", False))
         quiet_third_party_bars()
         if self.checkpoint.gguf_file is not None:
+            check_gguf_support(spec)
             quiet_gguf_bar()
         self.config, self.checkpoint = load_config(spec, self.checkpoint, trust)
         self.kind = model_kind(spec, self.config)

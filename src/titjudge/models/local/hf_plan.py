@@ -19,7 +19,12 @@ from titjudge.models.core.base import Capabilities
 from titjudge.models.core.lazy import BackendPlan
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.thinking import ThinkingError, plan_thinking
-from titjudge.models.local.common import Checkpoint, check_params, resolve_checkpoint
+from titjudge.models.local.common import (
+    Checkpoint,
+    check_gguf_support,
+    check_params,
+    resolve_checkpoint,
+)
 from titjudge.records.spec import ModelSpec
 
 PARAMS: dict[str, type | tuple[type, ...]] = {
@@ -85,6 +90,8 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan | None:
                 f"the 'hf:' backend needs {module!r}, which is not installed; install it "
                 f"with: {install_hint('local')}"
             )
+    if checkpoint.gguf_file is not None:
+        check_gguf_support(spec)
     config = _config_json(spec, checkpoint)
     if config is None:
         return None
