@@ -150,6 +150,27 @@ def test_auto_learns_tgis_dialect_from_its_one_refusal(tmp_path, caplog):
     assert [r["dialect"] for r in kept["refused"]] == ["json_schema"]
 
 
+def test_a_fact_kept_before_tgis_dialect_existed_is_learnt_again(tmp_path):
+    """An older titjudge learnt `prompt` at a TGI endpoint after json_schema and json_object
+    were refused: that fact skipped json_value, so it is learnt again (one refusal) and the
+    calls are constrained in TGI's shape. A fact that tried every earlier dialect is kept."""
+    recorder = Recorder()
+    with FakeOpenAIServer(responder=recorder, server="tgi") as server:
+        url = server.url.rstrip("/")
+        old = [
+            {"dialect": "json_schema", "why": "HTTP 422: ... unknown variant `json_schema`"},
+            {"dialect": "json_object", "why": "HTTP 422: ..."},
+        ]
+        CallCache(tmp_path / "c").set_meta(FACT + url, {"dialect": "prompt", "refused": old})
+        results, _ = calls(server, tmp_path / "c", n=3)
+        refused = server.stats.by_fault["dialect"]
+    assert all(r.ok for r in results) and refused == 1
+    assert CallCache(tmp_path / "c").get_meta(FACT + url)["dialect"] == "json_value"
+    assert all(s is not None for s in recorder.schemas)
+    memory = DialectMemory(CallCache(tmp_path / "c"))
+    assert memory.dialect(url) == "json_value"  # complete: kept as it is
+
+
 def test_a_later_run_uses_what_the_endpoint_took_without_a_refusal(tmp_path):
     recorder = Recorder()
     with FakeOpenAIServer(responder=recorder, server="llama_cpp_python") as server:

@@ -134,6 +134,19 @@ class Facts(Protocol):
     def set_meta(self, key: str, value: Any) -> None: ...
 
 
+def _complete(fact: dict[str, Any]) -> bool:
+    """Whether every dialect tried before the one `fact` took was refused (or named past)."""
+    dialect = fact["dialect"]
+    if dialect not in AUTO_ORDER:
+        return True
+    refused = {r.get("dialect") for r in fact.get("refused") or [] if isinstance(r, dict)}
+    earlier = AUTO_ORDER[: AUTO_ORDER.index(dialect)]
+    named = {
+        named_by(str(r.get("why", ""))) for r in fact.get("refused") or [] if isinstance(r, dict)
+    }
+    return all(d in refused or dialect in named for d in earlier)
+
+
 class DialectMemory:
     """The dialect each endpoint took, kept in the cache dir's facts and shared by every
     backend of a hub (one endpoint may serve several models); one lock per endpoint, so only
@@ -148,10 +161,12 @@ class DialectMemory:
         self._said: set[str] = set()
 
     def known(self, endpoint: str) -> dict[str, Any] | None:
-        """{dialect, refused, learned} for `endpoint`, from this process or an earlier run."""
+        """{dialect, refused, learned} for `endpoint`, from this process or an earlier run.
+        A kept fact that skipped a dialect `AUTO_ORDER` now tries before the one it took
+        (learnt by an older titjudge: `prompt` before `json_value` existed) is learnt again."""
         if endpoint not in self._known and self.facts is not None:
             found = self.facts.get_meta(FACT + endpoint)
-            if isinstance(found, dict) and found.get("dialect") in DIALECTS:
+            if isinstance(found, dict) and found.get("dialect") in DIALECTS and _complete(found):
                 self._known[endpoint] = found
         return self._known.get(endpoint)
 
