@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from collections.abc import Hashable
 from pathlib import Path
 
@@ -11,9 +13,10 @@ import pytest
 import torch
 
 from titjudge.errors import ConfigError, ModelSpecError
+from titjudge.models.local.batching import MicroBatcher
 from titjudge.models.local.common import (
-    MicroBatcher,
     check_params,
+    release_model,
     resolve_checkpoint,
     resolve_device,
     resolve_dtype,
@@ -130,6 +133,45 @@ def test_worker_thread_uses_the_builders_torch_thread_count() -> None:
 
 
 # --------------------------------------------------------------------------- checkpoints
+
+
+class Weights:
+    """A model's stand-in; `cyclic` makes it refer to itself, as a sentence-transformers model
+    and its model card do."""
+
+    def __init__(self, cyclic: bool) -> None:
+        self.card = self if cyclic else None
+
+
+class Backend:
+    def __init__(self, model: Weights) -> None:
+        self.model: Weights | None = model
+
+
+@pytest.mark.parametrize("cyclic", [False, True])
+def test_a_closed_model_is_freed_and_a_full_collection_runs_only_for_a_cycle(
+    cyclic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collections: list[object] = []
+    real_collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: collections.append(a) or real_collect(*a))
+    gc.disable()  # only the collection release_model asks for may free the cycle
+    try:
+        backend = Backend(Weights(cyclic))
+        model = weakref.ref(backend.model)
+        release_model(backend, "model")
+        assert backend.model is None
+        assert model() is None  # freed now, not at some later collection
+        assert len(collections) == (1 if cyclic else 0)
+    finally:
+        gc.enable()
+
+
+def test_releasing_twice_or_a_model_never_loaded_is_harmless() -> None:
+    backend = Backend(Weights(cyclic=False))
+    release_model(backend, "model")
+    release_model(backend, "model")
+    assert backend.model is None
 
 
 def test_missing_folder_names_the_path(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ choosing between them: `models.local.embed`."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 from abc import abstractmethod
 from collections.abc import Hashable
@@ -19,13 +18,14 @@ import transformers
 from titjudge.errors import ModelSpecError
 from titjudge.models.core.base import EmbeddingBackend, PermanentError
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.local.batching import MicroBatcher
 from titjudge.models.local.common import (
     Checkpoint,
-    MicroBatcher,
     cache_hint,
     first_line,
     free_accelerator_memory,
     is_out_of_memory,
+    release_model,
     resolve_device,
     resolve_dtype,
     weights_fingerprint,
@@ -198,9 +198,7 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         return exc
 
     async def aclose(self) -> None:
-        self.model = None
-        gc.collect()
-        free_accelerator_memory()
+        release_model(self, "model")
 
     @abstractmethod
     def _embed_window(self, _key: Hashable, texts: list[str]) -> list[list[float] | BaseException]:

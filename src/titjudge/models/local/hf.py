@@ -24,7 +24,6 @@ attn_implementation, max_wait_ms (batch collection window, default 5).
 from __future__ import annotations
 
 import dataclasses
-import gc
 import importlib.util
 import inspect
 import json
@@ -45,9 +44,9 @@ from titjudge.models.core.base import (
     TextBackend,
 )
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.local.batching import MicroBatcher
 from titjudge.models.local.common import (
     Checkpoint,
-    MicroBatcher,
     cache_hint,
     check_gguf_support,
     check_params,
@@ -56,6 +55,7 @@ from titjudge.models.local.common import (
     load_config,
     quiet_gguf_bar,
     quiet_third_party_bars,
+    release_model,
     resolve_checkpoint,
     resolve_device,
     resolve_dtype,
@@ -216,10 +216,7 @@ class HFTextBackend(TextBackend):
         return facts
 
     async def aclose(self) -> None:
-        self.engine.model = None
-        gc.collect()
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
+        release_model(self.engine, "model")
 
 
 def _optional_float(value: Any) -> float | None:
