@@ -5,6 +5,7 @@ config builders are in tests/builders.py."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -65,6 +66,23 @@ def synth_data(synthetic: builders.Synthetic) -> Path:
 def data_copy(synth_data: Path, tmp_path: Path) -> Path:
     """A private copy of `synth_data` (tmp_path/data) that a test may change."""
     return builders.copy_data(synth_data, tmp_path)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep the garbage collector's full passes off what collection made.
+
+    A worker that collected the suite holds ~780,000 objects (torch, transformers, litellm,
+    every test module), and a full collection walks them all: ~0.45 s each, where a
+    `titjudge` process holds a fraction of that. Under CPython's default thresholds a worker
+    ran ~40 full passes (automatic ones, and `gc.collect()` when a sentence-transformers model
+    closes): 24 s of the suite's CPU, measured with `gc.callbacks`. `gc.freeze()` moves what
+    exists now out of every later pass (next to none of it is garbage: modules, classes, the
+    session's fixtures), and a tenfold third threshold runs full passes less often; objects the
+    tests make are still collected. Measured together: 14.5 s.
+    """
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 100)
 
 
 @pytest.hookimpl(tryfirst=True)
