@@ -70,6 +70,11 @@ def evaluate(
     """Describe and judge every manifest item, score against human pairs, write the run dir:
     a new `<run.out>/<name>/<run id>/` (`outcome.out_dir`), or exactly `out`.
 
+    `outcome.record` is the run's one record, the one `load_run(outcome.out_dir)` reads back:
+    its metrics (`record.variants`; none without human pairs) and its counts
+    (`record.summary`: items, failures, usage, cost, cache, wall time); `outcome.results`
+    holds each item's results in memory.
+
     Inside a running event loop (Jupyter), use `await titjudge.agents.runner.run_async(...)`.
     """
     from titjudge.agents.runner import run
@@ -112,7 +117,7 @@ def load_run(path: str | Path) -> AnalysedRun:
     x variant; `pairs.groupby("variant").correct.mean()` is each variant's
     pairwise_accuracy), `record.metrics` (one row per variant); `record.config` is
     config.yaml as a dict, `record.summary` summary.json as a
-    `titjudge.report.run_summary.RunSummary` (None when the run has none)."""
+    `titjudge.records.summary.RunSummary` (None when the run has none)."""
     from titjudge.report.analysis.record import load_analysed_run
 
     return load_analysed_run(path)

@@ -19,6 +19,7 @@ from doubles.server import FakeOpenAIServer, Reply
 from judge_helpers import ModesResponder, description_by_item, read_lines, run_config
 
 import titjudge
+from titjudge.agents.runner import RunOutcome
 from titjudge.cli import main
 
 # every test makes whole runs through the loopback server or reads one
@@ -64,7 +65,7 @@ class TyingResponder(ModesResponder):
 
 
 @pytest.fixture(scope="module")
-def run_dir(synth_data, tmp_path_factory) -> Path:
+def outcome(synth_data, tmp_path_factory) -> RunOutcome:
     import csv
 
     tmp = tmp_path_factory.mktemp("one-record")
@@ -78,8 +79,25 @@ def run_dir(synth_data, tmp_path_factory) -> Path:
         FakeOpenAIServer(responder=TyingResponder(synth_data, tie_pairs, garbled)) as server,
     ):
         patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-        outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp, JUDGES))
+        return titjudge.evaluate(run_config(synth_data, server.url, tmp, JUDGES))
+
+
+@pytest.fixture(scope="module")
+def run_dir(outcome: RunOutcome) -> Path:
     return outcome.out_dir
+
+
+def test_the_record_evaluate_returns_is_the_one_load_run_reads(outcome) -> None:
+    """metrics.json and summary.json are written from the record the run returns: read back,
+    they are that record."""
+    loaded = titjudge.load_run(outcome.out_dir)
+    assert outcome.record.run_dir == loaded.run_dir == outcome.out_dir
+    assert outcome.record.metrics_json() == loaded.metrics_json() == outcome.metrics
+    assert loaded.summary is not None and outcome.record.summary == loaded.summary
+    assert outcome.summary is outcome.record.summary
+    written = json.loads((outcome.out_dir / "summary.json").read_text())
+    assert written == outcome.record.summary.summary_json()
+    assert written["variants"]["pw"] == outcome.status_counts["pw"]
 
 
 def _cli(capsys, *args: str) -> str:

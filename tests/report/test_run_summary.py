@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from titjudge.errors import DataError
-from titjudge.report.run_summary import (
-    BudgetSummary,
-    RunSummary,
-    load_summary,
-    parse_summary,
-    write_summary,
-)
+from titjudge.records.summary import BudgetSummary, RunSummary
+from titjudge.report.run_summary import load_summary, parse_summary, write_summary
 
 #: a demo run's summary.json as titjudge wrote it before `RunSummary` (paths shortened, a
 #: failure group and a stopped model added in the shape `report.failures` wrote them)

@@ -57,7 +57,7 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
                 first_error[judged.variant] = judged.error or "failed"
     cells = {}
     # each cell is its variant's entry in the row run's record (metrics.json), as written
-    variants = outcome.record.variants if outcome.record is not None else {}
+    variants = outcome.record.variants
     for column in columns:
         counts = outcome.status_counts.get(column.name, {})
         entry = variants.get(column.name)

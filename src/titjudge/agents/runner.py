@@ -31,11 +31,12 @@ from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, c
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
 from titjudge.records.run_record import RunRecord
+from titjudge.records.summary import RunSummary, StoppedModel
 from titjudge.report import run_dir, runs
-from titjudge.report.failures import StoppedModel, failure_summary
+from titjudge.report.failures import failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
-from titjudge.report.run_summary import RunSummary, write_summary
+from titjudge.report.run_summary import write_summary
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +47,23 @@ class RunOutcome:
     n_items: int
     n_failed_items: int
     status_counts: dict[str, dict[str, int]]
-    #: the run's counts (summary.json, typed)
-    summary: RunSummary
+    #: the run's one record, the one `titjudge.load_run(out_dir)` reads back: its metrics
+    #: (metrics.json; no variants without human pairs) and its counts (`record.summary`,
+    #: summary.json); the pairwise verdicts are attached by `load_run` only
+    record: RunRecord = field(repr=False)
     results: list[ItemResult] = field(repr=False, default_factory=list)
-    #: the run's record (metrics.json, typed); None without human pairs
-    record: RunRecord | None = field(repr=False, default=None)
+
+    @property
+    def summary(self) -> RunSummary:
+        """The run's counts, as summary.json holds them: `record.summary`."""
+        assert self.record.summary is not None, "a finished run's record holds its summary"
+        return self.record.summary
 
     @property
     def metrics(self) -> dict[str, Any]:
-        """The record as metrics.json holds it (`RunRecord.metrics_json`); {} without one.
-        Read from `record`, the one truth: `outcome.record.variants[name]` is the typed view."""
-        return self.record.metrics_json() if self.record is not None else {}
+        """The record as metrics.json holds it (`RunRecord.metrics_json`); {} when the run
+        wrote none (no human pairs). `outcome.record.variants[name]` is the typed view."""
+        return self.record.metrics_json() if self.record.variants else {}
 
     @property
     def budget_spent(self) -> bool:
@@ -139,7 +146,7 @@ async def run_async(
         )
         found.summary.wall_seconds = round(time.perf_counter() - started, 3)
         write_summary(staged.staging, found.summary)
-        found.out_dir = staged.commit()
+        found.out_dir = found.record.run_dir = staged.commit()
     except BaseException:  # a failed or interrupted run leaves no half run behind
         staged.discard()
         raise
@@ -291,14 +298,16 @@ async def _run_staged(
     )
     if owned:
         cache.close()
+    if run_record is None:  # metrics.json is not written: the record holds the counts alone
+        run_record = RunRecord()
+    run_record.summary = summary
     return RunOutcome(
         out_dir=out_dir,
         n_items=len(results),
         n_failed_items=evaluation.n_failed_items,
         status_counts=evaluation.status_counts,
-        summary=summary,
-        results=results,
         record=run_record,
+        results=results,
     )
 
 

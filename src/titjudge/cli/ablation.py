@@ -49,7 +49,7 @@ def print_result(result: AblationResult, console: Console) -> None:
     from titjudge.ablation.tables import table4
     from titjudge.ablation.writers import to_rich
     from titjudge.cli.run import print_budget, print_failures
-    from titjudge.report.run_summary import BudgetSummary
+    from titjudge.records.summary import BudgetSummary
 
     table = table4(result)
     if table.rows:

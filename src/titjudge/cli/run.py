@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from titjudge.agents.runner import RunOutcome
     from titjudge.records.provenance import ModelAnswers
-    from titjudge.report.run_summary import BatchModel, BudgetSummary, ModelMeans
+    from titjudge.records.summary import BatchModel, BudgetSummary, Failures, ModelMeans
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,7 +62,7 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
         )
     console.print(table)
     summary = outcome.summary
-    if outcome.record is not None:
+    if outcome.record.variants:  # scored against human pairs
         print_summary(outcome.record, console)
     elif summary.model_means is not None:
         print_model_means(summary.model_means, console)
@@ -70,7 +70,7 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
         say(console, f"{role}: {usage.text()}")
     print_answering_models(summary.answered_by, console)
     say(console, f"run dir: {outcome.out_dir}")
-    print_failures(outcome.out_dir, console)
+    show_failures(summary.failures, console)
     if outcome.n_failed_items:
         console.print(
             f"{outcome.n_failed_items} items have failed variants; reasons in "
@@ -128,10 +128,15 @@ def print_failures(run_dir: Path, console: Console) -> None:
     """The run's failures grouped by role, model and reason, and the models stopped, as its
     summary.json records them (`report.failures`); in yellow, plain text on a pipe too."""
     from titjudge.report.run_summary import load_summary
-    from titjudge.safety import terminal_safe
 
     summary = load_summary(run_dir)
-    failures = summary.failures if summary is not None else None
+    show_failures(summary.failures if summary is not None else None, console)
+
+
+def show_failures(failures: Failures | None, console: Console) -> None:
+    """A run's failures (`RunSummary.failures`), one line each, in yellow."""
+    from titjudge.safety import terminal_safe
+
     for line in failures.lines() if failures is not None else []:
         console.print(terminal_safe(line), style="yellow", markup=False, highlight=False)
 

@@ -26,10 +26,10 @@ from titjudge.metrics.exact import binomtest_half
 from titjudge.metrics.pairwise import PairOutcomes
 from titjudge.metrics.tables import EvalData
 from titjudge.records.calls import sum_costs
+from titjudge.records.metric_values import PositionBias
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.pairs import PairJudgement, PairwiseRun
 from titjudge.records.repeats import spread
-from titjudge.records.run_record import PositionBias
 
 
 def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:

@@ -55,8 +55,9 @@ from titjudge.metrics.pairwise_stats import position_bias
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
+from titjudge.records.metric_values import finite_or_none
 from titjudge.records.pairs import PairJudgement
-from titjudge.records.run_record import RunRecord, Settings, VariantRecord, finite_or_none
+from titjudge.records.run_record import RunRecord, Settings, VariantRecord
 
 
 def _intervals(

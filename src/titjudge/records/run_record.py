@@ -5,38 +5,25 @@ a variant's record as typed as the run's own."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
 )
 
+from titjudge.records.metric_values import Num, PositionBias
+from titjudge.records.summary import RunSummary
+
 #: the format of metrics.json (`report.record.write_record`): 2 puts the variants under
 #: their own key; 1 (before) mixed them with the run-level keys, so a judge config still
 #: refuses those as names (`records.names.RESERVED_NAMES`) and a format-1 file is never
 #: ambiguous
 RECORD_VERSION = 2
-
-
-def finite_or_none(value: Any) -> Any:
-    """None for NaN or an infinity (an undefined metric), a plain number for a numpy one;
-    anything else as it is."""
-    if hasattr(value, "item") and not isinstance(value, (list, dict)):
-        value = value.item()  # numpy scalar
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-#: a metric's value: None where it is undefined (no pairs, constant ranks), never NaN
-Num = Annotated[float | None, BeforeValidator(finite_or_none)]
 
 
 class Provenance(BaseModel):
@@ -53,24 +40,6 @@ class Provenance(BaseModel):
     sampling: dict[str, Any] = Field(default_factory=dict)
     #: the judge that scored this variant's failed items (its own scale: see metrics.fallback)
     fallback: str | None = None
-
-
-class PositionBias(BaseModel):
-    """A pairwise judge's single-order verdicts: how often the first-shown image won a
-    decisive one, and how often its two orders agreed (`metrics.pairwise_stats`)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    n_order_verdicts: int = 0
-    n_decisive: int = 0
-    n_first_wins: int = 0
-    n_second_wins: int = 0
-    first_position_win_share: Num = None
-    position_bias_rate: Num = None
-    position_bias_p_value: Num = None
-    n_pairs_both_orders: int = 0
-    order_agreement_rate: Num = None
-    n_order_disagreements: int = 0
 
 
 class Spread(BaseModel):
@@ -302,6 +271,9 @@ class RunRecord(BaseModel):
     #: filled by `load_run`, never written to metrics.json
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
+    #: the run's counts (summary.json): set by the run that wrote them and by `load_run`,
+    #: never written to metrics.json
+    summary: RunSummary | None = Field(default=None, exclude=True)
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 kind of reason, with counts and one full reason each, and the models stopped for the run.
 
 The run writes this into summary.json (`failures`), and the terminal shows what it reads back
-from there (`report.run_summary.load_summary`), the same at the end of `titjudge run` and of
+from there (`report.run_summary.load_summary`; the types are in `records.summary`), the same at the end of `titjudge run` and of
 every ablation row, on a terminal or not:
 
     describer litellm:openai/x: 200 x connection refused (http://127.0.0.1:9/v1), 195 not sent
@@ -20,9 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from pydantic import BaseModel, Field
-
 from titjudge.records import ItemResult
+from titjudge.records.summary import FailureGroup, Failures, StoppedModel
 
 #: how a failure record of a stopped model's unsent call begins (`models.calls.breaker`)
 NOT_SENT = "not sent: "
@@ -57,58 +56,6 @@ _IMAGE_KINDS = (
     (re.compile(r"no such file|not found|does not exist", re.I), "image file missing"),
     (re.compile(r"decode|identify|truncated|corrupt|broken", re.I), "image cannot be decoded"),
 )
-
-
-class FailureGroup(BaseModel):
-    """Failures of one role on one model for one kind of reason."""
-
-    role: str
-    model: str | None = None
-    kind: str
-    count: int
-    #: of `count`, calls never sent because their model was stopped for the run
-    not_sent: int = 0
-    #: one full reason of the group (the first seen)
-    example: str
-
-    def line(self) -> str:
-        who = f"{self.role} {self.model}" if self.model else self.role
-        unsent = f", {self.not_sent} not sent" if self.not_sent else ""
-        return f"{who}: {self.count} x {self.kind}{unsent}"
-
-
-class StoppedModel(BaseModel):
-    """A model stopped for the run by its circuit breaker (`models.calls.breaker`)."""
-
-    model: str
-    reason: str
-    #: the requests in a row that failed with `reason`
-    requests: int
-
-    def line(self) -> str:
-        return (
-            f"stopped: {self.model} after {self.requests} request"
-            f"{'' if self.requests == 1 else 's'} in a row failed with {self.reason}; "
-            "its other calls were not sent, a re-run tries them again"
-        )
-
-
-class Failures(BaseModel):
-    """summary.json's `failures`: the groups, most failures first, and the stopped models."""
-
-    groups: list[FailureGroup] = Field(default_factory=list)
-    stopped: list[StoppedModel] = Field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        """What the terminal shows: a line per group with its example under it, then a line
-        per stopped model; nothing when nothing failed."""
-        if not self.groups and not self.stopped:
-            return []
-        found = ["failures by role, model and reason (every reason in items.jsonl):"]
-        for group in self.groups:
-            found += [f"  {group.line()}", f"    e.g. {group.example}"]
-        found += [model.line() for model in self.stopped]
-        return found
 
 
 def reason_kind(reason: str) -> str:
@@ -177,9 +124,6 @@ def failure_summary(
 
 
 __all__ = [
-    "FailureGroup",
-    "Failures",
-    "StoppedModel",
     "failure_summary",
     "image_kind",
     "reason_kind",

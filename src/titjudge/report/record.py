@@ -28,12 +28,7 @@ from pydantic import ValidationError
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, iter_jsonl, read_json_object
 from titjudge.records import ItemResult
-from titjudge.records.run_record import (
-    RECORD_VERSION,
-    PairVerdict,
-    Provenance,
-    RunRecord,
-)
+from titjudge.records.run_record import RECORD_VERSION, PairVerdict, Provenance, RunRecord
 
 #: format-1 metrics.json's run-level keys (the variants were every other key)
 _V1_RUN_KEYS = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
@@ -168,16 +163,19 @@ def load_run(path: str | Path) -> RunRecord: ...
 def load_run(path: str | Path, record_type: type[R]) -> R: ...
 def load_run(path: str | Path, record_type: type[RunRecord] = RunRecord) -> RunRecord:
     """The record of a run dir (or of a `<run.out>/<name>` folder's latest run), with each
-    pairwise judge's verdicts attached. A run without human pairs has no metrics: its
-    record has no variants. Problems are one-line DataErrors. `record_type`: a subclass to
+    pairwise judge's verdicts and its summary.json (`record.summary`) attached. A run without
+    human pairs has no metrics: its record has no variants. Problems are one-line DataErrors. `record_type`: a subclass to
     read it as (`report.analysis.record.AnalysedRun` adds the pandas frames)."""
     from titjudge.report.runs import resolve_run
 
     run_dir = resolve_run(Path(path))
     if not (run_dir / "items.jsonl").is_file():
         raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")
+    from titjudge.report.run_summary import load_summary
+
     record = load_record(run_dir, record_type) or record_type()
     record.run_dir = run_dir
+    record.summary = load_summary(run_dir)
     for pairs_file in sorted(run_dir.glob("pairs_*.jsonl")):
         name = pairs_file.stem.removeprefix("pairs_")
         record.verdicts[name] = load_verdicts(pairs_file)

@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from titjudge.records.metric_values import PositionBias
     from titjudge.records.run_record import (
         Comparison,
         Leaderboard,
-        PositionBias,
         RunRecord,
         Settings,
         Standing,

@@ -3,7 +3,7 @@
 `AnalysedRun` is the `RunRecord` every view reads (`report.record`), read the same way, plus
 the frames built from it when first asked for (`report.analysis.frames`; pandas comes with
 the `analysis` extra and is imported only then), config.yaml as a dict and summary.json typed
-(`report.run_summary.RunSummary`)."""
+(`records.summary.RunSummary`, the record's `summary`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pydantic import PrivateAttr
 from titjudge.records.run_record import RunRecord
 from titjudge.report.analysis.run import RunData
 from titjudge.report.record import load_run
-from titjudge.report.run_summary import RunSummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,12 +59,6 @@ class AnalysedRun(RunRecord):
     def config(self) -> dict[str, Any]:
         """The run's resolved config (config.yaml) as a dict."""
         return self.analysis().config
-
-    @property
-    def summary(self) -> RunSummary | None:
-        """The run's summary.json (counts, usage per role, wall time), typed; None when the
-        run has none."""
-        return self.analysis().summary
 
 
 def load_analysed_run(path: str | Path) -> AnalysedRun:

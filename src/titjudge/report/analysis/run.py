@@ -19,9 +19,9 @@ from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairJudgement
 from titjudge.records.run_record import RunRecord
+from titjudge.records.summary import RunSummary
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
-from titjudge.report.run_summary import RunSummary, load_summary
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class RunData:
     @cached_property
     def summary(self) -> RunSummary | None:
         """summary.json: counts, usage per role, wall time (None when absent)."""
-        return load_summary(self.run_dir)
+        return self.record.summary
 
     @cached_property
     def lines(self) -> list[ItemLine]:

@@ -23,6 +23,7 @@ from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.calls import total_cost
 from titjudge.records.items import HumanPair
 from titjudge.records.run_record import PairVerdict, RunRecord
+from titjudge.records.summary import RunSummary
 from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
@@ -38,7 +39,7 @@ from titjudge.report.audit.data import (
 )
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
-from titjudge.report.run_summary import RunSummary, load_summary
+from titjudge.report.run_summary import load_summary
 
 
 def _result(line: ItemLine) -> VariantResult:

@@ -1,0 +1,236 @@
+"""A run's counts, typed: what summary.json holds (`RunSummary`), with the failures at a
+glance (`Failures`) it carries. The run record (`records.run_record.RunRecord.summary`) holds
+one; `report.run_summary` reads and writes the file.
+
+Keys: name, items, failed_items, image_errors, describer_failures, variants (per variant
+its ok / fallback / failed counts), usage (per role, `records.calls.Usage`), cache (this
+run's calls, hits, misses and writes, in all and per model spec), answered_by (per configured
+model, the models that answered: `records.provenance.ModelAnswers`), wall_seconds,
+human_pairs, failures (`Failures`, grouped by `report.failures.failure_summary`); and only
+when they apply: budget (`run.budget_usd`), batch (per `batch: true` model), model_means (a
+run without human pairs), pairwise (per pairwise judge: counts and position bias).
+
+Every field has a default, so a summary.json from an older titjudge (or laid out by hand)
+that lacks a key loads.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from titjudge.records.calls import Usage
+from titjudge.records.metric_values import PositionBias
+from titjudge.records.provenance import ModelAnswers
+
+
+class FailureGroup(BaseModel):
+    """Failures of one role on one model for one kind of reason."""
+
+    role: str
+    model: str | None = None
+    kind: str
+    count: int
+    #: of `count`, calls never sent because their model was stopped for the run
+    not_sent: int = 0
+    #: one full reason of the group (the first seen)
+    example: str
+
+    def line(self) -> str:
+        who = f"{self.role} {self.model}" if self.model else self.role
+        unsent = f", {self.not_sent} not sent" if self.not_sent else ""
+        return f"{who}: {self.count} x {self.kind}{unsent}"
+
+
+class StoppedModel(BaseModel):
+    """A model stopped for the run by its circuit breaker (`models.calls.breaker`)."""
+
+    model: str
+    reason: str
+    #: the requests in a row that failed with `reason`
+    requests: int
+
+    def line(self) -> str:
+        return (
+            f"stopped: {self.model} after {self.requests} request"
+            f"{'' if self.requests == 1 else 's'} in a row failed with {self.reason}; "
+            "its other calls were not sent, a re-run tries them again"
+        )
+
+
+class Failures(BaseModel):
+    """summary.json's `failures`: the groups, most failures first, and the stopped models."""
+
+    groups: list[FailureGroup] = Field(default_factory=list)
+    stopped: list[StoppedModel] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What the terminal shows: a line per group with its example under it, then a line
+        per stopped model; nothing when nothing failed."""
+        if not self.groups and not self.stopped:
+            return []
+        found = ["failures by role, model and reason (every reason in items.jsonl):"]
+        for group in self.groups:
+            found += [f"  {group.line()}", f"    e.g. {group.example}"]
+        found += [model.line() for model in self.stopped]
+        return found
+
+
+#: a role's usage as summary.json keeps it: every counter, `answered_by` and `cost`
+RoleUsage = Annotated[Usage, PlainSerializer(lambda usage: usage.to_json())]
+
+
+def _drop_none(found: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """`found` without those of `keys` whose value is None (keys written only when they apply)."""
+    return {k: v for k, v in found.items() if not (k in keys and v is None)}
+
+
+class CacheCount(BaseModel):
+    """Calls, cache hits, misses (the calls a model was asked) and answers written
+    (`records.cache_counts`)."""
+
+    calls: int = 0
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+
+
+class CacheCounts(CacheCount):
+    """This run's cache counts in all, and per model spec."""
+
+    by_model: dict[str, CacheCount] = Field(default_factory=dict)
+
+
+class BudgetSummary(BaseModel):
+    """`run.budget_usd`'s ledger at the end (`models.calls.budget.Budget.to_json`): the budget,
+    the spend of the whole ledger (an ablation grid's: all rows so far), this run's share,
+    and the items the budget left undone."""
+
+    usd: float
+    spent_usd: float
+    left_usd: float
+    stopped: bool
+    calls_not_sent: int
+    #: this run's spend and unsent calls (an ablation grid's budget has none)
+    run_spent_usd: float | None = None
+    run_calls_not_sent: int | None = None
+    items_undone: int = 0
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_none(handler(self), ("run_spent_usd", "run_calls_not_sent"))
+
+
+class BatchModel(BaseModel):
+    """One `batch: true` model: its jobs, requests, answers and failures at the batch price
+    (`models.calls.batch.progress`), and its calls sent online all the same. A model whose
+    every call went online has `sent_online` alone."""
+
+    jobs: int | None = None
+    requests: int | None = None
+    answered: int | None = None
+    failed: int | None = None
+    price: str | None = None
+    sent_online: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_none(handler(self), tuple(type(self).model_fields))
+
+
+class RankedModel(BaseModel):
+    """A T2I model's mean score in one variant, and its rank (equal means share one)."""
+
+    model: str
+    mean: float
+    n: int
+    rank: int
+
+
+class ModelMeans(BaseModel):
+    """One variant's T2I models ranked by mean score (`metrics.model_means`), and the rows
+    left out of the means."""
+
+    ranking: list[RankedModel] = Field(default_factory=list)
+    n_failed_left_out: int = 0
+    n_fallback_left_out: int = 0
+
+
+class PairwiseSummary(PositionBias):
+    """One pairwise judge's counts and position bias (`metrics.pairwise_stats.run_summary`):
+    the position bias as the run record types it, with the judge's pairs, failures and
+    repeats."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    n_pairs: int = 0
+    n_failed: int = 0
+    repeats: int = 1
+
+
+#: summary.json's keys written only when they apply
+_OPTIONAL = ("failures", "budget", "batch", "model_means", "pairwise")
+
+
+class RunSummary(BaseModel):
+    """A run's counts (summary.json; see the module docstring for its keys)."""
+
+    name: str = ""
+    items: int = 0
+    #: items with a failed variant
+    failed_items: int = 0
+    image_errors: int = 0
+    #: items whose description call failed (an unreadable image is an image error)
+    describer_failures: int = 0
+    #: per variant, its items' status counts: ok, fallback, failed
+    variants: dict[str, dict[str, int]] = Field(default_factory=dict)
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    cache: CacheCounts = Field(default_factory=CacheCounts)
+    answered_by: dict[str, ModelAnswers] = Field(default_factory=dict)
+    #: None until the run has ended (the runner sets it just before writing the file)
+    wall_seconds: float | None = None
+    human_pairs: int = 0
+    #: None: a summary written before failures were recorded
+    failures: Failures | None = None
+    budget: BudgetSummary | None = None
+    batch: dict[str, BatchModel] | None = None
+    model_means: dict[str, ModelMeans] | None = None
+    pairwise: dict[str, PairwiseSummary] | None = None
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_none(handler(self), _OPTIONAL)
+
+    @property
+    def budget_spent(self) -> bool:
+        """Whether `run.budget_usd` stopped the run with calls left unsent."""
+        budget = self.budget
+        return bool(budget and budget.stopped and budget.run_calls_not_sent)
+
+    def summary_json(self) -> dict[str, Any]:
+        """The dict summary.json holds."""
+        return self.model_dump(mode="json")
+
+
+__all__ = [
+    "BatchModel",
+    "BudgetSummary",
+    "CacheCount",
+    "CacheCounts",
+    "FailureGroup",
+    "Failures",
+    "ModelMeans",
+    "PairwiseSummary",
+    "RankedModel",
+    "RoleUsage",
+    "RunSummary",
+    "StoppedModel",
+]
