@@ -1,7 +1,7 @@
-"""configs/paper-grid-vllm.yaml (README "Running the full grid on GPUs") as users run it: the
+"""configs/paper-grid-vllm.yaml (docs/ablation.md, "Running the full grid on GPUs") as users run it: the
 served rows and comparers pointed at loopback stand-ins for their vLLM servers (the fake
 OpenAI-compatible chat server and the /v1/embeddings double, whose shapes cite vLLM's and
-OpenAI's docs), the API rows switched off with the README's `--set`s."""
+OpenAI's docs), the API rows switched off with the docs' `--set`s."""
 
 from __future__ import annotations
 

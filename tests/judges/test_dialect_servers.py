@@ -1,4 +1,4 @@
-"""Done as a researcher would: a config written as the README shows, pointed at a self-hosted
+"""Done as a researcher would: a config written as the docs show (providers.md), pointed at a self-hosted
 server with no structured-output dialect set, scores every item with every LLM judge kind (a
 score, a pairwise verdict, a checklist's decomposition and its answers, an expected score),
 the server refusing at most one request while titjudge learns its dialect. The servers are the

@@ -215,6 +215,6 @@ def test_without_api_base_the_environments_base_is_used(server, monkeypatch):
     assert server.batch_creates == 1
 
 
-def test_the_readme_states_the_find_windows_clock_skew():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_docs_state_the_find_windows_clock_skew():
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "cost-and-batch.md").read_text()
     assert f"created no earlier than {batch_anthropic.CLOCK_SKEW:.0f} s" in readme

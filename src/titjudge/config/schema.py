@@ -48,7 +48,7 @@ class DescriberConfig(ModelOptions):
         ge=0,
         description="default 0 (greedy); models that take only their provider's default (OpenAI "
         "reasoning models, Claude while thinking) or are advised to keep it (Gemini 3) send none "
-        "unless set; null: the provider's default. See README 'Thinking'",
+        "unless set; null: the provider's default. See docs/configuration.md 'Thinking'",
     )
     on_truncation: Literal["fail", "keep"] = Field(
         "fail",
@@ -92,7 +92,7 @@ class RunSettings(StrictModel):
     execution: ExecutionOptions = Field(
         default_factory=ExecutionOptions,
         description="where hf:/embed: models run: in this process, or in Ray actors "
-        "({backend: ray, address, actors_per_model, num_gpus_per_actor, ...}); see README 'Ray'",
+        "({backend: ray, address, actors_per_model, num_gpus_per_actor, ...}); see docs/ablation.md 'Ray'",
     )
     stop_after: int = Field(
         DEFAULT_STOP_AFTER,
@@ -100,7 +100,7 @@ class RunSettings(StrictModel):
         description="stop a model for the run after this many requests in a row failed for a "
         "reason that will not heal (connection refused, DNS, TLS, 401, 403, 404 model not found, "
         "a missing client package): its other calls fail at once, unsent; 0: never (a spent "
-        "quota still stops it); see README 'When a model refuses everything'",
+        "quota still stops it); see docs/providers.md 'When a model refuses everything'",
     )
     require_model: RequireModel = Field(
         "report",
@@ -116,7 +116,7 @@ class RunSettings(StrictModel):
         "call reserves its worst case before it is sent and settles to the reply's cost; once "
         "a call cannot be covered nothing more is sent, the run dir is written and titjudge "
         "exits 3. Every API model must be priced (litellm's map or its 'price' option); see "
-        "README 'Cost'",
+        "docs/cost-and-batch.md",
     )
 
 

@@ -1,6 +1,6 @@
 """The per-annotator votes file `titjudge annotate` writes: one CSV row per annotator and pair.
 
-Columns (docs: README "Human preferences from the browser"):
+Columns (docs: docs/annotation.md):
 
     prompt_id, item_a, item_b, annotator, choice, shown_left, seconds, voted_at
 

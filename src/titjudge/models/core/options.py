@@ -81,7 +81,7 @@ class ModelOptions(StrictModel):
     api_base: str | list[str] | None = Field(
         None,
         description="base URL of an OpenAI-compatible or self-hosted server, or a list of URLs: "
-        "replicas of one model, calls spread over them (see README 'Several endpoints')",
+        "replicas of one model, calls spread over them (see docs/providers.md 'Several endpoints')",
     )
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the API key"
@@ -113,7 +113,7 @@ class ModelOptions(StrictModel):
         "json_object (with a schema: llama-cpp-python), json_value (the schema under value: "
         "TGI), structured_outputs or guided_json "
         "(vLLM's extra body), prompt (none sent; the reply is validated), or auto (learned "
-        "from the endpoint; the default at a custom api_base); see README 'Structured output'",
+        "from the endpoint; the default at a custom api_base); see docs/providers.md 'Structured outputs'",
     )
     device: str | None = Field(
         None, description="local models: 'auto', 'cpu', 'cuda', 'cuda:1', ..."
@@ -125,7 +125,7 @@ class ModelOptions(StrictModel):
     thinking: ThinkingOptions | None = Field(
         None,
         description="thinking/reasoning: {budget: N} tokens on top of max_tokens, an effort or "
-        "level (minimal, low, medium, high), or off; see README 'Thinking'",
+        "level (minimal, low, medium, high), or off; see docs/configuration.md 'Thinking'",
     )
     max_image_pixels: int | None = Field(
         None,
@@ -137,13 +137,13 @@ class ModelOptions(StrictModel):
     price: Price | None = Field(
         None,
         description="{input: $, output: $} per 1M tokens, for a model litellm does not price; "
-        "used by `titjudge estimate` and the run's cost (see README 'Cost')",
+        "used by `titjudge estimate` and the run's cost (see docs/cost-and-batch.md)",
     )
 
     batch: bool = Field(
         False,
         description="send this model's calls as the provider's batch jobs (about half price, "
-        "answers within 24 h): litellm:openai/... and azure/... models; see README 'Batch'",
+        "answers within 24 h): litellm:openai/... and azure/... models; see docs/cost-and-batch.md 'Batch'",
     )
     batch_poll: float = Field(
         30.0, gt=0, description="seconds between two looks at this model's batch jobs"

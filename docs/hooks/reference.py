@@ -1,0 +1,72 @@
+"""MkDocs hook: the CLI and Python API reference pages, generated at build time from the code
+itself, so they cannot drift from it.
+
+- `<!-- cli-reference -->` in a page becomes every `titjudge` command's `--help`, from the
+  argparse parsers (`titjudge.cli.build_parser`), subcommands included, at a fixed width.
+- `<!-- python-api -->` becomes the signature and docstring of each name in `titjudge.__all__`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+from typing import Any
+
+WIDTH = "88"
+
+
+def _commands(parser: argparse.ArgumentParser, path: list[str]) -> list[tuple[str, str]]:
+    """(command line, help text) for `parser` and every subparser below it, depth first."""
+    found = [(" ".join(path), parser.format_help())]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found.extend(_commands(child, [*path, name]))
+    return found
+
+
+def cli_reference() -> str:
+    """Markdown: one section per command, its `--help` verbatim."""
+    from titjudge.cli import build_parser
+
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = WIDTH  # argparse wraps to the terminal's width
+    try:
+        commands = _commands(build_parser(), ["titjudge"])
+    finally:
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+    parts = []
+    for line, text in commands:
+        level = "#" * min(len(line.split()) + 1, 4)
+        parts.append(f"{level} `{line}`\n\n```text\n{text.rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
+def python_api() -> str:
+    """Markdown: `titjudge`'s public functions, each with its signature and docstring."""
+    import titjudge
+
+    parts = []
+    for name in titjudge.__all__:
+        value = getattr(titjudge, name)
+        if not callable(value):
+            continue
+        signature = inspect.signature(value)
+        doc = inspect.getdoc(value) or ""
+        parts.append(f"## `titjudge.{name}`\n\n```python\n{name}{signature}\n```\n\n{doc}\n")
+    module_doc = inspect.getdoc(titjudge) or ""
+    return f"```python\n{module_doc}\n```\n\n" + "\n".join(parts)
+
+
+MARKERS = {"<!-- cli-reference -->": cli_reference, "<!-- python-api -->": python_api}
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    for marker, make in MARKERS.items():
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown
