@@ -4,6 +4,10 @@ itself, so they cannot drift from it.
 - `<!-- cli-reference -->` in a page becomes every `titjudge` command's `--help`, from the
   argparse parsers (`titjudge.cli.build_parser`), subcommands included, at a fixed width.
 - `<!-- python-api -->` becomes the signature and docstring of each name in `titjudge.__all__`.
+
+The screenshots (`images/<name>.png`: the audit page, the annotate page, the Table 4
+heat-map) are the ones the tests made in `ci-artifacts/` (`SCREENSHOTS` names each test);
+where a test has not run on this machine, the page says which test makes the picture.
 """
 
 from __future__ import annotations
@@ -11,9 +15,19 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 WIDTH = "88"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "ci-artifacts"
+#: each picture in the docs and the test that makes it
+SCREENSHOTS = {
+    "audit.png": "tests/audit/test_audit_browser.py",
+    "annotate.png": "tests/annotate/test_annotate_browser.py",
+    "table4.png": "tests/ablation/test_ablation_grid.py",
+}
+IMAGE = re.compile(r"!\[([^\]]*)\]\(images/([\w.-]+)\)")
 
 
 def _commands(parser: argparse.ArgumentParser, path: list[str]) -> list[tuple[str, str]]:
@@ -65,8 +79,28 @@ def python_api() -> str:
 MARKERS = {"<!-- cli-reference -->": cli_reference, "<!-- python-api -->": python_api}
 
 
+def on_files(files: Any, config: Any, **_: Any) -> Any:
+    """The tests' screenshots, as `images/<name>` of the site."""
+    from mkdocs.structure.files import File
+
+    for name in SCREENSHOTS:
+        path = ARTIFACTS / name
+        if path.is_file():
+            files.append(File.generated(config, f"images/{name}", abs_src_path=str(path)))
+    return files
+
+
+def _picture(match: re.Match[str]) -> str:
+    alt, name = match.group(1), match.group(2)
+    if name not in SCREENSHOTS:
+        raise ValueError(f"images/{name}: no test makes it (docs/hooks/reference.py SCREENSHOTS)")
+    if (ARTIFACTS / name).is_file():
+        return match.group(0)
+    return f"*({alt}: made by `{SCREENSHOTS[name]}`; build the site after the tests to see it.)*"
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
     for marker, make in MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, make())
-    return markdown
+    return IMAGE.sub(_picture, markdown)

@@ -187,6 +187,22 @@ def test_the_python_api_page_shows_every_public_function_with_its_docstring() ->
             assert (inspect.getdoc(value) or "").splitlines()[0] in text
 
 
+def test_each_screenshot_is_shown_when_its_test_made_it_and_named_when_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = reference()
+    shown = "".join(page.read_text(encoding="utf-8") for page in user_pages())
+    assert {m.group(2) for m in hook.IMAGE.finditer(shown)} == set(hook.SCREENSHOTS)
+    monkeypatch.setattr(hook, "ARTIFACTS", tmp_path)
+    (tmp_path / "audit.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    page = "![The audit page](images/audit.png) ![Table 4](images/table4.png)"
+    out = hook.on_page_markdown(page)
+    assert "![The audit page](images/audit.png)" in out  # made: shown
+    assert "images/table4.png" not in out and "tests/ablation/test_ablation_grid.py" in out
+    with pytest.raises(ValueError, match="no test makes it"):
+        hook.on_page_markdown("![a picture by hand](images/by-hand.png)")
+
+
 def test_every_relative_link_of_the_readme_points_at_a_file() -> None:
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
     local = [link for link in links if not re.match(r"[a-z]+://", link)]
