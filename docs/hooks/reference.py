@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 WIDTH = "88"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "ci-artifacts"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "ci-artifacts"
+#: pages kept beside their code, outside docs/, that the site shows as they are
+BESIDE_THE_CODE = {
+    "benchmarks/README.md": ROOT / "benchmarks" / "README.md",
+    "benchmarks/RESULTS.md": ROOT / "benchmarks" / "RESULTS.md",
+}
 #: each picture in the docs and the test that makes it
 SCREENSHOTS = {
     "audit.png": "tests/audit/test_audit_browser.py",
@@ -80,9 +86,12 @@ MARKERS = {"<!-- cli-reference -->": cli_reference, "<!-- python-api -->": pytho
 
 
 def on_files(files: Any, config: Any, **_: Any) -> Any:
-    """The tests' screenshots, as `images/<name>` of the site."""
+    """The tests' screenshots, as `images/<name>` of the site, and the pages kept beside
+    their code (the benchmarks' method and results)."""
     from mkdocs.structure.files import File
 
+    for uri, path in BESIDE_THE_CODE.items():
+        files.append(File.generated(config, uri, abs_src_path=str(path)))
     for name in SCREENSHOTS:
         path = ARTIFACTS / name
         if path.is_file():
