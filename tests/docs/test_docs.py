@@ -151,6 +151,22 @@ def test_the_examples_marked_to_run_after_the_demo_run(
     assert "runs-and-analysis.md" in ran and "getting-started.md" in ran
 
 
+def test_a_config_the_docs_show_under_a_shipped_configs_name_is_that_config() -> None:
+    """The docs once showed a `tit-llm-gemini` config that was not the shipped one."""
+    shipped = {
+        yaml.safe_load(path.read_text())["name"]: yaml.safe_load(path.read_text())
+        for path in (ROOT / "src" / "titjudge" / "configs").glob("*.yaml")
+    }
+    shown = 0
+    for page in pages():
+        for match in YAML_BLOCK.finditer(page.read_text(encoding="utf-8")):
+            found = yaml.safe_load(match.group(2))
+            if isinstance(found, dict) and found.get("name") in shipped:
+                assert found == shipped[found["name"]], (page.name, found["name"])
+                shown += 1
+    assert shown >= 1  # the README's
+
+
 def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     found = [parser]
     for action in parser._actions:
