@@ -39,7 +39,6 @@ from titjudge.report.audit.data import (
 )
 from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
-from titjudge.report.run_summary import load_summary
 
 
 def _result(line: ItemLine) -> VariantResult:
@@ -205,7 +204,7 @@ def load_audit(run_dir: Path) -> AuditData:
         raise DataError(
             f"{pairs_path}: none of its {outside} pairs has both images in the run {run_dir}"
         )
-    summary = load_summary(run_dir) or RunSummary()
+    summary = record.summary or RunSummary()  # summary.json, read by load_run
     return AuditData(
         run_dir=run_dir,
         name=str(config.get("name") or run_dir.name),
