@@ -6,7 +6,7 @@ from typing import cast
 
 import pytest
 
-from titjudge.data.votes import Thresholds, aggregate_votes, decide
+from titjudge.data.votes import VoteThresholds, aggregate_votes, decide
 from titjudge.errors import DataError
 from titjudge.records.items import HumanPair, Vote, Winner
 
@@ -23,12 +23,12 @@ def vote(
     [(15, 10, 8), (9, 6, 5), (20, 14, 11), (3, 2, 2), (1, 1, 1), (30, 20, 16)],
 )
 def test_thresholds_generalise_by_rounding_up(n: int, strong: int, min_pref: int) -> None:
-    assert Thresholds.for_panel(n) == Thresholds(n, strong, min_pref)
+    assert VoteThresholds.for_panel(n) == VoteThresholds(n, strong, min_pref)
 
 
 def test_thresholds_reject_empty_panel() -> None:
     with pytest.raises(DataError, match="at least 1"):
-        Thresholds.for_panel(0)
+        VoteThresholds.for_panel(0)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_no_experts_leaves_the_pair_unresolved() -> None:
     ],
 )
 def test_panel_of_nine(counts: tuple[int, int, int], winner: str, rule: str) -> None:
-    decision = decide(vote(*counts, "b b a"), Thresholds.for_panel(9))
+    decision = decide(vote(*counts, "b b a"), VoteThresholds.for_panel(9))
     assert (decision.winner, decision.rule) == (winner, rule)
 
 
@@ -118,7 +118,7 @@ def test_panel_of_nine(counts: tuple[int, int, int], winner: str, rule: str) -> 
     ],
 )
 def test_panel_of_twenty(counts: tuple[int, int, int], winner: str, rule: str) -> None:
-    decision = decide(vote(*counts, "b b tie"), Thresholds.for_panel(20))
+    decision = decide(vote(*counts, "b b tie"), VoteThresholds.for_panel(20))
     assert (decision.winner, decision.rule) == (winner, rule)
 
 

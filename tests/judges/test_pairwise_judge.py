@@ -19,7 +19,7 @@ from titjudge.metrics.pairwise import summarise_outcomes
 from titjudge.metrics.pairwise_stats import position_bias, verdict_outcomes, win_rates
 from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import HumanPair
-from titjudge.records.pairs import OrderJudgement, PairJudgement
+from titjudge.records.pairs import OrderVerdict, PairVerdict
 
 JUDGES = [
     {"name": "pair", "kind": "pairwise", "model": "litellm:openai/judge"},
@@ -130,13 +130,17 @@ def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_pat
 
 def _pair(forward, backward, human="a", samples=None, ids=("x", "y")):
     x, y = ids
-    return PairJudgement(
-        "p",
-        x,
-        y,
-        human,
-        OrderJudgement(x, y, forward, samples[0] if samples else [forward]),
-        OrderJudgement(y, x, backward, samples[1] if samples else [backward]),
+    return PairVerdict(
+        prompt_id="p",
+        item_a=x,
+        item_b=y,
+        human=human,
+        forward=OrderVerdict(
+            first=x, second=y, choice=forward, samples=samples[0] if samples else [forward]
+        ),
+        backward=OrderVerdict(
+            first=y, second=x, choice=backward, samples=samples[1] if samples else [backward]
+        ),
     )
 
 
@@ -145,7 +149,7 @@ def test_verdict_rules_and_statistics_by_hand():
     flip = _pair("first", "first")  # position wins both times -> tie
     half = _pair("tie", "second")  # one tie, one choice -> tie
     failed = _pair(None, "second")
-    assert [p.verdict() for p in (agree, flip, half, failed)] == ["a", "tie", "tie", None]
+    assert [p.verdict for p in (agree, flip, half, failed)] == ["a", "tie", "tie", None]
     # the same verdicts on four distinct human pairs (item_a preferred), as the metrics count them
     judged = [
         _pair(*orders, ids=(f"a{n}", f"b{n}"))
@@ -167,4 +171,4 @@ def test_verdict_rules_and_statistics_by_hand():
     assert win_rates([agree, flip, half]) == {"x": (1 + 0.5 + 0.5) / 3, "y": (0 + 0.5 + 0.5) / 3}
     # per-repeat verdicts read sample k of each order
     sampled = _pair("first", "second", samples=(["first", "second"], ["second", "first"]))
-    assert [sampled.verdict(0), sampled.verdict(1)] == ["a", "b"]
+    assert [sampled.verdict_of(0), sampled.verdict_of(1)] == ["a", "b"]

@@ -152,7 +152,6 @@ def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
     """The pairwise judges' verdicts of the run dir holding `scores` (pairs_<judge>.jsonl);
     a variant its config.yaml names as pairwise without that file is a DataError."""
     from titjudge.errors import DataError
-    from titjudge.records.pairs import PairJudgement
     from titjudge.report.record import load_verdicts
 
     folder = scores.parent
@@ -160,7 +159,7 @@ def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
     for name in sorted(variants):
         path = folder / f"pairs_{name}.jsonl"
         if path.is_file():
-            found[name] = [PairJudgement.from_record(v.model_dump()) for v in load_verdicts(path)]
+            found[name] = load_verdicts(path)
     config = folder / "config.yaml"
     if config.is_file():
         from titjudge.files import load_yaml

@@ -30,7 +30,7 @@ RULES: tuple[Rule, ...] = ("strong", "advantage", "expert", "expert_split_tie", 
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class VoteThresholds:
     """Vote counts that trigger rules 1 and 2 for a panel of `panel_size` annotators."""
 
     panel_size: int
@@ -38,7 +38,7 @@ class Thresholds:
     min_preference: int
 
     @classmethod
-    def for_panel(cls, panel_size: int) -> Thresholds:
+    def for_panel(cls, panel_size: int) -> VoteThresholds:
         if panel_size < 1:
             raise DataError(f"panel size must be at least 1 annotator, got {panel_size}")
         # ceil(2N/3) and ceil(8N/15) in integers
@@ -92,9 +92,9 @@ def expert_majority(experts: Sequence[Winner]) -> Winner | None:
     return verdict if 2 * count > len(experts) else None
 
 
-def decide(vote: Vote, thresholds: Thresholds | None = None) -> Decision:
+def decide(vote: Vote, thresholds: VoteThresholds | None = None) -> Decision:
     """Apply the three rules to one row; thresholds default to the row's own panel size."""
-    limits = thresholds or Thresholds.for_panel(vote.total)
+    limits = thresholds or VoteThresholds.for_panel(vote.total)
     if vote.total != limits.panel_size:
         raise DataError(
             f"pair {vote.item_a}|{vote.item_b}: votes add up to {vote.total}, panel size is {limits.panel_size}"
@@ -124,7 +124,7 @@ def decide(vote: Vote, thresholds: Thresholds | None = None) -> Decision:
 def aggregate_votes(votes: Sequence[Vote], panel_size: int | None = None) -> AggregationResult:
     """Aggregate every row. `panel_size=None` derives thresholds per row from its total;
     an int requires every row to sum to it (a DataError names the first that does not)."""
-    fixed = Thresholds.for_panel(panel_size) if panel_size is not None else None
+    fixed = VoteThresholds.for_panel(panel_size) if panel_size is not None else None
     decisions = [decide(vote, fixed) for vote in votes]
     pairs = [
         HumanPair(d.vote.prompt_id, d.vote.item_a, d.vote.item_b, d.winner)

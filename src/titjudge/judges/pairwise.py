@@ -37,7 +37,7 @@ from titjudge.records.calls import sum_costs
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import HumanPair, Item
 from titjudge.records.outcomes import Described, JudgeOutcome
-from titjudge.records.pairs import Choice, OrderJudgement, PairJudgement, PairwiseRun
+from titjudge.records.pairs import Choice, OrderVerdict, PairVerdict, PairwiseRun
 
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
 #: pairs judged concurrently per step; the model's limiter bounds requests in flight
@@ -108,10 +108,10 @@ class PairwiseJudge(Judge):
         first: tuple[str, str],
         second: tuple[str, str],
         probe: CallMode | None = None,
-    ) -> OrderJudgement:
+    ) -> OrderVerdict:
         """Show `first` then `second` ((item id, description) each), `repeats` times;
         `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
-        order = OrderJudgement(first=first[0], second=second[0])
+        order = OrderVerdict(first=first[0], second=second[0])
         found = await asyncio.gather(
             *(self._sample(prompt, first[1], second[1], k, probe) for k in range(self.repeats))
         )
@@ -143,16 +143,16 @@ class PairwiseJudge(Judge):
         pair: HumanPair,
         descriptions: dict[str, Described],
         probe: CallMode | None = None,
-    ) -> PairJudgement:
+    ) -> PairVerdict:
         a, b = descriptions[pair.item_a], descriptions[pair.item_b]
         human = pair.winner if pair.winner in ("a", "b", "tie") else None
-        judged = PairJudgement(
-            pair.prompt_id,
-            pair.item_a,
-            pair.item_b,
-            human,
-            OrderJudgement(pair.item_a, pair.item_b),
-            OrderJudgement(pair.item_b, pair.item_a),
+        judged = PairVerdict(
+            prompt_id=pair.prompt_id,
+            item_a=pair.item_a,
+            item_b=pair.item_b,
+            human=human,
+            forward=OrderVerdict(first=pair.item_a, second=pair.item_b),
+            backward=OrderVerdict(first=pair.item_b, second=pair.item_a),
         )
         missing = [
             (item_id, d) for item_id, d in ((pair.item_a, a), (pair.item_b, b)) if d.text is None
@@ -199,7 +199,7 @@ async def run_pairwise(
     `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
     prompts = {item.prompt_id: item.prompt for item in items}
     pairs = pairs_to_judge(items, human_pairs)
-    judgements: list[PairJudgement] = []
+    judgements: list[PairVerdict] = []
     for start in range(0, len(pairs), PAIR_CHUNK):
         chunk = pairs[start : start + PAIR_CHUNK]
         done = await asyncio.gather(

@@ -93,7 +93,7 @@ class PairReply(BaseModel):
 
     # the schema's title, which names it to providers and is part of every pairwise call's
     # cache key (as is this docstring, its description); the verdict a run records on a human
-    # pair is `records.run_record.PairVerdict`
+    # pair is `records.pairs.PairVerdict`
     model_config = ConfigDict(extra="ignore", title="PairVerdict")
 
     rationale: str = Field(

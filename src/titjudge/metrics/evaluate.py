@@ -26,7 +26,7 @@ from typing import Any
 from titjudge.metrics.catalog import repeat_metrics
 from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
-from titjudge.records.pairs import PairJudgement, PairwiseRun
+from titjudge.records.pairs import PairVerdict, PairwiseRun
 from titjudge.records.repeats import repeat_count, repeat_score_rows
 from titjudge.records.run_record import RepeatSpreads, RunRecord, Spread, VariantRecord
 
@@ -128,7 +128,7 @@ def _metrics(
 def _repeat_spreads(
     results: Sequence[ItemResult],
     human: HumanData,
-    verdicts: Mapping[str, Sequence[PairJudgement]],
+    verdicts: Mapping[str, Sequence[PairVerdict]],
 ) -> dict[str, RepeatSpreads]:
     from titjudge.metrics.summary import evaluate
 

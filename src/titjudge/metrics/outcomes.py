@@ -24,7 +24,7 @@ from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.pairwise_stats import verdict_outcomes
 from titjudge.metrics.tables import EvalData, build_eval_data
 from titjudge.records.items import HumanPair, ScoreRow
-from titjudge.records.pairs import PairJudgement
+from titjudge.records.pairs import PairVerdict
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def variant_outcomes(
     vector: np.ndarray,
     statuses: Mapping[str, str],
     data: EvalData,
-    judgements: Sequence[PairJudgement] | None = None,
+    judgements: Sequence[PairVerdict] | None = None,
     sample: int | None = None,
 ) -> VariantOutcomes:
     """Outcomes of a variant with score `vector` (aligned with `data.item_ids`, NaN = not
@@ -63,7 +63,7 @@ def variant_outcomes(
 def run_outcomes(
     rows: Iterable[ScoreRow],
     pairs: Sequence[HumanPair],
-    verdicts: Mapping[str, Sequence[PairJudgement]] | None = None,
+    verdicts: Mapping[str, Sequence[PairVerdict]] | None = None,
     round_digits: int | None = None,
 ) -> tuple[EvalData, dict[str, VariantOutcomes]]:
     """Every variant's outcomes on `pairs` from its score rows (and verdicts), as `evaluate`

@@ -28,15 +28,15 @@ from titjudge.metrics.tables import EvalData
 from titjudge.records.calls import sum_costs
 from titjudge.records.metric_values import PositionBias
 from titjudge.records.outcomes import JudgeOutcome
-from titjudge.records.pairs import PairJudgement, PairwiseRun
+from titjudge.records.pairs import PairVerdict, PairwiseRun
 from titjudge.records.repeats import spread
 
 
-def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str, list[int]]:
+def _tally(judgements: Sequence[PairVerdict], sample: int | None) -> dict[str, list[int]]:
     """item id -> [wins, losses, ties] over pairs with a verdict."""
     tally: dict[str, list[int]] = {}
     for judged in judgements:
-        verdict = judged.verdict(sample)
+        verdict = judged.verdict_of(sample)
         if verdict is None:
             continue
         a, b = (
@@ -53,7 +53,7 @@ def _tally(judgements: Sequence[PairJudgement], sample: int | None) -> dict[str,
     return tally
 
 
-def win_rates(judgements: Sequence[PairJudgement], sample: int | None = None) -> dict[str, float]:
+def win_rates(judgements: Sequence[PairVerdict], sample: int | None = None) -> dict[str, float]:
     return {
         item: (w + t / 2) / (w + l_ + t) for item, (w, l_, t) in _tally(judgements, sample).items()
     }
@@ -94,7 +94,7 @@ def item_outcomes(run: PairwiseRun, item_ids: Sequence[str]) -> dict[str, JudgeO
     return outcomes
 
 
-def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJudgement]) -> None:
+def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairVerdict]) -> None:
     """Half of each pair's calls is charged to each of its two images (totals stay exact)."""
     cached, halves = True, []
     for judged in judgements:
@@ -114,7 +114,7 @@ def _add_usage(outcome: JudgeOutcome, item_id: str, judgements: Sequence[PairJud
 
 
 def verdict_outcomes(
-    judgements: Sequence[PairJudgement], data: EvalData, sample: int | None = None
+    judgements: Sequence[PairVerdict], data: EvalData, sample: int | None = None
 ) -> PairOutcomes:
     """Per non-tie human pair of `data`, what the verdicts say: evaluated (a verdict exists),
     correct (it names the human winner), metric tie (the verdict is a tie, or the two orders
@@ -135,7 +135,7 @@ def verdict_outcomes(
             else (judged.item_b, judged.item_a)
         )
         i = index.get((winner, loser))
-        verdict = judged.verdict(sample)
+        verdict = judged.verdict_of(sample)
         if i is None or verdict is None:
             continue
         evaluated[i] = True
@@ -144,7 +144,7 @@ def verdict_outcomes(
     return PairOutcomes(evaluated, correct, tie)
 
 
-def position_bias(judgements: Sequence[PairJudgement]) -> PositionBias:
+def position_bias(judgements: Sequence[PairVerdict]) -> PositionBias:
     """How often the first-shown image wins a decisive single-order verdict, and order agreement."""
     first = second = tie = 0
     both = agree = 0
@@ -174,7 +174,7 @@ def position_bias(judgements: Sequence[PairJudgement]) -> PositionBias:
 
 def run_summary(run: PairwiseRun) -> dict[str, Any]:
     """Counts and position bias for summary.json (needs no human data)."""
-    failed = sum(j.verdict() is None for j in run.judgements)
+    failed = sum(j.verdict is None for j in run.judgements)
     return {
         "n_pairs": len(run.judgements),
         "n_failed": failed,

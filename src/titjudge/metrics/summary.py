@@ -56,7 +56,7 @@ from titjudge.metrics.significance import binomial_p_value, significance_thresho
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.metric_values import finite_or_none
-from titjudge.records.pairs import PairJudgement
+from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord, Settings, VariantRecord
 
 
@@ -97,7 +97,7 @@ def evaluate(
     ranks: Sequence[RankRow],
     items: Sequence[Item] | None = None,
     *,
-    verdicts: Mapping[str, Sequence[PairJudgement]] | None = None,
+    verdicts: Mapping[str, Sequence[PairVerdict]] | None = None,
     sample: int | None = None,
     bootstrap: int = 1000,
     seed: int = 0,

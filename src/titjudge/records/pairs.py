@@ -1,27 +1,35 @@
-"""What a pairwise judge produced in a run: per pair, both presentation orders
-(`OrderJudgement`) and the pair's verdict (`PairJudgement`); per judge, every pair
-(`PairwiseRun`). Kept low, below the judge that fills them in (`titjudge.judges.pairwise`), so
-metrics and reports read them without importing a judge.
+"""What a pairwise judge produced in a run, as one type from the judge that makes it to every
+view that reads it back: per pair, both presentation orders (`OrderVerdict`) and the pair's
+verdict (`PairVerdict`); per judge, every pair (`PairwiseRun`).
+
+A `PairVerdict` is one line of a run's pairs_<judge>.jsonl (`PairVerdict.line` writes it,
+`PairVerdict.from_line` reads it back: `report.record.load_verdicts`), the entries of a run
+record's `verdicts`, and what the metrics and the audit read. Kept low, below the judge that
+fills them in (`titjudge.judges.pairwise`), so metrics and reports read them without
+importing a judge.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from titjudge.records.items import Winner
 
 Choice = Literal["first", "second", "tie"]
 
 
-@dataclass
-class OrderJudgement:
+class OrderVerdict(BaseModel):
     """One presentation order of a pair: its (median) choice, every sample, and usage."""
+
+    model_config = ConfigDict(extra="ignore")
 
     first: str
     second: str
     choice: Choice | None = None
-    samples: list[Choice | None] = field(default_factory=list)
+    samples: list[Choice | None] = Field(default_factory=list)
     rationale: str | None = None
     error: str | None = None
     raw: str | None = None
@@ -31,13 +39,7 @@ class OrderJudgement:
     latency: float = 0.0
     cached: bool = True
     #: the models whose replies gave this order's samples (`models.calls.provenance`)
-    answered_by: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_record(cls, obj: dict[str, Any]) -> OrderJudgement:
-        """One `orders` entry of a pairs_<judge>.jsonl line (as `vars` wrote it)."""
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in obj.items() if k in known})
+    answered_by: list[str] = Field(default_factory=list)
 
     def winner(self, sample: int | None = None) -> str | None:
         """Item id chosen, 'tie', or None when this order (or sample) failed."""
@@ -51,17 +53,22 @@ class OrderJudgement:
         return {"first": self.first, "second": self.second, "tie": "tie"}[choice]
 
 
-@dataclass
-class PairJudgement:
+class PairVerdict(BaseModel):
+    """A pairwise judge's verdict on one pair: both orders (`forward` shows item_a first,
+    `backward` item_b) and the human's preference (None: no human judged it)."""
+
+    model_config = ConfigDict(extra="ignore")
+
     prompt_id: str
     item_a: str
     item_b: str
-    human: Winner | None
-    forward: OrderJudgement  # item_a shown first
-    backward: OrderJudgement  # item_b shown first
+    human: Winner | None = None
+    forward: OrderVerdict
+    backward: OrderVerdict
 
-    def verdict(self, sample: int | None = None) -> Literal["a", "b", "tie"] | None:
-        """'a'/'b' when both orders chose that image, 'tie' otherwise, None when an order failed."""
+    def verdict_of(self, sample: int | None = None) -> Literal["a", "b", "tie"] | None:
+        """'a'/'b' when both orders chose that image, 'tie' otherwise (the orders disagreed
+        or both tied), None when an order failed; `sample`: one repeat's choices alone."""
         one, two = self.forward.winner(sample), self.backward.winner(sample)
         if one is None or two is None:
             return None
@@ -69,9 +76,29 @@ class PairJudgement:
             return "a" if one == self.item_a else "b"
         return "tie"
 
-    def record(self) -> dict[str, Any]:
-        """One line of pairs_<judge>.jsonl."""
-        verdict = self.verdict()
+    @property
+    def verdict(self) -> Literal["a", "b", "tie"] | None:
+        """The pair's verdict from each order's median choice (`verdict_of`)."""
+        return self.verdict_of()
+
+    @property
+    def orders(self) -> tuple[OrderVerdict, OrderVerdict]:
+        return self.forward, self.backward
+
+    @property
+    def orders_agree(self) -> bool | None:
+        """Whether both orders picked the same image (or both tied); None if one failed."""
+        one, two = self.forward.winner(), self.backward.winner()
+        return None if one is None or two is None else one == two
+
+    @property
+    def pair_id(self) -> str:
+        return f"{self.item_a}|{self.item_b}"
+
+    def line(self) -> dict[str, Any]:
+        """One line of pairs_<judge>.jsonl: the pair, its verdict, whether it matches the
+        human's (None: no human preference or a tie, or no verdict) and both orders."""
+        verdict = self.verdict
         correct = None if verdict is None or self.human in (None, "tie") else verdict == self.human
         return {
             "prompt_id": self.prompt_id,
@@ -81,21 +108,19 @@ class PairJudgement:
             "verdict": verdict,
             "correct": correct,
             "status": "failed" if verdict is None else "ok",
-            "orders": [vars(order) for order in (self.forward, self.backward)],
+            "orders": [order.model_dump(mode="json") for order in self.orders],
         }
 
     @classmethod
-    def from_record(cls, obj: dict[str, Any]) -> PairJudgement:
-        """A pairs_<judge>.jsonl line back into the judgement it was written from."""
-        forward, backward = obj["orders"]
-        return cls(
-            str(obj["prompt_id"]),
-            str(obj["item_a"]),
-            str(obj["item_b"]),
-            obj.get("human"),
-            OrderJudgement.from_record(forward),
-            OrderJudgement.from_record(backward),
-        )
+    def from_line(cls, obj: dict[str, Any]) -> PairVerdict:
+        """A pairs_<judge>.jsonl line back into the verdict it was written from (the
+        written `verdict`, `correct` and `status` follow from the orders); a line that is not
+        one raises ValueError (pydantic's ValidationError for a bad field)."""
+        orders = obj.get("orders")
+        if not isinstance(orders, list) or len(orders) != 2:
+            raise ValueError("orders: must list the pair's two presentation orders")
+        forward, backward = orders
+        return cls.model_validate({**obj, "forward": forward, "backward": backward})
 
 
 @dataclass
@@ -104,4 +129,9 @@ class PairwiseRun:
 
     judge: str
     repeats: int
-    judgements: list[PairJudgement]
+    judgements: list[PairVerdict]
+
+    def in_order(self) -> list[PairVerdict]:
+        """The verdicts in (prompt, item_a, item_b) order: pairs_<judge>.jsonl's, and the
+        run record's (`RunRecord.verdicts`)."""
+        return sorted(self.judgements, key=lambda j: (j.prompt_id, j.item_a, j.item_b))

@@ -6,7 +6,7 @@ a variant's record as typed as the run's own."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from titjudge.records.metric_values import Num, PositionBias
+from titjudge.records.pairs import PairVerdict
 from titjudge.records.summary import RunSummary
 
 #: the format of metrics.json (`report.record.write_record`): 2 puts the variants under
@@ -215,45 +216,6 @@ class Settings(BaseModel):
     n_human_ties: int = 0
 
 
-class OrderVerdict(BaseModel):
-    """One presentation order of a pair as the pairwise judge answered it."""
-
-    first: str
-    second: str
-    choice: Literal["first", "second", "tie"] | None = None
-    rationale: str | None = None
-    error: str | None = None
-    answered_by: list[str] = Field(default_factory=list)
-
-
-class PairVerdict(BaseModel):
-    """A pairwise judge's verdict on one human pair: `a`, `b`, `tie` (the orders disagreed
-    or both tied), None (an order failed); both orders with their rationales."""
-
-    prompt_id: str
-    item_a: str
-    item_b: str
-    human: Literal["a", "b", "tie"] | None = None
-    verdict: Literal["a", "b", "tie"] | None = None
-    orders: list[OrderVerdict]
-
-    @property
-    def orders_agree(self) -> bool | None:
-        """Whether both orders picked the same image (or both tied); None if one failed."""
-        one, two = (_picked(o) for o in self.orders)
-        return None if one is None or two is None else one == two
-
-    @property
-    def pair_id(self) -> str:
-        return f"{self.item_a}|{self.item_b}"
-
-
-def _picked(order: OrderVerdict) -> str | None:
-    if order.choice is None:
-        return None
-    return {"first": order.first, "second": order.second, "tie": "tie"}[order.choice]
-
-
 class RunRecord(BaseModel):
     """A run's results: per variant its metrics and provenance; run-level facts apart."""
 
@@ -291,8 +253,6 @@ __all__ = [
     "RECORD_VERSION",
     "Comparison",
     "Leaderboard",
-    "OrderVerdict",
-    "PairVerdict",
     "PositionBias",
     "Provenance",
     "Num",

@@ -28,7 +28,8 @@ from pydantic import ValidationError
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, iter_jsonl, read_json_object
 from titjudge.records import ItemResult
-from titjudge.records.run_record import RECORD_VERSION, PairVerdict, Provenance, RunRecord
+from titjudge.records.pairs import PairVerdict
+from titjudge.records.run_record import RECORD_VERSION, Provenance, RunRecord
 
 #: format-1 metrics.json's run-level keys (the variants were every other key)
 _V1_RUN_KEYS = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
@@ -149,11 +150,13 @@ def load_verdicts(path: Path) -> list[PairVerdict]:
     found = []
     for number, obj in iter_jsonl(path, "pairwise verdicts file"):
         try:
-            found.append(PairVerdict.model_validate(obj))
+            found.append(PairVerdict.from_line(obj))
         except ValidationError as error:
             first = error.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])
             raise DataError(f"{path}:{number}: {loc}: {first['msg']}") from None
+        except ValueError as error:
+            raise DataError(f"{path}:{number}: {error}") from None
     return found
 
 

@@ -75,9 +75,8 @@ def write_items(out: Path, results: Iterable[ItemResult]) -> int:
 
 def write_pairs(out: Path, run: PairwiseRun) -> Path:
     """pairs_<judge>.jsonl, in (prompt, item_a, item_b) order."""
-    ordered = sorted(run.judgements, key=lambda j: (j.prompt_id, j.item_a, j.item_b))
     path = out / f"pairs_{run.judge}.jsonl"
-    atomic_write(path, jsonl_text(j.record() for j in ordered))
+    atomic_write(path, jsonl_text(j.line() for j in run.in_order()))
     return path
 
 

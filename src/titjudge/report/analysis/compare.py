@@ -101,7 +101,7 @@ def config_changes(runs: Sequence[RunData], labels: Sequence[str]) -> list[dict[
 
 
 @dataclass(frozen=True)
-class Comparison:
+class RunComparison:
     """`titjudge compare`'s findings (see the module docstring)."""
 
     runs: list[dict[str, Any]]
@@ -152,7 +152,7 @@ def compare_runs(
     runs: Sequence[RunData],
     labels: Sequence[str] | None = None,
     variants: Sequence[str] | None = None,
-) -> Comparison:
+) -> RunComparison:
     """Compare the variants of `runs` on their shared pairs (`variants`: only these, by
     name or `run:variant` label)."""
     from titjudge.metrics.compare import mcnemar_from_outcomes
@@ -169,7 +169,7 @@ def compare_runs(
     for index, run in enumerate(runs):
         ranks = [r for r in run.human.ranks if r.item_id in items]
         numbers[index] = run.evaluate(pairs, ranks).variants
-        _, outcomes[index] = run_outcomes(run.rows, pairs, run.judgements, run.round_digits)
+        _, outcomes[index] = run_outcomes(run.rows, pairs, run.record.verdicts, run.round_digits)
     table = []
     for index, variant, label in columns:
         entry = numbers[index].get(variant)
@@ -205,7 +205,7 @@ def compare_runs(
                 else ""
             )
         )
-    return Comparison(
+    return RunComparison(
         runs=[
             {
                 "label": label,

@@ -89,7 +89,7 @@ def _score_verdict(a: float | None, b: float | None, digits: int | None) -> str 
 
 
 def _judged_verdict(judged: Any, item_a: str) -> str | None:
-    verdict = judged.verdict() if judged is not None else None
+    verdict = judged.verdict if judged is not None else None
     if verdict is None or judged.item_a == item_a:
         return verdict
     return {"a": "b", "b": "a"}.get(verdict, verdict)
@@ -102,13 +102,13 @@ def pair_records(run: RunData) -> list[dict[str, Any]]:
     human = run.human
     if not human.pairs:
         return []
-    _, outcomes = run_outcomes(run.rows, human.pairs, run.judgements, run.round_digits)
+    _, outcomes = run_outcomes(run.rows, human.pairs, run.record.verdicts, run.round_digits)
     scores: dict[tuple[str, str], tuple[str, float | None]] = {
         (row.variant, row.item_id): (row.status, row.score) for row in run.rows
     }
     judged = {
         name: {frozenset((j.item_a, j.item_b)): j for j in found}
-        for name, found in run.judgements.items()
+        for name, found in run.record.verdicts.items()
     }
     records: list[dict[str, Any]] = []
     decided = -1  # position among the non-tie pairs: the outcome arrays' index

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from titjudge.report.analysis.breakdown import Breakdown
-from titjudge.report.analysis.compare import Comparison, compared_metrics
+from titjudge.report.analysis.compare import RunComparison, compared_metrics
 from titjudge.report.render import add_plain_row, plain_table, say
 
 #: the metric whose bootstrap interval a comparison shows
@@ -54,7 +54,7 @@ def print_breakdown(found: Breakdown, console: Console) -> None:
     console.print(table)
 
 
-def print_comparison(found: Comparison, console: Console) -> None:
+def print_comparison(found: RunComparison, console: Console) -> None:
     runs = plain_table("Runs", ("run", "name", "human pairs", "run dir"), 2)
     for run in found.runs:
         add_plain_row(runs, run["label"], str(run["name"]), str(run["n_pairs"]), run["run_dir"])

@@ -17,7 +17,6 @@ from typing import Any
 from titjudge.errors import DataError, where
 from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
-from titjudge.records.pairs import PairJudgement
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary
 from titjudge.report.item_line import ItemLine
@@ -89,14 +88,6 @@ class RunData:
         """Variants in items.jsonl order."""
         return list(dict.fromkeys(line.variant for line in self.lines))
 
-    @cached_property
-    def judgements(self) -> dict[str, list[PairJudgement]]:
-        """Each pairwise judge's verdicts (pairs_<judge>.jsonl, through the record)."""
-        return {
-            name: [PairJudgement.from_record(v.model_dump()) for v in found]
-            for name, found in self.record.verdicts.items()
-        }
-
     @property
     def round_digits(self) -> int | None:
         return self.record.settings.round_digits
@@ -161,7 +152,7 @@ class RunData:
             human.pairs if pairs is None else pairs,
             human.ranks if ranks is None else ranks,
             list(human.items.values()),
-            verdicts=self.judgements,
+            verdicts=self.record.verdicts,
             bootstrap=settings.bootstrap if bootstrap is None else bootstrap,
             seed=settings.seed,
             gain=settings.gain,  # type: ignore[arg-type]

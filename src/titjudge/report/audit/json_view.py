@@ -36,6 +36,11 @@ def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:
     return found
 
 
+#: what the audit shows of each presentation order (its samples, usage and raw reply are
+#: in the run's pairs_<judge>.jsonl)
+_ORDER_FIELDS = {"first", "second", "choice", "rationale", "error", "answered_by"}
+
+
 def _verdict(verdict: AuditVerdict) -> dict[str, Any]:
     found: dict[str, Any] = {
         "outcome": verdict.outcome,
@@ -46,7 +51,9 @@ def _verdict(verdict: AuditVerdict) -> dict[str, Any]:
     if verdict.judged is not None:
         found["verdict"] = verdict.judged.verdict
         found["orders_agree"] = verdict.judged.orders_agree
-        found["orders"] = [o.model_dump(mode="json") for o in verdict.judged.orders]
+        found["orders"] = [
+            o.model_dump(mode="json", include=_ORDER_FIELDS) for o in verdict.judged.orders
+        ]
     return found
 
 

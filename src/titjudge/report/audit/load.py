@@ -22,7 +22,8 @@ from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.calls import total_cost
 from titjudge.records.items import HumanPair
-from titjudge.records.run_record import PairVerdict, RunRecord
+from titjudge.records.pairs import PairVerdict
+from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary
 from titjudge.report.audit.data import (
     OUTCOMES,

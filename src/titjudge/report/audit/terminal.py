@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from titjudge.records.pairs import PairVerdict
 from titjudge.records.provenance import provenance_lines
-from titjudge.records.run_record import PairVerdict
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,

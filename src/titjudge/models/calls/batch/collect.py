@@ -33,7 +33,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.models.calls.batch.jobs import Sender, line_answers, run_jobs
+from titjudge.models.calls.batch.jobs import BatchSender, line_answers, run_jobs
 from titjudge.models.calls.batch.ledger import Ledger
 from titjudge.models.calls.batch.progress import BatchProgress, ModelStats
 from titjudge.models.calls.batch_answers import Answer, Deferred
@@ -162,7 +162,7 @@ async def _collect_ledger(
     stats = progress.stats.setdefault(client.model, ModelStats())
     left = list(queued)
     stuck: dict[str, str] = {}
-    send = Sender(client)
+    send = BatchSender(client)
     spend = BatchSpend(client.budget)
     for _ in range(MAX_ROUNDS + 1):
         answers = line_answers(api, ledger)

@@ -45,7 +45,7 @@ async def run_jobs(
     api: BatchAPI,
     ledger: Ledger,
     wanted: dict[str, Wanted],
-    send: Sender,
+    send: BatchSender,
     progress: BatchProgress,
     model: str,
 ) -> dict[str, str]:
@@ -94,7 +94,7 @@ class Unreachable(Exception):
     transient = False
 
 
-class Sender:
+class BatchSender:
     """One step against the provider's batch API, retried on transient errors with the
     model's `max_attempts` and backoff; a failure after them is `Unreachable`."""
 
@@ -163,7 +163,7 @@ async def _advance(
     job: Job,
     bodies: dict[str, dict[str, Any]],
     stats: ModelStats,
-    send: Sender,
+    send: BatchSender,
 ) -> None:
     """One step of `job`, each recorded in the ledger before the next is taken."""
     if job.state == "new":
@@ -274,4 +274,4 @@ def _parse(api: BatchAPI, row: dict[str, Any]) -> LineResult:
     return api.parse(row)
 
 
-__all__ = ["MAX_JOB_ATTEMPTS", "Sender", "Unreachable", "line_answers", "run_jobs"]
+__all__ = ["MAX_JOB_ATTEMPTS", "BatchSender", "Unreachable", "line_answers", "run_jobs"]
