@@ -1,8 +1,8 @@
 """titjudge: judge how well text-to-image outputs follow long prompts.
 
     import titjudge
-    outcome = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
-    outcome.record.variants["tit_llm_g"].pairwise_accuracy   # the run's record, typed
+    record = titjudge.evaluate("configs/tit-llm-gemini.yaml", overrides=["run.concurrency=8"])
+    record.variants["tit_llm_g"].pairwise_accuracy   # the run's record, typed
     single = titjudge.score("cat.png", "a red cat on a blue mat", config="configs/tit-llm-gemini.yaml")
     run_dir = titjudge.find_run("runs/tit-llm-gemini")   # its latest run: runs/tit-llm-gemini/<run id>
     record = titjudge.load_run("runs/tit-llm-gemini")    # its results: record.variants["tit_llm_g"]
@@ -27,7 +27,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from titjudge.agents.runner import RunOutcome
     from titjudge.agents.single import SingleScore
     from titjudge.config.schema import RunConfig
     from titjudge.report.analysis.record import AnalysedRun
@@ -66,25 +65,51 @@ def evaluate(
     limit: int | None = None,
     out: str | Path | None = None,
     progress: bool = False,
-) -> RunOutcome:
-    """Describe and judge every manifest item, score against human pairs, write the run dir:
-    a new `<run.out>/<name>/<run id>/` (`outcome.out_dir`), or exactly `out`.
+) -> AnalysedRun:
+    """Describe and judge every manifest item, score against human pairs, write the run dir
+    (a new `<run.out>/<name>/<run id>/`, or exactly `out`) and return its record: the one
+    `load_run(record.run_dir)` reads back, typed the same (`AnalysedRun`).
 
-    `outcome.record` is the run's one record, the one `load_run(outcome.out_dir)` reads back:
-    its metrics (`record.variants`; none without human pairs) and its counts
-    (`record.summary`: items, failures, usage, cost, cache, wall time); `outcome.results`
-    holds each item's results in memory.
+    It holds the run's metrics (`record.variants`; none without human pairs), its counts
+    (`record.summary`: items, failures, usage, cost, cache, wall time, and
+    `record.summary.exit_code`, what `titjudge run` exits with), each pairwise judge's
+    verdicts (`record.verdicts`) and its run dir (`record.run_dir`); `record.item_lines`
+    reads items.jsonl as typed lines, and the frames (`record.items`, `.pairs`, `.metrics`)
+    need the `analysis` extra.
 
-    Inside a running event loop (Jupyter), use `await titjudge.agents.runner.run_async(...)`.
+    Inside a running event loop (Jupyter), use `await titjudge.evaluate_async(...)`.
     """
     from titjudge.agents.runner import run
+    from titjudge.report.analysis.record import AnalysedRun
 
-    return run(
+    outcome = run(
         _as_config(config, overrides),
         limit=limit,
         out=Path(out) if out else None,
         show_progress=progress,
     )
+    return AnalysedRun.of(outcome.record)
+
+
+async def evaluate_async(
+    config: RunConfig | str | Path | dict[str, Any],
+    *,
+    overrides: list[str] | None = None,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = False,
+) -> AnalysedRun:
+    """`evaluate`, awaited inside a running event loop (a Jupyter notebook)."""
+    from titjudge.agents.runner import run_async
+    from titjudge.report.analysis.record import AnalysedRun
+
+    outcome = await run_async(
+        _as_config(config, overrides),
+        limit=limit,
+        out=Path(out) if out else None,
+        show_progress=progress,
+    )
+    return AnalysedRun.of(outcome.record)
 
 
 def score(
@@ -143,6 +168,7 @@ def list_runs(path: str | Path) -> list[RunEntry]:
 __all__ = [
     "__version__",
     "evaluate",
+    "evaluate_async",
     "find_run",
     "list_runs",
     "load_config",

@@ -56,9 +56,9 @@ def test_only_the_item_with_the_refused_text_fails_whatever_the_batching(
                 tmp = tmp_path / f"b{batch_size}-c{concurrency}"
                 config = served_config(refusal_data, server.url, tmp, batch_size, concurrency)
                 outcome = titjudge.evaluate(config)
-                assert failed_items(outcome.out_dir) == {target["item_id"]}, (
+                assert failed_items(outcome.run_dir) == {target["item_id"]}, (
                     batch_size,
                     concurrency,
                 )
-                scores.append((outcome.out_dir / "scores.csv").read_text())
+                scores.append((outcome.run_dir / "scores.csv").read_text())
     assert len(set(scores)) == 1  # every other item scored the same in every run

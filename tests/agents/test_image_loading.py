@@ -43,6 +43,6 @@ def test_a_run_decodes_at_most_concurrency_images_at_once(synth_data, tmp_path, 
 
     monkeypatch.setattr(ImageFile.ImageFile, "load", counted)
     outcome = asyncio.run(run_async(_config(synth_data, tmp_path, concurrency=2)))
-    assert outcome.n_items == 16 and outcome.n_failed_items == 0
+    assert outcome.summary.items == 16 and outcome.summary.failed_items == 0
     assert seen["images"] >= 16  # every image was decoded through the instrumented path
     assert seen["max"] == 2  # 4 workers, but 2 decodes at once

@@ -184,13 +184,13 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
     assert seen["n"] == 16
     written = json.loads((out / "metrics.json").read_text())
     assert written["variants"]["marker"]["pairwise_accuracy"] == 0.123
-    assert outcome.metrics == written
+    assert outcome.record.metrics_json() == written
     summary = json.loads((out / "summary.json").read_text())
     assert summary["failed_items"] == 5 and summary["items"] == 2
     assert summary["variants"] == {"marker": {"ok": 7, "fallback": 0, "failed": 5}}
     assert (out / "scores.csv").read_text().strip() == "item_id,variant,score,status"
     assert len((out / "items.jsonl").read_text().splitlines()) == 2
-    assert outcome.exit_code == 1 and outcome.n_failed_items == 5
+    assert outcome.exit_code == 1 and outcome.summary.failed_items == 5
 
 
 class FailsOn(Judge):

@@ -69,13 +69,17 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
         },
     }
     outcome = titjudge.evaluate(config, limit=8)
-    described = [r for r in outcome.results if r.described.text is not None]
+    described = [
+        line
+        for line in outcome.item_lines
+        if line.variant == "tit_score" and line.description is not None
+    ]
     assert described, "the tiny VLM produced no text at all"
-    counts = outcome.status_counts
+    counts = outcome.summary.variants
     assert counts["tit_score"]["ok"] == len(described)
     assert counts["tit_llm"]["ok"] == 0 and counts["tit_llm"]["failed"] == 8
     lines = [
-        json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()
+        json.loads(line) for line in (outcome.run_dir / "items.jsonl").read_text().splitlines()
     ]
     for line in lines:
         if line["variant"] == "tit_llm" and line["description"] is not None:
@@ -84,12 +88,14 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
             assert line["error"].startswith("truncated: the reply stopped at the token limit")
             assert line["describer"]["truncated"] is True
             assert line["describer"]["finish_reason"] == "length"
-    resolved = (outcome.out_dir / "config.yaml").read_text()
+    resolved = (outcome.run_dir / "config.yaml").read_text()
     assert "hf" in resolved and str(tiny["vl"]) in resolved
 
     again = titjudge.evaluate(config, limit=8)  # all served from the cache except the failures
     assert again.summary.cache.hits >= len(described) * 2
-    assert [r.described.text for r in again.results] == [r.described.text for r in outcome.results]
+    assert [line.description for line in again.item_lines] == [
+        line.description for line in outcome.item_lines
+    ]
 
 
 @pytest.mark.slow
@@ -128,5 +134,5 @@ def test_loading_local_models_prints_no_third_party_bar(synth_data, tiny, tmp_pa
     capfd.readouterr()
     outcome = titjudge.evaluate(config, limit=2)
     err = capfd.readouterr().err
-    assert outcome.status_counts["emb"]["ok"] == 2
+    assert outcome.summary.variants["emb"]["ok"] == 2
     assert "it/s" not in err and "%|" not in err and "Loading weights" not in err, err

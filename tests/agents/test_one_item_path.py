@@ -122,13 +122,13 @@ def test_fresh_graph_and_cached_pass_write_the_same_run(
     with FakeOpenAIServer(responder=responder) as server, EmbeddingsServer(dim=32) as embed:
         config = _config(one_path_data, server.url, embed.url, tmp_path)
         fresh = titjudge.evaluate(config)
-        fell_back = fresh.status_counts["tit_llm"]["fallback"]
-        assert fell_back == len(POISONED) and fresh.status_counts["tit_llm"]["ok"] == N_ITEMS - len(
-            POISONED
-        )
-        assert fresh.status_counts["rep"]["ok"] == N_ITEMS
+        fell_back = fresh.summary.variants["tit_llm"]["fallback"]
+        assert fell_back == len(POISONED) and fresh.summary.variants["tit_llm"][
+            "ok"
+        ] == N_ITEMS - len(POISONED)
+        assert fresh.summary.variants["rep"]["ok"] == N_ITEMS
         asked, embedded = server.stats.total, len(embed.requests)
-        first = _outputs(fresh.out_dir)
+        first = _outputs(fresh.run_dir)
 
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump(config))
@@ -145,7 +145,7 @@ def test_fresh_graph_and_cached_pass_write_the_same_run(
         assert (server.stats.total, len(embed.requests)) == (asked, embedded)  # nothing asked
     assert passes == [(N_ITEMS, 0)]  # every item by the cached pass, none by a worker
     again = latest_run(tmp_path / "runs" / "one_path")
-    assert again != fresh.out_dir
+    assert again != fresh.run_dir
     second = _outputs(again)
     for name, found in first.items():
         assert second[name] == found, name

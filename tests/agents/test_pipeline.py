@@ -23,8 +23,8 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
     with FakeOpenAIServer(responder=auto) as server:
         config = run_config(synth_data, tmp_path, url=server.url)
         first = titjudge.evaluate(config)
-        run_dir = first.out_dir
-        assert first.exit_code == 0 and first.n_items == 16
+        run_dir = first.run_dir
+        assert first.summary.exit_code == 0 and first.summary.items == 16
         # one description per image, one judge call per item; nothing asked twice
         assert server.stats.total == 32 and server.stats.duplicates() == 0
         scores = (run_dir / "scores.csv").read_text()
@@ -35,13 +35,13 @@ def test_full_run_then_cached_rerun_is_identical(synth_data, tmp_path):
 
         second = titjudge.evaluate(config)
         assert server.stats.total == 32  # served from the cache
-        assert (second.out_dir / "scores.csv").read_text() == scores
-        assert (second.out_dir / "metrics.json").read_text() == metrics
+        assert (second.run_dir / "scores.csv").read_text() == scores
+        assert (second.run_dir / "metrics.json").read_text() == metrics
         assert second.summary.cache.hits == 32
 
     assert first.summary.usage["judge"].tokens_in > 0
     # the re-run's: nothing paid for again
-    summary = read_json(second.out_dir / "summary.json")
+    summary = read_json(second.run_dir / "summary.json")
     assert (
         summary["usage"]["describer"]["calls"] == 16 and summary["usage"]["judge"]["tokens_in"] == 0
     )
@@ -85,7 +85,7 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
         config["judges"][0]["fallback"] = "lexical"
         outcome = titjudge.evaluate(config)
 
-    summary = read_json(outcome.out_dir / "summary.json")
+    summary = read_json(outcome.run_dir / "summary.json")
     assert summary["variants"] == {
         "tit_llm": {"ok": 13, "fallback": 1, "failed": 2},
         "lexical": {"ok": 14, "fallback": 0, "failed": 2},
@@ -95,15 +95,15 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
         and summary["image_errors"] == 1
         and summary["describer_failures"] == 1
     )
-    assert outcome.exit_code == 1
-    metrics = read_json(outcome.out_dir / "metrics.json")
+    assert outcome.summary.exit_code == 1
+    metrics = read_json(outcome.run_dir / "metrics.json")
     assert (
         metrics["variants"]["tit_llm"]["n_failed"],
         metrics["variants"]["tit_llm"]["n_fallback"],
     ) == (2, 1)
     lines = {
         (r["item_id"], r["variant"]): r
-        for r in map(json.loads, (outcome.out_dir / "items.jsonl").open())
+        for r in map(json.loads, (outcome.run_dir / "items.jsonl").open())
     }
     assert "corrupt or truncated" in lines[(corrupt["item_id"], "tit_llm")]["error"]
     assert "image rejected by safety filter" in lines[(refused["item_id"], "lexical")]["error"]
@@ -112,7 +112,7 @@ def test_failures_are_isolated_and_counted_exactly(data_copy, tmp_path):
     assert fell_back["score"] == lines[(garbled["item_id"], "lexical")]["score"]
     scores = {
         (r["item_id"], r["variant"]): r
-        for r in csv.DictReader((outcome.out_dir / "scores.csv").open())
+        for r in csv.DictReader((outcome.run_dir / "scores.csv").open())
     }
     assert scores[(corrupt["item_id"], "tit_llm")]["score"] == ""  # a failure is never a number
 
@@ -196,9 +196,10 @@ def test_replay_describer_needs_no_server_and_rejects_unknown_images(data_copy, 
     stranger = items_of(data_copy)[2]
     Image.new("RGB", (8, 8), (1, 2, 3)).save(data_copy / stranger["image"])
     outcome = titjudge.evaluate(config)
-    assert outcome.status_counts["lex"] == {"ok": 15, "fallback": 0, "failed": 1}
-    bad = [r for r in outcome.results if r.item.item_id == stranger["item_id"]][0]
-    assert "holds no description for this image" in bad.outcomes[0].error
+    assert outcome.summary.variants["lex"] == {"ok": 15, "fallback": 0, "failed": 1}
+    bad = [line for line in outcome.item_lines if line.item_id == stranger["item_id"]]
+    assert [line.variant for line in bad] == ["lex"]
+    assert "holds no description for this image" in (bad[0].error or "")
 
 
 @pytest.mark.slow

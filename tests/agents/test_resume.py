@@ -83,7 +83,7 @@ def test_killed_run_resumes_without_repaying(synth_data, tmp_path, capsys, sig, 
     assert len(partial) == (len(kill_points) if sig == signal.SIGKILL else 0), partial
     finished = sorted(p.name for p in history.iterdir() if not p.name.endswith(".partial"))
     assert finished == sorted([crash_dir.name, "LATEST"])  # one run: the one that finished
-    assert (crash_dir / "scores.csv").read_text() == (baseline.out_dir / "scores.csv").read_text()
+    assert (crash_dir / "scores.csv").read_text() == (baseline.run_dir / "scores.csv").read_text()
     assert (crash_dir / "metrics.json").read_text() == (
-        baseline.out_dir / "metrics.json"
+        baseline.run_dir / "metrics.json"
     ).read_text()

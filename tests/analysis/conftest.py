@@ -84,7 +84,7 @@ def modes_run(modes_data, tmp_path_factory) -> Path:
             outcome = titjudge.evaluate(run_config(modes_data, server.url, tmp, judges))
     finally:
         mp.undo()
-    return outcome.out_dir
+    return outcome.run_dir
 
 
 def offline_config(data: Path, tmp: Path, name: str, descriptions: Path) -> dict:
@@ -121,7 +121,7 @@ def offline_runs(analysis_data, tmp_path_factory) -> OfflineRuns:
             row["description"] = UNRELATED
         lines.append(json.dumps(row))
     degraded.write_text("\n".join(lines) + "\n")
-    base = titjudge.evaluate(offline_config(analysis_data, tmp, "base", stored)).out_dir
-    worse = titjudge.evaluate(offline_config(analysis_data, tmp, "worse", degraded)).out_dir
-    small = titjudge.evaluate(offline_config(analysis_data, tmp, "small", stored), limit=20).out_dir
+    base = titjudge.evaluate(offline_config(analysis_data, tmp, "base", stored)).run_dir
+    worse = titjudge.evaluate(offline_config(analysis_data, tmp, "worse", degraded)).run_dir
+    small = titjudge.evaluate(offline_config(analysis_data, tmp, "small", stored), limit=20).run_dir
     return OfflineRuns(base, worse, small, favourite)

@@ -474,7 +474,7 @@ def test_expected_score_reads_vllm_logprobs(provider_server, data, tmp_path):
         "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
     }
     outcome = titjudge.evaluate(config)
-    scores = [r.outcomes[0].score for r in outcome.results]
+    scores = [line.score for line in outcome.item_lines]
     assert all(s is not None and 7.0 < s < 7.5 for s in scores)
 
 

@@ -38,7 +38,7 @@ def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
     }, injected
 
     lines = [
-        json.loads(line) for line in (outcome.out_dir / "items.jsonl").read_text().splitlines()
+        json.loads(line) for line in (outcome.run_dir / "items.jsonl").read_text().splitlines()
     ]
     assert len(lines) == 24 * 2
     for line in lines:
@@ -51,8 +51,8 @@ def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
             # nothing is scored from an invalid output: the kept raw text validates to that score
             assert parse_structured(line["raw"], JudgeVerdict).score == line["score"]
 
-    rows = list(csv.DictReader((outcome.out_dir / "scores.csv").open()))
-    summary = json.loads((outcome.out_dir / "summary.json").read_text())
+    rows = list(csv.DictReader((outcome.run_dir / "scores.csv").open()))
+    summary = json.loads((outcome.run_dir / "summary.json").read_text())
     for variant, counts in summary["variants"].items():
         assert sum(counts.values()) == 24
         assert counts["failed"] == sum(
@@ -61,9 +61,9 @@ def test_every_item_ends_scored_or_failed_with_a_reason(fault_data, tmp_path):
         assert counts["failed"] == sum(
             1 for r in rows if r["variant"] == variant and r["score"] == ""
         )
-    assert summary["failed_items"] == outcome.n_failed_items
-    assert outcome.exit_code == (1 if outcome.n_failed_items else 0)
-    metrics = json.loads((outcome.out_dir / "metrics.json").read_text())
+    assert summary["failed_items"] == outcome.summary.failed_items
+    assert outcome.summary.exit_code == (1 if outcome.summary.failed_items else 0)
+    metrics = json.loads((outcome.run_dir / "metrics.json").read_text())
     assert metrics["variants"]["tit_llm"]["n_failed"] == summary["variants"]["tit_llm"]["failed"]
     # most items survive: retries absorb transient faults at this rate
     assert summary["variants"]["tit_llm"]["ok"] >= 18

@@ -79,7 +79,7 @@ def test_a_fully_cached_rerun_needs_no_key(offline_data, tmp_path, monkeypatch, 
         assert main(["run", path, "--out", str(tmp_path / "again")]) == 0
         assert main(["ablation", grid, "--out", str(tmp_path / "grid2")]) == 0
         outcome = titjudge.evaluate(path, out=tmp_path / "api")
-        assert outcome.exit_code == 0 and outcome.summary.cache.misses == 0
+        assert outcome.summary.exit_code == 0 and outcome.summary.cache.misses == 0
         scores = str(tmp_path / "again" / "scores.csv")
         pairs = str(offline_data / "pairs.csv")
         assert main(["metrics", scores, "--pairs", pairs]) == 0

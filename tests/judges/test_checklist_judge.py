@@ -53,21 +53,19 @@ def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
     with FakeOpenAIServer(responder=responder) as server:
         config = run_config(synth_data, server.url, tmp_path, judges)
         outcome = titjudge.evaluate(config)
-        assert outcome.exit_code == 0
+        assert outcome.summary.exit_code == 0
         # one decomposition per prompt (4), one element-verdict call per item (16)
         assert (responder.count("decompose"), responder.count("check")) == (4, 16)
         again = titjudge.evaluate(config)
         # all from the cache
         assert (responder.count("decompose"), responder.count("check")) == (4, 16)
-    assert [r.outcomes[0].score for r in again.results] == [
-        r.outcomes[0].score for r in outcome.results
-    ]
+    assert [line.score for line in again.item_lines] == [line.score for line in outcome.item_lines]
 
     checklists = synthetic_checklists(synth_data)
     texts = description_by_item(synth_data)
     prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}
     # the re-run's own run dir (the first run's is kept beside it)
-    lines = {line["item_id"]: line for line in read_lines(again.out_dir / "items.jsonl")}
+    lines = {line["item_id"]: line for line in read_lines(again.run_dir / "items.jsonl")}
     scores = set()
     for item_id, line in lines.items():
         elements = checklists[prompts[item_id]]
@@ -81,10 +79,10 @@ def test_checklist_run_caches_decomposition_per_prompt(synth_data, tmp_path):
         scores.add(score)
     assert len(scores) > 8  # the checklist separates the images
     # the first run charged each prompt's decomposition to the one item whose call paid for it
-    assert sum(not r.outcomes[0].details["decomposition_cached"] for r in outcome.results) == 4
+    assert sum(not line.details["decomposition_cached"] for line in outcome.item_lines) == 4
     # the re-run's items.jsonl: every decomposition came from the cache
     assert all(line["details"]["decomposition_cached"] for line in lines.values())
-    assert "pairwise_accuracy" in outcome.metrics["variants"]["check"]
+    assert "pairwise_accuracy" in outcome.metrics_json()["variants"]["check"]
 
 
 def _checklist():
@@ -183,9 +181,9 @@ def test_a_decomposition_with_ids_E1_E2_scores(synth_data, tmp_path):
     responder = _UpperIds(synth_data)
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, judges))
-    assert outcome.exit_code == 0
+    assert outcome.summary.exit_code == 0
     assert responder.count("decompose") == 4  # no re-ask: `E1` is taken as it is
-    lines = read_lines(outcome.out_dir / "items.jsonl")
+    lines = read_lines(outcome.run_dir / "items.jsonl")
     checklists = synthetic_checklists(synth_data)
     texts = description_by_item(synth_data)
     prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}

@@ -38,7 +38,7 @@ def test_every_llm_judge_kind_scores_every_item_with_no_dialect_set(
         outcome = titjudge.evaluate(config)
         refused = server.stats.by_fault["dialect"]
     assert refused == refusals
-    record = titjudge.load_run(outcome.out_dir)
+    record = titjudge.load_run(outcome.run_dir)
     for name in ("score", "check", "exp"):
         variant = record.variants[name]
         assert variant.n_scored == variant.n_items == 9 and variant.n_failed == 0, (name, variant)

@@ -97,8 +97,8 @@ def test_expected_mode_through_the_loopback_server(small_data, tmp_path):
     responder = ModesResponder(small_data)
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(small_data, server.url, tmp_path, judges))
-    assert outcome.exit_code == 0
-    lines = read_lines(outcome.out_dir / "items.jsonl")
+    assert outcome.summary.exit_code == 0
+    lines = read_lines(outcome.run_dir / "items.jsonl")
     expected = {line["item_id"]: line for line in lines if line["variant"] == "expected"}
     sampled = {line["item_id"]: line for line in lines if line["variant"] == "sampled"}
     assert len(expected) == 9
@@ -108,7 +108,7 @@ def test_expected_mode_through_the_loopback_server(small_data, tmp_path):
         assert n == sampled[item_id]["score"] and 1 <= n <= 9
         assert line["score"] == pytest.approx(loopback_expected(n), abs=1e-6)
         assert line["details"]["candidates"].keys() == {str(v) for v in range(1, 10)}
-    assert "top_logprobs: 20" in (outcome.out_dir / "config.yaml").read_text()
+    assert "top_logprobs: 20" in (outcome.run_dir / "config.yaml").read_text()
 
 
 @pytest.mark.slow

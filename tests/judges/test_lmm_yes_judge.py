@@ -54,15 +54,15 @@ def test_lmm_yes_run_through_the_loopback_server(synth_data, tmp_path):
     responder = ModesResponder(synth_data)
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, judges))
-    assert outcome.exit_code == 0
+    assert outcome.summary.exit_code == 0
     # one yes/no request per image, and no description: no judge reads one
     assert (responder.count("yes"), responder.count("describe")) == (16, 0)
     prompts = {row["item_id"]: row["prompt"] for row in manifest(synth_data)}
     texts = description_by_item(synth_data)
-    for line in read_lines(outcome.out_dir / "items.jsonl"):
+    for line in read_lines(outcome.run_dir / "items.jsonl"):
         p_yes, p_no = yes_probabilities(prompts[line["item_id"]], texts[line["item_id"]])
         assert line["score"] == pytest.approx(p_yes / (p_yes + p_no), abs=1e-6)
         assert line["details"]["p_yes"] == pytest.approx(p_yes, abs=1e-6)
         assert line["details"]["answer_token"] == ("Yes" if p_yes >= p_no else "No")
-    metrics = outcome.metrics["variants"]["yes"]
+    metrics = outcome.metrics_json()["variants"]["yes"]
     assert metrics["n_pairs"] == 23 and metrics["pairwise_accuracy"] is not None

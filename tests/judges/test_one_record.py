@@ -19,8 +19,8 @@ from doubles.server import FakeOpenAIServer, Reply
 from judge_helpers import ModesResponder, description_by_item, read_lines, run_config
 
 import titjudge
-from titjudge.agents.runner import RunOutcome
 from titjudge.cli import main
+from titjudge.report.analysis.record import AnalysedRun
 
 # every test makes whole runs through the loopback server or reads one
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ class TyingResponder(ModesResponder):
 
 
 @pytest.fixture(scope="module")
-def outcome(synth_data, tmp_path_factory) -> RunOutcome:
+def record(synth_data, tmp_path_factory) -> AnalysedRun:
     import csv
 
     tmp = tmp_path_factory.mktemp("one-record")
@@ -83,21 +83,31 @@ def outcome(synth_data, tmp_path_factory) -> RunOutcome:
 
 
 @pytest.fixture(scope="module")
-def run_dir(outcome: RunOutcome) -> Path:
-    return outcome.out_dir
+def run_dir(record: AnalysedRun) -> Path:
+    assert record.run_dir is not None
+    return record.run_dir
 
 
-def test_the_record_evaluate_returns_is_the_one_load_run_reads(outcome) -> None:
-    """metrics.json and summary.json are written from the record the run returns: read back,
-    they are that record."""
-    loaded = titjudge.load_run(outcome.out_dir)
-    assert outcome.record.run_dir == loaded.run_dir == outcome.out_dir
-    assert outcome.record.metrics_json() == loaded.metrics_json() == outcome.metrics
-    assert loaded.summary is not None and outcome.record.summary == loaded.summary
-    assert outcome.summary is outcome.record.summary
-    written = json.loads((outcome.out_dir / "summary.json").read_text())
-    assert written == outcome.record.summary.summary_json()
-    assert written["variants"]["pw"] == outcome.status_counts["pw"]
+def test_the_record_evaluate_returns_is_the_one_load_run_reads(record) -> None:
+    """`titjudge.evaluate` returns the run's record, the one every file of the run dir was
+    written from: `load_run` reads back the same type with the same metrics, counts,
+    pairwise verdicts and run dir."""
+    loaded = titjudge.load_run(record.run_dir)
+    assert type(record) is type(loaded) is AnalysedRun
+    assert record.run_dir == loaded.run_dir and record.run_dir.parent.name == "modes"
+    assert record.metrics_json() == loaded.metrics_json() and record.variants
+    assert loaded.summary is not None and record.summary == loaded.summary
+    written = json.loads((record.run_dir / "summary.json").read_text())
+    assert written == record.summary.summary_json()
+    assert written["variants"]["pw"] == record.summary.variants["pw"]
+    # the pairwise verdicts, in pairs_pw.jsonl's order, are the ones the file holds
+    assert list(record.verdicts) == ["pw"] and len(record.verdicts["pw"]) == 24
+    assert record.verdicts == loaded.verdicts
+    lines = read_lines(record.run_dir / "pairs_pw.jsonl")
+    assert [v.line() for v in record.verdicts["pw"]] == lines
+    # the exit code `titjudge run` gives: the LLM judge's garbled replies fell back, none failed
+    assert record.summary.exit_code == 0 and record.summary.failed_items == 0
+    assert record.item_lines == loaded.item_lines and len(record.item_lines) == 16 * 3
 
 
 def _cli(capsys, *args: str) -> str:
@@ -269,6 +279,35 @@ def test_metrics_on_a_pairwise_variant_without_its_verdicts_says_why(
     assert captured.out == ""
     [line] = captured.err.strip().splitlines()
     assert "'pw' is a pairwise judge" in line and "pairs_pw.jsonl is missing" in line
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda line: line.pop("orders"), "orders: must list the pair's two presentation orders"),
+        (
+            lambda line: line["orders"][1].update(choice="left"),
+            "backward.choice: Input should be 'first', 'second' or 'tie'",
+        ),
+    ],
+    ids=["no-orders", "bad-choice"],
+)
+def test_a_broken_verdicts_line_is_one_line_naming_file_and_line(
+    run_dir: Path, tmp_path: Path, capsys, edit, says
+) -> None:
+    """A hand-edited pairs_pw.jsonl: `titjudge audit` says which line of which file and
+    why, in one line, exit 2; nothing is read from the other lines as if it were fine."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    lines = read_lines(copy / "pairs_pw.jsonl")
+    edit(lines[2])
+    (copy / "pairs_pw.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["audit", str(copy), "--json"]) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()
+    assert f"pairs_pw.jsonl:3: {says}" in line, line
 
 
 def test_tables_piped_keep_every_row_and_word_on_one_line(run_dir: Path, capsys, monkeypatch):

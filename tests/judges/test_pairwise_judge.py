@@ -53,7 +53,7 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, JUDGES))
     pairs = human_pairs(synth_data)
-    assert outcome.exit_code == 0 and len(pairs) == 24
+    assert outcome.summary.exit_code == 0 and len(pairs) == 24
     # both orders of every human pair, once each; each description shown first exactly once per pair
     assert responder.count("pair") == 2 * len(pairs)
     texts = description_by_item(synth_data)
@@ -62,7 +62,7 @@ def test_pairwise_run_verdicts_accuracy_and_win_rates(synth_data, tmp_path):
         a, b = texts[row["item_a"]], texts[row["item_b"]]
         assert (a, b) in shown and (b, a) in shown
 
-    run_dir = outcome.out_dir
+    run_dir = outcome.run_dir
     lines = read_lines(run_dir / "pairs_pair.jsonl")
     assert len(lines) == 24 and all(line["status"] == "ok" for line in lines)
     expected = expected_verdicts(synth_data)
@@ -117,7 +117,7 @@ def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_pat
     responder = ModesResponder(synth_data, favour_first=True)
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(synth_data, server.url, tmp_path, JUDGES[:1]))
-    entry = outcome.metrics["variants"]["pair"]
+    entry = outcome.metrics_json()["variants"]["pair"]
     bias = entry["pairwise"]
     assert (bias["n_first_wins"], bias["n_second_wins"], bias["n_decisive"]) == (48, 0, 48)
     assert bias["position_bias_rate"] == 1.0 and bias["first_position_win_share"] == 1.0
@@ -125,7 +125,7 @@ def test_position_bias_on_a_server_that_favours_position_one(synth_data, tmp_pat
     assert bias["order_agreement_rate"] == 0.0 and bias["n_order_disagreements"] == 24
     # every pair's orders disagree: all ties, none correct; every image wins half
     assert entry["pairwise_accuracy"] == 0.0 and entry["metric_tie_rate"] == 1.0
-    assert {r.outcomes[0].score for r in outcome.results} == {0.5}
+    assert {line.score for line in outcome.item_lines} == {0.5}
 
 
 def _pair(forward, backward, human="a", samples=None, ids=("x", "y")):

@@ -86,7 +86,7 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
         assert responder.count("judge") == 5 * n  # sample 0 is what a non-repeated run asks
 
     samples = expected_samples(small_data, 3)
-    by_item = {r.item.item_id: r.outcomes[0] for r in outcome.results}
+    by_item = {line.item_id: line for line in outcome.item_lines if line.variant == "rep"}
     for item_id, result in by_item.items():
         record = result.details["repeats"]
         assert record["scores"] == samples[item_id]
@@ -98,7 +98,7 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
     assert any(len(set(s)) > 1 for s in samples.values())
 
     # the metric's spread across repeats: each repeat's metrics from its own sample alone
-    spread = outcome.metrics["variants"]["rep"]["repeats"]
+    spread = outcome.metrics_json()["variants"]["rep"]["repeats"]
     items = {row["item_id"] for row in manifest(small_data)}
     human_pairs, ranks = _human(small_data)
     per_k = [
@@ -115,19 +115,19 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
     assert spread["pairwise_accuracy"]["mean"] == pytest.approx(statistics.fmean(accuracies))
     assert spread["pairwise_accuracy"]["std"] == pytest.approx(statistics.stdev(accuracies))
     assert spread["srcc"]["min"] == pytest.approx(min(m.srcc for m in per_k))
-    assert five.metrics["variants"]["rep"]["repeats"]["n"] == 5
+    assert five.metrics_json()["variants"]["rep"]["repeats"]["n"] == 5
     five_samples = expected_samples(small_data, 5)
-    assert {r.item.item_id: r.outcomes[0].score for r in five.results} == {
+    assert {line.item_id: line.score for line in five.item_lines if line.variant == "rep"} == {
         i: statistics.median(v) for i, v in five_samples.items()
     }
     # each run's own dir: the repeats=5 run's scores are the medians of five, the repeats=1
     # re-run's are sample 0 alone
-    rows = load_scores(five.out_dir / "scores.csv")
+    rows = load_scores(five.run_dir / "scores.csv")
     assert {r.item_id: r.score for r in rows} == {
         i: statistics.median(five_samples[i]) for i in items
     }
-    rows = load_scores(one.out_dir / "scores.csv")
-    assert one.out_dir != five.out_dir
+    rows = load_scores(one.run_dir / "scores.csv")
+    assert one.run_dir != five.run_dir
     assert {r.item_id: r.score for r in rows} == {i: samples[i][0] for i in items}
 
 
@@ -161,9 +161,9 @@ def test_repeated_pairwise_judge_reports_spread_from_verdicts(small_data, tmp_pa
     with FakeOpenAIServer(responder=responder) as server:
         outcome = titjudge.evaluate(run_config(small_data, server.url, tmp_path, [judge]))
     assert responder.count("pair") == 9 * 2 * 2  # pairs x orders x samples
-    entry = outcome.metrics["variants"]["pair"]
+    entry = outcome.metrics_json()["variants"]["pair"]
     # the loopback judge is deterministic, so both repeats agree with the median verdicts exactly
     assert entry["repeats"]["pairwise_accuracy"]["values"] == [entry["pairwise_accuracy"]] * 2
     assert entry["repeats"]["pairwise_accuracy"]["std"] == 0.0
-    line = read_lines(outcome.out_dir / "pairs_pair.jsonl")[0]
+    line = read_lines(outcome.run_dir / "pairs_pair.jsonl")[0]
     assert len(line["orders"][0]["samples"]) == 2

@@ -24,9 +24,9 @@ def test_a_smaller_rerun_has_only_its_own_files(synth_data, tmp_path):
         config["judges"] = [{"name": "lexical", "kind": "lexical"}]
         config["data"].pop("human_pairs")
         second = titjudge.evaluate(config)
-    assert first.out_dir.parent == second.out_dir.parent == tmp_path / "runs" / "modes"
-    assert first.out_dir != second.out_dir
-    assert sorted(p.name for p in first.out_dir.iterdir()) == [
+    assert first.run_dir.parent == second.run_dir.parent == tmp_path / "runs" / "modes"
+    assert first.run_dir != second.run_dir
+    assert sorted(p.name for p in first.run_dir.iterdir()) == [
         "config.yaml",
         "items.jsonl",
         "metrics.json",
@@ -34,13 +34,13 @@ def test_a_smaller_rerun_has_only_its_own_files(synth_data, tmp_path):
         "scores.csv",
         "summary.json",
     ]
-    assert sorted(p.name for p in second.out_dir.iterdir()) == [
+    assert sorted(p.name for p in second.run_dir.iterdir()) == [
         "config.yaml",
         "items.jsonl",
         "scores.csv",
         "summary.json",
     ]
     assert {
-        line.split(",")[1] for line in (second.out_dir / "scores.csv").read_text().splitlines()[1:]
+        line.split(",")[1] for line in (second.run_dir / "scores.csv").read_text().splitlines()[1:]
     } == {"lexical"}
-    assert titjudge.find_run(tmp_path / "runs" / "modes") == second.out_dir
+    assert titjudge.find_run(tmp_path / "runs" / "modes") == second.run_dir

@@ -178,7 +178,7 @@ def test_a_run_reaches_an_existing_cluster_through_ray_address(
         assert hit is not None and hit.value == pytest.approx(want, abs=1e-6)
 
     in_process = titjudge.evaluate(run_config(data, model, tmp_path / "process", None), limit=4)
-    expected = item_scores(in_process.out_dir)
+    expected = item_scores(in_process.run_dir)
     got = item_scores(out)
     assert got.keys() == expected.keys()
     for item, score in expected.items():

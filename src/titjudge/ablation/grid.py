@@ -57,9 +57,9 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
                 first_error[judged.variant] = judged.error or "failed"
     cells = {}
     # each cell is its variant's entry in the row run's record (metrics.json), as written
-    variants = outcome.record.variants
+    variants, summary = outcome.record.variants, outcome.summary
     for column in columns:
-        counts = outcome.status_counts.get(column.name, {})
+        counts = summary.variants.get(column.name, {})
         entry = variants.get(column.name)
         cells[column.name] = CellResult(
             n_items=sum(counts.values()),
@@ -146,7 +146,7 @@ def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
     )
     if found.outcome is not None:
         outcome = found.outcome
-        result.n_items, result.n_failed_items = outcome.n_items, outcome.n_failed_items
+        result.n_items, result.n_failed_items = outcome.summary.items, outcome.summary.failed_items
         result.cells = _cells(outcome, columns)
         result.metrics = outcome.record
     return result

@@ -27,7 +27,7 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import NOT_SENT_BUDGET
 from titjudge.models.calls.provenance import provenance
 from titjudge.models.hub import ModelHub, usage_since
-from titjudge.records import EXIT_BUDGET, ItemResult, Progress, RunEvaluation, cache_counts
+from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
 from titjudge.records.run_record import RunRecord
@@ -43,14 +43,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RunOutcome:
-    out_dir: Path
-    n_items: int
-    n_failed_items: int
-    status_counts: dict[str, dict[str, int]]
-    #: the run's one record, the one `titjudge.load_run(out_dir)` reads back: its metrics
-    #: (metrics.json; no variants without human pairs) and its counts (`record.summary`,
-    #: summary.json); the pairwise verdicts are attached by `load_run` only
-    record: RunRecord = field(repr=False)
+    """What `run_async` gives: the run's one record (`record`: its metrics, its counts as
+    `record.summary`, its pairwise verdicts and its run dir, the record
+    `titjudge.load_run(record.run_dir)` reads back) and each item's results in memory
+    (`results`, what items.jsonl was written from)."""
+
+    record: RunRecord
     results: list[ItemResult] = field(repr=False, default_factory=list)
 
     @property
@@ -60,22 +58,15 @@ class RunOutcome:
         return self.record.summary
 
     @property
-    def metrics(self) -> dict[str, Any]:
-        """The record as metrics.json holds it (`RunRecord.metrics_json`); {} when the run
-        wrote none (no human pairs). `outcome.record.variants[name]` is the typed view."""
-        return self.record.metrics_json() if self.record.variants else {}
-
-    @property
-    def budget_spent(self) -> bool:
-        """Whether `run.budget_usd` stopped the run with calls left unsent."""
-        return self.summary.budget_spent
+    def out_dir(self) -> Path:
+        """The run dir: `record.run_dir`."""
+        assert self.record.run_dir is not None, "a finished run's record names its run dir"
+        return self.record.run_dir
 
     @property
     def exit_code(self) -> int:
-        """3 when the budget left calls unsent, else 1 when items failed, else 0."""
-        if self.budget_spent:
-            return EXIT_BUDGET
-        return 1 if self.n_failed_items else 0
+        """`titjudge run`'s exit code (`RunSummary.exit_code`)."""
+        return self.summary.exit_code
 
 
 def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], HumanData | None]:
@@ -146,7 +137,7 @@ async def run_async(
         )
         found.summary.wall_seconds = round(time.perf_counter() - started, 3)
         write_summary(staged.staging, found.summary)
-        found.out_dir = found.record.run_dir = staged.commit()
+        found.record.run_dir = staged.commit()
     except BaseException:  # a failed or interrupted run leaves no half run behind
         staged.discard()
         raise
@@ -301,14 +292,9 @@ async def _run_staged(
     if run_record is None:  # metrics.json is not written: the record holds the counts alone
         run_record = RunRecord()
     run_record.summary = summary
-    return RunOutcome(
-        out_dir=out_dir,
-        n_items=len(results),
-        n_failed_items=evaluation.n_failed_items,
-        status_counts=evaluation.status_counts,
-        record=run_record,
-        results=results,
-    )
+    run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
+    run_record.run_dir = out_dir  # the staging dir, until `run_async` moves it into place
+    return RunOutcome(record=run_record, results=results)
 
 
 def budget_refused(result: ItemResult) -> bool:

@@ -105,7 +105,7 @@ def demo(args: argparse.Namespace) -> int:
         )
         print_command(console, f"  {install_hint('local,demo')}")
     outcome = run_pipeline(config, show_progress=True)
-    print_outcome(outcome, console)
+    print_outcome(outcome.record, console)
     console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)
     print_command(console, f"  titjudge run {quote(str(config_path))}")

@@ -14,8 +14,8 @@ from titjudge.cli.common import add_set, command, wide_console
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from titjudge.agents.runner import RunOutcome
     from titjudge.records.provenance import ModelAnswers
+    from titjudge.records.run_record import RunRecord
     from titjudge.records.summary import BatchModel, BudgetSummary, Failures, ModelMeans
 
 
@@ -50,31 +50,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_set(p)
 
 
-def print_outcome(outcome: RunOutcome, console: Console) -> None:
-    """Status counts per variant, the metrics (or, without human pairs, each T2I model's mean
-    score per variant), model usage per role and the run dir; names and paths as plain text."""
+def print_outcome(record: RunRecord, console: Console) -> None:
+    """A finished run's record: status counts per variant, the metrics (or, without human
+    pairs, each T2I model's mean score per variant), model usage per role and the run dir;
+    names and paths as plain text."""
     from titjudge.report.render import add_plain_row, plain_table, print_summary, say
 
-    table = plain_table(f"{outcome.n_items} items", ("variant", "ok", "fallback", "failed"))
-    for variant, counts in outcome.status_counts.items():
+    summary, out_dir = record.summary, record.run_dir
+    assert summary is not None and out_dir is not None, "a finished run's record"
+    table = plain_table(f"{summary.items} items", ("variant", "ok", "fallback", "failed"))
+    for variant, counts in summary.variants.items():
         add_plain_row(
             table, variant, str(counts["ok"]), str(counts["fallback"]), str(counts["failed"])
         )
     console.print(table)
-    summary = outcome.summary
-    if outcome.record.variants:  # scored against human pairs
-        print_summary(outcome.record, console)
+    if record.variants:  # scored against human pairs
+        print_summary(record, console)
     elif summary.model_means is not None:
         print_model_means(summary.model_means, console)
     for role, usage in summary.usage.items():
         say(console, f"{role}: {usage.text()}")
     print_answering_models(summary.answered_by, console)
-    say(console, f"run dir: {outcome.out_dir}")
+    say(console, f"run dir: {out_dir}")
     show_failures(summary.failures, console)
-    if outcome.n_failed_items:
+    if summary.failed_items:
         console.print(
-            f"{outcome.n_failed_items} items have failed variants; reasons in "
-            f"{outcome.out_dir / 'items.jsonl'} (status 'failed', field 'error')",
+            f"{summary.failed_items} items have failed variants; reasons in "
+            f"{out_dir / 'items.jsonl'} (status 'failed', field 'error')",
             style="yellow",
             markup=False,
             highlight=False,
@@ -203,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     every = {"progress_interval": args.progress_every} if args.progress_every else {}
     outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True, **every)
     console = wide_console()
-    print_outcome(outcome, console)
+    print_outcome(outcome.record, console)
     if asked:
         from titjudge.cli.analysis import breakdowns, print_breakdowns
         from titjudge.errors import DataError
@@ -211,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         from titjudge.report.render import say
 
         try:  # the run is written: a breakdown it cannot give is a note, not a failed run
-            found = breakdowns([RunData.load(outcome.out_dir)], ["run"], args)
+            found = breakdowns([RunData(outcome.record)], ["run"], args)
         except DataError as error:
             say(console, f"no breakdown: {error}")
         else:

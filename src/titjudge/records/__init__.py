@@ -24,9 +24,7 @@ from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
 from titjudge.records.run_record import RunRecord, Thresholds, VariantRecord
-
-#: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
-EXIT_BUDGET = 3
+from titjudge.records.summary import EXIT_BUDGET
 
 
 @dataclass

@@ -176,6 +176,9 @@ class PairwiseSummary(PositionBias):
     repeats: int = 1
 
 
+#: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
+EXIT_BUDGET = 3
+
 #: summary.json's keys written only when they apply
 _OPTIONAL = ("failures", "budget", "batch", "model_means", "pairwise")
 
@@ -215,12 +218,21 @@ class RunSummary(BaseModel):
         budget = self.budget
         return bool(budget and budget.stopped and budget.run_calls_not_sent)
 
+    @property
+    def exit_code(self) -> int:
+        """`titjudge run`'s exit code for the run: 3 when the budget left calls unsent, else
+        1 when items failed, else 0."""
+        if self.budget_spent:
+            return EXIT_BUDGET
+        return 1 if self.failed_items else 0
+
     def summary_json(self) -> dict[str, Any]:
         """The dict summary.json holds."""
         return self.model_dump(mode="json")
 
 
 __all__ = [
+    "EXIT_BUDGET",
     "BatchModel",
     "BudgetSummary",
     "CacheCount",
