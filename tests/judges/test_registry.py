@@ -156,7 +156,8 @@ NEW_KIND = textwrap.dedent(
 
 
     from titjudge.cache.store import CallCache
-    from titjudge.config import RunConfig, validate_config
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
     from titjudge.errors import ConfigError
     from titjudge.judges.registry import build_judges
     from titjudge.models.hub import ModelHub

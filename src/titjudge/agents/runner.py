@@ -221,9 +221,7 @@ async def _run_staged(
     results, pair_runs = evaluation.results, evaluation.pairwise
     run_dir.write_score_rows(out_dir, evaluation.rows)
     run_dir.write_items(out_dir, results)
-    for pair_run in pair_runs.values():
-        run_dir.write_pairs(out_dir, pair_run)
-    run_record = None
+    run_record = RunRecord()  # no human pairs: no metrics.json, the record holds the counts
     if evaluation.metrics is not None:
         run_record = build_record(
             evaluation.metrics,
@@ -241,6 +239,9 @@ async def _run_staged(
             },
         )
         write_record(out_dir, run_record)
+    run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
+    for name, verdicts in run_record.verdicts.items():
+        run_dir.write_pairs(out_dir, name, verdicts)
     budget = None
     if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
         budget = {
@@ -248,7 +249,7 @@ async def _run_staged(
             "items_undone": sum(1 for r in results if budget_refused(r)),
         }
     means = None
-    if run_record is None:  # no human pairs to compare with: the models' mean scores instead
+    if evaluation.metrics is None:  # no human pairs to compare with: the models' mean scores
         from titjudge.metrics.model_means import model_means
 
         means = model_means(evaluation.rows, {r.item.item_id: r.item.t2i_model for r in results})
@@ -289,10 +290,7 @@ async def _run_staged(
     )
     if owned:
         cache.close()
-    if run_record is None:  # metrics.json is not written: the record holds the counts alone
-        run_record = RunRecord()
     run_record.summary = summary
-    run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
     run_record.run_dir = out_dir  # the staging dir, until `run_async` moves it into place
     return RunOutcome(record=run_record, results=results)
 

@@ -44,7 +44,7 @@ class Provenance(BaseModel):
 
 
 class Spread(BaseModel):
-    """One metric across a repeated judge's N samples (`metrics.evaluate`): mean, std
+    """One metric across a repeated judge's N samples (`metrics.summary.evaluate`): mean, std
     (n-1; 0 for one value), min and max over the samples where it is defined, and every
     sample's value (None where undefined)."""
 

@@ -27,7 +27,7 @@ from titjudge.data.scores import write_scores
 from titjudge.files import atomic_write, jsonl_text, yaml_text
 from titjudge.records import ItemResult
 from titjudge.records.items import ScoreRow
-from titjudge.records.pairs import PairwiseRun
+from titjudge.records.pairs import PairVerdict
 from titjudge.report.item_line import item_lines
 
 PACKAGES = (
@@ -73,10 +73,11 @@ def write_items(out: Path, results: Iterable[ItemResult]) -> int:
     return len(lines)
 
 
-def write_pairs(out: Path, run: PairwiseRun) -> Path:
-    """pairs_<judge>.jsonl, in (prompt, item_a, item_b) order."""
-    path = out / f"pairs_{run.judge}.jsonl"
-    atomic_write(path, jsonl_text(j.line() for j in run.in_order()))
+def write_pairs(out: Path, judge: str, verdicts: Iterable[PairVerdict]) -> Path:
+    """pairs_<judge>.jsonl: one line per verdict, in the order given (the run record's,
+    `PairwiseRun.in_order`)."""
+    path = out / f"pairs_{judge}.jsonl"
+    atomic_write(path, jsonl_text(verdict.line() for verdict in verdicts))
     return path
 
 
