@@ -56,11 +56,12 @@ async def _titjudge(
     started, cpu_started = time.perf_counter(), time.process_time()
     outcome = await run_async(config, limit=limit, out=out)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    summary = outcome.summary
     extra: dict[str, Any] = {
-        "summary": outcome.summary,
-        "n_items": outcome.n_items,
-        "failed_items": outcome.n_failed_items,
-        "status": outcome.status_counts,
+        "summary": summary.summary_json(),
+        "n_items": summary.items,
+        "failed_items": summary.failed_items,
+        "status": summary.variants,
     }
     if time_eval:  # the evaluator's share of the wall time, measured again on the same results
         from titjudge.metrics.evaluate import evaluate_run
