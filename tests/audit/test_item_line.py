@@ -11,10 +11,12 @@ from titjudge.errors import DataError
 from titjudge.models.local.replay import load_descriptions
 from titjudge.records import ItemResult
 from titjudge.records.calls import CallResult
-from titjudge.records.items import Item
+from titjudge.records.item_line import ItemLine, read_item_lines
+from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.run_record import RunRecord
 from titjudge.report.audit.load import load_items
-from titjudge.report.item_line import ItemLine
+from titjudge.report.item_line import item_lines
 from titjudge.report.run_dir import write_items
 
 
@@ -35,6 +37,30 @@ def result(item_id: str, call: CallResult[str] | None, text: str | None) -> Item
     return ItemResult(item, Described(text, call=call, error=None if text else "cut"), outcomes)
 
 
+def test_the_lines_a_run_holds_are_the_lines_its_items_file_reads_back(tmp_path):
+    """The run record holds the lines it wrote items.jsonl from (`RunRecord.item_lines`);
+    a record read from the run dir reads the file. Both are equal, also where a describer
+    field says nothing (no thinking tokens, no image fitted, no model named, an empty finish
+    reason), which the file leaves out and reading gives as None."""
+    quiet = CallResult(
+        ok=True, value="d", finish_reason="", thinking_tokens=0, image_fit=[], answered_by="",
+        cost=float("nan"),
+    )  # fmt: skip
+    said = CallResult(
+        ok=True, value="d", finish_reason="length", thinking_tokens=4, image_fit=["png -> jpeg"],
+        answered_by="gemini-2.5-pro", cost=0.25, latency=1.23456,
+    )  # fmt: skip
+    held = list(item_lines([result("a", quiet, "desc"), result("b", said, "desc")]))
+    write_items(tmp_path, held)
+    assert read_item_lines(tmp_path / "items.jsonl") == held
+    record = RunRecord(run_dir=tmp_path)
+    assert record.item_lines == held  # read from the run dir when not held
+    assert [line.score_row() for line in held] == [
+        ScoreRow("a", "llm", 7, "ok"), ScoreRow("a", "lex", None, "failed"),
+        ScoreRow("b", "llm", 7, "ok"), ScoreRow("b", "lex", None, "failed"),
+    ]  # fmt: skip
+
+
 def test_written_lines_read_back_through_the_same_record(tmp_path):
     cut = CallResult(
         ok=True, value="d", tokens_in=5, tokens_out=7, cost=None, latency=0.123456,
@@ -42,7 +68,9 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
         answered_by="gemini-2.5-pro",
     )  # fmt: skip
     plain = CallResult(ok=True, value="d", cost=0.001, finish_reason="stop", cached=True)
-    assert write_items(tmp_path, [result("a", plain, None), result("b", cut, "desc")]) == 4
+    assert (
+        write_items(tmp_path, item_lines([result("a", plain, None), result("b", cut, "desc")])) == 4
+    )
     raw = [json.loads(x) for x in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [(r["item_id"], r["variant"]) for r in raw] == [
         ("a", "llm"), ("a", "lex"), ("b", "llm"), ("b", "lex"),
@@ -141,7 +169,7 @@ def test_a_skipped_description_is_written_as_skipped_not_failed(tmp_path):
     the reason, and the audit does not show it as a describer failure."""
     item = Item("a", "p1", "a red cat", Path("/img/a.png"), "m1")
     outcome = JudgeOutcome("lmm", "ok", score=80, rationale="matches")
-    write_items(tmp_path, [ItemResult(item, Described.skipped(), [outcome])])
+    write_items(tmp_path, item_lines([ItemResult(item, Described.skipped(), [outcome])]))
     line = json.loads((tmp_path / "items.jsonl").read_text())
     assert line["describer"]["status"] == "skipped"
     assert line["describer"]["error"] == "not needed: no judge reads descriptions"

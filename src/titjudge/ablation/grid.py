@@ -51,10 +51,9 @@ def _short(text: str | None) -> str:
 
 def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResult]:
     first_error: dict[str, str] = {}
-    for result in outcome.results:
-        for judged in result.outcomes:
-            if judged.status == "failed" and judged.variant not in first_error:
-                first_error[judged.variant] = judged.error or "failed"
+    for line in outcome.record.item_lines:
+        if line.status == "failed" and line.variant not in first_error:
+            first_error[line.variant] = line.error or "failed"
     cells = {}
     # each cell is its variant's entry in the row run's record (metrics.json), as written
     variants, summary = outcome.record.variants, outcome.summary

@@ -34,6 +34,7 @@ from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary, StoppedModel
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import failure_summary
+from titjudge.report.item_line import item_lines
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
 from titjudge.report.run_summary import write_summary
@@ -219,8 +220,6 @@ async def _run_staged(
             cache.save_run_stats(config.name, run_cache_counts())
             await hub.aclose()
     results, pair_runs = evaluation.results, evaluation.pairwise
-    run_dir.write_score_rows(out_dir, evaluation.rows)
-    run_dir.write_items(out_dir, results)
     run_record = RunRecord()  # no human pairs: no metrics.json, the record holds the counts
     if evaluation.metrics is not None:
         run_record = build_record(
@@ -238,10 +237,16 @@ async def _run_staged(
                 "temperature": config.describer.temperature,
             },
         )
-        write_record(out_dir, run_record)
+    # scores.csv: the rows the metrics were computed from; items.jsonl, the pairs files and
+    # metrics.json (and summary.json, `run_async`) from the record
+    run_dir.write_score_rows(out_dir, evaluation.rows)
+    run_record.item_lines = list(item_lines(results))
     run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
+    run_dir.write_items(out_dir, run_record.item_lines)
     for name, verdicts in run_record.verdicts.items():
         run_dir.write_pairs(out_dir, name, verdicts)
+    if evaluation.metrics is not None:
+        write_record(out_dir, run_record)
     budget = None
     if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
         budget = {

@@ -12,10 +12,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     model_serializer,
 )
 
+from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.summary import RunSummary
@@ -236,6 +238,25 @@ class RunRecord(BaseModel):
     #: the run's counts (summary.json): set by the run that wrote them and by `load_run`,
     #: never written to metrics.json
     summary: RunSummary | None = Field(default=None, exclude=True)
+    #: items.jsonl's lines: held by the run that wrote the file from them, read from
+    #: `run_dir` when first asked for otherwise (`item_lines`)
+    _item_lines: list[ItemLine] | None = PrivateAttr(default=None)
+
+    @property
+    def item_lines(self) -> list[ItemLine]:
+        """items.jsonl, one typed line per (item, variant) in the run's order: each
+        variant's score, status, rationale or error, the describer's part and usage. The
+        run writes items.jsonl and scores.csv from these; a record read from a run dir reads
+        them from its items.jsonl when first asked for (a bad line is one DataError), a
+        record of no run dir (`metrics SCORES`) has none."""
+        if self._item_lines is None:
+            path = None if self.run_dir is None else self.run_dir / "items.jsonl"
+            self._item_lines = read_item_lines(path) if path is not None else []
+        return self._item_lines
+
+    @item_lines.setter
+    def item_lines(self, lines: list[ItemLine]) -> None:
+        self._item_lines = lines
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

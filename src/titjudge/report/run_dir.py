@@ -25,10 +25,9 @@ from typing import Any
 
 from titjudge.data.scores import write_scores
 from titjudge.files import atomic_write, jsonl_text, yaml_text
-from titjudge.records import ItemResult
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import ScoreRow
 from titjudge.records.pairs import PairVerdict
-from titjudge.report.item_line import item_lines
 
 PACKAGES = (
     "titjudge",
@@ -67,10 +66,12 @@ def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) ->
     atomic_write(out / "config.yaml", yaml_text(doc))
 
 
-def write_items(out: Path, results: Iterable[ItemResult]) -> int:
-    lines = [line.model_dump() for line in item_lines(results)]
-    atomic_write(out / "items.jsonl", jsonl_text(lines))
-    return len(lines)
+def write_items(out: Path, lines: Iterable[ItemLine]) -> int:
+    """items.jsonl, one line per (item, variant) in the order given (the run record's
+    `item_lines`); how many lines were written."""
+    written = [line.model_dump() for line in lines]
+    atomic_write(out / "items.jsonl", jsonl_text(written))
+    return len(written)
 
 
 def write_pairs(out: Path, judge: str, verdicts: Iterable[PairVerdict]) -> Path:

@@ -14,7 +14,6 @@ from pydantic import PrivateAttr
 
 from titjudge.records.run_record import RunRecord
 from titjudge.report.analysis.run import RunData
-from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
 
 if TYPE_CHECKING:
@@ -31,23 +30,18 @@ class AnalysedRun(RunRecord):
     def of(cls, record: RunRecord) -> AnalysedRun:
         """`record` itself (the same field values, not copies) as an `AnalysedRun`: how
         `titjudge.evaluate` returns the record its run just wrote."""
-        return cls.model_construct(
+        found = cls.model_construct(
             record.model_fields_set,
             **{name: getattr(record, name) for name in RunRecord.model_fields},
         )
+        found._item_lines = record._item_lines  # the lines the run wrote items.jsonl from
+        return found
 
     def analysis(self) -> RunData:
         """The run dir this record was read from, loaded for analysis (`report.analysis`)."""
         if self._analysis is None:
             self._analysis = RunData(self)
         return self._analysis  # type: ignore[no-any-return]
-
-    @property
-    def item_lines(self) -> list[ItemLine]:
-        """items.jsonl, one typed line per (item, variant) in the order the run wrote them
-        (no pandas needed): each variant's score, status, rationale or error, the
-        describer's part and usage."""
-        return self.analysis().lines
 
     @property
     def items(self) -> pd.DataFrame:

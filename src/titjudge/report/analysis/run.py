@@ -14,12 +14,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from titjudge.errors import DataError, where
-from titjudge.files import iter_jsonl, load_yaml
+from titjudge.errors import DataError
+from titjudge.files import load_yaml
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary
-from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
 
 
@@ -62,26 +62,15 @@ class RunData:
         """summary.json: counts, usage per role, wall time (None when absent)."""
         return self.record.summary
 
-    @cached_property
+    @property
     def lines(self) -> list[ItemLine]:
-        """items.jsonl, one typed line per (item, variant)."""
-        path = self.run_dir / "items.jsonl"
-        return [
-            ItemLine.parse(obj, where(path, n)) for n, obj in iter_jsonl(path, "run items file")
-        ]
+        """items.jsonl, one typed line per (item, variant) (`RunRecord.item_lines`)."""
+        return self.record.item_lines
 
     @cached_property
     def rows(self) -> list[ScoreRow]:
         """The score rows the run's metrics read (a failed line has no score)."""
-        return [
-            ScoreRow(
-                line.item_id,
-                line.variant,
-                line.score if line.status != "failed" else None,
-                line.status,
-            )
-            for line in self.lines
-        ]
+        return [line.score_row() for line in self.lines]
 
     @cached_property
     def variants(self) -> list[str]:

@@ -21,6 +21,7 @@ from titjudge.data.pairs import load_pairs
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml
 from titjudge.records.calls import total_cost
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord
@@ -38,7 +39,6 @@ from titjudge.report.audit.data import (
     classify_judged,
     score_scale,
 )
-from titjudge.report.item_line import ItemLine
 from titjudge.report.record import load_run
 
 
