@@ -73,9 +73,10 @@ def evaluate(
     It holds the run's metrics (`record.variants`; none without human pairs), its counts
     (`record.summary`: items, failures, usage, cost, cache, wall time, and
     `record.summary.exit_code`, what `titjudge run` exits with), each pairwise judge's
-    verdicts (`record.verdicts`) and its run dir (`record.run_dir`); `record.item_lines`
-    reads items.jsonl as typed lines, and the frames (`record.items`, `.pairs`, `.metrics`)
-    need the `analysis` extra.
+    verdicts (`record.verdicts`), items.jsonl's typed lines (`record.item_lines`: each
+    item's score, status, rationale or error per variant) and its run dir
+    (`record.run_dir`); the frames (`record.items`, `.pairs`, `.metrics`) need the
+    `analysis` extra.
 
     Inside a running event loop (Jupyter), use `await titjudge.evaluate_async(...)`.
     """

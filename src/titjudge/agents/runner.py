@@ -45,9 +45,9 @@ log = logging.getLogger(__name__)
 @dataclass
 class RunOutcome:
     """What `run_async` gives: the run's one record (`record`: its metrics, its counts as
-    `record.summary`, its pairwise verdicts and its run dir, the record
+    `record.summary`, its pairwise verdicts, items.jsonl's lines and its run dir, the record
     `titjudge.load_run(record.run_dir)` reads back) and each item's results in memory
-    (`results`, what items.jsonl was written from)."""
+    (`results`, which the record's item lines were built from)."""
 
     record: RunRecord
     results: list[ItemResult] = field(repr=False, default_factory=list)
