@@ -18,6 +18,7 @@ from titjudge.judges.base import Judge
 from titjudge.prompts.loader import load_template
 from titjudge.records import RunEvaluation
 from titjudge.records.calls import CallResult
+from titjudge.records.item_line import item_lines, read_item_lines
 from titjudge.records.items import Item
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.run_record import RunRecord, VariantRecord
@@ -169,9 +170,10 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
     def marked(results, pairwise, human, order, **kwargs):
         seen["n"] = len(results)
         kept = sorted(results, key=lambda r: r.item.item_id)[:2]
+        seen["first"] = kept[0].item.item_id
         return RunEvaluation(
             results=kept,
-            rows=[],
+            lines=list(item_lines(kept[:1])),  # the written lines are these, not rebuilt
             metrics=RunRecord(variants={"marker": VariantRecord(pairwise_accuracy=0.123)}),
             pairwise={},
             status_counts={"marker": {"ok": 7, "fallback": 0, "failed": 5}},
@@ -188,8 +190,12 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
     summary = json.loads((out / "summary.json").read_text())
     assert summary["failed_items"] == 5 and summary["items"] == 2
     assert summary["variants"] == {"marker": {"ok": 7, "fallback": 0, "failed": 5}}
-    assert (out / "scores.csv").read_text().strip() == "item_id,variant,score,status"
-    assert len((out / "items.jsonl").read_text().splitlines()) == 2
+    [line] = outcome.record.item_lines
+    assert read_item_lines(out / "items.jsonl") == [line] and line.item_id == seen["first"]
+    assert (out / "scores.csv").read_text().splitlines() == [
+        "item_id,variant,score,status",
+        f"{line.item_id},{line.variant},{line.score!r},{line.status}",
+    ]
     assert outcome.exit_code == 1 and outcome.summary.failed_items == 5
 
 

@@ -11,12 +11,11 @@ from titjudge.errors import DataError
 from titjudge.models.local.replay import load_descriptions
 from titjudge.records import ItemResult
 from titjudge.records.calls import CallResult
-from titjudge.records.item_line import ItemLine, read_item_lines
+from titjudge.records.item_line import ItemLine, item_lines, read_item_lines
 from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.run_record import RunRecord
 from titjudge.report.audit.load import load_items
-from titjudge.report.item_line import item_lines
 from titjudge.report.run_dir import write_items
 
 

@@ -34,7 +34,6 @@ from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary, StoppedModel
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import failure_summary
-from titjudge.report.item_line import item_lines
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
 from titjudge.report.run_summary import write_summary
@@ -237,11 +236,11 @@ async def _run_staged(
                 "temperature": config.describer.temperature,
             },
         )
-    # scores.csv: the rows the metrics were computed from; items.jsonl, the pairs files and
-    # metrics.json (and summary.json, `run_async`) from the record
-    run_dir.write_score_rows(out_dir, evaluation.rows)
-    run_record.item_lines = list(item_lines(results))
+    # every file but config.yaml from the record (summary.json: `run_async`); scores.csv is
+    # its item lines' rows, the rows the metrics were computed from
+    run_record.item_lines = evaluation.lines
     run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
+    run_dir.write_score_rows(out_dir, [line.score_row() for line in run_record.item_lines])
     run_dir.write_items(out_dir, run_record.item_lines)
     for name, verdicts in run_record.verdicts.items():
         run_dir.write_pairs(out_dir, name, verdicts)

@@ -25,6 +25,7 @@ from typing import Any
 
 from titjudge.metrics.catalog import repeat_metrics
 from titjudge.records import ItemResult, RunEvaluation
+from titjudge.records.item_line import item_lines
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairVerdict, PairwiseRun
 from titjudge.records.repeats import repeat_count, repeat_score_rows
@@ -51,14 +52,15 @@ def evaluate_run(
     ordered = attach_pairwise(
         sorted(results, key=lambda r: r.item.item_id), pairwise, variant_order
     )
-    rows = score_rows(ordered)
+    lines = list(item_lines(ordered))
+    rows = [line.score_row() for line in lines]
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
         per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
         per[row.status] += 1
     return RunEvaluation(
         results=ordered,
-        rows=rows,
+        lines=lines,
         metrics=_metrics(ordered, rows, human, bootstrap, seed, pairwise),
         pairwise=dict(pairwise),
         status_counts=counts,
@@ -84,16 +86,6 @@ def attach_pairwise(
         outcomes.sort(key=lambda o: rank.get(o.variant, len(rank)))
         merged.append(dataclasses.replace(result, outcomes=outcomes))
     return merged
-
-
-def score_rows(results: Sequence[ItemResult]) -> list[ScoreRow]:
-    """One row per (item, variant), in the order of `results`; a failed outcome has no score."""
-    rows = []
-    for result in results:
-        for outcome in result.outcomes:
-            score = outcome.score if outcome.status != "failed" else None
-            rows.append(ScoreRow(result.item.item_id, outcome.variant, score, outcome.status))
-    return rows
 
 
 def _metrics(

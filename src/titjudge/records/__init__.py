@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.records.calls import Usage
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
@@ -47,16 +48,22 @@ class ItemResult:
 @dataclass
 class RunEvaluation:
     """What the evaluator hands the run writer: items in item-id order with the pairwise
-    judges' per-item outcomes attached, their score rows, the metrics
+    judges' per-item outcomes attached, their items.jsonl lines (one per item and variant,
+    the score rows the metrics were computed from), the metrics
     (`metrics.summary.evaluate`'s record, without provenance; None without human data), the
     pairwise runs, per-variant status counts and the failed-item count."""
 
     results: list[ItemResult]
-    rows: list[ScoreRow]
+    lines: list[ItemLine]
     metrics: RunRecord | None
     pairwise: dict[str, PairwiseRun]
     status_counts: dict[str, dict[str, int]]
     n_failed_items: int
+
+    @property
+    def rows(self) -> list[ScoreRow]:
+        """scores.csv's rows: one per line (`ItemLine.score_row`)."""
+        return [line.score_row() for line in self.lines]
 
 
 @dataclass

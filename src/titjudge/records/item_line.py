@@ -1,7 +1,8 @@
 """One line of a run's items.jsonl: what one variant produced for one item, with the
-describer's part. The run record holds them (`RunRecord.item_lines`): the run writes
-items.jsonl and scores.csv from them (`report.item_line` builds them from the item results),
-and every reader reads them back here, so the two never disagree on a field.
+describer's part. The evaluator builds them from the item results (`item_lines`), the run
+record holds them (`RunRecord.item_lines`), the run writes items.jsonl and scores.csv from
+them, and every reader reads them back here (`read_item_lines`), so none of these disagree
+on a field.
 
 Reading is strict where a wrong value would change a number (ids, status, score, details)
 and lenient where the audit only displays (a non-numeric cost is unknown, an absent
@@ -12,8 +13,9 @@ DataError naming `file:line`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_serializer
 from pydantic.functional_serializers import SerializerFunctionWrapHandler
@@ -21,6 +23,9 @@ from pydantic.functional_serializers import SerializerFunctionWrapHandler
 from titjudge.errors import where
 from titjudge.files import iter_jsonl, parse_record
 from titjudge.records.items import ScoreRow, ScoreStatus
+
+if TYPE_CHECKING:
+    from titjudge.records import ItemResult
 
 _STATUSES: tuple[str, ...] = ("ok", "failed", "fallback")
 #: describer fields written only when they say something (a finish reason other than
@@ -194,4 +199,67 @@ def read_item_lines(path: Path) -> list[ItemLine]:
     return [ItemLine.parse(obj, where(path, n)) for n, obj in iter_jsonl(path, "run items file")]
 
 
-__all__ = ["DescriberLine", "ItemLine", "finite_or_none", "read_item_lines"]
+def describer_line(result: ItemResult) -> DescriberLine:
+    """The describer's part of an item's lines (our own values: built, not re-validated, and
+    equal to the part items.jsonl reads back)."""
+    described, call = result.described, result.described.call
+    usage: dict[str, Any] = {}
+    if call is not None:
+        usage = {
+            "tokens_in": call.tokens_in,
+            "tokens_out": call.tokens_out,
+            "cost": finite_or_none(call.cost),
+            "latency": round(call.latency, 4),
+            "cached": call.cached,
+            "attempts": call.attempts,
+            # the fields written only when they say something hold None otherwise, as
+            # items.jsonl read back does (`DescriberLine`)
+            "finish_reason": None if call.finish_reason == "stop" else call.finish_reason or None,
+            "thinking_tokens": call.thinking_tokens or None,
+            "truncated": call.truncated,
+            "answered_by": call.answered_by or None,
+            "image_fit": list(call.image_fit) if call.image_fit else None,
+        }
+    status = described.status or "failed"
+    return DescriberLine.model_construct(
+        status=status, error=described.error if status != "ok" else None, **usage
+    )
+
+
+def item_lines(results: Iterable[ItemResult]) -> Iterator[ItemLine]:
+    """The lines of items.jsonl: items in the order given (a run's evaluator has ordered them
+    by item id), each item's variants in its outcome order."""
+    for result in results:
+        item, describer = result.item, describer_line(result)
+        for outcome in result.outcomes:
+            yield ItemLine.model_construct(
+                item_id=item.item_id,
+                prompt_id=item.prompt_id,
+                t2i_model=item.t2i_model,
+                image=str(item.image),
+                variant=outcome.variant,
+                status=outcome.status,
+                score=outcome.score,
+                rationale=outcome.rationale,
+                error=outcome.error,
+                details=outcome.details,
+                raw=outcome.raw,
+                description=result.described.text,
+                describer=describer,
+                tokens_in=outcome.tokens_in,
+                tokens_out=outcome.tokens_out,
+                cost=finite_or_none(outcome.cost),
+                latency=round(outcome.latency, 4),
+                cached=outcome.cached,
+                answered_by=list(outcome.answered_by),
+            )
+
+
+__all__ = [
+    "DescriberLine",
+    "ItemLine",
+    "describer_line",
+    "finite_or_none",
+    "item_lines",
+    "read_item_lines",
+]

@@ -1,7 +1,7 @@
 """A finished run read for analysis: its record, config, summary, item lines, and (from the
 paths its config names) the human pairs, ranks and prompts it was scored against.
 
-Read through the records the run's writer uses (`report.record`, `report.item_line`) and
+Read through the records the run's writer uses (`report.record`, `records.item_line`) and
 narrowed to the run's items the way `titjudge run` narrows them (`data.human.run_human_data`),
 so re-evaluating it (`RunData.evaluate`) reproduces metrics.json.
 """
