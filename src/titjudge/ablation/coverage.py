@@ -16,12 +16,13 @@ every table prints each value's n, and two rules keep a thin cell from reading a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from titjudge.metrics.significance import significance_thresholds
 
 if TYPE_CHECKING:
     from titjudge.records import CellResult
+    from titjudge.records.run_record import Thresholds
 
 #: a cell with fewer than this share (%) of the best-covered cell's pairs is never marked
 MARK_MIN_PERCENT = 90
@@ -62,12 +63,24 @@ def pairs_text(n: int) -> str:
     return f"{n:,} pair" + ("" if n == 1 else "s")
 
 
-def _reach(thresholds: Mapping[str, Any], level: str) -> str:
-    """'at least 51.37%', or 'no accuracy' when the level needs more correct pairs than exist
-    (a handful of pairs can never beat chance at 99.9%)."""
-    if thresholds[f"k_{level}"] > thresholds["n_pairs"]:
-        return "no accuracy"
-    return f"at least {100 * thresholds[f'acc_{level}']:.2f}%"
+def _beats(thresholds: Thresholds) -> tuple[float | None, float | None]:
+    """The accuracy that beats chance at 95% and at 99.9% on `thresholds.n_pairs` pairs; None
+    where the level needs more correct pairs than there are (a handful of pairs can never
+    beat chance at 99.9%)."""
+    n = thresholds.n_pairs
+
+    def reachable(k: int | None, accuracy: float | None) -> float | None:
+        return None if k is None or accuracy is None or k > n else accuracy
+
+    return (
+        reachable(thresholds.k_95, thresholds.acc_95),
+        reachable(thresholds.k_999, thresholds.acc_999),
+    )
+
+
+def _reach(accuracy: float | None) -> str:
+    """'at least 51.37%', or 'no accuracy' when the level cannot be reached."""
+    return "no accuracy" if accuracy is None else f"at least {100 * accuracy:.2f}%"
 
 
 def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
@@ -77,16 +90,16 @@ def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
     if not counts:
         return "50% is chance."
     if len(counts) == 1:
-        found = significance_thresholds(counts[0]).model_dump()
+        at_95, at_999 = _beats(significance_thresholds(counts[0]))
         return (
-            f"50% is chance; on {counts[0]:,} human pairs, {_reach(found, '95')} beats chance "
-            f"at 95% and {_reach(found, '999')} at 99.9% (one-sided)."
+            f"50% is chance; on {counts[0]:,} human pairs, {_reach(at_95)} beats chance "
+            f"at 95% and {_reach(at_999)} at 99.9% (one-sided)."
         )
     parts = []
     for index, n in enumerate(counts):
-        found = significance_thresholds(n).model_dump()
+        at_95, at_999 = _beats(significance_thresholds(n))
         names = "" if index == 0 else f" ({', '.join(cells_by_count[n])})"
-        parts.append(f"on {pairs_text(n)}{names}, {_need(found, '95')} / {_need(found, '999')}")
+        parts.append(f"on {pairs_text(n)}{names}, {_need(at_95)} / {_need(at_999)}")
     text = "; ".join(parts)
     why = " ('unreachable': more correct pairs than it has)" if "unreachable" in text else ""
     return (
@@ -94,8 +107,6 @@ def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
     )
 
 
-def _need(thresholds: Mapping[str, Any], level: str) -> str:
-    """'51.37%', or 'unreachable' when the level needs more correct pairs than exist."""
-    if thresholds[f"k_{level}"] > thresholds["n_pairs"]:
-        return "unreachable"
-    return f"{100 * thresholds[f'acc_{level}']:.2f}%"
+def _need(accuracy: float | None) -> str:
+    """'51.37%', or 'unreachable' when the level cannot be reached."""
+    return "unreachable" if accuracy is None else f"{100 * accuracy:.2f}%"

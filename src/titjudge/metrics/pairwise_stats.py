@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from titjudge.records.metric_values import PositionBias
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.pairs import PairVerdict, PairwiseRun
 from titjudge.records.repeats import spread
+from titjudge.records.summary import PairwiseSummary
 
 
 def _tally(judgements: Sequence[PairVerdict], sample: int | None) -> dict[str, list[int]]:
@@ -172,12 +172,11 @@ def position_bias(judgements: Sequence[PairVerdict]) -> PositionBias:
     )
 
 
-def run_summary(run: PairwiseRun) -> dict[str, Any]:
+def run_summary(run: PairwiseRun) -> PairwiseSummary:
     """Counts and position bias for summary.json (needs no human data)."""
-    failed = sum(j.verdict is None for j in run.judgements)
-    return {
-        "n_pairs": len(run.judgements),
-        "n_failed": failed,
-        "repeats": run.repeats,
-        **position_bias(run.judgements).model_dump(),
-    }
+    return PairwiseSummary(
+        n_pairs=len(run.judgements),
+        n_failed=sum(j.verdict is None for j in run.judgements),
+        repeats=run.repeats,
+        **dict(position_bias(run.judgements)),
+    )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from titjudge.errors import DataError, did_you_mean
 from titjudge.records.items import HumanPair
+from titjudge.records.run_record import Comparison
 from titjudge.report.analysis.run import RunData
 
 if TYPE_CHECKING:
@@ -109,13 +110,17 @@ class RunComparison:
     n_shared_non_tie: int
     n_conflicting: int
     variants: list[dict[str, Any]]
-    mcnemar: list[dict[str, Any]]
+    #: each pair of columns' exact McNemar test, typed as the run record types its own
+    mcnemar: list[Comparison]
     agreement: list[dict[str, Any]]
     config_changes: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """`compare --json`'s document."""
+        found = asdict(self)
+        found["mcnemar"] = [test.model_dump(mode="json") for test in self.mcnemar]
+        return found
 
 
 def compared_metrics() -> tuple[Metric, ...]:
@@ -184,13 +189,14 @@ def compare_runs(
                 "ci": entry.ci.get("pairwise_accuracy") if entry else None,
             }
         )
-    tests, agreements = [], []
+    tests: list[Comparison] = []
+    agreements: list[dict[str, Any]] = []
     for (ia, va, la), (ib, vb, lb) in combinations(columns, 2):
         oa, ob = outcomes[ia].get(va), outcomes[ib].get(vb)
         if oa is None or ob is None:
             continue
         result = mcnemar_from_outcomes(la, oa.outcomes, lb, ob.outcomes)
-        tests.append(result.model_dump())
+        tests.append(result)
         agreed = verdict_agreement(la, oa.outcomes, lb, ob.outcomes)
         agreements.append({**asdict(agreed), "agreement": agreed.agreement})
     notes = []

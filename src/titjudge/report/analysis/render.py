@@ -85,14 +85,14 @@ def print_comparison(found: RunComparison, console: Console) -> None:
     for test, agreed in zip(found.mcnemar, found.agreement, strict=True):
         add_plain_row(
             tests,
-            test["variant_a"],
-            test["variant_b"],
-            str(test["n_pairs"]),
-            _pct(test["accuracy_a"]),
-            _pct(test["accuracy_b"]),
-            str(test["a_only"]),
-            str(test["b_only"]),
-            "—" if test["p_value"] is None else f"{test['p_value']:.3g}",
+            test.variant_a,
+            test.variant_b,
+            str(test.n_pairs),
+            _pct(test.accuracy_a),
+            _pct(test.accuracy_b),
+            str(test.a_only),
+            str(test.b_only),
+            "—" if test.p_value is None else f"{test.p_value:.3g}",
             _num(agreed["kappa"]),
         )
     console.print(tests)
