@@ -240,7 +240,8 @@ async def _run_staged(
     # its item lines' rows, the rows the metrics were computed from
     run_record.item_lines = evaluation.lines
     run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
-    run_dir.write_score_rows(out_dir, [line.score_row() for line in run_record.item_lines])
+    rows = evaluation.rows  # the record's item lines' rows
+    run_dir.write_score_rows(out_dir, rows)
     run_dir.write_items(out_dir, run_record.item_lines)
     for name, verdicts in run_record.verdicts.items():
         run_dir.write_pairs(out_dir, name, verdicts)
@@ -256,7 +257,7 @@ async def _run_staged(
     if evaluation.metrics is None:  # no human pairs to compare with: the models' mean scores
         from titjudge.metrics.model_means import model_means
 
-        means = model_means(evaluation.rows, {r.item.item_id: r.item.t2i_model for r in results})
+        means = model_means(rows, {r.item.item_id: r.item.t2i_model for r in results})
     pairwise = None
     if pair_runs:
         from titjudge.metrics.pairwise_stats import run_summary
