@@ -6,7 +6,9 @@ tests/doubles/server_dialects.py and docs/research/server-dialects.md):
 - a chosen dialect is what goes on the wire, and the server constrains the reply by it;
 - `auto` (the default at an api_base) learns what an endpoint takes from its documented
   refusal, with at most one refused request however many calls wait, keeps it in the cache
-  dir for the next run, says so once, and learns again when the endpoint starts refusing.
+  dir for the next run, says so once, and learns again when the endpoint starts refusing;
+- the calls that waited for the learner, and every call once the dialect is known, reach
+  the server together, under `auto` as under a chosen dialect.
 """
 
 from __future__ import annotations
@@ -307,6 +309,113 @@ def test_a_learning_request_that_fails_otherwise_leaves_the_next_to_learn():
     assert asyncio.run(go()) == "json_object"
     assert sent == ["json_schema", "json_schema", "json_object"]
     assert memory.dialect("http://x/v1") == "json_object"
+
+
+def test_requests_that_waited_for_the_learner_are_sent_together():
+    """The requests that arrive while one learns the endpoint's dialect wait for its answer
+    only: once it is back, all of them are in `send` at once (a regression made each wait for
+    every waiter before it, holding the learning lock while it sent). No clock: the fake
+    `send` holds each request until all the waiters are inside it, and the first that would
+    wait in vain (a serialised send) lets everything through and is counted."""
+    memory, endpoint, waiters = DialectMemory(), "http://x/v1", 7
+    learner_in, learner_go, all_in = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    state = {"in": 0, "most": 0, "alone": 0}
+
+    async def send(dialect):
+        if not learner_in.is_set():  # the first request: the one that learns
+            learner_in.set()
+            await learner_go.wait()
+            return dialect
+        state["in"] += 1
+        state["most"] = max(state["most"], state["in"])
+        if state["in"] == waiters:
+            all_in.set()
+        if not all_in.is_set():
+            for _ in range(100):  # plenty of loop turns for the other waiters to come in
+                await asyncio.sleep(0)
+                if all_in.is_set():
+                    break
+            else:
+                state["alone"] += 1
+                all_in.set()
+        state["in"] -= 1
+        return dialect
+
+    async def go():
+        tasks = [asyncio.ensure_future(send_learning(memory, endpoint, send))]
+        await learner_in.wait()
+        tasks += [
+            asyncio.ensure_future(send_learning(memory, endpoint, send)) for _ in range(waiters)
+        ]
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert memory.learning(endpoint) is not None  # they wait for the learner
+        learner_go.set()
+        return await asyncio.gather(*tasks)
+
+    assert asyncio.run(go()) == ["json_schema"] * (waiters + 1)
+    assert state == {"in": 0, "most": waiters, "alone": 0}
+    assert memory.learning(endpoint) is None and memory.dialect(endpoint) == "json_schema"
+
+
+class HoldUntil:
+    """The fake's judge, holding each request (after the first `skip`) until `k` are held at
+    once; the first request that waits `patience` seconds in vain lets every request through
+    from then on, so a client that sends them one by one fails the test rather than hanging
+    it. `most` is the largest number held together."""
+
+    def __init__(self, k: int, skip: int = 0, patience: float = 20.0):
+        self.k, self.skip, self.patience = k, skip, patience
+        self.judge = JudgeResponder()
+        self.seen = self.held = self.most = 0
+        self.schemas: list[dict | None] = []
+        self._all: asyncio.Event | None = None
+
+    async def __call__(self, request: ChatRequest) -> Reply:
+        self.schemas.append(request.json_schema)
+        self.seen += 1
+        if self.seen > self.skip:
+            if self._all is None:  # made on the server's own loop
+                self._all = asyncio.Event()
+            self.held += 1
+            self.most = max(self.most, self.held)
+            if self.held >= self.k:
+                self._all.set()
+            try:
+                await asyncio.wait_for(self._all.wait(), self.patience)
+            except asyncio.TimeoutError:
+                self._all.set()
+            self.held -= 1
+        return self.judge(request)
+
+
+@pytest.mark.parametrize(
+    ("how", "options", "skip"),
+    [
+        ("auto, learnt by the run's first request", {}, 1),
+        ("auto, known from an earlier run", {}, 0),
+        ("json_schema, chosen", {"structured_output": "json_schema"}, 0),
+    ],
+)
+def test_concurrent_judge_calls_reach_the_server_together(tmp_path, how, options, skip):
+    """N judge calls at concurrency N: with the dialect known (learnt in this run, kept from
+    an earlier one, or chosen), every one of them is at the server at once; under `auto` as
+    under an explicit dialect. The server double holds each until they all are (see
+    `HoldUntil`), and counts them in flight."""
+    n = 12
+    holder = HoldUntil(k=n - skip, skip=skip)
+    with FakeOpenAIServer(responder=holder, server="openai") as server:
+        if how.endswith("earlier run"):
+            CallCache(tmp_path / "c").set_meta(
+                FACT + server.url.rstrip("/"), {"dialect": "json_schema", "refused": []}
+            )
+        results, facts = calls(server, tmp_path / "c", n=n, concurrency=n, **options)
+        in_flight = server.stats.max_in_flight
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert holder.most == n - skip, how
+    assert in_flight >= n - skip
+    assert len(holder.schemas) == n and all(s is not None for s in holder.schemas)
+    assert "json_schema" in facts["structured_output"]
 
 
 def test_explain_shows_the_body_in_the_dialect_a_run_would_send(tmp_path):

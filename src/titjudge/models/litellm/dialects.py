@@ -19,12 +19,15 @@ sources, are in docs/research/server-dialects.md):
   validated (one re-ask quoting the error), as for every dialect.
 
 `auto`, the default for a model at a custom `api_base`, learns the dialect: the first
-structured request to an endpoint goes alone (the others wait for it) as `json_schema`; a
-documented refusal of that shape moves it to the next of `AUTO_ORDER` (or straight to the
-shape the refusal names: TGI's "missing field `value`"), and what the endpoint
-took is kept per endpoint in the cache dir's facts and said once. A later refusal (another
-server now at that URL) learns again. A refused request costs nothing and is not counted by
-the model's breaker; any other failure is the request's own, and the next request learns.
+structured request to an endpoint goes alone as `json_schema` (the others wait for its
+answer, and only for its answer: the moment the endpoint took a dialect, every waiting
+request is sent in it at once, none holding anything); a documented refusal of that shape
+moves it to the next of `AUTO_ORDER` (or straight to the shape the refusal names: TGI's
+"missing field `value`"), and what the endpoint took is kept per endpoint in the cache dir's
+facts and said once. A known dialect is read from a dict, with no lock and no await: once
+learnt, `auto` costs a request nothing. A later refusal (another server now at that URL)
+learns again. A refused request costs nothing and is not counted by the model's breaker; any
+other failure is the request's own, and the next waiting request learns.
 """
 
 from __future__ import annotations
@@ -149,35 +152,48 @@ def _complete(fact: dict[str, Any]) -> bool:
 
 class DialectMemory:
     """The dialect each endpoint took, kept in the cache dir's facts and shared by every
-    backend of a hub (one endpoint may serve several models); one lock per endpoint, so only
-    one request at a time learns."""
+    backend of a hub (one endpoint may serve several models). At most one request per
+    endpoint learns at a time; the others wait on its `asyncio.Event`, never on a lock that a
+    sending request holds."""
 
     def __init__(self, facts: Facts | None = None, where: str | None = None):
         self.facts = facts
         #: where the facts are kept, as a user would look for them
         self.where = where
         self._known: dict[str, dict[str, Any]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        #: endpoint -> set when the request learning its dialect now is done, learnt or not
+        self._learning: dict[str, asyncio.Event] = {}
         self._said: set[str] = set()
 
     def known(self, endpoint: str) -> dict[str, Any] | None:
         """{dialect, refused, learned} for `endpoint`, from this process or an earlier run.
         A kept fact that skipped a dialect `AUTO_ORDER` now tries before the one it took
         (learnt by an older titjudge: `prompt` before `json_value` existed) is learnt again."""
-        if endpoint not in self._known and self.facts is not None:
-            found = self.facts.get_meta(FACT + endpoint)
-            if isinstance(found, dict) and found.get("dialect") in DIALECTS and _complete(found):
-                self._known[endpoint] = found
-        return self._known.get(endpoint)
+        found = self._known.get(endpoint)
+        if found is None and self.facts is not None:
+            kept = self.facts.get_meta(FACT + endpoint)
+            if isinstance(kept, dict) and kept.get("dialect") in DIALECTS and _complete(kept):
+                self._known[endpoint] = found = kept
+        return found
 
     def dialect(self, endpoint: str) -> Dialect | None:
         found = self.known(endpoint)
         return found["dialect"] if found else None
 
-    def lock(self, endpoint: str) -> asyncio.Lock:
-        if endpoint not in self._locks:
-            self._locks[endpoint] = asyncio.Lock()
-        return self._locks[endpoint]
+    def learning(self, endpoint: str) -> asyncio.Event | None:
+        """The event of the request learning `endpoint`'s dialect now, if one is."""
+        return self._learning.get(endpoint)
+
+    def start_learning(self, endpoint: str) -> asyncio.Event:
+        """This request learns `endpoint`'s dialect: later ones wait on the event returned."""
+        event = self._learning[endpoint] = asyncio.Event()
+        return event
+
+    def done_learning(self, endpoint: str, event: asyncio.Event) -> None:
+        """The learning request is done (learnt, or failed its own way): its waiters go."""
+        if self._learning.get(endpoint) is event:
+            del self._learning[endpoint]
+        event.set()
 
     def learn(self, endpoint: str, dialect: Dialect, refused: list[tuple[str, str]]) -> None:
         """`endpoint` took `dialect` after refusing `refused` ([(dialect, why)]): kept, and
@@ -211,7 +227,8 @@ async def send_learning(
 ) -> T:
     """`send` in the dialect `endpoint` takes, learning it first when unknown (see the module
     docstring): a refusal moves to the next dialect of `AUTO_ORDER`; any other error is
-    raised as it came."""
+    raised as it came. A request that waits for another to learn waits for that request's
+    answers only, then sends on its own."""
     known = memory.dialect(endpoint)
     now_refused = ""
     if known is not None:
@@ -221,34 +238,54 @@ async def send_learning(
             now_refused = refusal(exc) or ""
             if not now_refused:
                 raise
-    async with memory.lock(endpoint):
+    while True:
         settled = memory.dialect(endpoint)
         if settled is not None and settled != known:  # learnt while this one waited
             return await send(settled)
-        refused: list[tuple[str, str]] = []
-        order = [d for d in AUTO_ORDER if d != known] if known is not None else list(AUTO_ORDER)
-        last: Exception | None = None
-        while order:
-            dialect = order.pop(0)
-            try:
-                answer = await send(dialect)
-            except Exception as exc:
-                why = refusal(exc)
-                if why is None:
-                    raise
-                refused.append((dialect, why))
-                last = exc
-                named = named_by(why)
-                if named in order:  # the refusal says which shape it wants: that one next
-                    order.remove(named)
-                    order.insert(0, named)
-                continue
-            if known is not None:
-                refused.insert(0, (known, f"taken before, refused now: {now_refused}"))
-            memory.learn(endpoint, dialect, refused)
-            return answer
-        assert last is not None
-        raise last
+        event = memory.learning(endpoint)
+        if event is None:
+            break
+        await event.wait()  # then what it learnt is sent, or (it failed) one waiter learns
+    event = memory.start_learning(endpoint)
+    try:
+        return await _learn(memory, endpoint, send, known, now_refused)
+    finally:
+        memory.done_learning(endpoint, event)
+
+
+async def _learn(
+    memory: DialectMemory,
+    endpoint: str,
+    send: Callable[[Dialect], Awaitable[T]],
+    known: Dialect | None,
+    now_refused: str,
+) -> T:
+    """The learning request: each dialect of `AUTO_ORDER` in turn (the one `known` that was
+    just refused left out) until the endpoint takes one, which is kept."""
+    refused: list[tuple[str, str]] = []
+    order = [d for d in AUTO_ORDER if d != known] if known is not None else list(AUTO_ORDER)
+    last: Exception | None = None
+    while order:
+        dialect = order.pop(0)
+        try:
+            answer = await send(dialect)
+        except Exception as exc:
+            why = refusal(exc)
+            if why is None:
+                raise
+            refused.append((dialect, why))
+            last = exc
+            named = named_by(why)
+            if named in order:  # the refusal says which shape it wants: that one next
+                order.remove(named)
+                order.insert(0, named)
+            continue
+        if known is not None:
+            refused.insert(0, (known, f"taken before, refused now: {now_refused}"))
+        memory.learn(endpoint, dialect, refused)
+        return answer
+    assert last is not None
+    raise last
 
 
 def describe(setting: str, learned: dict[str, Any] | None) -> str:
