@@ -74,7 +74,10 @@ def pipeline_config(
     concurrency: int,
     rpm: float | None = None,
     tpm: float | None = None,
+    judge: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The pipeline's config: describer and LLM judge on the server at `url`, one model name
+    (one limiter) unless `judge` (merged into the judge's entry) names another."""
     model: dict[str, Any] = {
         "model": MODEL,
         "api_base": url,
@@ -91,7 +94,7 @@ def pipeline_config(
             "ranks": str(data / "ranks.csv"),
         },
         "describer": dict(model),
-        "judges": [{"name": "tit_llm", "kind": "llm", **model}],
+        "judges": [{"name": "tit_llm", "kind": "llm", **model, **(judge or {})}],
         "run": {"concurrency": concurrency, "cache_dir": str(cache), "out": str(out)},
     }
 
@@ -119,13 +122,17 @@ def measure_run(
     tpm: float | None = None,
     server_extra: tuple[str, ...] = (),
     time_eval: bool = False,
+    judge: dict[str, Any] | None = None,
+    package: str | None = None,
 ) -> Measured:
     """One `run_async` child against a fresh server process."""
     with server_process(server_args(data, *server_extra)) as server:
         config_path = work / "config.json"
         config_path.write_text(
             json.dumps(
-                pipeline_config(data, server.url, cache, work / "runs", concurrency, rpm, tpm)
+                pipeline_config(
+                    data, server.url, cache, work / "runs", concurrency, rpm, tpm, judge
+                )
             )
         )
         cpu_before = server.cpu_seconds()
@@ -136,7 +143,7 @@ def measure_run(
             *(["--limit", str(limit)] if limit else []),
             *(["--time-eval"] if time_eval else []),
         ]
-        report = run_child("child_pipeline.py", args)
+        report = run_child("child_pipeline.py", args, package=package)
         server_cpu = server.cpu_seconds() - cpu_before
         stats = server.stats(records=1_000_000)
     return Measured(

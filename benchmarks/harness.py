@@ -296,11 +296,18 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_child(script: str, args: Sequence[str], timeout: float = 1800.0) -> dict[str, Any]:
-    """Run `python benchmarks/<script> ARGS`; its last stdout line is a JSON report."""
+def run_child(
+    script: str, args: Sequence[str], timeout: float = 1800.0, package: str | None = None
+) -> dict[str, Any]:
+    """Run `python benchmarks/<script> ARGS`; its last stdout line is a JSON report.
+    `package`: a folder holding another titjudge (a `git archive` baseline's src), put
+    first on the child's PYTHONPATH."""
     command = [sys.executable, str(HERE / script), *args]
+    env = child_env()
+    if package is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package, env.get("PYTHONPATH")]))
     done = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=child_env(), cwd=REPO
+        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO
     )
     if done.returncode != 0:
         raise RuntimeError(

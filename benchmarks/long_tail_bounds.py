@@ -11,7 +11,8 @@ latencies; then
   these latencies (items taken in manifest order by `workers` workers, `concurrency`
   slots served first come first served, an item's judge call queued when its describe call
   returns, a call that an earlier item already made shared, not repeated);
-- the saturated-phase slot utilisation of a schedule (see `saturated_utilisation`).
+- the saturated-phase slot utilisation of a schedule (see `saturated_utilisation`), of all
+  its calls or of one role's (describer and judge as two models, each with its own slots).
 """
 
 from __future__ import annotations
@@ -81,19 +82,43 @@ def chain_bound(chains: Sequence[Chain], concurrency: int) -> float:
     return max(total / concurrency, max(c.describe_s + c.judge_s for c in chains))
 
 
-def replay(chains: Sequence[Chain], concurrency: int, workers: int) -> list[tuple[float, float]]:
+def replay(
+    chains: Sequence[Chain], concurrency: int, workers: int, judge_slots: int | None = None
+) -> list[tuple[float, float]]:
     """The (start, finish) of every distinct call when a zero-overhead client runs `chains`
     from time 0: `workers` workers each take the next item in order, queue its describe
     call, on its return queue its judge call, on that one's return take the next item;
     `concurrency` slots start queued calls first come first served the moment one is free.
-    A call already made (or under way) for an earlier item is waited for, not repeated."""
+    A call already made (or under way) for an earlier item is waited for, not repeated.
+    With `judge_slots`, the describer and the judge are two models: describe calls share
+    `concurrency` slots and judge calls `judge_slots` of their own (`replay_roles`)."""
+    roles = replay_roles(chains, concurrency, workers, judge_slots)
+    return roles["describe"] + roles["judge"]
+
+
+def replay_roles(
+    chains: Sequence[Chain], concurrency: int, workers: int, judge_slots: int | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """`replay`'s calls by role: {"describe": [(start, finish)], "judge": [...]}, each in
+    the order the calls started."""
     latency = distinct_latencies(chains)
     done: set[Key] = set()
     waiting: dict[Key, list[tuple[int, int]]] = defaultdict(list)  # key -> (item, stage)
-    queue: deque[Key] = deque()
+    # one pool of slots, or one per role: its queue and its free slots
+    pools = ["all"] if judge_slots is None else ["describe", "judge"]
+    queues: dict[str, deque[Key]] = {pool: deque() for pool in pools}
+    free = {"all": concurrency} if judge_slots is None else {
+        "describe": concurrency, "judge": judge_slots
+    }  # fmt: skip
     running: list[tuple[float, int, Key]] = []
-    intervals: list[tuple[float, float]] = []
-    next_item, free, now, order = 0, concurrency, 0.0, 0
+    intervals: dict[str, list[tuple[float, float]]] = {"describe": [], "judge": []}
+    next_item, now, order = 0, 0.0, 0
+
+    def role(key: Key) -> str:
+        return "describe" if key[1] is None else "judge"
+
+    def pool(key: Key) -> str:
+        return "all" if judge_slots is None else role(key)
 
     def advance(item: int, stage: int) -> None:
         """Item `item` reached `stage` (0 describe, 1 judge, 2 finished) at `now`."""
@@ -106,21 +131,22 @@ def replay(chains: Sequence[Chain], concurrency: int, workers: int) -> list[tupl
             key = chains[item].judge if stage else chains[item].describe
             if key not in done:
                 if key not in waiting:
-                    queue.append(key)
+                    queues[pool(key)].append(key)
                 waiting[key].append((item, stage + 1))
                 return
             stage += 1
 
     for _ in range(workers):
         advance(0, 2)
-    while queue or running:
-        while free and queue:
-            key = queue.popleft()
-            heapq.heappush(running, (now + latency[key], order, key))
-            intervals.append((now, now + latency[key]))
-            free, order = free - 1, order + 1
+    while any(queues.values()) or running:
+        for name in pools:
+            while free[name] and queues[name]:
+                key = queues[name].popleft()
+                heapq.heappush(running, (now + latency[key], order, key))
+                intervals[role(key)].append((now, now + latency[key]))
+                free[name], order = free[name] - 1, order + 1
         now, _, key = heapq.heappop(running)
-        free += 1
+        free[pool(key)] += 1
         done.add(key)
         for item, stage in waiting.pop(key):
             advance(item, stage)

@@ -38,6 +38,7 @@ import estimate_cost  # noqa: E402
 import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
+import long_tail_dialects  # noqa: E402
 import rate_limit  # noqa: E402
 import ray_actors  # noqa: E402
 import replicas  # noqa: E402
@@ -58,6 +59,7 @@ ORDER = (
     "images",
     "rerun",
     "long_tail",
+    "long_tail_dialects",
     "variants",
     "replicas",
     "ray",
@@ -79,6 +81,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "images": (("images",), image_memory.run),
     "rerun": (("rerun",), cached_rerun.run),
     "long_tail": (("long_tail",), long_tail.run),
+    "long_tail_dialects": (("long_tail_dialects",), long_tail_dialects.run),
     "variants": (("variants",), cached_variants.run),
     "ray": (("ray",), ray_actors.run),
     "dead_endpoint": (("dead_endpoint",), dead_endpoint.run),
@@ -104,12 +107,35 @@ def _failed(key: str, runner: str, exc: Exception) -> Section:
     return section
 
 
+_OPENER = re.compile(r"<!-- section:(\w+) ")
+_CLOSER = re.compile(r"<!-- /section:\w+ -->\n")
+
+
 def previous_blocks(path: Path) -> dict[str, tuple[list[list[str]], str]]:
-    """Sections of an earlier RESULTS.md: key -> (headlines, markdown block)."""
+    """Sections of an earlier RESULTS.md: key -> (headlines, markdown block). A section
+    opened and never closed (a hand edit that lost its closing marker) is a ValueError, as
+    the next write would drop it."""
     if not path.is_file():
         return {}
     text = path.read_text(encoding="utf-8")
-    return {m.group(1): (json.loads(m.group(2)), m.group(0)) for m in _BLOCK.finditer(text)}
+    found = {m.group(1): (json.loads(m.group(2)), m.group(0)) for m in _BLOCK.finditer(text)}
+    unclosed = [key for key in _OPENER.findall(text) if key not in found]
+    if unclosed:
+        raise ValueError(
+            f"{path}: section(s) {', '.join(unclosed)} have no closing "
+            f"'<!-- /section:KEY -->' line; restore it before re-running some runners"
+        )
+    return found
+
+
+def hand_sections(path: Path) -> str:
+    """What an earlier RESULTS.md holds after its last generated section: the sections
+    written by hand (real servers, real models), kept as they are."""
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    closers = list(_CLOSER.finditer(text))
+    return text[closers[-1].end() :].strip("\n") if closers else ""
 
 
 def render(
@@ -119,6 +145,7 @@ def render(
     seconds: float,
     blocks: dict[str, tuple[list[list[str]], str]],
     rerun: list[str],
+    by_hand: str = "",
 ) -> str:
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -150,6 +177,8 @@ def render(
             summary.add(measure, result, baseline)
     lines += ["## Summary", "", summary.markdown(), ""]
     lines += [blocks[key][1] for key in ORDER if key in blocks]
+    if by_hand:
+        lines += [by_hand, ""]
     return "\n".join(lines)
 
 
@@ -175,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in chosen if name not in RUNNERS]
     if unknown:
         parser.error(f"unknown runner(s) {', '.join(unknown)}; choose from {', '.join(RUNNERS)}")
-    blocks = previous_blocks(args.out) if args.only else {}
+    try:
+        blocks = previous_blocks(args.out) if args.only else {}
+    except ValueError as exc:
+        parser.error(str(exc))
+    by_hand = hand_sections(args.out)
     start_load, started = os.getloadavg()[0], time.perf_counter()
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="titjudge-bench-") as tmp:
@@ -205,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds,
         blocks,
         chosen if args.only else [],
+        by_hand,
     )
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out} ({seconds / 60:.1f} min)")

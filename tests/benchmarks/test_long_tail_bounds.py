@@ -14,6 +14,7 @@ from long_tail_bounds import (  # noqa: E402
     item_chains,
     prompt_key,
     replay,
+    replay_roles,
     saturated_utilisation,
 )
 
@@ -43,6 +44,17 @@ def test_replay_follows_the_greedy_first_come_first_served_schedule() -> None:
         (0, 1), (0, 1), (1, 2), (1, 2), (2, 3), (2, 12), (3, 4), (4, 5), (5, 15), (15, 16)
     ]  # fmt: skip
     assert max(f for _, f in intervals) == 16
+
+
+def test_replay_with_a_judge_of_its_own_gives_each_role_its_slots() -> None:
+    # one describe slot, one judge slot: describes run back to back [0, 1] [1, 2] [2, 3];
+    # judge a [1, 4] holds the judge's slot while judges b and c queue behind it, though
+    # the describer's slot is free from 3 on (a single pool of 2 would have run them there)
+    three = [chain("a", 1, 3), chain("b", 1, 1), chain("c", 1, 1)]
+    roles = replay_roles(three, concurrency=1, workers=3, judge_slots=1)
+    assert roles == {"describe": [(0, 1), (1, 2), (2, 3)], "judge": [(1, 4), (4, 5), (5, 6)]}
+    assert sorted(replay(three, 1, 3, judge_slots=1)) == sorted(sum(roles.values(), []))
+    assert max(f for _, f in replay(three, concurrency=2, workers=3)) == 4
 
 
 def test_chain_bound_is_the_larger_of_work_over_slots_and_the_longest_chain() -> None:
