@@ -7,16 +7,23 @@ from pathlib import Path
 import pytest
 
 from titjudge.cli import main
+from titjudge.report.run_files import write_run_files
 
 IDS = ["20261124T101010Z-aaaa", "20261125T002233Z-1a2b", "20261125T002233Z-ffff"]
 
 
-def make_history(folder: Path, ids: list[str], latest: str | None, items: int = 8) -> Path:
+def make_history(
+    folder: Path, ids: list[str], latest: str | None, items: int = 8, listed: bool = True
+) -> Path:
+    """Runs laid out as `titjudge run` lays them out, files.json last (`listed`: a run from
+    before files.json has none)."""
     for k, run_id in enumerate(ids):
         run = folder / run_id
         run.mkdir(parents=True)
         (run / "summary.json").write_text(json.dumps({"items": items, "failed_items": k}))
         (run / "scores.csv").write_text("item_id,variant,score,status\n")
+        if listed:
+            write_run_files(run)
     if latest is not None:
         (folder / "LATEST").write_text(latest + "\n")
     return folder
