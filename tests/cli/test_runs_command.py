@@ -48,6 +48,18 @@ def test_list_shows_runs_oldest_first_and_marks_latest(tmp_path, capsys):
     assert "1 unfinished (.20261125T010101Z-0000.partial)" in lines[4]
 
 
+def test_list_says_which_runs_have_no_files_json(tmp_path, capsys):
+    """A run from before files.json lists as it did, saying that its files went unchecked."""
+    history = make_history(tmp_path / "runs" / "old", IDS[:2], latest=IDS[1], listed=False)
+    write_run_files(history / IDS[1])
+    code, out, _ = output(capsys, "runs", "list", str(history))
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        f"  {IDS[0]}  8 items, 0 failed, no files.json",
+        f"  {IDS[1]}  8 items, 1 failed  <- LATEST",
+    ]
+
+
 def test_list_of_a_run_out_folder_lists_every_name(tmp_path, capsys, monkeypatch):
     runs = tmp_path / "runs"
     make_history(runs / "b-config", IDS[:1], latest=IDS[0])

@@ -172,10 +172,9 @@ def load_run(path: str | Path, record_type: type[RunRecord] = RunRecord) -> RunR
     (`report.run_files`). A run without human pairs has no metrics: its record has no
     variants. Problems are one-line DataErrors naming the file. `record_type`: a subclass
     to read it as (`report.analysis.record.AnalysedRun` adds the pandas frames)."""
-    from titjudge.report.runs import resolve_run
-
     from titjudge.report.run_files import verify_run
     from titjudge.report.run_summary import load_summary
+    from titjudge.report.runs import resolve_run
 
     run_dir = resolve_run(Path(path))
     files = verify_run(run_dir)  # a listed items.jsonl that is missing is named here

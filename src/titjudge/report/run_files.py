@@ -174,7 +174,9 @@ def check_run(
     for name in _read_by_readers(run_dir):
         if name not in listing.files:
             problems.append(
-                FileProblem(run_dir / name, f"not written by this run ({FILES_NAME} does not list it)")
+                FileProblem(
+                    run_dir / name, f"not written by this run ({FILES_NAME} does not list it)"
+                )
             )
     return problems
 
@@ -186,7 +188,11 @@ def verify_run(run_dir: Path) -> RunFiles | None:
     problems = check_run(run_dir, listing)
     if problems:
         more = len(problems) - 1
-        tail = f" (and {more} more file{'' if more == 1 else 's'}: titjudge runs verify)" if more else ""
+        tail = (
+            f" (and {more} more file{'' if more == 1 else 's'}: titjudge runs verify)"
+            if more
+            else ""
+        )
         raise DataError(problems[0].line() + tail)
     return listing
 
@@ -230,45 +236,46 @@ def _csv_rows(path: Path) -> int | FileProblem:
 
 
 def legacy_problems(run_dir: Path) -> list[FileProblem]:
-    """What can be checked of a run dir from before files.json (the module docstring)."""
+    """What can be checked of a run dir from before files.json (the module docstring): each
+    file whole, then the count of (item, variant) results each holds against summary.json's
+    (or, without one, scores.csv's rows against items.jsonl's lines)."""
     from titjudge.report.run_summary import load_summary
 
     items = run_dir / "items.jsonl"
     if not items.is_file():
         return []  # not a run's dir (a grid's): nothing of a run to check
-    problems = []
     lines = _jsonl_lines(items)
     if isinstance(lines, FileProblem):
         return [lines]
-    for pairs in sorted(run_dir.glob("pairs_*.jsonl")):
-        found = _jsonl_lines(pairs)
-        if isinstance(found, FileProblem):
-            problems.append(found)
-    scores = run_dir / "scores.csv"
-    if scores.is_file():
-        rows = _csv_rows(scores)
-        if isinstance(rows, FileProblem):
-            problems.append(rows)
-        elif rows != lines:
-            problems.append(
-                FileProblem(
-                    scores, f"{rows} rows, but items.jsonl has {lines} lines (one row each)"
-                )
-            )
+    problems = [
+        found
+        for pairs in sorted(run_dir.glob("pairs_*.jsonl"))
+        if isinstance(found := _jsonl_lines(pairs), FileProblem)
+    ]
     try:
         summary = load_summary(run_dir)
     except DataError as error:
-        return [*problems, FileProblem(run_dir / "summary.json", str(error).split(": ", 1)[-1])]
-    if summary is None:
-        return problems
-    counted = sum(sum(per.values()) for per in summary.variants.values())
-    if summary.variants and counted != lines:
+        path = run_dir / "summary.json"
+        return [*problems, FileProblem(path, str(error).removeprefix(f"{path}: "))]
+    counted = sum(sum(per.values()) for per in summary.variants.values()) if summary else 0
+    if counted and counted != lines:
         problems.append(
             FileProblem(
                 items, f"{lines} lines, but summary.json counts {counted} (item, variant) results"
             )
         )
-    if summary.human_pairs and not (run_dir / "metrics.json").is_file():
+    scores = run_dir / "scores.csv"
+    rows = _csv_rows(scores) if scores.is_file() else None
+    if isinstance(rows, FileProblem):
+        problems.append(rows)
+    elif rows is not None and rows != (counted or lines):
+        held = (
+            f"summary.json counts {counted} results"
+            if counted
+            else f"items.jsonl has {lines} lines"
+        )
+        problems.append(FileProblem(scores, f"{rows} rows, but {held} (one row each)"))
+    if summary is not None and summary.human_pairs and not (run_dir / "metrics.json").is_file():
         problems.append(
             FileProblem(
                 run_dir / "metrics.json",
