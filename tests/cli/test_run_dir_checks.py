@@ -59,6 +59,12 @@ READERS: dict[str, Callable[[Path, Path], list[str]]] = {
     "export": lambda run, good: ["export", str(run), "--format", "csv", "--out", str(run.parent)],
     "metrics": lambda run, good: ["metrics", str(run)],
     "metrics --pairs": lambda run, good: ["metrics", str(run), "--pairs", pairs_csv(good)],
+    "metrics scores.csv": lambda run, good: [
+        "metrics",
+        str(run / "scores.csv"),
+        "--pairs",
+        pairs_csv(good),
+    ],
 }
 
 
