@@ -63,8 +63,12 @@ def test_a_listing_changed_by_hand_is_the_listings_fault(tmp_path: Path) -> None
         ('{"format": 1, "files": {}, "extra": 1}', "not a run's file list (extra"),
         ('{"files": {"a": {"size": 1, "sha256": "xyz"}}}', "not a run's file list (files.a.sha256"),
         ('{"files": ', "not valid JSON"),
+        (
+            '{"files": {"../x": {"size": 1, "sha256": "%s"}}}' % ("0" * 64),
+            "it names '../x', outside the run",
+        ),
     ],
-    ids=["newer", "unknown-key", "bad-digest", "cut"],
+    ids=["newer", "unknown-key", "bad-digest", "cut", "outside"],
 )
 def test_a_bad_files_json_is_one_line_naming_it(tmp_path: Path, doc: str, says: str) -> None:
     (tmp_path / "files.json").write_text(doc)

@@ -15,6 +15,8 @@ thresholds, leaderboard, comparisons, settings, notes. A format-1 file (variants
 run-level keys, no provenance; written before this record) is read with its variants moved
 under `variants` and no provenance. A pairwise judge's per-pair verdicts (each order's
 choice and rationale) stay in pairs_<judge>.jsonl; `load_run` attaches them (`verdicts`).
+`load_run` checks every file of the run against its files.json before it reads one
+(`report.run_files`) and attaches that list (`files`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ What each reader checks, and what that costs (measured in docs/runs-and-analysis
   numbers stand on all of them. sha256 runs at about 1.5 GB/s here, so it adds well under a
   second to reading even a large run, whose items.jsonl takes far longer to parse.
 - `runs list` checks every listed file's size (a stat each) and hashes the file it reads,
-  summary.json: a few milliseconds per run, so hundreds of runs list at once.
+  summary.json (a grid's ablation.json): about 0.2 ms per run, so hundreds list at once.
 - `runs verify` checks what `load_run` checks, run by run.
 
 A file the readers read but files.json does not list (a metrics.json put there later) is
@@ -88,7 +88,13 @@ def _walk(run_dir: Path) -> list[str]:
 def write_run_files(out: Path) -> RunFiles:
     """files.json for the run (or grid) being written in `out`: every file in it, as it is
     now. Written last: a file written after it would not be listed."""
-    listing = RunFiles.of({name: digest_file(out / name) for name in _walk(out)})
+    found = {}
+    for name in _walk(out):
+        try:
+            found[name] = digest_file(out / name)
+        except OSError as exc:
+            raise DataError(f"{out / name}: cannot read it back ({exc.strerror or exc})") from None
+    listing = RunFiles.of(found)
     atomic_write(out / FILES_NAME, listing.model_dump_json(indent=2) + "\n")
     return listing
 
@@ -112,6 +118,9 @@ def load_run_files(run_dir: Path) -> RunFiles | None:
         first = error.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise DataError(f"{path}: not a run's file list ({loc}: {first['msg']})") from None
+    outside = [n for n in listing.files if Path(n).is_absolute() or ".." in Path(n).parts]
+    if outside:
+        raise DataError(f"{path}: not a run's file list (it names {outside[0]!r}, outside the run)")
     if not listing.proves_itself:
         raise DataError(
             f"{path}: its entries do not match its own listing_sha256: the file list was "
@@ -187,14 +196,14 @@ def verify_run(run_dir: Path) -> RunFiles | None:
     listing = load_run_files(run_dir)
     problems = check_run(run_dir, listing)
     if problems:
-        more = len(problems) - 1
-        tail = (
-            f" (and {more} more file{'' if more == 1 else 's'}: titjudge runs verify)"
-            if more
-            else ""
-        )
-        raise DataError(problems[0].line() + tail)
+        raise DataError(problems[0].line() + more_files(problems, ": titjudge runs verify"))
     return listing
+
+
+def more_files(problems: list[FileProblem], then: str = "") -> str:
+    """` (and N more files)` after the first of `problems`, or '' when it is the only one."""
+    more = len(problems) - 1
+    return f" (and {more} more file{'' if more == 1 else 's'}{then})" if more else ""
 
 
 # ------------------------------------------------------------------ runs without files.json
@@ -232,7 +241,10 @@ def _csv_rows(path: Path) -> int | FileProblem:
         return text
     if text and not text.endswith("\n"):
         return FileProblem(path, "cut: its last row has no end (a run ends every row)")
-    return max(0, sum(1 for row in csv.reader(io.StringIO(text)) if row) - 1)
+    try:
+        return max(0, sum(1 for row in csv.reader(io.StringIO(text)) if row) - 1)
+    except csv.Error as exc:
+        return FileProblem(path, f"not a CSV file a run writes ({exc})")
 
 
 def legacy_problems(run_dir: Path) -> list[FileProblem]:
@@ -291,6 +303,7 @@ __all__ = [
     "digest_file",
     "legacy_problems",
     "load_run_files",
+    "more_files",
     "verify_run",
     "write_run_files",
 ]

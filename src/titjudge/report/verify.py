@@ -16,7 +16,7 @@ from pathlib import Path
 from titjudge.errors import DataError, TitjudgeError
 from titjudge.files import load_yaml
 from titjudge.records.run_files import FILES_NAME
-from titjudge.report.run_files import FileProblem, check_run, load_run_files
+from titjudge.report.run_files import FileProblem, check_run, load_run_files, more_files
 from titjudge.report.runs import histories, is_history, is_run_dir, partial_dirs, run_ids
 
 
@@ -36,9 +36,7 @@ class RunCheck:
         """The run's line for `runs verify`: its first problem (and how many more), or the
         fact that it has no files.json; None for a listed run that holds."""
         if self.problems:
-            more = len(self.problems) - 1
-            tail = f" (and {more} more file{'' if more == 1 else 's'})" if more else ""
-            first = self.problems[0]
+            first, tail = self.problems[0], more_files(self.problems)
             return f"{self.path}: {first.path.relative_to(self.path)}: {first.what}{tail}"
         if not self.listed:
             checked = (
