@@ -63,7 +63,7 @@ def test_every_run_of_a_tree_is_checked_and_each_bad_one_named(
         "1 unfinished .partial dir passed over"
     )
     assert len(out) == 4
-    assert err == ["titjudge: error: 2 of the 4 runs do not hold (named above)"]
+    assert err == ["titjudge: error: 2 of 4 runs do not hold (named above)"]
 
 
 @pytest.mark.parametrize("which", ["tree", "history", "run"])

@@ -131,7 +131,7 @@ def verify_runs(args: argparse.Namespace) -> int:
     _say(f"{_runs(len(checks))} checked: {', '.join(counts)}")
     if bad:
         verb = "does" if bad == 1 else "do"
-        raise DataError(f"{bad} of the {_runs(len(checks))} {verb} not hold (named above)")
+        raise DataError(f"{bad} of {_runs(len(checks))} {verb} not hold (named above)")
     return 0
 
 
