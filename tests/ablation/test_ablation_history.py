@@ -47,6 +47,13 @@ def test_grids_are_kept_and_a_stopped_grid_leaves_nothing(
         assert row["run_dir"] == str(found / "rows" / row["name"])
         assert (Path(row["run_dir"]) / "scores.csv").is_file()
     assert sorted(p.name for p in history.iterdir()) == sorted([found.name, "LATEST"])
+    # the grid lists its own files (files.json, written last), each row its own
+    listed = json.loads((found / "files.json").read_text())["files"]
+    assert {"ablation.json", "ablation.yaml", "table4.csv"} <= set(listed)
+    assert not any(name.startswith("rows/") for name in listed)
+    assert all((Path(row["run_dir"]) / "files.json").is_file() for row in saved["rows"])
+    assert main(["runs", "verify", str(history)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 runs checked: 3 hold"
 
     # the same grid again, stopped while writing its tables: nothing of it is kept
     before = snapshot(tmp_path / "runs")

@@ -111,6 +111,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "demo",
         "explain",
         "runs list",
+        "runs verify",
         "runs prune",
         "cache stats",
         "cache clear",

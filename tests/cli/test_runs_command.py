@@ -7,16 +7,23 @@ from pathlib import Path
 import pytest
 
 from titjudge.cli import main
+from titjudge.report.run_files import write_run_files
 
 IDS = ["20261124T101010Z-aaaa", "20261125T002233Z-1a2b", "20261125T002233Z-ffff"]
 
 
-def make_history(folder: Path, ids: list[str], latest: str | None, items: int = 8) -> Path:
+def make_history(
+    folder: Path, ids: list[str], latest: str | None, items: int = 8, listed: bool = True
+) -> Path:
+    """Runs laid out as `titjudge run` lays them out, files.json last (`listed`: a run from
+    before files.json has none)."""
     for k, run_id in enumerate(ids):
         run = folder / run_id
         run.mkdir(parents=True)
         (run / "summary.json").write_text(json.dumps({"items": items, "failed_items": k}))
         (run / "scores.csv").write_text("item_id,variant,score,status\n")
+        if listed:
+            write_run_files(run)
     if latest is not None:
         (folder / "LATEST").write_text(latest + "\n")
     return folder
@@ -39,6 +46,18 @@ def test_list_shows_runs_oldest_first_and_marks_latest(tmp_path, capsys):
     assert lines[2] == f"  {IDS[1]}  8 items, 1 failed  <- LATEST"
     assert lines[3] == f"  {IDS[2]}  8 items, 2 failed"
     assert "1 unfinished (.20261125T010101Z-0000.partial)" in lines[4]
+
+
+def test_list_says_which_runs_have_no_files_json(tmp_path, capsys):
+    """A run from before files.json lists as it did, saying that its files went unchecked."""
+    history = make_history(tmp_path / "runs" / "old", IDS[:2], latest=IDS[1], listed=False)
+    write_run_files(history / IDS[1])
+    code, out, _ = output(capsys, "runs", "list", str(history))
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        f"  {IDS[0]}  8 items, 0 failed, no files.json",
+        f"  {IDS[1]}  8 items, 1 failed  <- LATEST",
+    ]
 
 
 def test_list_of_a_run_out_folder_lists_every_name(tmp_path, capsys, monkeypatch):

@@ -295,8 +295,10 @@ def test_metrics_on_a_pairwise_variant_without_its_verdicts_says_why(
 def test_a_broken_verdicts_line_is_one_line_naming_file_and_line(
     run_dir: Path, tmp_path: Path, capsys, edit, says
 ) -> None:
-    """A hand-edited pairs_pw.jsonl: `titjudge audit` says which line of which file and
-    why, in one line, exit 2; nothing is read from the other lines as if it were fine."""
+    """A hand-edited pairs_pw.jsonl: `titjudge audit` refuses it in one line, exit 2, as a
+    file that is not the one the run wrote (files.json); in a run dir from before files.json,
+    it says which line of which file and why. Nothing is read from the other lines as if it
+    were fine."""
     import shutil
 
     copy = tmp_path / "run"
@@ -305,8 +307,11 @@ def test_a_broken_verdicts_line_is_one_line_naming_file_and_line(
     edit(lines[2])
     (copy / "pairs_pw.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert main(["audit", str(copy), "--json"]) == 2
-    captured = capsys.readouterr()
-    [line] = captured.err.strip().splitlines()
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"{copy / 'pairs_pw.jsonl'}: " in line and "the run wrote" in line, line
+    (copy / "files.json").unlink()  # a run dir from before files.json
+    assert main(["audit", str(copy), "--json"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
     assert f"pairs_pw.jsonl:3: {says}" in line, line
 
 

@@ -28,6 +28,7 @@ def test_a_smaller_rerun_has_only_its_own_files(synth_data, tmp_path):
     assert first.run_dir != second.run_dir
     assert sorted(p.name for p in first.run_dir.iterdir()) == [
         "config.yaml",
+        "files.json",
         "items.jsonl",
         "metrics.json",
         "pairs_pair.jsonl",
@@ -36,10 +37,14 @@ def test_a_smaller_rerun_has_only_its_own_files(synth_data, tmp_path):
     ]
     assert sorted(p.name for p in second.run_dir.iterdir()) == [
         "config.yaml",
+        "files.json",
         "items.jsonl",
         "scores.csv",
         "summary.json",
     ]
+    for run in (first, second):  # files.json lists every other file, and only the run's own
+        assert run.files is not None
+        assert set(run.files.files) == {p.name for p in run.run_dir.iterdir()} - {"files.json"}
     assert {
         line.split(",")[1] for line in (second.run_dir / "scores.csv").read_text().splitlines()[1:]
     } == {"lexical"}

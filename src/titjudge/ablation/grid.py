@@ -38,6 +38,7 @@ from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.records.items import Item
 from titjudge.report import run_dir, runs
+from titjudge.report.run_files import write_run_files
 
 log = logging.getLogger(__name__)
 #: longest error text quoted in a note (full reasons are in the row's items.jsonl)
@@ -238,6 +239,7 @@ async def run_ablation_async(
         result = await _run_staged(config, staged, data, limit, show_progress, on_row)
         result.out_dir = staged.staging
         write_outputs(result)
+        write_run_files(staged.staging)  # last: the grid's own files (each row lists its own)
         result.out_dir = staged.commit()
     except BaseException:  # a failed or interrupted grid leaves no half grid behind
         staged.discard()

@@ -1,8 +1,9 @@
 """Run a config end to end: load data, build models, run the graph, write the run dir.
 
 Each run writes a new run dir (`report.runs`: `<run.out>/<name>/<run id>/`, or exactly
-`--out`), staged beside its target and moved into place once every file is written; a run
-that fails or is interrupted leaves earlier runs as they were and no half run.
+`--out`), staged beside its target and moved into place once every file is written, files.json
+(each file's size and sha256, `report.run_files`) last; a run that fails or is interrupted
+leaves earlier runs as they were and no half run.
 
 Resuming is the cache's job: a re-run of the same config after a crash or Ctrl-C asks
 no model again for anything it already answered, and writes the same scores.csv and
@@ -36,6 +37,7 @@ from titjudge.report import run_dir, runs
 from titjudge.report.failures import failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
+from titjudge.report.run_files import write_run_files
 from titjudge.report.run_summary import write_summary
 
 log = logging.getLogger(__name__)
@@ -137,6 +139,7 @@ async def run_async(
         )
         found.summary.wall_seconds = round(time.perf_counter() - started, 3)
         write_summary(staged.staging, found.summary)
+        found.record.files = write_run_files(staged.staging)  # last: it lists every other file
         found.record.run_dir = staged.commit()
     except BaseException:  # a failed or interrupted run leaves no half run behind
         staged.discard()

@@ -88,6 +88,10 @@ def metrics(args: argparse.Namespace) -> int:
         if args.pairs is None:
             return _print_record(run, args.json)
         args.scores = run / "scores.csv"
+    if args.scores.parent.joinpath("files.json").is_file():  # a run's scores.csv: check the run
+        from titjudge.report.run_files import verify_run
+
+        verify_run(args.scores.parent)
     elif args.pairs is None:
         raise DataError(f"{args.scores}: --pairs PAIRS is needed to score a scores CSV")
     items = None
@@ -130,13 +134,14 @@ def _print(record: RunRecord) -> None:
 
 
 def _print_record(run: Path, as_json: bool) -> int:
-    """The run's own numbers, as its record holds them."""
+    """The run's own numbers, as its record holds them (read by `load_run`, which checks
+    every file of the run against its files.json first)."""
     from titjudge.errors import DataError
     from titjudge.metrics.summary import to_json
-    from titjudge.report.record import load_record
+    from titjudge.report.record import load_run
 
-    record = load_record(run)
-    if record is None:
+    record = load_run(run)
+    if not (run / "metrics.json").is_file():
         raise DataError(
             f"{run}: the run wrote no metrics (no data.human_pairs); "
             "score its scores.csv with --pairs PAIRS"

@@ -20,6 +20,7 @@ from pydantic import (
 from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.run_files import RunFiles
 from titjudge.records.summary import RunSummary
 
 #: the format of metrics.json (`report.record.write_record`): 2 puts the variants under
@@ -238,6 +239,10 @@ class RunRecord(BaseModel):
     #: the run's counts (summary.json): set by the run that wrote them and by `load_run`,
     #: never written to metrics.json
     summary: RunSummary | None = Field(default=None, exclude=True)
+    #: every file the run wrote with its size and sha256 (files.json, written last): set by
+    #: the run that wrote them and by `load_run`, which checked them (None: a run dir from
+    #: before files.json), never written to metrics.json
+    files: RunFiles | None = Field(default=None, exclude=True)
     #: items.jsonl's lines: held by the run that wrote the file from them, read from
     #: `run_dir` when first asked for otherwise (`item_lines`)
     _item_lines: list[ItemLine] | None = PrivateAttr(default=None)

@@ -15,6 +15,8 @@ thresholds, leaderboard, comparisons, settings, notes. A format-1 file (variants
 run-level keys, no provenance; written before this record) is read with its variants moved
 under `variants` and no provenance. A pairwise judge's per-pair verdicts (each order's
 choice and rationale) stay in pairs_<judge>.jsonl; `load_run` attaches them (`verdicts`).
+`load_run` checks every file of the run against its files.json before it reads one
+(`report.run_files`) and attaches that list (`files`).
 """
 
 from __future__ import annotations
@@ -166,18 +168,23 @@ def load_run(path: str | Path) -> RunRecord: ...
 def load_run(path: str | Path, record_type: type[R]) -> R: ...
 def load_run(path: str | Path, record_type: type[RunRecord] = RunRecord) -> RunRecord:
     """The record of a run dir (or of a `<run.out>/<name>` folder's latest run), with each
-    pairwise judge's verdicts and its summary.json (`record.summary`) attached. A run without
-    human pairs has no metrics: its record has no variants. Problems are one-line DataErrors. `record_type`: a subclass to
-    read it as (`report.analysis.record.AnalysedRun` adds the pandas frames)."""
+    pairwise judge's verdicts, its summary.json (`record.summary`) and its files.json
+    (`record.files`) attached. Every file is checked against files.json (size and sha256)
+    before any is read, a run dir from before files.json with the checks its files allow
+    (`report.run_files`). A run without human pairs has no metrics: its record has no
+    variants. Problems are one-line DataErrors naming the file. `record_type`: a subclass
+    to read it as (`report.analysis.record.AnalysedRun` adds the pandas frames)."""
+    from titjudge.report.run_files import verify_run
+    from titjudge.report.run_summary import load_summary
     from titjudge.report.runs import resolve_run
 
     run_dir = resolve_run(Path(path))
+    files = verify_run(run_dir)  # a listed items.jsonl that is missing is named here
     if not (run_dir / "items.jsonl").is_file():
         raise DataError(f"{run_dir}: not a run dir (no items.jsonl; make one with `titjudge run`)")
-    from titjudge.report.run_summary import load_summary
-
     record = load_record(run_dir, record_type) or record_type()
     record.run_dir = run_dir
+    record.files = files
     record.summary = load_summary(run_dir)
     for pairs_file in sorted(run_dir.glob("pairs_*.jsonl")):
         name = pairs_file.stem.removeprefix("pairs_")

@@ -193,6 +193,11 @@ class RunEntry:
     latest: bool
     #: `24 items, 2 failed` / `3 rows`, from the run's summary.json or ablation.json
     what: str
+    #: the first of its files that is not as files.json says the run wrote it (sizes, and
+    #: the sha256 of the file read for `what`: `files_problem`); None when they hold
+    problem: str | None = None
+    #: whether the run has a files.json (a run from before it has none)
+    listed: bool = True
 
 
 def _describe(run: Path) -> str:
@@ -212,13 +217,34 @@ def _describe(run: Path) -> str:
     return "no summary"
 
 
+def files_problem(run: Path) -> tuple[str | None, bool]:
+    """The first file of `run` that is not as its files.json lists it, and whether it has a
+    files.json: every listed file's size, and the sha256 of the one `runs list` reads
+    (summary.json, or a grid's ablation.json) alone, so hundreds of runs list at once."""
+    from titjudge.report.run_files import check_run, load_run_files
+
+    try:
+        listing = load_run_files(run)
+    except DataError as error:
+        return str(error).removeprefix(f"{run}{os.sep}"), True
+    if listing is None:
+        return None, False
+    problems = check_run(run, listing, hash_only=("summary.json", "ablation.json"))
+    if not problems:
+        return None, True
+    return f"{problems[0].path.relative_to(run)}: {problems[0].what}", True
+
+
 def list_runs(history: Path) -> list[RunEntry]:
-    """A name dir's finished runs, oldest first, the one LATEST names marked."""
+    """A name dir's finished runs, oldest first, the one LATEST names marked, each with the
+    first of its files that does not match its files.json (`files_problem`)."""
     latest = latest_id(history)
-    return [
-        RunEntry(run_id, history / run_id, run_id == latest, _describe(history / run_id))
-        for run_id in run_ids(history)
-    ]
+    found = []
+    for run_id in run_ids(history):
+        problem, listed = files_problem(history / run_id)
+        what = _describe(history / run_id)
+        found.append(RunEntry(run_id, history / run_id, run_id == latest, what, problem, listed))
+    return found
 
 
 def partial_dirs(history: Path) -> list[Path]:
@@ -259,6 +285,7 @@ __all__ = [
     "LATEST",
     "RunEntry",
     "StagedRun",
+    "files_problem",
     "histories",
     "is_history",
     "list_runs",
