@@ -2,10 +2,10 @@
 thread is busy (a local model loading, a batch, a large image decoding), and keeps every
 answer already given: a re-run asks the server nothing it answered before.
 
-"At once" is checked against a bound far from the old behaviour (the process waited for the
-thread: 30 s here) and far from the target (2 s; measured 0.6-1.4 s on a quiet machine), so
-a loaded machine or a fresh venv's first imports do not make it flaky; the target itself is
-a measurement, not a unit test's bound.
+"At once" is checked without a clock: the busy thread holds on for ten minutes, so a run
+that waited for it would still be running when the test gives up on it (the old behaviour);
+one that stops without it has exited, however loaded the machine (measured 0.6-1.4 s on a
+quiet one: a measurement, not a unit test's bound).
 
 The run is a warm child process (tests/cli_process.py): a process of its own that leaves,
 after an interrupt, through the same `os._exit` as `python -m titjudge` does."""
@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -23,12 +24,15 @@ import pytest
 from cli_process import run_cli, start_cli
 from doubles.server import FakeOpenAIServer, build_responder
 
-STOP_WITHIN = 8.0
+#: how long the busy worker thread holds on: far beyond any wait of the test
+BUSY_FOR = 600.0
+#: how long the test waits for the interrupted child to exit before calling it hung
+GIVE_UP_AFTER = 120.0
 
 
 def slow_to_read(name: str) -> None:
     """In the child: sizing up the image called `name` (its header read in a worker thread,
-    before it takes one of the loader's slots) takes 30 s, as a local model's load or a huge
+    before it takes one of the loader's slots) takes BUSY_FOR seconds, as a local model's load or a huge
     image's decode holds a thread, while every other item goes on; so the interrupt lands while
     that thread runs. (A delay inside the slot held every other image back until it ended, so
     the interrupt came after it.)"""
@@ -38,7 +42,7 @@ def slow_to_read(name: str) -> None:
 
     def decode_pixels(path):
         if str(path).endswith(name):
-            time.sleep(30)
+            time.sleep(BUSY_FOR)
         return measure(path)
 
     images.decode_pixels = decode_pixels
@@ -82,13 +86,15 @@ def test_ctrl_c_stops_at_once_and_keeps_answers(bench, tmp_path, monkeypatch, co
             assert child.poll() is None, child.communicate()
             assert time.monotonic() < deadline, "the server never saw the run's requests"
             time.sleep(0.02)
-        sent = time.monotonic()
         child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=60)
-        took = time.monotonic() - sent
+        try:
+            _, err = child.communicate(timeout=GIVE_UP_AFTER)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            pytest.fail("Ctrl-C did not stop the run: it waited for the busy worker thread")
         assert child.returncode == 130, err
         assert "re-run to resume" in err and "Traceback" not in err
-        assert took < STOP_WITHIN, f"Ctrl-C took {took:.1f} s to stop"
         assert not any((tmp_path / "runs").rglob("*.partial"))  # no half run left behind
 
         rerun = run_cli([command, str(path)], cwd=tmp_path, timeout=120)
