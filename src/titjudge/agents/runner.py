@@ -26,6 +26,7 @@ from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import NOT_SENT_BUDGET
 from titjudge.models.calls.provenance import provenance
+from titjudge.models.core.clients import SEND
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
@@ -184,7 +185,7 @@ async def _run_staged(
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
             retries=lambda: since(hub.retries(), retries_before),
         )
-        ctx, judges = run_context(config, hub, human, progress, bootstrap)
+        ctx, judges = run_context(config, hub, human, progress, bootstrap, probe=SEND)
         describer, template = ctx.describer, ctx.describe_template
 
         def record() -> None:
