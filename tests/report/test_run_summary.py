@@ -61,9 +61,14 @@ SOMETIMES = {
         "left_usd": 0.0001,
         "stopped": True,
         "calls_not_sent": 7,
+        "item_calls_not_sent": 5,
+        "pair_calls_not_sent": 2,
         "run_spent_usd": 0.25,
         "run_calls_not_sent": 7,
+        "run_item_calls_not_sent": 5,
+        "run_pair_calls_not_sent": 2,
         "items_undone": 4,
+        "pairs_undone": 1,
     },
     "batch": {
         "litellm:openai/vlm": {

@@ -106,8 +106,7 @@ def budget_line(budget: BudgetSummary) -> str:
     if not (budget.stopped and budget.calls_not_sent):
         return line
     return (
-        f"{line}; stopped: {budget.calls_not_sent} calls not sent, "
-        f"{budget.items_undone} items left undone; re-run with a larger budget to finish "
+        f"{line}; stopped: {budget.not_sent_line()}; re-run with a larger budget to finish "
         "them (answered calls are cached)"
     )
 

@@ -97,6 +97,7 @@ class PairwiseJudge(Judge):
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             sample=sample,
+            made_for="pair",  # a refusal of `run.budget_usd` is counted as a pair's
         )
         call = await self.client.structured(
             request, PairReply, role="judge", template=self.template.record(), probe=probe

@@ -44,6 +44,7 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
+from titjudge.models.calls.sending import Worst
 from titjudge.models.calls.token_estimate import embedding_tokens
 from titjudge.models.core.base import (
     EmbeddingBackend,
@@ -117,7 +118,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             done = await self._attempt(
                 lambda: self.backend.embed_answered(texts),
                 tokens if self.limiter.tpm_pacer is not None else 0,
-                (tokens, 0),
+                Worst(tokens, 0, "item"),  # embeddings score items, never pairs
             )
             raw, answered_by = done.value
             vectors = _answers(raw, len(texts))

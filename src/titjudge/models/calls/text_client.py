@@ -26,7 +26,7 @@ from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
 from titjudge.models.calls.results import from_hit, incomplete_reason, usage_of, withheld
-from titjudge.models.calls.sending import Attempted
+from titjudge.models.calls.sending import Attempted, Worst
 from titjudge.models.calls.structured import (
     StructuredOutputError,
     parse_structured,
@@ -209,12 +209,13 @@ class ModelClient(CallPipeline[TextBackend]):
                 return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
             except Deferred as deferred:  # into a job: its worst case, for the budget
                 deferred.worst_usd = self._batch_worst(request)
+                deferred.made_for = request.made_for
                 raise
         tokens, worst = 0, None
         if self.limiter.tpm_pacer is not None or self.budget is not None:  # only where needed
             cap = request.max_tokens + self._thinking_reserve
             tokens_in = request_tokens(request, self.backend.spec, 0)
-            tokens, worst = tokens_in + cap, (tokens_in, cap)
+            tokens, worst = tokens_in + cap, Worst(tokens_in, cap, request.made_for)
         return await self._attempt(lambda: self.backend.generate(request), tokens, worst)
 
     def _batch_worst(self, request: GenerateRequest) -> float:

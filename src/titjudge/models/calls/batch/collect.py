@@ -176,7 +176,9 @@ async def _collect_ledger(
             try:
                 ((result, entry),) = await item.compute(answers)
             except Deferred as deferred:
-                found = wanted.setdefault(deferred.sha, Wanted(deferred.body, deferred.worst_usd))
+                found = wanted.setdefault(
+                    deferred.sha, Wanted(deferred.body, deferred.worst_usd, deferred.made_for)
+                )
                 found.keys.append(item.key)
                 spend.asked(item.key, deferred.sha)
                 still.append(item)
