@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import N_ITEMS, batch_env, jobs_by_model
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
@@ -164,9 +164,15 @@ def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 0, err
         assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
+        provider = jobs_by_model(server)
     summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
     assert summary["budget"]["spent_usd"] == pytest.approx(billing.total / 2, abs=1e-6)
     assert summary["budget"]["stopped"] is False
+    # the resumed job is one of this run's jobs, its lines its requests, as the double counts
+    for model, resumed in (("vlm", 1), ("judge", 0)):
+        entry = summary["batch"][f"litellm:openai/{model}"]
+        assert {k: entry[k] for k in ("jobs", "requests", "answered")} == provider[model]
+        assert entry["resumed"] == resumed
 
 
 #: the pairwise judge's own model, priced and sent as batch lines
@@ -185,16 +191,6 @@ def _pair_reply(describe):
         return describe(request)
 
     return answer
-
-
-def _lines_sent(server: BatchServer) -> dict[str, int]:
-    """The double's own count of the lines it was sent in jobs, per model the bodies name."""
-    found: dict[str, int] = {}
-    for batch in server.batches.values():
-        for line in server.contents[batch["input_file_id"]].decode().splitlines():
-            model = json.loads(line)["body"]["model"]
-            found[model] = found.get(model, 0) + 1
-    return found
 
 
 @pytest.mark.slow
@@ -221,7 +217,7 @@ def test_batch_lines_a_budget_refuses_are_counted_as_the_pairwise_verdicts_they_
         ]
         assert main(["run", _write(config, tmp_path)]) == 3
         assert server.stats.total == 0  # nothing online
-        pair_lines = _lines_sent(server)[PAIR_MODEL.split("/", 1)[1]]
+        pair_lines = jobs_by_model(server)[PAIR_MODEL.split("/", 1)[1]]["requests"]
     run = latest_run(tmp_path / "runs" / "e2e")
     budget = json.loads((run / "summary.json").read_text())["budget"]
     pairs = [json.loads(line) for line in (run / "pairs_pair.jsonl").read_text().splitlines()]

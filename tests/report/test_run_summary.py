@@ -73,6 +73,7 @@ SOMETIMES = {
     "batch": {
         "litellm:openai/vlm": {
             "jobs": 1,
+            "resumed": 0,
             "requests": 16,
             "answered": 15,
             "failed": 1,

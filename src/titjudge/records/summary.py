@@ -163,11 +163,14 @@ class BudgetSummary(BaseModel):
 
 
 class BatchModel(BaseModel):
-    """One `batch: true` model: its jobs, requests, answers and failures at the batch price
-    (`models.calls.batch.progress`), and its calls sent online all the same. A model whose
-    every call went online has `sent_online` alone."""
+    """One `batch: true` model: its jobs (those resumed from a killed run included, and
+    `resumed` of them), the requests (lines) in them and of those the lines answered and
+    failed, as the provider counts them, at the batch price (`models.calls.batch.progress`),
+    and its calls sent online all the same. A model whose every call went online has
+    `sent_online` alone."""
 
     jobs: int | None = None
+    resumed: int | None = None
     requests: int | None = None
     answered: int | None = None
     failed: int | None = None
@@ -177,6 +180,17 @@ class BatchModel(BaseModel):
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_none(handler(self), tuple(type(self).model_fields))
+
+    def jobs_line(self) -> str | None:
+        """What its jobs did, in a few words (None: no job ran): `2 jobs (1 resumed), 16
+        requests, 15 answered, 1 failed`."""
+        if not self.jobs:
+            return None
+        resumed = f" ({self.resumed} resumed)" if self.resumed else ""
+        return (
+            f"{self.jobs} job{'' if self.jobs == 1 else 's'}{resumed}, {self.requests} "
+            f"requests, {self.answered} answered, {self.failed} failed"
+        )
 
 
 class RankedModel(BaseModel):
