@@ -30,6 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import KEY, KEY_ENV, Section, Table, fmt, server_process, standalone, timed_section  # noqa: E402
 
+from titjudge.models.core.clients import SEND  # noqa: E402
+
 TITLE = "3. Framework overhead per call (zero latency)"
 #: a judge-sized request (~300-word prompt and description), like every TIT-Score-LLM call
 FILLER = (
@@ -124,14 +126,14 @@ class Bench:
     async def titjudge_text(self, n: int, cached: bool) -> None:
         client = self.cached_client if cached else self.bare_client
         for _ in range(n):
-            result = await client.text(self._request(self._next()), role="bench")
+            result = await client.text(self._request(self._next()), role="bench", probe=SEND)
             if not result.ok or result.cached:
                 raise RuntimeError(f"titjudge call failed or was a hit: {result.error}")
 
     async def titjudge_structured(self, n: int) -> None:
         for _ in range(n):
             result = await self.bare_client.structured(
-                self._request(self._next()), self.schema, role="bench"
+                self._request(self._next()), self.schema, role="bench", probe=SEND
             )
             if not result.ok:
                 raise RuntimeError(f"titjudge structured call failed: {result.error}")
@@ -139,7 +141,7 @@ class Bench:
     async def hits(self, first: int, n: int) -> None:
         """Ask again what calls first..first+n-1 of the cached variant asked: all hits."""
         for index in range(first, first + n):
-            result = await self.cached_client.text(self._request(index), role="bench")
+            result = await self.cached_client.text(self._request(index), role="bench", probe=SEND)
             if not (result.ok and result.cached):
                 raise RuntimeError("expected a cache hit")
 

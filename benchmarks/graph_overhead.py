@@ -41,6 +41,7 @@ from titjudge.agents.item import RunContext  # noqa: E402
 from titjudge.data.images import ImageLoader  # noqa: E402
 from titjudge.judges.base import Judge  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
+from titjudge.models.core.clients import SEND, CallMode  # noqa: E402
 from titjudge.prompts.loader import load_template  # noqa: E402
 from titjudge.records import ItemResult  # noqa: E402
 from titjudge.records.calls import CallResult  # noqa: E402
@@ -87,7 +88,9 @@ class Scorer(Judge):
     def __init__(self, server: Server):
         self.server = server
 
-    async def judge(self, item: Item, image: Any, described: Described) -> JudgeOutcome:
+    async def judge(
+        self, item: Item, image: Any, described: Described, *, probe: CallMode
+    ) -> JudgeOutcome:
         await self.server.call("judge")
         return JudgeOutcome(self.name, "ok", score=1.0)
 
@@ -102,6 +105,7 @@ def context(server: Server) -> RunContext:
         variant_order=["judge"],
         # as a run's: at most run.concurrency images decoded at once, shared by every shape
         images=ImageLoader(CONCURRENCY),
+        probe=SEND,
     )
 
 
@@ -110,9 +114,9 @@ async def one_item(ctx: RunContext, item: Item) -> ItemResult:
     image = await ctx.images.load(item.image)
     system, user = ctx.describe_template.render()
     request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=64)
-    call = await ctx.describer.text(request)
+    call = await ctx.describer.text(request, role="describer", probe=SEND)
     described = Described(text=call.value, call=call)
-    outcomes = [await j.judge(item, image, described) for j in ctx.judges]
+    outcomes = [await j.judge(item, image, described, probe=SEND) for j in ctx.judges]
     return ItemResult(item=item, described=described, outcomes=outcomes)
 
 
@@ -193,7 +197,7 @@ async def chunked_graph(ctx: RunContext, items: list[Item]) -> int:
             image = await ctx.images.load(item.image)
             system, user = ctx.describe_template.render()
             request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=64)
-            call = await ctx.describer.text(request)
+            call = await ctx.describer.text(request, role="describer", probe=SEND)
             return image, Described(text=call.value, call=call)
 
         return {"described": list(await asyncio.gather(*map(one, state["chunk"])))}
@@ -202,7 +206,9 @@ async def chunked_graph(ctx: RunContext, items: list[Item]) -> int:
         async def one(item: Item, found: Any) -> ItemResult:
             image, described = found
             outcomes = list(
-                await asyncio.gather(*(j.judge(item, image, described) for j in ctx.judges))
+                await asyncio.gather(
+                    *(j.judge(item, image, described, probe=SEND) for j in ctx.judges)
+                )
             )
             return ItemResult(item=item, described=described, outcomes=outcomes)
 

@@ -22,6 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Section, Table, fmt, standalone, timed_section  # noqa: E402
 
+from titjudge.models.core.clients import SEND  # noqa: E402
+
 TITLE = "13. Local models in Ray actors"
 ACTORS = 2
 #: untimed calls first, per model (two batches' worth, so every actor has run one)
@@ -59,10 +61,12 @@ async def _phase(
     started = time.perf_counter()
     await client.backend.ready()
     loaded = time.perf_counter() - started
-    await asyncio.gather(*(client.text(r, role="warm-up", accept_truncated=True) for r in warm))
+    await asyncio.gather(
+        *(client.text(r, role="warm-up", accept_truncated=True, probe=SEND) for r in warm)
+    )
     started = time.perf_counter()
     results = await asyncio.gather(
-        *(client.text(r, role="bench", accept_truncated=True) for r in requests)
+        *(client.text(r, role="bench", accept_truncated=True, probe=SEND) for r in requests)
     )
     calls = time.perf_counter() - started
     failed = [r.error for r in results if not r.ok]

@@ -25,6 +25,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import KEY, Section, Table, fmt, fresh_dir, server_process, standalone, timed_section  # noqa: E402
 
+from titjudge.models.core.clients import SEND  # noqa: E402
+
 TITLE = "12. One model on two endpoints (litellm Router) vs one endpoint"
 MODEL = "litellm:openai/bench-replica"
 LATENCY = 2.0
@@ -51,14 +53,20 @@ def _measure(urls: list[str], per_endpoint: int, calls: int, cache: Path) -> dic
         # enough at once to reach every endpoint: the Router makes each one's client on first use
         await asyncio.gather(
             *(
-                client.text(GenerateRequest(prompt=f"warm-up {i}", max_tokens=8), role="describer")
+                client.text(
+                    GenerateRequest(prompt=f"warm-up {i}", max_tokens=8),
+                    role="describer",
+                    probe=SEND,
+                )
                 for i in range(len(urls) * per_endpoint)
             )
         )
         started, cpu = time.perf_counter(), time.process_time()
         results = await asyncio.gather(
             *(
-                client.text(GenerateRequest(prompt=f"item {i}", max_tokens=8), role="describer")
+                client.text(
+                    GenerateRequest(prompt=f"item {i}", max_tokens=8), role="describer", probe=SEND
+                )
                 for i in range(calls)
             )
         )

@@ -73,6 +73,9 @@ def test_one_budget_covers_the_whole_grid(
     assert abs(spent - budget["spent_usd"]) < 1e-5
     assert rows["blurry"]["run_spent_usd"] <= BUDGET - rows["sharp"]["run_spent_usd"] + 1e-9
     assert budget["items_undone"] == rows["blurry"]["items_undone"] > 0
+    # the grid's ledger splits its unsent calls as the rows' own do (no pairwise column)
+    assert budget["item_calls_not_sent"] == rows["blurry"]["run_item_calls_not_sent"] > 0
+    assert budget["pair_calls_not_sent"] == budget["pairs_undone"] == 0
     out = capsys.readouterr().out
     assert f"budget: ${BUDGET:g} (run.budget_usd), spent ${budget['spent_usd']:.4f}" in out
     assert f"{budget['calls_not_sent']} calls not sent" in out

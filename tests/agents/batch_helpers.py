@@ -91,3 +91,20 @@ def forget_job_id(directory: Path) -> None:
     for job in raw["jobs"]:
         job["state"], job["job_id"] = "creating", None
     path.write_text(json.dumps(raw))
+
+
+def jobs_by_model(server: Any) -> dict[str, dict[str, int]]:
+    """The OpenAI batch double's own count (`doubles.batch_server.BatchServer`), per model its
+    lines' bodies name: the jobs created, the requests in them (`request_counts.total`) and
+    those it answered (`request_counts.completed`), as the Batch objects say."""
+    found: dict[str, dict[str, int]] = {}
+    for batch in server.batches.values():
+        first = server.contents[batch["input_file_id"]].decode().splitlines()[0]
+        counts = batch["request_counts"]
+        entry = found.setdefault(
+            json.loads(first)["body"]["model"], {"jobs": 0, "requests": 0, "answered": 0}
+        )
+        entry["jobs"] += 1
+        entry["requests"] += counts["total"]
+        entry["answered"] += counts["completed"]
+    return found

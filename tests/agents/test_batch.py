@@ -7,7 +7,7 @@ import signal
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env, online_reruns, run_ok
+from batch_helpers import N_ITEMS, batch_env, jobs_by_model, online_reruns, run_ok
 from batch_helpers import forget_job_id as _forget_job_id
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import summary as _summary
@@ -174,6 +174,30 @@ def test_the_batch_api_out_of_reach_keeps_the_job_for_a_rerun(batch_data, tmp_pa
 
 
 @pytest.mark.slow
+def test_a_resumed_job_and_a_new_one_of_a_model_are_both_counted(batch_data, tmp_path, capsys):
+    """A run of 5 items whose job the batch API then keeps out of reach; the run of all 8
+    resumes that job and puts the other 3 descriptions in a new one: the describer's record
+    says 2 jobs (1 resumed), 8 requests, 8 answered, as the double's own Batch objects do (it
+    said 1 job, 3 requests, 8 answered)."""
+    with _server(batch_data) as server:
+        path = _write(_config(batch_data, server.url, tmp_path), tmp_path)
+        server.poll_failures = 10_000  # the first run's job stays open, for a re-run
+        assert main(["run", path, "--limit", "5"]) == 1
+        assert server.batch_creates == 1
+        server.poll_failures = 0
+        capsys.readouterr()
+        assert main(["run", path]) == 0
+        out = capsys.readouterr().out
+        assert server.stats.total == 0 and server.lines_answered == 2 * N_ITEMS
+        provider = jobs_by_model(server)
+    described = _summary(tmp_path)["batch"]["litellm:openai/vlm"]
+    assert {k: described[k] for k in ("jobs", "requests", "answered")} == provider["vlm"]
+    assert provider["vlm"] == {"jobs": 2, "requests": N_ITEMS, "answered": N_ITEMS}
+    assert (described["resumed"], described["failed"]) == (1, 0)
+    assert "batch: litellm:openai/vlm: 2 jobs (1 resumed), 8 requests, 8 answered, 0 failed" in out
+
+
+@pytest.mark.slow
 def test_an_invalid_reply_is_reasked_in_the_next_job(batch_data, tmp_path):
     with _server(batch_data) as server:
         server.plan(Plan())  # the descriptions
@@ -186,7 +210,10 @@ def test_an_invalid_reply_is_reasked_in_the_next_job(batch_data, tmp_path):
         assert server.stats.total == 0
         summary = _summary(tmp_path)
         assert summary["failed_items"] == 0
-        assert summary["batch"]["litellm:openai/judge"]["answered"] == N_ITEMS
+        # as the double counts them: the judge's 8 lines and the re-ask's, in two jobs
+        judged = summary["batch"]["litellm:openai/judge"]
+        assert (judged["jobs"], judged["requests"]) == (2, N_ITEMS + 1)
+        assert judged["answered"] == server.lines_answered - N_ITEMS == N_ITEMS + 1
         rows = (latest_run(tmp_path / "runs" / "e2e") / "items.jsonl").read_text().splitlines()
         reasked = [r for r in map(json.loads, rows) if r["details"].get("reasked")]
         assert [r["variant"] for r in reasked] == ["tit_llm"]
@@ -251,7 +278,7 @@ def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, capsys, k
         server.release()
         capsys.readouterr()
         code = main(["run", path])
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
         assert code == 0, err
         # the describer's job was polled again, never sent again; then the judges' one
         assert server.batch_creates == 2
@@ -259,7 +286,19 @@ def test_killed_after_submission_resumes_its_job(batch_data, tmp_path, capsys, k
         assert server.stats.total == 0
         # progress while waiting, on a non-terminal: jobs, requests done, elapsed
         assert "batch: 1 job open" in err and "elapsed" in err
-    assert _summary(tmp_path)["failed_items"] == 0
+        provider = jobs_by_model(server)
+    summary = _summary(tmp_path)
+    assert summary["failed_items"] == 0
+    # the record counts every job this run drove, the resumed one too, as the double does
+    described, judged = (
+        summary["batch"]["litellm:openai/vlm"],
+        summary["batch"]["litellm:openai/judge"],
+    )
+    for model, entry in (("vlm", described), ("judge", judged)):
+        done = {k: entry[k] for k in ("jobs", "requests", "answered")}
+        assert done == provider[model] == {"jobs": 1, "requests": N_ITEMS, "answered": N_ITEMS}
+    assert (described["resumed"], judged["resumed"]) == (1, 0) and described["failed"] == 0
+    assert "batch: litellm:openai/vlm: 1 job (1 resumed), 8 requests, 8 answered" in out
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from batch_helpers import N_ITEMS, batch_env
+from batch_helpers import N_ITEMS, batch_env, jobs_by_model
 from batch_helpers import ledger_text as _ledger_text
 from batch_helpers import wait_for as _wait
 from batch_helpers import write_config as _write
@@ -22,6 +22,7 @@ from cli_process import start_cli
 from doubles.batch_server import BatchServer
 from doubles.billing import Billing
 from doubles.server import build_responder
+from doubles.server_request import Reply
 from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
@@ -94,6 +95,10 @@ def test_a_budget_caps_batch_lines_before_they_are_sent(capped):
     assert len(refused) == budget["items_undone"]
     # once a line could not be covered, every later priced call is refused (as online)
     assert summary["batch"]["litellm:openai/judge"]["requests"] == 0
+    # every call is sent or counted: each description answered (a line the double answered)
+    # or refused, and each described item's judge line refused: N_ITEMS not sent, items' all
+    assert budget["run_calls_not_sent"] == (N_ITEMS - lines) + lines
+    assert budget["run_item_calls_not_sent"] == N_ITEMS and budget["run_pair_calls_not_sent"] == 0
     assert f"budget: ${BUDGET} (run.budget_usd)" in capped.first.out
 
 
@@ -159,6 +164,67 @@ def test_a_resumed_job_is_counted_as_spent_once(batch_data, tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 0, err
         assert server.batch_creates == 2 and server.lines_answered == 2 * N_ITEMS
+        provider = jobs_by_model(server)
     summary = json.loads((latest_run(tmp_path / "runs" / "e2e") / "summary.json").read_text())
     assert summary["budget"]["spent_usd"] == pytest.approx(billing.total / 2, abs=1e-6)
     assert summary["budget"]["stopped"] is False
+    # the resumed job is one of this run's jobs, its lines its requests, as the double counts
+    for model, resumed in (("vlm", 1), ("judge", 0)):
+        entry = summary["batch"][f"litellm:openai/{model}"]
+        assert {k: entry[k] for k in ("jobs", "requests", "answered")} == provider[model]
+        assert entry["resumed"] == resumed
+
+
+#: the pairwise judge's own model, priced and sent as batch lines
+PAIR_MODEL = "litellm:openai/pairjudge"
+
+
+def _pair_reply(describe):
+    """Descriptions for the describer's lines; the PairReply shape (`judges.schemas.PairReply`)
+    for the pairwise judge's model."""
+
+    def answer(request):
+        if request.model == PAIR_MODEL.split("/", 1)[1]:
+            return Reply(
+                data={"rationale": "the first covers more of the prompt", "winner": "first"}
+            )
+        return describe(request)
+
+    return answer
+
+
+@pytest.mark.slow
+def test_batch_lines_a_budget_refuses_are_counted_as_the_pairwise_verdicts_they_were_for(
+    batch_data, tmp_path, capsys, monkeypatch
+):
+    """A free describer and a priced pairwise judge, both `batch: true`: the budget covers a few
+    of the pairwise lines; every pairwise line is answered by the double or counted unsent, as
+    a pairwise verdict's, and the verdicts left undone are counted."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    describe = build_responder("auto", descriptions=stored_descriptions(batch_data))
+    with BatchServer(responder=_pair_reply(describe)) as server:
+        config = run_config(batch_data, tmp_path, url=server.url, batch=True, budget_usd=0.02)
+        config["describer"]["price"] = {"input": 0.0, "output": 0.0}
+        config["judges"] = [
+            {
+                **config["judges"][0],
+                "name": "pair",
+                "kind": "pairwise",
+                "model": PAIR_MODEL,
+                "price": {"input": RATE, "output": RATE},
+            },
+            {"name": "lexical", "kind": "lexical"},
+        ]
+        assert main(["run", _write(config, tmp_path)]) == 3
+        assert server.stats.total == 0  # nothing online
+        pair_lines = jobs_by_model(server)[PAIR_MODEL.split("/", 1)[1]]["requests"]
+    run = latest_run(tmp_path / "runs" / "e2e")
+    budget = json.loads((run / "summary.json").read_text())["budget"]
+    pairs = [json.loads(line) for line in (run / "pairs_pair.jsonl").read_text().splitlines()]
+    assert 0 < pair_lines < 2 * len(pairs)
+    assert budget["run_pair_calls_not_sent"] == 2 * len(pairs) - pair_lines
+    assert budget["run_item_calls_not_sent"] == 0 and budget["items_undone"] == 0
+    refused = [p for p in pairs if "not sent: budget" in json.dumps(p)]
+    assert budget["pairs_undone"] == len(refused) > 0
+    out = capsys.readouterr().out
+    assert f"({budget['pair_calls_not_sent']} for pairwise verdicts)" in out

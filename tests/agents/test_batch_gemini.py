@@ -205,7 +205,10 @@ def test_an_invalid_structured_reply_is_validated_and_reasked(batch_data, tmp_pa
         assert server.lines_answered == 2 * N_ITEMS + 1
         summary = _summary(tmp_path)
         assert summary["failed_items"] == 0
-        assert summary["batch"][JUDGE]["answered"] == N_ITEMS
+        # as the double counts them: the judge's 8 lines and the re-ask's, in two jobs
+        judged = summary["batch"][JUDGE]
+        assert (judged["jobs"], judged["requests"]) == (2, N_ITEMS + 1)
+        assert judged["answered"] == server.lines_answered - N_ITEMS == N_ITEMS + 1
         rows = [
             json.loads(r) for r in (_run_dir(tmp_path) / "items.jsonl").read_text().splitlines()
         ]

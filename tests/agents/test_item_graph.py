@@ -15,6 +15,7 @@ from titjudge.agents.runner import run_async
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.judges.base import Judge
+from titjudge.models.core.clients import SEND
 from titjudge.prompts.loader import load_template
 from titjudge.records import RunEvaluation
 from titjudge.records.calls import CallResult
@@ -30,7 +31,7 @@ class FixedJudge(Judge):
     def __init__(self, name, score, needs_description=False):
         self.name, self.score, self.needs_description = name, score, needs_description
 
-    async def judge(self, item, image, described, probe=None):
+    async def judge(self, item, image, described, *, probe):
         if self.score is None:
             return JudgeOutcome.failed(self.name, "refused")
         return JudgeOutcome(self.name, "ok", score=self.score, rationale="fine")
@@ -58,7 +59,7 @@ class RecordingJudge(Judge):
     def __init__(self, on_judged):
         self.on_judged, self.order = on_judged, []
 
-    async def judge(self, item, image, described, probe=None):
+    async def judge(self, item, image, described, *, probe):
         self.order.append(item.item_id)
         self.on_judged(item.item_id)
         return JudgeOutcome(self.name, "ok", score=float(len(described.text)))
@@ -82,7 +83,7 @@ def _ctx(judges, fallbacks=None, describer=None, **extra):
         judges=judges,
         fallbacks=fallbacks or {},
         variant_order=[j.name for j in judges],
-        **extra,
+        **{"probe": SEND, **extra},
     )
 
 
@@ -205,7 +206,7 @@ class FailsOn(Judge):
     def __init__(self, name, bad_id):
         self.name, self.bad_id, self.needs_description = name, bad_id, False
 
-    async def judge(self, item, image, described, probe=None):
+    async def judge(self, item, image, described, *, probe):
         if item.item_id == self.bad_id:
             return JudgeOutcome.failed(self.name, "refused")
         return JudgeOutcome(self.name, "ok", score=0.7, rationale="fine")
@@ -244,7 +245,7 @@ class OrderDescriber:
     def __init__(self):
         self.asked, self.probes = [], []
 
-    async def text(self, request, probe=None, **_):
+    async def text(self, request, *, probe, **_):
         self.asked.append(request.images[0].path.stem)
         self.probes.append(probe)
         return CallResult(ok=True, value="a description")
@@ -264,7 +265,7 @@ def test_a_probing_pass_is_the_graph_in_item_order_and_evaluates_nothing(tmp_pat
     ctx = _ctx(judges, {"main": "backup"}, describer=describer)
     probe = CacheProbe()
 
-    state = asyncio.run(drive(_items(tmp_path, ids), ctx.probing(probe), concurrency=8))
+    state = asyncio.run(drive(_items(tmp_path, ids), ctx.probing(probe=probe), concurrency=8))
 
     assert describer.asked == ids and all(p is probe for p in describer.probes)
     assert [r.item.item_id for r in state["results"]] == ids

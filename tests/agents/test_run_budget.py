@@ -4,6 +4,7 @@ unpriced model refused at load. The server's own bill (the usage it reports, at 
 option's rates) is the ground truth the spend is checked against."""
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 from builders import run_config, write_config
 from doubles.billing import Billing
 from doubles.server import FakeOpenAIServer, build_responder
+from doubles.server_request import Reply
 from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
@@ -61,6 +63,9 @@ def test_the_budget_is_a_hard_cap_that_concurrency_cannot_overshoot(synth_data, 
     # never asked
     assert budget["calls_not_sent"] > 0
     assert 0 < len(bodies) + budget["calls_not_sent"] < N_CALLS
+    # every call not sent was an item's (a description or a judge's score): no pairwise judge
+    assert budget["item_calls_not_sent"] == budget["calls_not_sent"]
+    assert budget["pair_calls_not_sent"] == budget["pairs_undone"] == 0
     assert 0 < budget["items_undone"] <= 16
     assert summary["failed_items"] == budget["items_undone"]
     # the run dir is written as usual, the refused calls are failure records naming the budget
@@ -69,8 +74,11 @@ def test_the_budget_is_a_hard_cap_that_concurrency_cannot_overshoot(synth_data, 
     # one line names the budget, the spend and what was left undone
     line = next(line for line in out.splitlines() if line.startswith("budget: "))
     assert f"budget: ${BUDGET:g} (run.budget_usd), spent ${budget['spent_usd']:.4f}" in line
-    assert f"{budget['calls_not_sent']} calls not sent" in line
-    assert f"{budget['items_undone']} items left undone" in line
+    assert (
+        f"{budget['calls_not_sent']} calls not sent ({budget['item_calls_not_sent']} for items), "
+        f"{budget['items_undone']} items left undone"
+    ) in line
+    assert "pairwise" not in line  # no pairwise judge: nothing to say of pairs
 
 
 @pytest.mark.slow
@@ -125,3 +133,70 @@ def test_local_models_cost_nothing_and_never_block(synth_data, tmp_path, capsys)
     assert summary["failed_items"] == 0 and summary["items"] == 16
     assert summary["budget"]["spent_usd"] == 0 and summary["budget"]["calls_not_sent"] == 0
     assert "budget: $0 (run.budget_usd), spent $0.0000" in capsys.readouterr().out
+
+
+class PairwiseBilled:
+    """Describes images for free and answers the pairwise judge's model (`PAIR_MODEL`), counting
+    what it is asked: the server's own count of the pairwise verdicts' requests."""
+
+    def __init__(self, data):
+        self.auto = build_responder("auto", descriptions=stored_descriptions(data))
+        self.pairs = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request):
+        if request.model != PAIR_MODEL.split("/", 1)[1]:
+            return self.auto(request)
+        with self._lock:
+            self.pairs += 1
+        # the PairReply shape the pairwise judge asks for (`judges.schemas.PairReply`)
+        return Reply(data={"rationale": "the first covers more of the prompt", "winner": "first"})
+
+
+#: a pairwise judge's own model, priced; the describer costs nothing (never refused)
+PAIR_MODEL = "litellm:openai/pairjudge"
+#: worst cases of a few pairwise calls at a time: the budget stops among the 48 verdicts' calls
+PAIR_BUDGET = 0.05
+
+
+@pytest.mark.slow
+def test_a_budget_stopped_among_pairwise_verdicts_counts_their_calls(synth_data, tmp_path, capsys):
+    """Every pairwise call either reached the server or is counted unsent, as a pairwise
+    verdict's: a stop among the pairs never reads `0 items left undone` alone."""
+    responder = PairwiseBilled(synth_data)
+    with FakeOpenAIServer(responder=responder) as server:
+        config = run_config(synth_data, tmp_path, url=server.url, concurrency=16)
+        config["describer"]["price"] = {"input": 0.0, "output": 0.0}
+        config["judges"] = [
+            {"name": "lexical", "kind": "lexical"},
+            {
+                "name": "pair",
+                "kind": "pairwise",
+                "model": PAIR_MODEL,
+                "api_base": server.url,
+                "price": PRICE,
+            },
+        ]
+        config["run"]["budget_usd"] = PAIR_BUDGET
+        assert main(["run", str(write_config(config, tmp_path))]) == 3
+    out = capsys.readouterr().out
+    run = latest_run(tmp_path / "runs" / "e2e")
+    budget = json.loads((run / "summary.json").read_text())["budget"]
+    pairs = [json.loads(line) for line in (run / "pairs_pair.jsonl").read_text().splitlines()]
+    assert len(pairs) == 24
+
+    # the server's own count and the run's agree: 2 orders x 24 pairs, each sent or not sent
+    assert 0 < responder.pairs < 2 * len(pairs)
+    assert budget["pair_calls_not_sent"] == 2 * len(pairs) - responder.pairs
+    assert budget["run_pair_calls_not_sent"] == budget["pair_calls_not_sent"]
+    assert budget["item_calls_not_sent"] == budget["run_item_calls_not_sent"] == 0
+    assert budget["calls_not_sent"] == budget["pair_calls_not_sent"]
+    # the verdicts left undone are those the pairs file says the budget did not send
+    refused = [p for p in pairs if "not sent: budget" in json.dumps(p)]
+    assert budget["pairs_undone"] == len(refused) > 0 and budget["items_undone"] == 0
+    line = next(line for line in out.splitlines() if line.startswith("budget: "))
+    assert (
+        f"stopped: {budget['calls_not_sent']} calls not sent "
+        f"({budget['pair_calls_not_sent']} for pairwise verdicts), "
+        f"0 items and {budget['pairs_undone']} pairwise verdicts left undone"
+    ) in line

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, Generation
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.backend import LiteLLMBackend
@@ -89,7 +90,7 @@ class ModelLayer:
         self, model: str, request: GenerateRequest = HI, *, key: str = KEY, **options: Any
     ) -> CallResult[str]:
         client = self.client(model, key=key, **options)
-        return asyncio.run(client.text(request, role="describer"))
+        return asyncio.run(client.text(request, role="describer", probe=SEND))
 
     def structured(
         self,
@@ -101,7 +102,7 @@ class ModelLayer:
         **options: Any,
     ) -> CallResult[S]:
         client = self.client(model, key=key, **options)
-        return asyncio.run(client.structured(request, schema, role="judge"))
+        return asyncio.run(client.structured(request, schema, role="judge", probe=SEND))
 
     def embedder(self, model: str, *, key: str = KEY, **options: Any) -> LiteLLMEmbeddingBackend:
         made = self.options(model, key, **options)

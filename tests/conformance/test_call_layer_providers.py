@@ -18,6 +18,7 @@ from provider_server import (
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -34,7 +35,7 @@ def _client(tmp_path, model, api_base, **options):
 
 def _verdict(client, prompt="PROMPT: a cat\nDESCRIPTION: a cat"):
     return asyncio.run(
-        client.structured(GenerateRequest(prompt=prompt), JudgeVerdict, role="judge")
+        client.structured(GenerateRequest(prompt=prompt), JudgeVerdict, role="judge", probe=SEND)
     )
 
 

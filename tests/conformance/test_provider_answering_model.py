@@ -20,6 +20,7 @@ from provider_server import gemini_ok, openai_ok
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -35,7 +36,7 @@ def _verdict(tmp_path, model, api_base, require_model="report"):
     hub = ModelHub(CallCache(tmp_path / "cache"), require_model=require_model)
     client = hub.text_client(model, ModelOptions(**options))
     request = GenerateRequest(prompt="PROMPT: a cat\nDESCRIPTION: a cat")
-    return asyncio.run(client.structured(request, JudgeVerdict, role="judge"))
+    return asyncio.run(client.structured(request, JudgeVerdict, role="judge", probe=SEND))
 
 
 def test_gemini_reply_from_another_model_is_recorded(provider_server, tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ from titjudge.models.core.base import (
     QuotaExhaustedError,
     TransientError,
 )
+from titjudge.models.core.clients import SEND
 from titjudge.records.calls import TokenLogprobs
 from titjudge.safety import REDACTED
 
@@ -123,8 +124,8 @@ def test_openai_insufficient_quota_stops_the_model(layer: ModelLayer) -> None:
     layer.server.reset()
     layer.server.enqueue("gpt-4o", openai_429_insufficient_quota(), openai_ok("never"))
     client = layer.client("openai/gpt-4o")
-    first = asyncio.run(client.text(GenerateRequest(prompt="a"), role="describer"))
-    second = asyncio.run(client.text(GenerateRequest(prompt="b"), role="describer"))
+    first = asyncio.run(client.text(GenerateRequest(prompt="a"), role="describer", probe=SEND))
+    second = asyncio.run(client.text(GenerateRequest(prompt="b"), role="describer", probe=SEND))
     assert not first.ok and first.error is not None
     assert first.error.startswith("quota exhausted: the account has no quota left")
     assert not second.ok and second.error is not None and "not sent" in second.error

@@ -25,6 +25,7 @@ from provider_server import (
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -39,7 +40,7 @@ def _client(tmp_path, model, api_base, **options):
 
 def _verdict(client):
     request = GenerateRequest(prompt="PROMPT: a cat\nDESCRIPTION: a cat")
-    return asyncio.run(client.structured(request, JudgeVerdict, role="judge"))
+    return asyncio.run(client.structured(request, JudgeVerdict, role="judge", probe=SEND))
 
 
 def test_a_refusal_is_blocked_with_its_text(provider_server, tmp_path, monkeypatch):
@@ -57,7 +58,9 @@ def test_a_refused_description_is_blocked_too(provider_server, tmp_path, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     provider_server.enqueue("gpt-4o", openai_refusal("I can't describe this image."))
     client = _client(tmp_path, "litellm:openai/gpt-4o", provider_server.openai_base)
-    result = asyncio.run(client.text(GenerateRequest(prompt="Describe."), role="describer"))
+    result = asyncio.run(
+        client.text(GenerateRequest(prompt="Describe."), role="describer", probe=SEND)
+    )
     assert not result.ok and "I can't describe this image." in result.error
     assert client.usage["describer"].blocked == 1
 

@@ -15,6 +15,7 @@ from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -34,7 +35,10 @@ def _client(cache_dir, urls, **options):
 
 async def _ask(client, prompts):
     return await asyncio.gather(
-        *(client.text(GenerateRequest(prompt=p, max_tokens=16), role="describer") for p in prompts)
+        *(
+            client.text(GenerateRequest(prompt=p, max_tokens=16), role="describer", probe=SEND)
+            for p in prompts
+        )
     )
 
 

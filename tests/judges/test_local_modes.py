@@ -21,6 +21,7 @@ from titjudge.judges.llm import LLMJudgeConfig
 from titjudge.judges.lmm_yes import LMMYesJudgeConfig, answer_side
 from titjudge.judges.registry import build_judge
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.hub import ModelHub
 from titjudge.models.local.hf_generate import decode_images, render_prompt
 from titjudge.prompts.loader import load_template
@@ -100,7 +101,7 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
     describer = DescriberConfig(model=f"hf:{path}")
     judge = build_judge(config, describer.model, describer, hub)
     item = Item("i1", "p1", PROMPT, tmp_path / "none.png", "m")
-    outcome = asyncio.run(judge.judge(item, None, Described(text=DESCRIPTION)))
+    outcome = asyncio.run(judge.judge(item, None, Described(text=DESCRIPTION), probe=SEND))
     assert outcome.status == "ok", outcome.error
     assert outcome.details["sampled_score"] in (6, 8) and outcome.details["score_tokens"] == 1
 
@@ -135,7 +136,7 @@ def test_lmm_yes_matches_the_vlms_own_logits(tmp_path, synth_data):
     item = Item(
         row["item_id"], row["prompt_id"], row["prompt"], synth_data / row["image"], row["t2i_model"]
     )
-    outcome = asyncio.run(judge.judge(item, image, Described(text=None)))
+    outcome = asyncio.run(judge.judge(item, image, Described(text=None), probe=SEND))
     assert outcome.status == "ok", outcome.error
     assert outcome.details["answer_position"] == 0
 

@@ -135,6 +135,7 @@ NEW_KIND = textwrap.dedent(
     from titjudge.judges.base import Described, Judge, JudgeOutcome
     from titjudge.judges.options import JudgeOptions
     from titjudge.judges.registry import judge_kind
+    from titjudge.models.core.clients import SEND
 
 
     class ConstantConfig(JudgeOptions):
@@ -146,7 +147,7 @@ NEW_KIND = textwrap.dedent(
         def __init__(self, name, value):
             self.name, self.value = name, value
 
-        async def judge(self, item, image, described, probe=None):
+        async def judge(self, item, image, described, *, probe):
             return JudgeOutcome(variant=self.name, status="ok", score=self.value)
 
 
@@ -168,7 +169,7 @@ NEW_KIND = textwrap.dedent(
     config = validate_config(raw, RunConfig, "run.yaml")
     hub = ModelHub(CallCache(Path(sys.argv[1])))
     judges = build_judges(config.judges, config.describer.model, config.describer, hub)
-    outcome = asyncio.run(judges[0].judge(None, None, Described(text="x")))
+    outcome = asyncio.run(judges[0].judge(None, None, Described(text="x"), probe=SEND))
     raw["judges"][0]["valeu"] = 1
     try:
         validate_config(raw, RunConfig, "run.yaml")

@@ -15,6 +15,7 @@ from doubles.server import FakeOpenAIServer, Fault, Reply
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -29,7 +30,10 @@ def _client(tmp_path, model, stop_after=5, **options):
 def _ask(client, n):
     async def all_of_them():
         return await asyncio.gather(
-            *(client.text(GenerateRequest(prompt=f"item {i}"), role="describer") for i in range(n))
+            *(
+                client.text(GenerateRequest(prompt=f"item {i}"), role="describer", probe=SEND)
+                for i in range(n)
+            )
         )
 
     return asyncio.run(all_of_them())

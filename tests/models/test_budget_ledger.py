@@ -14,6 +14,7 @@ from titjudge.cache.store import CallCache
 from titjudge.models.calls.budget import Budget
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.spec import parse_model_spec
@@ -49,7 +50,7 @@ def test_each_attempt_reserves_and_settles_to_what_it_cost(tmp_path):
     with FakeOpenAIServer(responder=_scripted(replies), timeout_delay=3.0) as server:
         budget = Budget(1.0)
         client = _client(tmp_path, budget, server.url, max_attempts=3, timeout=1.0)
-        result = asyncio.run(client.text(REQUEST, role="describer"))
+        result = asyncio.run(client.text(REQUEST, role="describer", probe=SEND))
         assert server.stats.total == 3, (result, server.stats.by_status)
     assert result.ok and result.attempts == 3 and result.cost > 0
     assert budget.spent == pytest.approx(WORST + result.cost)
@@ -61,7 +62,7 @@ def test_a_retry_the_budget_cannot_cover_is_not_sent(tmp_path):
     with FakeOpenAIServer(responder=_scripted(replies), timeout_delay=3.0) as server:
         budget = Budget(WORST * 1.5)  # covers the first attempt's worst case, not a second
         client = _client(tmp_path, budget, server.url, max_attempts=3, timeout=1.0)
-        result = asyncio.run(client.text(REQUEST, role="describer"))
+        result = asyncio.run(client.text(REQUEST, role="describer", probe=SEND))
         assert server.stats.total == 1
     assert not result.ok and result.attempts == 1
     assert result.error.startswith("not sent: budget")
@@ -78,7 +79,9 @@ def test_calls_in_flight_never_hold_more_than_the_budget(tmp_path):
 
         async def many():
             requests = [GenerateRequest(prompt=f"item {i}", max_tokens=100) for i in range(12)]
-            return await asyncio.gather(*(client.text(r, role="describer") for r in requests))
+            return await asyncio.gather(
+                *(client.text(r, role="describer", probe=SEND) for r in requests)
+            )
 
         results = asyncio.run(many())
         assert client.limiter.peak_in_flight <= 3

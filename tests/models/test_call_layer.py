@@ -9,6 +9,7 @@ from doubles.server import Fault
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.image_input import ImageInput
@@ -26,7 +27,7 @@ def client(server, tmp_path, **options):
 
 def ask(c, prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat", **kw):
     return asyncio.run(
-        c.structured(GenerateRequest(prompt=prompt, **kw), JudgeVerdict, role="judge")
+        c.structured(GenerateRequest(prompt=prompt, **kw), JudgeVerdict, role="judge", probe=SEND)
     )
 
 
@@ -139,7 +140,7 @@ def test_concurrent_identical_calls_share_one_request(server, tmp_path, monkeypa
     async def many():
         req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
         return await asyncio.gather(
-            *(c.structured(req, JudgeVerdict, role="judge") for _ in range(10))
+            *(c.structured(req, JudgeVerdict, role="judge", probe=SEND) for _ in range(10))
         )
 
     results = asyncio.run(many())
@@ -158,7 +159,7 @@ def test_concurrency_limit_holds(tmp_path, monkeypatch):
         async def many():
             reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(16)]
             return await asyncio.gather(
-                *(c.structured(r, JudgeVerdict, role="judge") for r in reqs)
+                *(c.structured(r, JudgeVerdict, role="judge", probe=SEND) for r in reqs)
             )
 
         assert all(r.ok for r in asyncio.run(many()))
@@ -172,12 +173,17 @@ def test_rpm_limit_spaces_requests(server, tmp_path, monkeypatch):
     async def many():
         # litellm's first call builds its HTTP client and holds the others back meanwhile
         await c.structured(
-            GenerateRequest(prompt="PROMPT:\nwarm\n\nDESCRIPTION:\nup"), JudgeVerdict, role="j"
+            GenerateRequest(prompt="PROMPT:\nwarm\n\nDESCRIPTION:\nup"),
+            JudgeVerdict,
+            role="j",
+            probe=SEND,
         )
         await asyncio.sleep(0.15)
         server.reset_stats()
         reqs = [GenerateRequest(prompt=f"PROMPT:\nx{i}\n\nDESCRIPTION:\ny") for i in range(6)]
-        return await asyncio.gather(*(c.structured(r, JudgeVerdict, role="judge") for r in reqs))
+        return await asyncio.gather(
+            *(c.structured(r, JudgeVerdict, role="judge", probe=SEND) for r in reqs)
+        )
 
     starts: list[float] = []
     generate = c.backend.generate
@@ -205,7 +211,7 @@ def test_images_reach_the_server_as_data_uris(server, tmp_path, monkeypatch):
     image = ImageInput(data=b"\x89PNG\r\n\x1a\n" + b"0" * 64, mime="image/png")
     c = client(server, tmp_path)
     result = asyncio.run(
-        c.text(GenerateRequest(prompt="Describe.", images=(image,)), role="describer")
+        c.text(GenerateRequest(prompt="Describe.", images=(image,)), role="describer", probe=SEND)
     )
     assert result.ok and result.value
     assert [part.sha256 for part in seen[0].images] == [image.sha256]
@@ -229,7 +235,11 @@ def test_cost_is_litellms_price_or_unknown_never_zero(server, tmp_path, monkeypa
     opts = ModelOptions(api_base=server.url)
     hub = ModelHub(CallCache(None))
     req = GenerateRequest(prompt="PROMPT:\na red cat\n\nDESCRIPTION:\na red cat")
-    priced = asyncio.run(hub.text_client("litellm:openai/gpt-4o-mini", opts).text(req, role="j"))
-    unpriced = asyncio.run(hub.text_client("litellm:openai/test-model", opts).text(req, role="j"))
+    priced = asyncio.run(
+        hub.text_client("litellm:openai/gpt-4o-mini", opts).text(req, role="j", probe=SEND)
+    )
+    unpriced = asyncio.run(
+        hub.text_client("litellm:openai/test-model", opts).text(req, role="j", probe=SEND)
+    )
     assert priced.ok and priced.cost is not None and priced.cost > 0
     assert unpriced.ok and unpriced.cost is None

@@ -16,6 +16,7 @@ from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.sharing.claims import Claims
 from titjudge.models.calls.sharing.dedup import InFlight
 from titjudge.models.calls.sharing.run_answers import RunAnswers
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.records.calls import CallResult
 
@@ -140,27 +141,27 @@ def test_a_failure_of_this_run_is_shared_marked_cached_and_never_for_another_key
     answers = RunAnswers()
     failed = CallResult(ok=False, error="HTTP 500 from the server", attempts=3)
     answers.keep_failure("shared-1", failed)
-    found = answers.find("key-1", "shared-1", None)
+    found = answers.find("key-1", "shared-1", probe=SEND)
     assert found is not None and found.error == failed.error and found.cached
-    assert answers.find("key-2", "shared-2", None) is None
-    assert answers.find("key-1", "shared-1", None) is not None  # every later asker shares it
+    assert answers.find("key-2", "shared-2", probe=SEND) is None
+    assert answers.find("key-1", "shared-1", probe=SEND) is not None  # every later asker shares it
 
 
 def test_a_batch_answer_is_handed_over_once_and_a_batch_failure_stays():
     answers = RunAnswers()
     answers.keep_batch("good", ok("yes"))
     answers.keep_batch("bad", CallResult(ok=False, error="batch line failed"))
-    assert answers.find("good", "s1", None).value == "yes"
-    assert answers.find("good", "s1", None) is None  # counted once; the cache answers next
-    assert answers.find("bad", "s2", None).error == "batch line failed"
-    assert answers.find("bad", "s2", None).error == "batch line failed"
+    assert answers.find("good", "s1", probe=SEND).value == "yes"
+    assert answers.find("good", "s1", probe=SEND) is None  # counted once; the cache answers next
+    assert answers.find("bad", "s2", probe=SEND).error == "batch line failed"
+    assert answers.find("bad", "s2", probe=SEND).error == "batch line failed"
 
 
 def test_under_a_probe_a_batch_answer_is_handed_over_only_when_it_commits():
     answers = RunAnswers()
     answers.keep_batch("good", ok("yes"))
     probe = CacheProbe()
-    assert answers.find("good", "s", probe).value == "yes"
-    assert answers.find("good", "s", probe).value == "yes"  # not committed: still there
+    assert answers.find("good", "s", probe=probe).value == "yes"
+    assert answers.find("good", "s", probe=probe).value == "yes"  # not committed: still there
     probe.commit()
-    assert answers.find("good", "s", None) is None
+    assert answers.find("good", "s", probe=SEND) is None

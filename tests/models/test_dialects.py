@@ -25,6 +25,7 @@ from doubles.server_scripts import JudgeResponder
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.dialects import FACT, DialectMemory, refusal, send_learning
@@ -56,7 +57,7 @@ def calls(server, cache_dir, n: int = 1, concurrency: int = 4, **options):
         try:
             requests = [GenerateRequest(prompt=f"{PROMPT} number {i}") for i in range(n)]
             results = await asyncio.gather(
-                *(client.structured(r, JudgeVerdict, role="judge") for r in requests)
+                *(client.structured(r, JudgeVerdict, role="judge", probe=SEND) for r in requests)
             )
             return results, client.backend.describe()
         finally:
@@ -485,7 +486,10 @@ def test_a_server_that_echoes_the_model_asked_for_is_asked_what_it_serves(tmp_pa
             results = await asyncio.gather(
                 *(
                     client.structured(
-                        GenerateRequest(prompt=f"{PROMPT} {i}"), JudgeVerdict, role="judge"
+                        GenerateRequest(prompt=f"{PROMPT} {i}"),
+                        JudgeVerdict,
+                        role="judge",
+                        probe=SEND,
                     )
                     for i in range(3)
                 )

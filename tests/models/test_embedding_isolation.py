@@ -20,6 +20,7 @@ from doubles.embeddings_server import (
 from titjudge.cache.store import CallCache
 from titjudge.judges.embedding import EmbeddingJudge
 from titjudge.models.calls.embedding_client import EmbeddingClient
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.items import Item
@@ -72,7 +73,7 @@ def test_only_the_refused_text_fails_whatever_the_batch_size(
     for size in SIZES[model]:
         server.requests.clear()
         client = served(tmp_path / f"{size}", server, model, batch_size=size)
-        results = asyncio.run(client.embed(texts, role="judge"))
+        results = asyncio.run(client.embed(texts, role="judge", probe=SEND))
         assert failing(results) == {position}, f"batch_size {size}"
         assert "maximum context length is 8192 tokens" in results[position].error
         assert results[position].attempts == 1
@@ -97,7 +98,10 @@ def test_an_item_beside_a_refused_text_is_not_failed_by_it(tmp_path, server):
             return await asyncio.gather(
                 *(
                     judge.judge(
-                        Item(f"i{i}", "p1", prompt, Path("/x.png"), "t2i"), None, Described(d)
+                        Item(f"i{i}", "p1", prompt, Path("/x.png"), "t2i"),
+                        None,
+                        Described(d),
+                        probe=SEND,
                     )
                     for i, d in enumerate(descriptions)
                 )
@@ -112,13 +116,13 @@ def test_an_item_beside_a_refused_text_is_not_failed_by_it(tmp_path, server):
 def test_a_transient_error_retries_the_whole_request_and_never_splits_it(tmp_path, server):
     server.fail(server_error())
     client = served(tmp_path / "a", server, max_attempts=3)
-    results = asyncio.run(client.embed(TEXTS[:4], role="judge"))
+    results = asyncio.run(client.embed(TEXTS[:4], role="judge", probe=SEND))
     assert all(r.ok and r.attempts == 2 for r in results)
     assert server.inputs() == [TEXTS[:4], TEXTS[:4]]
     server.requests.clear()
     server.fail(server_error(), server_error())
     client = served(tmp_path / "b", server, max_attempts=2)
-    results = asyncio.run(client.embed(TEXTS[:4], role="judge"))
+    results = asyncio.run(client.embed(TEXTS[:4], role="judge", probe=SEND))
     assert all(not r.ok and r.error.startswith("gave up after 2 attempts") for r in results)
     assert server.inputs() == [TEXTS[:4], TEXTS[:4]]  # given up as a whole, not split
 
@@ -127,7 +131,7 @@ def test_a_key_refusal_is_the_whole_requests_and_not_split(tmp_path, server, mon
     monkeypatch.setenv("TITJUDGE_TEST_EMBED_KEY", "sk-wrong-0123456789")
     server.fail(openai_unauthorized("sk-wrong-0123456789"))
     client = served(tmp_path, server, api_key_env="TITJUDGE_TEST_EMBED_KEY", max_attempts=3)
-    results = asyncio.run(client.embed(TEXTS[:4], role="judge"))
+    results = asyncio.run(client.embed(TEXTS[:4], role="judge", probe=SEND))
     assert all(not r.ok and "AuthenticationError" in r.error for r in results)
     assert len(server.requests) == 1
 
@@ -137,7 +141,7 @@ def test_every_text_refused_costs_at_most_two_n_minus_one_requests(tmp_path, ser
     for text in TEXTS[:8]:
         server.refuse(text)
     client = served(tmp_path, server, batch_size=8)
-    results = asyncio.run(client.embed(TEXTS[:8], role="judge"))
+    results = asyncio.run(client.embed(TEXTS[:8], role="judge", probe=SEND))
     assert failing(results) == set(range(8))
     assert len(server.requests) == 2 * 8 - 1
     assert isinstance(client, EmbeddingClient) and client.cache.entries() == 0

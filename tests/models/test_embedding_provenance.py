@@ -19,6 +19,7 @@ from doubles.embeddings_server import EmbeddingsServer
 from titjudge.cache.store import CallCache
 from titjudge.judges.embedding import EmbeddingJudge
 from titjudge.models.calls.embedding_client import _vector_hit
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.items import Item
@@ -41,7 +42,7 @@ def _judge(cache_dir: Path, server: EmbeddingsServer, require_model: str = "repo
     client = hub.embedding_client(MODEL, options)
     judge = EmbeddingJudge("tit_score", client, None)
     item = Item("i1", "p1", PROMPT, Path("/nonexistent.png"), "t2i")
-    return asyncio.run(judge.judge(item, None, Described(DESCRIPTION))), client
+    return asyncio.run(judge.judge(item, None, Described(DESCRIPTION), probe=SEND)), client
 
 
 def test_the_answering_model_is_kept_and_a_cached_rerun_still_names_it(tmp_path, server):

@@ -11,6 +11,7 @@ from doubles.server import Fault
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -31,8 +32,8 @@ def test_empty_choices_is_a_permanent_uncached_failure(kind, server, tmp_path, m
 
     def ask(client):
         if kind == "text":
-            return asyncio.run(client.text(request, role="describer"))
-        return asyncio.run(client.structured(request, JudgeVerdict, role="judge"))
+            return asyncio.run(client.text(request, role="describer", probe=SEND))
+        return asyncio.run(client.structured(request, JudgeVerdict, role="judge", probe=SEND))
 
     server.script(Fault("no_choices"))
     failed = ask(client)

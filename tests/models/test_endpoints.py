@@ -18,6 +18,7 @@ from titjudge.cache.store import CallCache
 from titjudge.cli import main
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.backend import LiteLLMBackend
@@ -70,7 +71,10 @@ def test_each_endpoint_gets_at_most_its_concurrency(tmp_path, monkeypatch):
 
         async def run():
             return await asyncio.gather(
-                *(client.text(GenerateRequest(prompt=f"p{i}"), role="describer") for i in range(12))
+                *(
+                    client.text(GenerateRequest(prompt=f"p{i}"), role="describer", probe=SEND)
+                    for i in range(12)
+                )
             )
 
         assert all(r.ok for r in asyncio.run(run()))  # two waves of the 6 places
@@ -90,7 +94,7 @@ def test_a_429_keeps_its_retry_after_through_the_router(tmp_path, monkeypatch):
         client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
         started = time.perf_counter()
         result = asyncio.run(
-            client.structured(GenerateRequest(prompt="p"), JudgeVerdict, role="judge")
+            client.structured(GenerateRequest(prompt="p"), JudgeVerdict, role="judge", probe=SEND)
         )
         assert result.ok and result.value.score == 70
         # both endpoints said 429 in the first attempt (failover), the next waited Retry-After
@@ -152,7 +156,7 @@ def test_a_bad_request_is_permanent_through_the_router(tmp_path, monkeypatch):
             server.script(Fault("400"))
         opts = ModelOptions(api_base=[first.url, second.url])
         client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", opts)
-        result = asyncio.run(client.text(GenerateRequest(prompt="p"), role="describer"))
+        result = asyncio.run(client.text(GenerateRequest(prompt="p"), role="describer", probe=SEND))
         assert not result.ok and "Invalid value for 'messages'" in result.error
         assert result.attempts == 1
         asked = (first.stats.total, second.stats.total)
@@ -183,16 +187,16 @@ def test_an_unpriced_model_on_several_endpoints_keeps_its_cost_unknown(tmp_path,
         hub = ModelHub(CallCache(None))
         listed = ModelOptions(api_base=[first.url, second.url])
         routed = asyncio.run(
-            hub.text_client("litellm:openai/test-model", listed).text(req, role="j")
+            hub.text_client("litellm:openai/test-model", listed).text(req, role="j", probe=SEND)
         )
         priced = asyncio.run(
-            hub.text_client("litellm:openai/gpt-4o-mini", listed).text(req, role="j")
+            hub.text_client("litellm:openai/gpt-4o-mini", listed).text(req, role="j", probe=SEND)
         )
         single = ModelOptions(api_base=first.url)
         later = asyncio.run(
             ModelHub(CallCache(None))
             .text_client("litellm:openai/test-model", single)
-            .text(req, role="j")
+            .text(req, role="j", probe=SEND)
         )
     assert routed.ok and routed.cost is None
     assert later.ok and later.cost is None

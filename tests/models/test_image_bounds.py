@@ -8,6 +8,7 @@ from PIL import Image
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.image_input import ImageInput
@@ -52,7 +53,7 @@ def test_the_bound_is_part_of_the_cache_key(tmp_path):
             "litellm:hosted_vllm/m",
             ModelOptions(api_base="http://127.0.0.1:9/v1", max_image_pixels=bound),
         )
-        fitted, _ = asyncio.run(client.fitter.fit(request))
+        fitted, _ = asyncio.run(client.fitter.fit(request, probe=SEND))
         from titjudge.models.calls.keys import generation_key
 
         return fitted, generation_key(client.backend.spec, fitted, params=client.params)

@@ -6,6 +6,7 @@ import asyncio
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.core.base import EmbeddingBackend
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.lazy import BackendPlan, LazyBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
@@ -47,8 +48,10 @@ def test_built_once_on_the_first_miss_and_never_for_cached_answers(tmp_path):
     assert client.limiter.concurrency == 32  # min(run's 32, plan's 64) before the build
 
     async def go():
-        first = await asyncio.gather(*(client.embed([f"t{i}"], role="j") for i in range(5)))
-        return first, await client.embed(["t0", "t1"], role="j")
+        first = await asyncio.gather(
+            *(client.embed([f"t{i}"], role="j", probe=SEND) for i in range(5))
+        )
+        return first, await client.embed(["t0", "t1"], role="j", probe=SEND)
 
     first, again = asyncio.run(go())
     assert all(r[0].ok for r in first) and all(r.cached for r in again)
@@ -56,7 +59,7 @@ def test_built_once_on_the_first_miss_and_never_for_cached_answers(tmp_path):
     assert client.limiter.concurrency == 3  # the built backend's default replaced the plan's
 
     cached_only = _client(tmp_path, lambda: (_ for _ in ()).throw(AssertionError("built")))
-    results = asyncio.run(cached_only.embed(["t0", "t3"], role="j"))
+    results = asyncio.run(cached_only.embed(["t0", "t3"], role="j", probe=SEND))
     assert all(r.ok and r.cached for r in results)
     assert cached_only.backend.describe()["loaded"] is False
 
@@ -69,8 +72,8 @@ def test_a_failed_build_fails_every_call_with_its_reason_and_is_not_retried(tmp_
         raise OSError("weights file truncated")
 
     client = _client(tmp_path, build)
-    results = asyncio.run(client.embed(["a", "b"], role="j"))
-    results += asyncio.run(client.embed(["c"], role="j"))
+    results = asyncio.run(client.embed(["a", "b"], role="j", probe=SEND))
+    results += asyncio.run(client.embed(["c"], role="j", probe=SEND))
     assert builds == [1]
     assert [r.ok for r in results] == [False, False, False]
     assert all("cannot load the backend: weights file truncated" in r.error for r in results)

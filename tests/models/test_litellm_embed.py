@@ -28,6 +28,7 @@ from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.core.base import EmbeddingBackend
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
@@ -62,7 +63,7 @@ def item() -> Item:
 
 def judge_once(client: EmbeddingClient, instruction: str | None = INSTRUCTION):
     judge = EmbeddingJudge("tit_score", client, instruction)
-    return asyncio.run(judge.judge(item(), None, Described(DESCRIPTION)))
+    return asyncio.run(judge.judge(item(), None, Described(DESCRIPTION), probe=SEND))
 
 
 class HashedLocal(EmbeddingBackend):
@@ -101,7 +102,7 @@ def test_vectors_returned_out_of_order_are_placed_by_index(tmp_path, server):
     server.shuffle = True
     client = served(tmp_path, server)
     texts = ["a cat on a mat", "a lighthouse on a cliff", "a bowl of ramen"]
-    results = asyncio.run(client.embed(texts, role="judge"))
+    results = asyncio.run(client.embed(texts, role="judge", probe=SEND))
     for text, result in zip(texts, results, strict=True):
         assert result.ok and result.value == pytest.approx(hashed_embedding(text, 64))
     assert server.requests[0]["body"]["input"] == texts
@@ -121,7 +122,7 @@ def test_a_429_is_retried_after_its_retry_after(tmp_path, server):
     server.fail(openai_rate_limited(retry_after="1"))
     client = served(tmp_path, server, max_attempts=3)
     started = time.monotonic()
-    results = asyncio.run(client.embed(["a cat", "a dog"], role="judge"))
+    results = asyncio.run(client.embed(["a cat", "a dog"], role="judge", probe=SEND))
     assert all(r.ok and r.attempts == 2 for r in results)
     assert time.monotonic() - started >= 0.9  # waited the server's Retry-After, not the backoff
     assert len(server.requests) == 2
@@ -130,13 +131,17 @@ def test_a_429_is_retried_after_its_retry_after(tmp_path, server):
 def test_a_5xx_is_retried_then_given_up_as_a_failure_record_never_cached(tmp_path, server):
     server.fail(server_error(), server_error())
     client = served(tmp_path, server, max_attempts=2)
-    (failed,) = asyncio.run(client.embed(["a cat"], role="judge"))
+    (failed,) = asyncio.run(client.embed(["a cat"], role="judge", probe=SEND))
     assert not failed.ok and failed.value is None and failed.attempts == 2
     assert failed.error.startswith("gave up after 2 attempts: InternalServerError")
     assert client.cache.entries() == 0
-    (again,) = asyncio.run(client.embed(["a cat"], role="judge"))  # the same run: shared
+    (again,) = asyncio.run(
+        client.embed(["a cat"], role="judge", probe=SEND)
+    )  # the same run: shared
     assert not again.ok and again.error == failed.error and len(server.requests) == 2
-    (fresh,) = asyncio.run(served(tmp_path, server).embed(["a cat"], role="judge"))  # a re-run
+    (fresh,) = asyncio.run(
+        served(tmp_path, server).embed(["a cat"], role="judge", probe=SEND)
+    )  # a re-run
     assert fresh.ok and len(server.requests) == 3
 
 
@@ -160,14 +165,14 @@ def test_a_text_over_the_context_fails_alone_after_one_attempt(tmp_path, server,
     # the pair was refused, then each text asked alone, once: the description is answered
     assert sorted(server.inputs()) == sorted([[query, DESCRIPTION], [query], [DESCRIPTION]])
     assert client.cache.entries() == 1
-    (description,) = asyncio.run(client.embed([DESCRIPTION], role="judge"))
+    (description,) = asyncio.run(client.embed([DESCRIPTION], role="judge", probe=SEND))
     assert description.cached and len(server.requests) == 3
 
 
 def test_a_400_naming_a_parameter_is_the_whole_requests_and_not_split(tmp_path, server):
     server.fail(openai_bad_request("This model does not support 'dimensions'.", param="dimensions"))
     client = served(tmp_path, server, max_attempts=3)
-    results = asyncio.run(client.embed(["a cat", "a dog"], role="judge"))
+    results = asyncio.run(client.embed(["a cat", "a dog"], role="judge", probe=SEND))
     assert [r.ok for r in results] == [False, False]
     assert all("does not support 'dimensions'" in r.error and r.attempts == 1 for r in results)
     assert len(server.requests) == 1 and client.cache.entries() == 0
@@ -178,7 +183,7 @@ def test_a_401_echoing_the_key_is_permanent_and_redacted(tmp_path, server, monke
     monkeypatch.setenv("TITJUDGE_TEST_EMBED_KEY", key)
     server.fail(openai_unauthorized(key))
     client = served(tmp_path, server, api_key_env="TITJUDGE_TEST_EMBED_KEY", max_attempts=3)
-    (failed,) = asyncio.run(client.embed(["a cat"], role="judge"))
+    (failed,) = asyncio.run(client.embed(["a cat"], role="judge", probe=SEND))
     assert not failed.ok and failed.attempts == 1
     assert "Incorrect API key provided: [REDACTED]" in failed.error
     assert key not in failed.error
@@ -217,7 +222,7 @@ def test_the_judge_refuses_embeddings_of_different_lengths():
 def test_texts_go_in_requests_of_at_most_batch_size(tmp_path, server):
     client = served(tmp_path, server, batch_size=3)
     texts = [f"text number {i}" for i in range(7)]
-    results = asyncio.run(client.embed(texts, role="judge"))
+    results = asyncio.run(client.embed(texts, role="judge", probe=SEND))
     assert all(r.ok for r in results)
     assert sorted(len(batch) for batch in server.inputs()) == [1, 3, 3]
     assert sorted(t for batch in server.inputs() for t in batch) == sorted(texts)
@@ -225,7 +230,7 @@ def test_texts_go_in_requests_of_at_most_batch_size(tmp_path, server):
 
 def test_dimensions_and_base64_reach_the_server_and_come_back_as_floats(tmp_path, server):
     client = served(tmp_path, server, params={"dimensions": 16, "encoding_format": "base64"})
-    (result,) = asyncio.run(client.embed(["a red fox"], role="judge"))
+    (result,) = asyncio.run(client.embed(["a red fox"], role="judge", probe=SEND))
     assert server.requests[0]["body"]["dimensions"] == 16
     assert server.requests[0]["body"]["encoding_format"] == "base64"
     assert result.ok and result.value == pytest.approx(hashed_embedding("a red fox", 16), abs=1e-6)
@@ -248,7 +253,7 @@ def test_gemini_embeddings_go_to_batch_embed_contents_with_task_type(tmp_path, s
     options = fast(api_base=server.gemini_base, params={"task_type": "SEMANTIC_SIMILARITY"})
     client = hub.embedding_client("litellm:gemini/gemini-embedding-001", options)
     texts = [f"caption {i} of a harbour at dusk" for i in range(101)]
-    results = asyncio.run(client.embed(texts, role="judge"))
+    results = asyncio.run(client.embed(texts, role="judge", probe=SEND))
     assert all(r.ok for r in results)
     assert results[5].value == pytest.approx(hashed_embedding(texts[5], 64))
     # batchEmbedContents takes at most 100 requests per batch
@@ -267,7 +272,7 @@ def test_a_gemini_429_waits_its_retry_delay(tmp_path, server, monkeypatch):
         "litellm:gemini/gemini-embedding-001", fast(api_base=server.gemini_base, max_attempts=2)
     )
     started = time.monotonic()
-    (result,) = asyncio.run(client.embed(["a harbour"], role="judge"))
+    (result,) = asyncio.run(client.embed(["a harbour"], role="judge", probe=SEND))
     assert result.ok and result.attempts == 2 and time.monotonic() - started >= 0.9
 
 
@@ -277,7 +282,7 @@ def test_the_openai_route_sends_one_request_per_attempt(tmp_path, server, monkey
     monkeypatch.setenv("OPENAI_API_KEY", "sk-served-embeddings-test-0123456789")
     server.fail(openai_rate_limited(retry_after="0"))
     client = served(tmp_path, server, model="litellm:openai/text-embedding-3-small", max_attempts=1)
-    (failed,) = asyncio.run(client.embed(["a cat"], role="judge"))
+    (failed,) = asyncio.run(client.embed(["a cat"], role="judge", probe=SEND))
     assert not failed.ok and failed.attempts == 1
     assert "Rate limit reached for text-embedding-3-small" in failed.error
     assert len(server.requests) == 1

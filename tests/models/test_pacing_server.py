@@ -8,6 +8,7 @@ from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -36,9 +37,11 @@ def run_all(server, tmp_path, prompt=PROMPT, n=N, **options):
     requests = [GenerateRequest(prompt=prompt.format(i), max_tokens=4) for i in range(n)]
 
     async def main():
-        await client.text(GenerateRequest(prompt="warm up", max_tokens=4), role="warm")
+        await client.text(GenerateRequest(prompt="warm up", max_tokens=4), role="warm", probe=SEND)
         server.reset_stats()
-        return await asyncio.gather(*(client.text(r, role="describe") for r in requests))
+        return await asyncio.gather(
+            *(client.text(r, role="describe", probe=SEND) for r in requests)
+        )
 
     return client, asyncio.run(main())
 

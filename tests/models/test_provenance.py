@@ -12,6 +12,7 @@ from titjudge.cache.store import CallCache
 from titjudge.models.calls.keys import embedding_key, generation_key
 from titjudge.models.calls.provenance import provenance, refusal, same_model
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.calls import CallResult, Usage
@@ -156,7 +157,7 @@ def _ask(tmp_path, server, require_model="report"):
         "litellm:openai/gpt-4o", ModelOptions(api_base=server.url, max_attempts=1)
     )
     request = GenerateRequest(prompt=PROMPT)
-    result = asyncio.run(client.text(request, role="describer"))
+    result = asyncio.run(client.text(request, role="describer", probe=SEND))
     key = generation_key(
         client.backend.spec, request, params=client.params, options=client.key_options
     )

@@ -27,6 +27,7 @@ from titjudge.judges.checklist_schema import (
 from titjudge.judges.schemas import JudgeVerdict, PairReply, verdict_schema
 from titjudge.models.calls.structured import response_schema
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.schemas import (
@@ -107,7 +108,7 @@ def test_the_pair_reply_reaches_providers_by_the_name_it_always_had(tmp_path, mo
         options = ModelOptions(api_base=server.url, backoff_initial=0.01)
         client = ModelHub(CallCache(tmp_path / "cache")).text_client("litellm:openai/m", options)
         result = asyncio.run(
-            client.structured(GenerateRequest(prompt="p"), PairReply, role="judge")
+            client.structured(GenerateRequest(prompt="p"), PairReply, role="judge", probe=SEND)
         )
     assert result.ok and result.value.winner == "first"
     assert [schema["name"] for schema in sent] == ["PairVerdict"]

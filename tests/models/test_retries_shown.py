@@ -10,6 +10,7 @@ from doubles.server import FakeOpenAIServer, Fault, Reply
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records import Progress
@@ -26,7 +27,9 @@ def test_a_retry_is_counted_before_its_call_ends(tmp_path, monkeypatch):
             "litellm:openai/m", ModelOptions(api_base=url, backoff_initial=0, backoff_max=0)
         )
         assert hub.retries() == (0, None)
-        call = asyncio.create_task(client.text(GenerateRequest(prompt="hi"), role="describer"))
+        call = asyncio.create_task(
+            client.text(GenerateRequest(prompt="hi"), role="describer", probe=SEND)
+        )
         while not call.done():
             if hub.retries()[0]:
                 seen_in_flight.append(hub.retries())

@@ -16,6 +16,7 @@ from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.calls.breaker import NOT_SENT
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.models.litellm.errors.classify import refused_shape
@@ -38,7 +39,7 @@ def judge_calls(server: LlamaCppServer, tmp_path, n: int, concurrency: int, stop
         try:
             requests = [GenerateRequest(prompt=f"PROMPT:\nitem {i}") for i in range(n)]
             return await asyncio.gather(
-                *(client.structured(r, JudgeVerdict, role="judge") for r in requests)
+                *(client.structured(r, JudgeVerdict, role="judge", probe=SEND) for r in requests)
             )
         finally:
             await hub.aclose()
@@ -114,7 +115,7 @@ def test_under_auto_a_server_refusing_every_request_still_stops_after_the_thresh
         try:
             requests = [GenerateRequest(prompt=f"PROMPT:\nitem {i}") for i in range(200)]
             return await asyncio.gather(
-                *(client.structured(r, JudgeVerdict, role="judge") for r in requests)
+                *(client.structured(r, JudgeVerdict, role="judge", probe=SEND) for r in requests)
             )
         finally:
             await hub.aclose()

@@ -12,6 +12,7 @@ from doubles.server import FakeOpenAIServer
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 
@@ -47,11 +48,15 @@ def test_roles_that_differ_in_other_options_share_one_rpm(tmp_path, monkeypatch,
         assert describer is not judging  # two clients, as before
 
         async def main() -> None:
-            await describer.text(GenerateRequest(prompt="warm up", max_tokens=4), role="warm")
+            await describer.text(
+                GenerateRequest(prompt="warm up", max_tokens=4), role="warm", probe=SEND
+            )
             server.stats.reset()
             await asyncio.gather(
                 *(
-                    client.text(GenerateRequest(prompt=f"{role} {i}", max_tokens=4), role=role)
+                    client.text(
+                        GenerateRequest(prompt=f"{role} {i}", max_tokens=4), role=role, probe=SEND
+                    )
                     for i in range(N)
                     for client, role in ((describer, "describe"), (judging, "judge"))
                 )

@@ -13,6 +13,7 @@ import pytest
 from titjudge.cache.store import CallCache
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.limits import Limiter
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 
 POISON = "a text this model cannot embed"
@@ -36,7 +37,9 @@ def poisoned(backend: Any, monkeypatch: pytest.MonkeyPatch, error: Exception) ->
 
 def judge_pairs(client: EmbeddingClient, pairs: list[list[str]]) -> list[list[Any]]:
     async def all_at_once() -> list[list[Any]]:
-        return await asyncio.gather(*(client.embed(pair, role="judge") for pair in pairs))
+        return await asyncio.gather(
+            *(client.embed(pair, role="judge", probe=SEND) for pair in pairs)
+        )
 
     return asyncio.run(all_at_once())
 
@@ -104,6 +107,6 @@ def test_a_text_failing_in_a_ray_actor_comes_back_alone(tmp_path: Path) -> None:
 
     backend = RayEmbeddingBackend(parse_model_spec("embed:in-actors"), Pool())  # type: ignore[arg-type]
     client = EmbeddingClient(backend, CallCache(tmp_path), Limiter(4), ModelOptions())
-    results = asyncio.run(client.embed([TEXTS[0], POISON, TEXTS[1]], role="judge"))
+    results = asyncio.run(client.embed([TEXTS[0], POISON, TEXTS[1]], role="judge", probe=SEND))
     assert [r.ok for r in results] == [True, False, True]
     assert results[1].error == "RuntimeError: index out of range in self"

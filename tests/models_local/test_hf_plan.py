@@ -12,6 +12,7 @@ import pytest
 
 from titjudge.cache.store import CallCache
 from titjudge.models.core.base import GenerateRequest, TextBackend
+from titjudge.models.core.clients import SEND
 from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
@@ -41,14 +42,14 @@ def test_the_hub_loads_an_hf_model_on_its_first_miss_only(qwen3_path: Path, tmp_
     assert client.backend.describe()["loaded"] is False
     request = GenerateRequest(prompt="Say hi.", max_tokens=4)
 
-    first = asyncio.run(client.text(request, role="judge", accept_truncated=True))
+    first = asyncio.run(client.text(request, role="judge", accept_truncated=True, probe=SEND))
     assert first.ok and client.backend.built
     assert client.backend.describe()["kind"] == "causal_lm"  # the loaded backend's record
 
     again = ModelHub(CallCache(tmp_path / "cache")).text_client(
         f"hf:{qwen3_path}", ModelOptions(batch_size=2, max_attempts=1)
     )
-    cached = asyncio.run(again.text(request, role="judge", accept_truncated=True))
+    cached = asyncio.run(again.text(request, role="judge", accept_truncated=True, probe=SEND))
     assert cached.ok and cached.cached and cached.value == first.value
     assert not again.backend.built  # answered from the cache: never loaded
 
@@ -67,6 +68,11 @@ def test_a_checkpoint_whose_config_misleads_the_plan_fails_when_it_loads(
     client = hub.text_client(f"hf:{path}", ModelOptions(batch_size=2, max_attempts=1))
     assert client.backend.capabilities.vision
     result = asyncio.run(
-        client.text(GenerateRequest(prompt="hi", max_tokens=4), role="judge", accept_truncated=True)
+        client.text(
+            GenerateRequest(prompt="hi", max_tokens=4),
+            role="judge",
+            accept_truncated=True,
+            probe=SEND,
+        )
     )
     assert not result.ok and "differ from those read from its config" in (result.error or "")

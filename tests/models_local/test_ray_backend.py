@@ -27,6 +27,7 @@ from titjudge.cache.store import CallCache  # noqa: E402
 from titjudge.models.calls.embedding_client import _vector_hit  # noqa: E402
 from titjudge.models.calls.keys import embedding_key  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
+from titjudge.models.core.clients import SEND  # noqa: E402
 from titjudge.models.core.execution import ExecutionOptions  # noqa: E402
 from titjudge.models.core.options import ModelOptions  # noqa: E402
 from titjudge.models.hub import ModelHub  # noqa: E402
@@ -90,7 +91,7 @@ def test_judge_in_actors_survives_an_actor_killed_mid_run(
         await client.backend.ready()
         pool = client.backend.real.pool
         calls = [
-            asyncio.ensure_future(client.text(r, role="judge", accept_truncated=True))
+            asyncio.ensure_future(client.text(r, role="judge", accept_truncated=True, probe=SEND))
             for r in requests
         ]
         while pool.inflight[0] == 0:  # kill actor 0 while it holds calls
@@ -99,7 +100,7 @@ def test_judge_in_actors_survives_an_actor_killed_mid_run(
         results = await asyncio.gather(*calls)
         # a model error inside an actor: its kind (permanent: not retried) and its message
         with_image = GenerateRequest(prompt="Score it.", images=(make_png(8, 8, (1, 2, 3)),))
-        refused = await client.text(with_image, role="judge")
+        refused = await client.text(with_image, role="judge", probe=SEND)
         return pool, results, refused
 
     try:

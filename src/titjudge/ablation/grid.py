@@ -282,12 +282,16 @@ async def _run_staged(
         rows = await run_rows(ctx)
         result = evaluate_grid(ctx, rows)
         if hub.budget is not None:
-            undone = sum(
-                found.outcome.summary.budget.items_undone
+            budgets = [
+                found.outcome.summary.budget
                 for found in rows
                 if found.outcome is not None and found.outcome.summary.budget is not None
-            )
-            result.budget = {**hub.budget.to_json(), "items_undone": undone}
+            ]
+            result.budget = {
+                **hub.budget.to_json(),
+                "items_undone": sum(budget.items_undone for budget in budgets),
+                "pairs_undone": sum(budget.pairs_undone for budget in budgets),
+            }
         return result
     finally:
         cache.save_run_stats(config.name, cache_counts(hub.usage_by_model(), cache.stats.writes))

@@ -38,7 +38,7 @@ async def run_batches(
     progress = BatchProgress(report=report if show else None)
     for _ in range(MAX_PHASE_ROUNDS):
         probe = BatchProbe()
-        await drive(items, ctx.probing(probe))
+        await drive(items, ctx.probing(probe=probe))
         if not probe.queued:
             break
         await collect(list(probe.queued.values()), progress)

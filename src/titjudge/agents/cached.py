@@ -47,7 +47,7 @@ async def _from_cache(item: Item, ctx: RunContext) -> ItemResult | None:
     if image is None:
         return None
     probe = CacheProbe()
-    probed = ctx.probing(probe)
+    probed = ctx.probing(probe=probe)
     described = (await steps.describe(item, probed, image))["described"]
     if probe.missed:  # the graph describes it again: its judges need not be tried here
         return None

@@ -14,6 +14,8 @@ from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import Budget
+from titjudge.models.calls.probe import CacheProbe
+from titjudge.models.core.clients import Send
 from titjudge.models.core.options import RequireModel
 from titjudge.models.hub import ModelHub
 from titjudge.prompts.loader import load_template
@@ -48,9 +50,12 @@ def run_context(
     human: HumanData | None,
     progress: Progress,
     bootstrap: int = 1000,
+    *,
+    probe: CacheProbe | Send,
 ) -> tuple[RunContext, list[Judge]]:
     """The run's context (its clients, templates, judges and image loader) and every judge
-    built, pairwise ones included: what `run` drives and `titjudge estimate` probes."""
+    built, pairwise ones included: what `run` drives (`probe=SEND`) and `titjudge estimate`
+    probes (its probe: nothing is sent)."""
     describer = hub.text_client(config.describer.model, config.describer)
     template = load_template(config.describer.prompt)
     judges = build_judges(config.judges, config.describer.model, config.describer, hub)
@@ -70,6 +75,7 @@ def run_context(
         bootstrap=bootstrap,
         seed=config.run.seed,
         images=ImageLoader(config.run.concurrency, known=hub.cache),
+        probe=probe,
     )
     return ctx, judges
 

@@ -134,7 +134,7 @@ async def estimate_runs(configs: list[RunConfig], limit: int | None = None) -> E
                 loaded[data_key] = load_run_data(config, limit)
             items, human = loaded[data_key]
             n_items = max(n_items, len(items))
-            await probe_run(config, hub, items, human, probe)
+            await probe_run(config, hub, items, human, probe=probe)
         return summarise(probe, [c.name for c in configs], n_items)
     finally:
         await hub.aclose()
@@ -146,28 +146,30 @@ async def probe_run(
     hub: ModelHub,
     items: list[Item],
     human: HumanData | None,
+    *,
     probe: EstimateProbe,
 ) -> None:
     """The run's graph (`agents.graph.drive`: describe, judge, fallback; then its pairwise
     judges) over every item, with `probe` as the calls' mode."""
     from titjudge.agents.graph import drive
 
-    ctx, _ = run_context(config, hub, human, Progress(total=len(items)))
-    await drive(items, ctx.probing(probe))
+    ctx, _ = run_context(config, hub, human, Progress(total=len(items)), probe=probe)
+    await drive(items, ctx)
 
 
-def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:
-    """The probe's misses and hits as lines per model and role, priced."""
+def summarise(counted: EstimateProbe, runs: list[str], items: int) -> Estimate:
+    """What the estimate's probe `counted` (its misses and hits) as lines per model and role,
+    priced."""
     lines: dict[tuple[str, str], Line] = {}
-    for (model, role), seen in probe.seen.items():
+    for (model, role), seen in counted.seen.items():
         lines.setdefault((model, role), Line(model, role)).cached = seen.hits
     rates: dict[str, Rates | None] = {}
-    for miss in probe.misses.values():
+    for miss in counted.misses.values():
         line = lines.setdefault((miss.model, miss.role), Line(miss.model, miss.role))
         if miss.model not in rates:
             priced = batch_rates_for if miss.batch else rates_for
             rates[miss.model] = priced(parse_model_spec(miss.model), miss.price)
-        _add(line, miss, probe, rates[miss.model])
+        _add(line, miss, counted, rates[miss.model])
     unpriced = sorted({line.model for line in lines.values() if line.calls and line.price is None})
     for line in lines.values():
         if line.model in unpriced:
@@ -179,8 +181,8 @@ def summarise(probe: EstimateProbe, runs: list[str], items: int) -> Estimate:
     return Estimate([line for line in ordered if line.calls], runs, items, unpriced, cached)
 
 
-def _add(line: Line, miss: Miss, probe: EstimateProbe, rates: Rates | None) -> None:
-    seen = probe.seen.get((miss.model, miss.role))
+def _add(line: Line, miss: Miss, counted: EstimateProbe, rates: Rates | None) -> None:
+    seen = counted.seen.get((miss.model, miss.role))
     cap = miss.answer_cap + miss.thinking_cap
     if seen is not None and seen.answers:
         out, thinking = seen.mean_out(), seen.mean_thinking()

@@ -112,7 +112,7 @@ async def first_requests(config: RunConfig) -> tuple[str, list[Planned]]:
         hub = run_hub(config.run, cache, budget=False, require_model="report")
         try:
             probe = ExplainProbe()
-            await probe_run(config, hub, items, human, probe)
+            await probe_run(config, hub, items, human, probe=probe)
         finally:
             await hub.aclose()
             cache.close()

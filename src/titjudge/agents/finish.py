@@ -25,7 +25,9 @@ async def judge_pairs(results: list[ItemResult], ctx: RunContext) -> dict[str, P
     ctx.progress.pairs_begin(len(pairs_to_judge(items, ctx.pairs)) * len(ctx.pairwise))
     runs = await asyncio.gather(
         *(
-            run_pairwise(j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged, ctx.probe)
+            run_pairwise(
+                j, items, descriptions, ctx.pairs, ctx.progress.pairs_judged, probe=ctx.probe
+            )
             for j in ctx.pairwise
         )
     )

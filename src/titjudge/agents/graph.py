@@ -18,13 +18,13 @@ once every item is done. The evaluator node returns everything the run writes
 (`RunEvaluation`); the runner writes it and recomputes nothing.
 
 The graph is the driver of items in every mode a run's calls have (`RunContext.probe`):
-answering (no probe), and the probing passes, which run the same nodes with the probe in
+answering (`SEND`), and the probing passes, which run the same nodes with the probe in
 the run context and end after the pairwise judges, evaluating nothing: the batch phase's
 rounds (`agents.batch_phase`: misses queued for batch jobs), the estimate and explain
 (`agents.estimate`: misses counted, nothing sent). A probing pass runs one worker, so its
 calls are met in the items' order, as the requests a run would send first are.
 
-When a run answers (no probe), the graph's first node is the cached pass (`agents.cached`):
+When a run answers (`SEND`), the graph's first node is the cached pass (`agents.cached`):
 the items whose every call the cache answers become results there, in one step for all of
 them, and only the rest go to the workers. A fully cached re-run is then three steps of the
 graph (cached, pairwise, evaluator), not two per item (RESULTS.md section 9).
@@ -91,7 +91,7 @@ def build_graph() -> Any:
     async def cached(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """A run's items answered from the cache alone become results; the rest go on. A
         probing pass has a probe of its own: every item goes on."""
-        if runtime.context.probe is not None:
+        if not runtime.context.sends:
             return {}
         answered, rest = await resolve_cached(state["items"], runtime.context)
         return {"results": answered, "items": rest}
@@ -108,7 +108,7 @@ def build_graph() -> Any:
     async def pairwise(state: RunState, runtime: Runtime[RunContext]) -> Command[str]:
         """The pairwise judges; then the evaluator, or the end of a probing pass."""
         runs = await judge_pairs(state.get("results", []), runtime.context)
-        following = END if runtime.context.probe is not None else "evaluator"
+        following = "evaluator" if runtime.context.sends else END
         return Command(goto=following, update={"pairwise": runs})
 
     async def evaluator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -135,9 +135,9 @@ def run_config(concurrency: int) -> dict[str, Any]:
 
 async def drive(items: list[Item], ctx: RunContext, concurrency: int = 1) -> RunState:
     """Run `items` through the graph in `ctx`'s mode: its final state (`results`: those the
-    cache answered, then the rest in completion order; `pairwise`; and, when no probe is set,
+    cache answered, then the rest in completion order; `pairwise`; and, when the context sends,
     `evaluation`). A probing pass runs one worker, whatever `concurrency`."""
-    config = run_config(concurrency) if ctx.probe is None else {"max_concurrency": 1}
+    config = run_config(concurrency) if ctx.sends else {"max_concurrency": 1}
     state: RunState = await build_graph().ainvoke(
         {"items": items, "results": []}, config, context=ctx
     )

@@ -26,6 +26,7 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.probe import CacheProbe
 from titjudge.models.calls.text_client import ModelClient
 from titjudge.models.core.base import GenerateRequest, MissingCredentialsError
+from titjudge.models.core.clients import SEND, Send
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import ItemResult, Progress
 from titjudge.records.image_input import ImageInput
@@ -65,12 +66,18 @@ class RunContext:
     bootstrap: int = 1000
     seed: int = 0
     images: ImageLoader = field(default_factory=lambda: ImageLoader(concurrency=1))
-    #: the calls' mode, handed to every call the steps make (`models.calls.probe`): None
-    #: answers (a miss is sent); a probe answers from the cache alone (the cached pass, the
-    #: batch phase's rounds, the estimate), each run over a copy of the context holding it
-    probe: CacheProbe | None = None
+    #: the calls' mode, handed to every call the steps make (`models.core.clients.CallMode`):
+    #: `SEND` answers (a miss is sent, and paid for); a probe answers from the cache alone (the
+    #: cached pass, the batch phase's rounds, the estimate), each run over a copy of the
+    #: context holding it. Required: no context sends unless its maker says so.
+    probe: CacheProbe | Send = field(kw_only=True)
 
-    def probing(self, probe: CacheProbe) -> RunContext:
+    @property
+    def sends(self) -> bool:
+        """Whether the calls made in this context send what the cache misses (`SEND`)."""
+        return self.probe is SEND
+
+    def probing(self, *, probe: CacheProbe) -> RunContext:
         """This context with its calls made under `probe`, and a progress of its own: what a
         probing pass meets is not the run's progress."""
         return dataclasses.replace(self, probe=probe, progress=Progress(total=self.progress.total))
@@ -121,7 +128,7 @@ async def judge(
     """The judge step: every per-item judge on the item, concurrently (`gather_eager`), in
     config order, and the route: to `fallback` only when a judge with a fallback failed."""
     outcomes = await gather_eager(
-        safe_judge(j, item, image, described, ctx.probe) for j in ctx.judges
+        safe_judge(j, item, image, described, probe=ctx.probe) for j in ctx.judges
     )
     return ("fallback" if needs_fallback(outcomes, ctx.fallbacks) else "done"), outcomes
 
@@ -154,10 +161,11 @@ async def safe_judge(
     item: Item,
     image: ImageInput | None,
     described: Described,
-    probe: CacheProbe | None = None,
+    *,
+    probe: CacheProbe | Send,
 ) -> JudgeOutcome:
     try:
-        return await judge.judge(item, image, described, probe)
+        return await judge.judge(item, image, described, probe=probe)
     except (CacheError, MissingCredentialsError):  # the cache cannot be used, or a call must
         raise  # be sent without its key: the whole run stops, not one item
     except Exception as exc:  # a judge bug for one item must not cancel its siblings

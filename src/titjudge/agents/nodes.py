@@ -27,6 +27,7 @@ from langgraph.types import Command
 
 from titjudge.agents import item as steps
 from titjudge.agents.item import RunContext
+from titjudge.models.core.clients import SEND
 from titjudge.records import ItemResult
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
@@ -56,7 +57,7 @@ async def describe(state: ItemState, runtime: Runtime[RunContext]) -> dict[str, 
     # a probe that may not read images (the estimate, explain) takes the image as an earlier
     # run remembered it, when one did: its size and hash, not its bytes
     probe = ctx.probe
-    peeked = ctx.images.peek(state["item"].image) if probe is not None and not probe.fits else None
+    peeked = ctx.images.peek(state["item"].image) if probe is not SEND and not probe.fits else None
     update = await steps.describe(state["item"], ctx, peeked)
     ctx.progress.item_described()
     return update

@@ -27,10 +27,12 @@ from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import NOT_SENT_BUDGET
 from titjudge.models.calls.provenance import provenance
+from titjudge.models.core.clients import SEND
 from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
+from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary, StoppedModel
 from titjudge.report import run_dir, runs
@@ -187,7 +189,7 @@ async def _run_staged(
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
             retries=lambda: since(hub.retries(), retries_before),
         )
-        ctx, judges = run_context(config, hub, human, progress, bootstrap)
+        ctx, judges = run_context(config, hub, human, progress, bootstrap, probe=SEND)
         describer, template = ctx.describer, ctx.describe_template
 
         def record() -> None:
@@ -255,6 +257,9 @@ async def _run_staged(
         budget = {
             **hub.budget.to_json(since=budget_before),
             "items_undone": sum(1 for r in results if budget_refused(r)),
+            "pairs_undone": sum(
+                1 for run in pair_runs.values() for v in run.judgements if pair_refused(v)
+            ),
         }
     means = None
     if evaluation.metrics is None:  # no human pairs to compare with: the models' mean scores
@@ -309,6 +314,12 @@ def budget_refused(result: ItemResult) -> bool:
     return result.failed and any(NOT_SENT_BUDGET in (error or "") for error in errors)
 
 
+def pair_refused(verdict: PairVerdict) -> bool:
+    """Whether the budget left a call of this pair's verdict unsent (an order failed for it)."""
+    orders = (verdict.forward, verdict.backward)
+    return any(NOT_SENT_BUDGET in (order.error or "") for order in orders)
+
+
 def _batched(config: RunConfig) -> bool:
     """Whether any model of the run is sent as batch jobs (`batch: true`)."""
     sections: list[Any] = [config.describer, *config.judges]
@@ -340,4 +351,4 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
         return run_to_end(run_async(config, **kwargs))
 
 
-__all__ = ["RunOutcome", "budget_refused", "run", "run_async", "run_context"]
+__all__ = ["RunOutcome", "budget_refused", "pair_refused", "run", "run_async", "run_context"]

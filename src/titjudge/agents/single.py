@@ -14,6 +14,7 @@ from titjudge.agents.preflight import preflight_run
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.errors import DataError
+from titjudge.models.core.clients import SEND
 from titjudge.records import ItemResult, Progress
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
@@ -83,7 +84,7 @@ async def score_async(
     hub = run_hub(config.run)  # `run.budget_usd` caps this image's calls as it caps a run's
     cache = hub.cache
     try:
-        ctx, judges = run_context(config, hub, None, Progress(total=1))
+        ctx, judges = run_context(config, hub, None, Progress(total=1), probe=SEND)
         # every judge is asked of the one image: a pairwise one says why it cannot score it
         ctx = dataclasses.replace(ctx, judges=judges, pairwise=[])
         final = await build_item_graph().ainvoke({"item": item}, context=ctx)

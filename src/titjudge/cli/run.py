@@ -86,7 +86,12 @@ def print_outcome(record: RunRecord, console: Console) -> None:
 
 
 def print_batch_online(batch: dict[str, BatchModel], console: Console) -> None:
-    """A line per `batch: true` model some of whose calls were sent online all the same."""
+    """A line per `batch: true` model whose jobs ran (what they did, as the provider counts
+    it), and one per model some of whose calls were sent online all the same."""
+    for model, entry in batch.items():
+        jobs = entry.jobs_line()
+        if jobs is not None:
+            console.print(f"batch: {model}: {jobs}", soft_wrap=True, markup=False, highlight=False)
     for model, entry in batch.items():
         if entry.sent_online:
             console.print(
@@ -106,8 +111,7 @@ def budget_line(budget: BudgetSummary) -> str:
     if not (budget.stopped and budget.calls_not_sent):
         return line
     return (
-        f"{line}; stopped: {budget.calls_not_sent} calls not sent, "
-        f"{budget.items_undone} items left undone; re-run with a larger budget to finish "
+        f"{line}; stopped: {budget.not_sent_line()}; re-run with a larger budget to finish "
         "them (answered calls are cached)"
     )
 

@@ -26,11 +26,12 @@ class Judge(ABC):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         """Score one item; never raises for a model problem. `probe`: the calls' mode
-        (`models.calls.probe.CacheProbe`), handed to every call the judge makes; None: a
-        run's ordinary calls."""
+        (`models.core.clients.CallMode`: `SEND`, or a probe that sends nothing), handed to
+        every call the judge makes."""
 
     def record(self) -> dict[str, Any]:
         """What the run's resolved config records about this judge."""
@@ -50,9 +51,10 @@ class SamplingJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
-        return await self.judge_sample(item, image, described, 0, probe)
+        return await self.judge_sample(item, image, described, 0, probe=probe)
 
     @abstractmethod
     async def judge_sample(
@@ -61,7 +63,8 @@ class SamplingJudge(Judge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         """Score one item with repeat index `sample`; never raises for a model problem."""
 

@@ -69,9 +69,7 @@ class ChecklistJudge(SamplingJudge):
             "score": "weighted share of satisfied elements, 0-1",
         }
 
-    async def decomposition(
-        self, prompt: str, probe: CallMode | None = None
-    ) -> CallResult[PromptChecklist]:
+    async def decomposition(self, prompt: str, *, probe: CallMode) -> CallResult[PromptChecklist]:
         """The prompt's element list: cached per (prompt, template, model), never per item."""
         system, user = self.decompose.render(prompt=prompt)
         # greedy, unless the model takes only its provider's default (then the judge's is None)
@@ -89,11 +87,12 @@ class ChecklistJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")
-        split = await self.decomposition(item.prompt, probe)
+        split = await self.decomposition(item.prompt, probe=probe)
         if not split.ok or split.value is None:
             outcome = JudgeOutcome.failed(self.name, f"decomposition failed: {split.error}")
             _add_decomposition_usage(outcome, split)

@@ -71,7 +71,8 @@ class EmbeddingJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         if described.text is None:
             return JudgeOutcome.failed(self.name, f"no description: {described.error}")

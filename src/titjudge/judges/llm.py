@@ -115,13 +115,14 @@ class LLMJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         request = self.verdict_request(item, image, described, sample)
         if isinstance(request, str):
             return JudgeOutcome.failed(self.name, request)
         return await ask_verdict(
-            self.name, self.client, request, self.template, self.scoring, probe
+            self.name, self.client, request, self.template, self.scoring, probe=probe
         )
 
 
@@ -131,7 +132,8 @@ async def ask_verdict(
     request: GenerateRequest,
     template: PromptTemplate,
     scoring: Scoring,
-    probe: CallMode | None = None,
+    *,
+    probe: CallMode,
 ) -> JudgeOutcome:
     """One structured verdict call, scored the configured way; failures become records."""
     call = await client.structured(

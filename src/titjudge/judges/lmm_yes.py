@@ -116,7 +116,8 @@ class LMMYesJudge(SamplingJudge):
         image: ImageInput | None,
         described: Described,
         sample: int,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         if image is None:
             return JudgeOutcome.failed(self.name, "image could not be read")

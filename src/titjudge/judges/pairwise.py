@@ -78,7 +78,8 @@ class PairwiseJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         return JudgeOutcome.failed(
             self.name,
@@ -87,7 +88,7 @@ class PairwiseJudge(Judge):
         )
 
     async def _sample(
-        self, prompt: str, first: str, second: str, sample: int, probe: CallMode | None
+        self, prompt: str, first: str, second: str, sample: int, *, probe: CallMode
     ) -> tuple[Choice | None, Any]:
         system, user = self.template.render(prompt=prompt, first=first, second=second)
         request = GenerateRequest(
@@ -96,6 +97,7 @@ class PairwiseJudge(Judge):
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             sample=sample,
+            made_for="pair",  # a refusal of `run.budget_usd` is counted as a pair's
         )
         call = await self.client.structured(
             request, PairReply, role="judge", template=self.template.record(), probe=probe
@@ -107,13 +109,17 @@ class PairwiseJudge(Judge):
         prompt: str,
         first: tuple[str, str],
         second: tuple[str, str],
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> OrderVerdict:
         """Show `first` then `second` ((item id, description) each), `repeats` times;
-        `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
+        `probe`: the calls' mode (`models.core.clients.CallMode`)."""
         order = OrderVerdict(first=first[0], second=second[0])
         found = await asyncio.gather(
-            *(self._sample(prompt, first[1], second[1], k, probe) for k in range(self.repeats))
+            *(
+                self._sample(prompt, first[1], second[1], k, probe=probe)
+                for k in range(self.repeats)
+            )
         )
         for choice, call in found:
             order.samples.append(choice)
@@ -142,7 +148,8 @@ class PairwiseJudge(Judge):
         prompt: str,
         pair: HumanPair,
         descriptions: dict[str, Described],
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> PairVerdict:
         a, b = descriptions[pair.item_a], descriptions[pair.item_b]
         human = pair.winner if pair.winner in ("a", "b", "tie") else None
@@ -163,8 +170,8 @@ class PairwiseJudge(Judge):
             return judged
         assert a.text is not None and b.text is not None
         judged.forward, judged.backward = await asyncio.gather(
-            self.judge_order(prompt, (pair.item_a, a.text), (pair.item_b, b.text), probe),
-            self.judge_order(prompt, (pair.item_b, b.text), (pair.item_a, a.text), probe),
+            self.judge_order(prompt, (pair.item_a, a.text), (pair.item_b, b.text), probe=probe),
+            self.judge_order(prompt, (pair.item_b, b.text), (pair.item_a, a.text), probe=probe),
         )
         return judged
 
@@ -193,17 +200,18 @@ async def run_pairwise(
     descriptions: dict[str, Described],
     human_pairs: Sequence[HumanPair] | None,
     on_pair: Callable[[int], None] | None = None,
-    probe: CallMode | None = None,
+    *,
+    probe: CallMode,
 ) -> PairwiseRun:
     """Judge every pair, `PAIR_CHUNK` pairs at a time; a failed pair is a record, never dropped.
-    `probe`: the calls' mode (`models.calls.probe`), None for a run's ordinary calls."""
+    `probe`: the calls' mode (`models.core.clients.CallMode`)."""
     prompts = {item.prompt_id: item.prompt for item in items}
     pairs = pairs_to_judge(items, human_pairs)
     judgements: list[PairVerdict] = []
     for start in range(0, len(pairs), PAIR_CHUNK):
         chunk = pairs[start : start + PAIR_CHUNK]
         done = await asyncio.gather(
-            *(judge.judge_pair(prompts[p.prompt_id], p, descriptions, probe) for p in chunk)
+            *(judge.judge_pair(prompts[p.prompt_id], p, descriptions, probe=probe) for p in chunk)
         )
         judgements.extend(done)
         if on_pair is not None:

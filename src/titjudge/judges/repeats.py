@@ -46,11 +46,12 @@ class RepeatedJudge(Judge):
         item: Item,
         image: ImageInput | None,
         described: Described,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> JudgeOutcome:
         samples = await asyncio.gather(
             *(
-                self.inner.judge_sample(item, image, described, k, probe)
+                self.inner.judge_sample(item, image, described, k, probe=probe)
                 for k in range(self.repeats)
             )
         )

@@ -16,7 +16,7 @@ that lacks a key loads.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -111,30 +111,66 @@ class CacheCounts(CacheCount):
 
 class BudgetSummary(BaseModel):
     """`run.budget_usd`'s ledger at the end (`models.calls.budget.Budget.to_json`): the budget,
-    the spend of the whole ledger (an ablation grid's: all rows so far), this run's share,
-    and the items the budget left undone."""
+    the spend of the whole ledger (an ablation grid's: all rows so far), this run's share, the
+    calls it did not send by what they were made for (items' calls: descriptions and per-item
+    judges; pairwise verdicts' calls), and the items and pairwise verdicts it left undone."""
 
     usd: float
     spent_usd: float
     left_usd: float
     stopped: bool
     calls_not_sent: int
+    #: of `calls_not_sent`, those made for items and for pairwise verdicts (None: a summary
+    #: written before they were told apart)
+    item_calls_not_sent: int | None = None
+    pair_calls_not_sent: int | None = None
     #: this run's spend and unsent calls (an ablation grid's budget has none)
     run_spent_usd: float | None = None
     run_calls_not_sent: int | None = None
+    run_item_calls_not_sent: int | None = None
+    run_pair_calls_not_sent: int | None = None
     items_undone: int = 0
+    #: pairwise verdicts with an order the budget left unsent (every pairwise judge's)
+    pairs_undone: int = 0
+
+    #: the keys written only when they apply
+    _optional: ClassVar[tuple[str, ...]] = (
+        "item_calls_not_sent",
+        "pair_calls_not_sent",
+        "run_spent_usd",
+        "run_calls_not_sent",
+        "run_item_calls_not_sent",
+        "run_pair_calls_not_sent",
+    )
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_none(handler(self), ("run_spent_usd", "run_calls_not_sent"))
+        return _drop_none(handler(self), self._optional)
+
+    def not_sent_line(self) -> str:
+        """The calls not sent, by what they were made for, and what they left undone: items,
+        and pairwise verdicts where any pairwise call went unsent."""
+        parts = []
+        if self.item_calls_not_sent:
+            parts.append(f"{self.item_calls_not_sent} for items")
+        if self.pair_calls_not_sent:
+            parts.append(f"{self.pair_calls_not_sent} for pairwise verdicts")
+        split = f" ({', '.join(parts)})" if parts else ""
+        undone = f"{self.items_undone} items"
+        if self.pair_calls_not_sent or self.pairs_undone:
+            undone += f" and {self.pairs_undone} pairwise verdicts"
+        return f"{self.calls_not_sent} calls not sent{split}, {undone} left undone"
 
 
 class BatchModel(BaseModel):
-    """One `batch: true` model: its jobs, requests, answers and failures at the batch price
-    (`models.calls.batch.progress`), and its calls sent online all the same. A model whose
-    every call went online has `sent_online` alone."""
+    """One `batch: true` model: its jobs (those resumed from a killed run included, and
+    `resumed` of them), the requests (lines) in them and of those the lines answered and
+    failed, as the provider counts them, at the batch price (`models.calls.batch.progress`),
+    and its calls sent online all the same. A model whose every call went online has
+    `sent_online` alone."""
 
     jobs: int | None = None
+    resumed: int | None = None
     requests: int | None = None
     answered: int | None = None
     failed: int | None = None
@@ -144,6 +180,17 @@ class BatchModel(BaseModel):
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_none(handler(self), tuple(type(self).model_fields))
+
+    def jobs_line(self) -> str | None:
+        """What its jobs did, in a few words (None: no job ran): `2 jobs (1 resumed), 16
+        requests, 15 answered, 1 failed`."""
+        if not self.jobs:
+            return None
+        resumed = f" ({self.resumed} resumed)" if self.resumed else ""
+        return (
+            f"{self.jobs} job{'' if self.jobs == 1 else 's'}{resumed}, {self.requests} "
+            f"requests, {self.answered} answered, {self.failed} failed"
+        )
 
 
 class RankedModel(BaseModel):

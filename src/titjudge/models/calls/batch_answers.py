@@ -23,6 +23,7 @@ from titjudge.models.core.base import (
     EmbeddingBackend,
     GenerateRequest,
     Generation,
+    MadeFor,
     PermanentError,
     TextBackend,
     mark_unbilled,
@@ -47,6 +48,8 @@ class Deferred(BaseException):  # noqa: N818  (not an error: passes the calls' `
         #: the line's worst case at the batch price, reserved under `run.budget_usd` before
         #: the line goes into a job (set by the client that asked; 0 without a budget)
         self.worst_usd = 0.0
+        #: what the call is made for (`GenerateRequest.made_for`): a refusal is counted by it
+        self.made_for: MadeFor = "item"
 
 
 @dataclass

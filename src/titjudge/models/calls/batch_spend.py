@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from titjudge.models.calls.budget import Budget, OverBudgetError
+from titjudge.models.core.base import MadeFor
 from titjudge.models.core.prices import batch_rates_for
 from titjudge.records.calls import CallResult
 from titjudge.records.spec import ModelSpec
@@ -35,6 +36,8 @@ class Wanted:
 
     body: dict[str, Any]
     worst: float
+    #: what its calls are made for: the budget counts its refusal by it
+    made_for: MadeFor
     keys: list[str] = field(default_factory=list)
 
 
@@ -67,7 +70,7 @@ class BatchSpend:
                 continue
             if sha in self.held:
                 covered[sha] = want
-            elif self.budget.hold(want.worst):
+            elif self.budget.hold(want.worst, made_for=want.made_for):
                 self.held[sha] = max(want.worst, 0.0)
                 covered[sha] = want
             else:

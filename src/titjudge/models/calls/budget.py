@@ -15,6 +15,10 @@ reservations (they usually settle below their worst case and free room); once no
 flight and it still cannot be covered, the budget is spent: that call and every later priced
 call is refused without being sent (`OverBudgetError`), and the run finishes with what it has.
 A call that costs nothing (a local model, a `price` of 0) is never refused.
+
+Each refusal is counted by what the call was made for (`GenerateRequest.made_for`: an item's
+description or score, or a pairwise verdict), so a run stopped among its pairs says so, not
+`0 items left undone`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from titjudge.models.core.base import PermanentError, mark_unbilled
+from titjudge.models.core.base import MadeFor, PermanentError, mark_unbilled
 
 #: how a call the budget refused starts its failure record
 NOT_SENT_BUDGET = "not sent: budget"
@@ -48,9 +52,23 @@ class BudgetState:
     spent: float = 0.0
     #: calls refused without being sent
     refused: int = 0
+    #: of `refused`, the calls made for pairwise verdicts (the rest were items')
+    refused_pairs: int = 0
 
     def since(self, before: BudgetState) -> BudgetState:
-        return BudgetState(self.spent - before.spent, self.refused - before.refused)
+        return BudgetState(
+            self.spent - before.spent,
+            self.refused - before.refused,
+            self.refused_pairs - before.refused_pairs,
+        )
+
+    def counts(self, prefix: str = "") -> dict[str, int]:
+        """The calls not sent, in all and by what they were made for (summary.json's keys)."""
+        return {
+            f"{prefix}calls_not_sent": self.refused,
+            f"{prefix}item_calls_not_sent": self.refused - self.refused_pairs,
+            f"{prefix}pair_calls_not_sent": self.refused_pairs,
+        }
 
 
 class Budget:
@@ -65,6 +83,8 @@ class Budget:
         #: set once a call could not be covered with nothing in flight: priced calls are refused
         self.stopped = False
         self.refused = 0
+        #: of `refused`, calls made for pairwise verdicts
+        self.refused_pairs = 0
         #: the highest spent + reserved seen (never above `usd` while the estimate holds)
         self.peak = 0.0
         self._waiting: deque[tuple[asyncio.Future[bool], float]] = deque()
@@ -73,18 +93,19 @@ class Budget:
         return self.usd - self.spent - self.reserved
 
     def state(self) -> BudgetState:
-        return BudgetState(self.spent, self.refused)
+        return BudgetState(self.spent, self.refused, self.refused_pairs)
 
-    async def reserve(self, worst: float) -> float:
-        """Reserve `worst` dollars for one attempt (returned, to `settle` later); waits while
-        calls in flight may free room; raises `OverBudgetError` once the budget is spent."""
+    async def reserve(self, worst: float, *, made_for: MadeFor) -> float:
+        """Reserve `worst` dollars for one attempt of a call made for `made_for` (returned, to
+        `settle` later); waits while calls in flight may free room; raises `OverBudgetError`
+        once the budget is spent."""
         if worst <= 0:
             return 0.0
         if not self._waiting and not self.stopped and self._covers(worst):
             self._take(worst)
             return worst
         if self.stopped or self.holding == 0:  # nothing in flight can free room
-            raise self._refuse()
+            raise self._refuse(made_for)
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting.append((waiter, worst))
         try:
@@ -94,17 +115,17 @@ class Budget:
                 self.settle(worst, 0.0)  # granted, then cancelled: nothing was sent
             raise
         if not granted:
-            raise self._refuse()
+            raise self._refuse(made_for)
         return worst
 
-    def hold(self, worst: float) -> bool:
+    def hold(self, worst: float, *, made_for: MadeFor) -> bool:
         """Reserve `worst` now or never (a batch line, `models.calls.batch.collect`: a job's lines
         are sent together, so none waits for room): False, and the budget is spent, when it
         cannot be covered."""
         if worst <= 0:
             return True
         if self.stopped or not self._covers(worst):
-            self._refuse()
+            self._refuse(made_for)
             return False
         self._take(worst)
         return True
@@ -121,18 +142,19 @@ class Budget:
         self._wake()
 
     def to_json(self, since: BudgetState | None = None) -> dict[str, Any]:
-        """The budget, what was spent (of the whole ledger, and `since` a state), what is left."""
+        """The budget, what was spent (of the whole ledger, and `since` a state), what is left,
+        and the calls not sent, by what they were made for (`BudgetState.counts`)."""
         found: dict[str, Any] = {
             "usd": self.usd,
             "spent_usd": round(self.spent, 6),
             "left_usd": round(max(self.usd - self.spent, 0.0), 6),
             "stopped": self.stopped,
-            "calls_not_sent": self.refused,
+            **self.state().counts(),
         }
         if since is not None:
             delta = self.state().since(since)
             found["run_spent_usd"] = round(delta.spent, 6)
-            found["run_calls_not_sent"] = delta.refused
+            found.update(delta.counts("run_"))
         return found
 
     def _covers(self, worst: float) -> bool:
@@ -143,9 +165,10 @@ class Budget:
         self.holding += 1
         self.peak = max(self.peak, self.spent + self.reserved)
 
-    def _refuse(self) -> OverBudgetError:
+    def _refuse(self, made_for: MadeFor) -> OverBudgetError:
         self.stopped = True
         self.refused += 1
+        self.refused_pairs += made_for == "pair"
         return OverBudgetError(self)
 
     def _wake(self) -> None:

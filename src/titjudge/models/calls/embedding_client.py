@@ -44,6 +44,7 @@ from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
+from titjudge.models.calls.sending import Worst
 from titjudge.models.calls.token_estimate import embedding_tokens
 from titjudge.models.core.base import (
     EmbeddingBackend,
@@ -51,7 +52,7 @@ from titjudge.models.core.base import (
     PermanentError,
     TransientError,
 )
-from titjudge.models.core.clients import CallMode
+from titjudge.models.core.clients import SEND, CallMode
 from titjudge.models.core.options import ModelOptions, RequireModel
 from titjudge.records.calls import CallResult
 from titjudge.safety import redact
@@ -76,13 +77,13 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         self.require_model = require_model
 
     async def embed(
-        self, texts: list[str], *, role: str, probe: CallMode | None = None
+        self, texts: list[str], *, role: str, probe: CallMode
     ) -> list[CallResult[list[float]]]:
         """One result per text, in order; a text fails only for a reason of its own or of
         every request that carried it (see the module's notes). `probe`: the call's mode
-        (`models.calls.probe`; None: answered, computing the misses)."""
+        (`models.core.clients.CallMode`; `SEND`: answered, computing the misses)."""
         keys = [embedding_key(self.backend.spec, text, params=self.params) for text in texts]
-        if probe is not None:  # under a cache probe: what each would send (`titjudge estimate`)
+        if probe is not SEND:  # under a cache probe: what each would send (`titjudge estimate`)
             for key, text in zip(keys, texts, strict=True):
                 probe.note(key, Asked(role, "embedding", text=text))
 
@@ -99,7 +100,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 return None  # another model's vector (require_model: exact): asked again
             return found
 
-        return await self._run(role, [(key, key) for key in keys], accept, compute, probe)
+        return await self._run(role, [(key, key) for key in keys], accept, compute, probe=probe)
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a vector from `answered_by` (None: kept)."""
@@ -117,7 +118,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             done = await self._attempt(
                 lambda: self.backend.embed_answered(texts),
                 tokens if self.limiter.tpm_pacer is not None else 0,
-                (tokens, 0),
+                Worst(tokens, 0, "item"),  # embeddings score items, never pairs
             )
             raw, answered_by = done.value
             vectors = _answers(raw, len(texts))

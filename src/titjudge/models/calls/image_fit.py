@@ -15,7 +15,7 @@ from typing import Any
 from titjudge.cache.store import CallCache
 from titjudge.errors import DataError
 from titjudge.models.core.base import GenerateRequest, TextBackend
-from titjudge.models.core.clients import CallMode
+from titjudge.models.core.clients import SEND, CallMode
 from titjudge.records.image_input import ImageInput
 from titjudge.records.images import (
     MAX_SIDE,
@@ -40,7 +40,7 @@ class ImageFitter:
         self._memo: dict[str, tuple[ImageInput, str | None]] = {}
 
     async def fit(
-        self, request: GenerateRequest, probe: CallMode | None = None
+        self, request: GenerateRequest, *, probe: CallMode
     ) -> tuple[GenerateRequest, list[str]]:
         """Images above `max_image_pixels` downscaled, and images over the provider's byte
         limit (`Backend.image_limit`, a per-request limit divided among the request's images)
@@ -51,7 +51,7 @@ class ImageFitter:
         if (self.max_image_pixels is None and budget is None) or not request.images:
             return request, []
         why = limit.text() if limit is not None else ""
-        done = [await self._fitted(image, budget, why, probe) for image in request.images]
+        done = [await self._fitted(image, budget, why, probe=probe) for image in request.images]
         notes = [note for _, note in done if note]
         fitted = tuple(image for image, _ in done)
         if all(a is b for a, b in zip(fitted, request.images, strict=True)):
@@ -59,7 +59,7 @@ class ImageFitter:
         return dataclasses.replace(request, images=fitted), notes
 
     async def _fitted(
-        self, image: ImageInput, budget: int | None, why: str, probe: CallMode | None
+        self, image: ImageInput, budget: int | None, why: str, *, probe: CallMode
     ) -> tuple[ImageInput, str | None]:
         """One fit per image and bound, however many roles send it (describer, lmm,
         lmm_yes). What fitting made is remembered in the cache dir (its hash, size and note),
@@ -82,7 +82,7 @@ class ImageFitter:
                 self._memo[memo] = (image, None)
                 return image, None
             known = read_entry(remembered)
-            if known is None and not image.loaded and probe is not None and not probe.fits:
+            if known is None and not image.loaded and probe is not SEND and not probe.fits:
                 probe.missed = True  # answered from the cache only: nothing is read to key it
                 return image, None
             if known is not None and not image.loaded:

@@ -32,7 +32,7 @@ from titjudge.models.calls.sharing.claims import Accept, Claims
 from titjudge.models.calls.sharing.dedup import InFlight
 from titjudge.models.calls.sharing.run_answers import RunAnswers
 from titjudge.models.core.base import Backend
-from titjudge.models.core.clients import CallMode
+from titjudge.models.core.clients import SEND, CallMode
 from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions
 from titjudge.models.core.prices import Rates
 from titjudge.records.calls import CallResult, Usage
@@ -80,11 +80,12 @@ class CallPipeline(Generic[B]):
         keys: Sequence[tuple[str, str]],
         accept: Accept,
         compute: Compute,
-        probe: CallMode | None = None,
+        *,
+        probe: CallMode,
     ) -> list[CallResult[Any]]:
         """One result per (cache key, sharing key), in order. Positions with a sharing key
         already in flight in this process wait for that answer; repeats share the first.
-        `probe`: the call's mode (`models.calls.probe`); None answers, computing misses."""
+        `probe`: the call's mode (`models.core.clients.CallMode`); `SEND` answers, computing misses."""
         results: list[CallResult[Any] | None] = [None] * len(keys)
         shares = self._inflight.share([shared for _, shared in keys])
 
@@ -96,7 +97,7 @@ class CallPipeline(Generic[B]):
         try:
             firsts = [positions[0] for positions in shares.owned.values()]
             if firsts:
-                await self._answer(keys, firsts, accept, compute, results, settle, probe)
+                await self._answer(keys, firsts, accept, compute, results, settle, probe=probe)
             for positions in shares.owned.values():
                 first = _present(results[positions[0]])
                 for i in positions[1:]:
@@ -110,7 +111,7 @@ class CallPipeline(Generic[B]):
             results[i] = dataclasses.replace(await asyncio.shield(future), cached=True)
         final = [_present(result) for result in results]
         ledger = self.usage.setdefault(role, Usage())
-        if probe is not None:
+        if probe is not SEND:
             probe.count(ledger, final, model=self.model, role=role)
         else:
             for result in final:
@@ -125,7 +126,8 @@ class CallPipeline(Generic[B]):
         compute: Compute,
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
-        probe: CallMode | None,
+        *,
+        probe: CallMode,
     ) -> None:
         """Fill (and `settle`) `results` at `positions` from the cache, from another run, or by computing.
 
@@ -136,7 +138,7 @@ class CallPipeline(Generic[B]):
         pending = []
         for i in positions:
             # a batch job's answer (paid once, here) or a failure of this run (not sent again)
-            found = self.answers.find(keys[i][0], keys[i][1], probe)
+            found = self.answers.find(keys[i][0], keys[i][1], probe=probe)
             if found is None and self._cached():
                 found = accept(self.cache.get(keys[i][0]))
             if found is None:
@@ -144,7 +146,7 @@ class CallPipeline(Generic[B]):
             else:
                 results[i] = found
                 settle(i)
-        if probe is not None and pending and probe.holds(self):
+        if probe is not SEND and pending and probe.holds(self):
             for i in pending:
                 results[i] = probe.miss(self, keys[i][0], functools.partial(compute, [i]))
                 settle(i)
@@ -162,7 +164,7 @@ class CallPipeline(Generic[B]):
                 else:
                     results[i] = found
                     settle(i)
-        if probe is not None:  # computed for a probe that does not hold this client: the
+        if probe is not SEND:  # computed for a probe that does not hold this client: the
             for i in positions:  # run's later call takes it from here, paid once
                 done = results[i]
                 if done is not None and not done.cached:

@@ -2,9 +2,10 @@
 (`agents.cached`), the estimate (`calls.estimate_probe`) and the batch phase (`calls.batch.collect`)
 run a run's own steps with one; a miss sends nothing and claims nothing.
 
-The probe is the call's mode, passed explicitly: the run context holds it
-(`agents.item.RunContext.probe`), each step hands it to the judges and the describer, and they
-to every client call (`probe=`); None is a run's ordinary mode (answer, computing the misses).
+The probe is the call's mode (`models.core.clients.CallMode`), passed explicitly and always: the
+run context holds it (`agents.item.RunContext.probe`), each step hands it to the judges and the
+describer, and they to every client call (`probe=`, a required keyword); a run's ordinary mode
+(answer, computing and sending the misses) is spelt `SEND`, never left to a default.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
@@ -26,6 +26,7 @@ from titjudge.models.core.base import (
     Backend,
     BlockedError,
     Generation,
+    MadeFor,
     MissingCredentialsError,
     PermanentError,
     TransientError,
@@ -40,8 +41,14 @@ from titjudge.safety import redact
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
-#: one attempt's worst case for the run's budget: its input estimate and its output caps
-Worst = tuple[int, int]
+
+class Worst(NamedTuple):
+    """One attempt's worst case for the run's budget: its input estimate and its output caps,
+    and what the call is made for (the budget counts a refusal by it)."""
+
+    tokens_in: int
+    tokens_out: int
+    made_for: MadeFor
 
 
 @dataclass
@@ -180,8 +187,8 @@ class Sender:
             self._budget_rates = rates_for(self.backend.spec, self.options.price)
             if self._budget_rates is None:  # the config refuses it at load; never sent unpriced
                 raise OverBudgetError(self.budget)
-        tokens_in, tokens_out = worst
-        return await self.budget.reserve(self._budget_rates.cost(tokens_in, tokens_out))
+        cost = self._budget_rates.cost(worst.tokens_in, worst.tokens_out)
+        return await self.budget.reserve(cost, made_for=worst.made_for)
 
     async def _limited(self, send: Callable[[], Awaitable[R]], tokens: int) -> R:
         async with self.limiter.slot(tokens) as grant:

@@ -26,7 +26,7 @@ from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
 from titjudge.models.calls.results import from_hit, incomplete_reason, usage_of, withheld
-from titjudge.models.calls.sending import Attempted
+from titjudge.models.calls.sending import Attempted, Worst
 from titjudge.models.calls.structured import (
     StructuredOutputError,
     parse_structured,
@@ -34,7 +34,7 @@ from titjudge.models.calls.structured import (
 )
 from titjudge.models.calls.token_estimate import request_tokens
 from titjudge.models.core.base import GenerateRequest, Generation, TextBackend
-from titjudge.models.core.clients import CallMode
+from titjudge.models.core.clients import SEND, CallMode
 from titjudge.models.core.options import ModelOptions, RequireModel
 from titjudge.records.calls import TRUNCATED, CallResult, sum_costs
 
@@ -82,13 +82,13 @@ class ModelClient(CallPipeline[TextBackend]):
         role: str,
         template: dict[str, str] | None = None,
         accept_truncated: bool = False,
-        probe: CallMode | None = None,
+        probe: CallMode,
     ) -> CallResult[str]:
         """Free text (descriptions). Empty, cut or blocked text is a failure, unless the caller
         keeps cut text (`accept_truncated`: then it is marked `truncated`, and a run that does
         not accept cut text treats such a cached entry as no answer). `probe`: the call's mode
-        (`models.calls.probe`; None: answered, computing a miss)."""
-        request, notes = await self.fitter.fit(request, probe)
+        (`models.core.clients.CallMode`; `SEND`: answered, computing a miss)."""
+        request, notes = await self.fitter.fit(request, probe=probe)
         key = generation_key(
             self.backend.spec,
             request,
@@ -96,7 +96,7 @@ class ModelClient(CallPipeline[TextBackend]):
             template=template,
             options=self.key_options,
         )
-        if probe is not None:  # what it would send (`titjudge estimate` counts it)
+        if probe is not SEND:  # what it would send (`titjudge estimate` counts it)
             probe.note(
                 key,
                 Asked(
@@ -120,7 +120,7 @@ class ModelClient(CallPipeline[TextBackend]):
             return [await self._text_call(request, accept_truncated, answers)]
 
         shared = f"{key}:{accept_truncated}" if accept_truncated else key
-        (result,) = await self._run(role, [(key, shared)], accept, compute, probe)
+        (result,) = await self._run(role, [(key, shared)], accept, compute, probe=probe)
         result.image_fit = notes or None
         return result
 
@@ -131,11 +131,11 @@ class ModelClient(CallPipeline[TextBackend]):
         *,
         role: str,
         template: dict[str, str] | None = None,
-        probe: CallMode | None = None,
+        probe: CallMode,
     ) -> CallResult[S]:
         """A reply validated against `schema`, with one re-ask quoting the validation error;
         `probe` as for `text`."""
-        fitted, notes = await self.fitter.fit(request, probe)
+        fitted, notes = await self.fitter.fit(request, probe=probe)
         json_schema = response_schema(schema)
         # the name providers are sent: the schema's title (the class name unless it sets one)
         keyed = dataclasses.replace(
@@ -151,7 +151,7 @@ class ModelClient(CallPipeline[TextBackend]):
         )
         if not self.backend.capabilities.json_schema:
             keyed = dataclasses.replace(keyed, json_schema=None)
-        if probe is not None:
+        if probe is not SEND:
             probe.note(
                 key,
                 Asked(
@@ -174,7 +174,7 @@ class ModelClient(CallPipeline[TextBackend]):
         async def compute(_: list[int], answers: Answers | None) -> list[Computed]:
             return [await self._structured_call(keyed, schema, answers)]
 
-        (result,) = await self._run(role, [(key, key)], accept, compute, probe)
+        (result,) = await self._run(role, [(key, key)], accept, compute, probe=probe)
         result.image_fit = notes or None
         return result
 
@@ -209,12 +209,13 @@ class ModelClient(CallPipeline[TextBackend]):
                 return Attempted(batch_reply(self.backend, self.rates, request, answers), 1, 0.0)
             except Deferred as deferred:  # into a job: its worst case, for the budget
                 deferred.worst_usd = self._batch_worst(request)
+                deferred.made_for = request.made_for
                 raise
         tokens, worst = 0, None
         if self.limiter.tpm_pacer is not None or self.budget is not None:  # only where needed
             cap = request.max_tokens + self._thinking_reserve
             tokens_in = request_tokens(request, self.backend.spec, 0)
-            tokens, worst = tokens_in + cap, (tokens_in, cap)
+            tokens, worst = tokens_in + cap, Worst(tokens_in, cap, request.made_for)
         return await self._attempt(lambda: self.backend.generate(request), tokens, worst)
 
     def _batch_worst(self, request: GenerateRequest) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from titjudge.errors import ConfigError
 from titjudge.models.core.image_limit import ImageLimit
@@ -20,9 +20,15 @@ from titjudge.records.spec import ModelSpec
 E = TypeVar("E", bound=BaseException)
 
 
+#: what a call is made for: one item (its description, a per-item judge's score) or one pair
+#: (a pairwise judge's verdict); `models.calls.budget` counts the calls it refuses by it
+MadeFor = Literal["item", "pair"]
+
+
 @dataclass(frozen=True)
 class GenerateRequest:
-    """Everything that determines a model's output (and so its cache key).
+    """Everything that determines a model's output (and so its cache key), and what the call
+    is made for (`made_for`, which no key reads: the budget counts the calls it refuses by it).
 
     `images` are shown before `prompt` in one user turn. `json_schema`, when set, asks
     the backend for JSON of that shape using the provider's structured-output mode
@@ -44,6 +50,9 @@ class GenerateRequest:
     top_logprobs: int = 0
     #: repeat index: distinct samples of the same request get distinct cache keys
     sample: int = 0
+    #: an item's call (its description, a per-item judge's score) or a pairwise verdict's:
+    #: not part of the output, so in no key; `run.budget_usd` counts its refusals by it
+    made_for: MadeFor = "item"
 
 
 @dataclass

@@ -1,6 +1,12 @@
 """What a judge needs of the models, declared where judges and config may look: the clients it
 calls (`TextCalls`, `EmbeddingCalls`), where it gets them (`ClientSource`) and the mode a call
-is made in (`CallMode`).
+is made in (`CallMode`: `SEND`, or a `Probe`).
+
+The mode is a required keyword argument of every call and of every judge method that makes
+one (`probe=`), never a default: sending costs money, so a caller that means it spells
+`probe=SEND`, and one that forgets its mode fails type checking and its tests instead of
+paying during `titjudge estimate` (tests/test_call_mode.py checks that no function takes
+`probe` with a default).
 
 The call layer fills them in (`models.calls.text_client.ModelClient`,
 `models.calls.embedding_client.EmbeddingClient`, `models.calls.probe.CacheProbe`) and the hub
@@ -10,8 +16,9 @@ nothing of how a call is cached, limited, retried or sent, nor of any provider.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,10 +29,10 @@ from titjudge.records.calls import CallResult, Usage
 S = TypeVar("S", bound=BaseModel)
 
 
-class CallMode(Protocol):
+class Probe(Protocol):
     """How the calls made with it answer (`models.calls.probe.CacheProbe`): from the cache
-    alone, a miss sending nothing and claiming nothing. A call made without one answers and
-    sends what is missing. Judges only hand it on to their clients' calls."""
+    alone, a miss sending nothing and claiming nothing (the estimate counts it, the batch
+    phase queues it). Judges only hand it on to their clients' calls."""
 
     missed: bool
     #: whether a call's images are read and fitted to key it, as its send would
@@ -44,6 +51,20 @@ class CallMode(Protocol):
     def on_commit(self, action: Callable[[], Any]) -> None: ...
 
 
+class Send(enum.Enum):
+    """The mode of a run's ordinary calls: answered, and what the cache misses is sent (and
+    paid for). Its one value, `SEND`, is what a caller spells to mean it."""
+
+    SEND = "send"
+
+
+#: a run's ordinary calls: answered, a miss sent (`Send`)
+SEND: Final = Send.SEND
+
+#: how a call answers: `SEND` (misses are sent), or a `Probe` (from the cache alone)
+CallMode: TypeAlias = Probe | Send
+
+
 class TextCalls(Protocol):
     """A text model's calls: free text (descriptions) and replies validated against a schema."""
 
@@ -60,7 +81,7 @@ class TextCalls(Protocol):
         role: str,
         template: dict[str, str] | None = None,
         accept_truncated: bool = False,
-        probe: CallMode | None = None,
+        probe: CallMode,
     ) -> CallResult[str]: ...
 
     async def structured(
@@ -70,7 +91,7 @@ class TextCalls(Protocol):
         *,
         role: str,
         template: dict[str, str] | None = None,
-        probe: CallMode | None = None,
+        probe: CallMode,
     ) -> CallResult[S]: ...
 
 
@@ -84,7 +105,7 @@ class EmbeddingCalls(Protocol):
     def backend(self) -> EmbeddingBackend: ...
 
     async def embed(
-        self, texts: list[str], *, role: str, probe: CallMode | None = None
+        self, texts: list[str], *, role: str, probe: CallMode
     ) -> list[CallResult[list[float]]]: ...
 
 
@@ -97,4 +118,4 @@ class ClientSource(Protocol):
     def embedding_client(self, model: str, options: ModelOptions) -> EmbeddingCalls: ...
 
 
-__all__ = ["CallMode", "ClientSource", "EmbeddingCalls", "TextCalls"]
+__all__ = ["SEND", "CallMode", "ClientSource", "EmbeddingCalls", "Probe", "Send", "TextCalls"]

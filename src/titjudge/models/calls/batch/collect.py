@@ -159,7 +159,7 @@ async def _collect_ledger(
     progress: BatchProgress,
 ) -> None:
     """Rounds of jobs for one model's queued calls, under its ledger (held by this run)."""
-    stats = progress.stats.setdefault(client.model, ModelStats())
+    progress.stats.setdefault(client.model, ModelStats())  # listed even when no job is needed
     left = list(queued)
     stuck: dict[str, str] = {}
     send = BatchSender(client)
@@ -176,7 +176,9 @@ async def _collect_ledger(
             try:
                 ((result, entry),) = await item.compute(answers)
             except Deferred as deferred:
-                found = wanted.setdefault(deferred.sha, Wanted(deferred.body, deferred.worst_usd))
+                found = wanted.setdefault(
+                    deferred.sha, Wanted(deferred.body, deferred.worst_usd, deferred.made_for)
+                )
                 found.keys.append(item.key)
                 spend.asked(item.key, deferred.sha)
                 still.append(item)
@@ -185,8 +187,6 @@ async def _collect_ledger(
                 client.cache.set(item.key, entry, client.model)
             client.answers.keep_batch(item.key, result)
             spend.answered(item.key, result)
-            stats.answered += int(result.ok)
-            stats.failed += int(not result.ok)
         left = still
         if not left:
             break
@@ -196,7 +196,6 @@ async def _collect_ledger(
             item.key,
             CallResult(ok=False, error="batch: no answer after the re-ask rounds", attempts=0),
         )
-        stats.failed += 1
     spend.close()
     ledger.clear()
 

@@ -58,7 +58,8 @@ async def run_jobs(
     busy = ledger.pending_shas()
     fresh = [sha for sha in wanted if sha not in busy]
     for chunk in _split(api, [(sha, bodies[sha]) for sha in fresh], ledger):
-        ledger.new_job({_custom_id(sha): {"sha": sha, "keys": wanted[sha].keys} for sha in chunk})
+        lines = {_custom_id(sha): {"sha": sha, "keys": wanted[sha].keys} for sha in chunk}
+        stats.made(ledger.new_job(lines).local)
     stuck: dict[str, str] = {}
     while True:
         jobs = [job for job in ledger.open_jobs() if job.local not in stuck]
@@ -195,19 +196,20 @@ async def _advance(
             job.creates += 1
             ledger.save()
             file_id = job.file_id
+            stats.made(job.local)  # what the provider makes now is this run's, not resumed
             try:  # never retried in place: a lost reply may hide a job the provider made
                 found = await send.once(lambda: api.create(file_id, data, tag))
             except Unreachable as exc:
                 if exc.transient and job.creates < send.attempts:
                     return  # still "creating": the next look asks `find` before creating
                 raise
-            stats.jobs += 1
-            stats.requests += len(job.lines)
         job.job_id, job.state = found, "submitted"
         ledger.save()
+        stats.driven(job.local, len(job.lines))  # created now, or found: a killed run's
         return
     if job.state != "submitted" or job.job_id is None:
         return
+    stats.driven(job.local, len(job.lines))  # a killed run's job, resumed: counted once
     job_id = job.job_id
     state = await send(lambda: api.retrieve(job_id))
     job.status = state.status
@@ -236,10 +238,15 @@ async def _advance(
                 f"gave_up_{state.status}",
                 why if refused else f"{why} {job.attempt} times",
             )
-    ledger.save_rows(job, [cid for cid in job.lines if cid in ledger.rows])
+    ended = [cid for cid in job.lines if cid in ledger.rows]
+    ledger.save_rows(job, ended)
+    outcomes = [_parse(api, ledger.rows[cid]) for cid in ended]
+    stats.answered += sum(1 for line in outcomes if line.error is None)
+    stats.failed += sum(1 for line in outcomes if line.error is not None)
     job.state = "done"  # saved with the job that sends its unfinished lines again, at once
     if again:
-        ledger.new_job({cid: job.lines[cid] for cid in again}, attempt=job.attempt + 1)
+        retry = ledger.new_job({cid: job.lines[cid] for cid in again}, attempt=job.attempt + 1)
+        stats.made(retry.local)
     else:
         ledger.save()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from titjudge.models.core.clients import CallMode
+from titjudge.models.core.clients import SEND, CallMode
 from titjudge.records.calls import CallResult
 
 
@@ -26,7 +26,7 @@ class RunAnswers:
         self.batch: dict[str, CallResult[Any]] = {}
         self.failed: dict[str, CallResult[Any]] = {}
 
-    def find(self, key: str, shared: str, probe: CallMode | None) -> CallResult[Any] | None:
+    def find(self, key: str, shared: str, *, probe: CallMode) -> CallResult[Any] | None:
         """The answer this run has for cache key `key` / sharing key `shared`, or None. Under
         a probe, a batch answer is handed over only once the probe commits."""
         failed = self.failed.get(shared)
@@ -36,7 +36,7 @@ class RunAnswers:
         if found is None:
             return None
         if found.ok:
-            if probe is None:
+            if probe is SEND:
                 self.batch.pop(key, None)
             else:
                 probe.on_commit(lambda: self.batch.pop(key, None))
