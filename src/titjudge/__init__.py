@@ -150,9 +150,10 @@ def load_run(path: str | Path) -> AnalysedRun:
 
 
 def load_runs(paths: str | Path | list[str | Path]) -> RunSet:
-    """Several runs (paths, or a glob such as "runs/demo/*") read with `load_run`: `.items`,
-    `.pairs` and `.metrics` stack their frames with a leading `run` column (the run id),
-    `.records` holds each run's record."""
+    """Several runs (paths, or a glob such as "runs/demo/*" or "runs/*/*", of whose matches
+    the runs are read: a config folder's LATEST file is skipped) read with `load_run`:
+    `.items`, `.pairs` and `.metrics` stack their frames with a leading `run` column (the run
+    id), `.records` holds each run's record."""
     from titjudge.report.analysis.runset import RunSet
 
     return RunSet.load(paths)
