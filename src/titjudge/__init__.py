@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from titjudge.submodules import lazy_submodules
+
 # before any import of litellm, wherever in the package it happens (and in code that imports
 # litellm after titjudge): litellm's import otherwise fetches its price map from GitHub's main
 # branch (seconds of retries offline, and prices that are not the pinned release's)
@@ -178,3 +180,5 @@ __all__ = [
     "load_runs",
     "score",
 ]
+
+__getattr__ = lazy_submodules(__name__)
