@@ -123,3 +123,43 @@ def test_a_fifo_image_fails_its_item_and_the_run_ends(bench, tmp_path):
         assert line["describer"]["error"] == f"image: {fifo}: {reason}", line
     assert sum(line["status"] == "ok" for line in lines) == len(lines) - len(failed)
     assert len({line["item_id"] for line in lines if line["status"] == "ok"}) == ITEMS - 1
+
+
+def hang_reading(name: str) -> None:
+    """In the child: the image called `name` sits on a hung network mount: every read of it
+    blocks for good (a blocked read cannot be cancelled), and reads are bounded at 0.5 s."""
+    import threading
+
+    import titjudge.user_files as user_files
+
+    opened = user_files._opened
+
+    def blocks(path, what, use):
+        if str(path).endswith(name):
+            threading.Event().wait()
+        return opened(path, what, use)
+
+    user_files._opened = blocks
+    user_files.READ_TIMEOUT = 0.5
+
+
+@pytest.mark.slow  # a whole run in a child process
+def test_an_image_on_a_hung_mount_fails_its_item_after_the_read_timeout_and_the_run_ends(
+    bench, tmp_path
+):
+    import functools
+
+    from cli_process import run_cli
+
+    data, config = bench
+    hung = images(data)[4]
+    name = f"{hung.parent.name}/{hung.name}"
+    done = run_cli(["run", str(config)], timeout=240, before=functools.partial(hang_reading, name))
+    assert done.returncode == 1, done.stderr[-2000:]
+    run_dir = latest_run(tmp_path / "runs" / "demo")
+    lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
+    failed = [line for line in lines if line["status"] == "failed"]
+    assert failed and {line["image"] for line in failed} == {str(hung)}
+    reason = f"{hung}: reading the image took over 0.5 s (a hung network mount?)"
+    assert all(reason in line["describer"]["error"] for line in failed), failed
+    assert len({line["item_id"] for line in lines if line["status"] == "ok"}) == ITEMS - 1
