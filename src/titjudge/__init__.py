@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from titjudge.submodules import lazy_submodules
+
 # before any import of litellm, wherever in the package it happens (and in code that imports
 # litellm after titjudge): litellm's import otherwise fetches its price map from GitHub's main
 # branch (seconds of retries offline, and prices that are not the pinned release's)
@@ -150,9 +152,10 @@ def load_run(path: str | Path) -> AnalysedRun:
 
 
 def load_runs(paths: str | Path | list[str | Path]) -> RunSet:
-    """Several runs (paths, or a glob such as "runs/demo/*") read with `load_run`: `.items`,
-    `.pairs` and `.metrics` stack their frames with a leading `run` column (the run id),
-    `.records` holds each run's record."""
+    """Several runs (paths, or a glob such as "runs/demo/*" or "runs/*/*", of whose matches
+    the runs are read: a config folder's LATEST file is skipped) read with `load_run`:
+    `.items`, `.pairs` and `.metrics` stack their frames with a leading `run` column (the run
+    id), `.records` holds each run's record."""
     from titjudge.report.analysis.runset import RunSet
 
     return RunSet.load(paths)
@@ -177,3 +180,5 @@ __all__ = [
     "load_runs",
     "score",
 ]
+
+__getattr__ = lazy_submodules(__name__)

@@ -38,14 +38,14 @@ def slow_to_read(name: str) -> None:
     the interrupt came after it.)"""
     import titjudge.data.images as images
 
-    measure = images.decode_pixels
+    measure = images.header_pixels  # the loader's header probe
 
-    def decode_pixels(path):
+    def header_pixels(path):
         if str(path).endswith(name):
             time.sleep(BUSY_FOR)
         return measure(path)
 
-    images.decode_pixels = decode_pixels
+    images.header_pixels = header_pixels
 
 
 def _config(bench: Path, url: str, tmp: Path, command: str) -> dict:

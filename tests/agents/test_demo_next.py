@@ -37,7 +37,7 @@ def test_the_next_step_estimates_its_cost_then_runs_a_few_items(synthetic, tmp_p
     commands = [shlex.split(line) for line in lines]
     estimate = commands.index(["titjudge", "estimate", str(config), *sets])
     run = commands.index(["titjudge", "run", str(config), *sets, "--limit", str(FIRST_ITEMS)])
-    assert estimate < run and lines.index("  export GEMINI_API_KEY=...") < run
+    assert lines.index("  export GEMINI_API_KEY=...") < estimate < run
     cost = re.fullmatch(
         r"expected: \$(\d+\.\d\d) for the first 8 items, \$(\d+\.\d\d) for all 12 "
         r"\(at most \$(\d+\.\d\d), every call at its caps\)",
@@ -51,6 +51,8 @@ def test_the_next_step_estimates_its_cost_then_runs_a_few_items(synthetic, tmp_p
 def test_the_numbers_are_the_estimate_commands(synthetic, tmp_path, monkeypatch, capsys):
     data = synthetic(3, 4)
     monkeypatch.chdir(tmp_path)
+    # the next step exports the key first: estimate runs the run's preflight (issue 48)
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSy-demo-next")
     lines, config = next_step(data, tmp_path / "demo")
     said = next(line for line in lines if line.startswith("expected: "))
     sets = ["--set", f"data.manifest={data / 'manifest.jsonl'}"]

@@ -5,6 +5,7 @@ some are missing, one line says so before the run starts, and exactly those item
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,74 @@ def test_the_ablation_preflight_refuses_and_notes_alike(bench):
         image.unlink()
     with pytest.raises(Exception, match=f"none of the {ITEMS} images"):
         preflight_ablation(grid, "grid.yaml")
+
+
+@pytest.mark.slow  # a whole run in a child process, so that a hang fails the test, not the suite
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_a_fifo_image_fails_its_item_and_the_run_ends(bench, tmp_path):
+    """Issue 48: an image that blocks on open (a FIFO, as a hung mount would) hung the run
+    once the other items had finished. Now the preflight says so once, the item is a failure
+    record naming the reason, every other item is scored and the run ends (exit 1)."""
+    from cli_process import run_cli
+
+    data, config = bench
+    fifo = images(data)[2]
+    fifo.unlink()
+    os.mkfifo(fifo)
+    done = run_cli(["run", str(config)], timeout=240)  # not a speed bound: it used to never end
+    reason = "image is a FIFO (named pipe), not a regular file"
+    noted = [line for line in done.stderr.splitlines() if "cannot be read" in line]
+    assert noted == [
+        f"titjudge: 1 of the {ITEMS} images in {data / 'manifest.jsonl'} cannot be read "
+        f"(1 not a regular file or unreadable), e.g. {fifo}: {reason}; their items will fail"
+    ]
+    assert done.returncode == 1, done.stderr[-2000:]
+    run_dir = latest_run(tmp_path / "runs" / "demo")
+    lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
+    failed = [line for line in lines if line["status"] == "failed"]
+    assert {line["image"] for line in failed} == {str(fifo)}
+    for line in failed:  # "no description: image: <path>: <reason>", the describer's own
+        assert line["error"].endswith(f"image: {fifo}: {reason}"), line
+        assert line["describer"]["error"] == f"image: {fifo}: {reason}", line
+    assert sum(line["status"] == "ok" for line in lines) == len(lines) - len(failed)
+    assert len({line["item_id"] for line in lines if line["status"] == "ok"}) == ITEMS - 1
+
+
+def hang_reading(name: str) -> None:
+    """In the child: the image called `name` sits on a hung network mount: every read of it
+    blocks for good (a blocked read cannot be cancelled), and reads are bounded at 0.5 s."""
+    import threading
+
+    import titjudge.user_files as user_files
+
+    opened = user_files._opened
+
+    def blocks(path, what, use):
+        if str(path).endswith(name):
+            threading.Event().wait()
+        return opened(path, what, use)
+
+    user_files._opened = blocks
+    user_files.READ_TIMEOUT = 0.5
+
+
+@pytest.mark.slow  # a whole run in a child process
+def test_an_image_on_a_hung_mount_fails_its_item_after_the_read_timeout_and_the_run_ends(
+    bench, tmp_path
+):
+    import functools
+
+    from cli_process import run_cli
+
+    data, config = bench
+    hung = images(data)[4]
+    name = f"{hung.parent.name}/{hung.name}"
+    done = run_cli(["run", str(config)], timeout=240, before=functools.partial(hang_reading, name))
+    assert done.returncode == 1, done.stderr[-2000:]
+    run_dir = latest_run(tmp_path / "runs" / "demo")
+    lines = [json.loads(line) for line in (run_dir / "items.jsonl").read_text().splitlines()]
+    failed = [line for line in lines if line["status"] == "failed"]
+    assert failed and {line["image"] for line in failed} == {str(hung)}
+    reason = f"{hung}: reading the image took over 0.5 s (a hung network mount?)"
+    assert all(reason in line["describer"]["error"] for line in failed), failed
+    assert len({line["item_id"] for line in lines if line["status"] == "ok"}) == ITEMS - 1

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -175,3 +176,14 @@ def test_a_skipped_description_is_written_as_skipped_not_failed(tmp_path):
     assert line["status"] == "ok" and line["description"] is None
     items, _ = load_items(tmp_path / "items.jsonl")
     assert items["a"].results["lmm"].describer_error is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_a_description_line_whose_image_is_a_fifo_names_it_without_opening_it(tmp_path):
+    """The image is hashed to key the description: a FIFO blocked that read (issue 48)."""
+    os.mkfifo(tmp_path / "pipe.png")
+    path = tmp_path / "descriptions.jsonl"
+    path.write_text(json.dumps({"image": "pipe.png", "description": "x"}) + "\n")
+    message = f"{path}:1: image 'pipe.png' is a FIFO (named pipe), not a regular file"
+    with pytest.raises(DataError, match="^" + re.escape(message)):
+        load_descriptions(path)

@@ -95,6 +95,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge.cli.metrics",
         "titjudge.cli.run",
         "titjudge.cli.runs",
+        "titjudge.submodules",  # the packages' lazy submodule attributes (stdlib only)
     ]
 
 

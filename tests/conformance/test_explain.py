@@ -1,6 +1,8 @@
 """`titjudge explain CONFIG`: per model and role, the exact request for the first item, as
 litellm would send it, with keys redacted and images summarized, sending nothing (the stand-in
-counts no request) and needing no key (issue 24)."""
+counts no request; issue 24), after the run's own preflight: what `run` refuses, a key not
+set included, explain refuses in the same line (issue 48; tests/cli/test_preflight_commands.py
+has every kind)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ def _explain(config: str, data: Path, *sets: str) -> int:
         str(REPO / "configs" / config),
         "--set",
         f"data.manifest={data / 'manifest.jsonl'}",
+        "--set",
+        f"data.human_pairs={data / 'pairs.csv'}",
     ]
     for value in sets:
         args += ["--set", value]
@@ -43,22 +47,19 @@ def _bodies(out: str) -> list[dict]:
     return found
 
 
-def test_gpt5_requests_are_printed_with_no_key_and_nothing_sent(
-    provider_server, data, monkeypatch, capsys
-):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_gpt5_requests_are_printed_and_nothing_sent(provider_server, data, monkeypatch, capsys):
     base = provider_server.openai_base
-    code = _explain(
-        "tit-llm-gpt5.yaml",
-        data,
-        f"describer.api_base={base}",
-        f"judges.tit_llm_gpt5.api_base={base}",
-    )
+    sets = (f"describer.api_base={base}", f"judges.tit_llm_gpt5.api_base={base}")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert _explain("tit-llm-gpt5.yaml", data, *sets) == 2  # as `run` refuses it
+    assert "OPENAI_API_KEY not set (litellm:openai/gpt-5" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    code = _explain("tit-llm-gpt5.yaml", data, *sets)
     out = capsys.readouterr().out
     assert code == 0
     assert provider_server.requests == []
     assert out.count(f"POST {base}/chat/completions") == 2
-    assert "note: OPENAI_API_KEY not set" in out
+    assert SECRET not in out and "<redacted>" in out
     describer, judge = _bodies(out)
     assert describer["reasoning_effort"] == "minimal"
     assert describer["max_completion_tokens"] == 512 + 25_000
@@ -98,12 +99,16 @@ def test_a_config_error_is_one_line_and_exit_2(provider_server, data, capsys):
     assert provider_server.requests == []
 
 
-def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, tmp_path, capsys):
+def test_every_judge_kind_that_asks_a_model_is_explained(
+    provider_server, data, tmp_path, capsys, monkeypatch
+):
     """The run's own steps build what explain prints: the describer, an llm verdict, a
     checklist's decomposition and its verdict request (over a stand-in element list), a
     pairwise verdict (the first pair of the first prompt), an lmm_yes question and a served
     embedding, each once; the lexical judge asks no model."""
     import yaml
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # the preflight's, as the run's
 
     base = provider_server.openai_base
     model = {"model": "litellm:openai/judge-model", "api_base": base}
@@ -162,11 +167,13 @@ def test_every_judge_kind_that_asks_a_model_is_explained(provider_server, data, 
 
 
 def test_a_replay_describers_description_is_quoted_not_stood_in_for(
-    provider_server, data, tmp_path, capsys
+    provider_server, data, tmp_path, capsys, monkeypatch
 ):
     """A `replay:` describer's stored description is known without sending anything: the
     judge's request explain prints quotes it, as the run will send it."""
     import yaml
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
     descriptions = [json.loads(line) for line in (data / "descriptions.jsonl").open()]
     config = {

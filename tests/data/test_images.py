@@ -1,5 +1,7 @@
 import asyncio
 import io
+import os
+import re
 import struct
 import threading
 import time
@@ -152,7 +154,7 @@ def _instrumented(monkeypatch, costs, held=0.05):
             seen["pixels"] -= costs[path]
         return path
 
-    monkeypatch.setattr(images, "decode_pixels", costs.__getitem__)
+    monkeypatch.setattr(images, "header_pixels", costs.__getitem__)
     monkeypatch.setattr(images, "load_image", decode)
     return seen
 
@@ -192,3 +194,22 @@ def test_a_cancelled_wait_gives_its_place_back(monkeypatch):
     (results, loader) = asyncio.run(scenario())
     assert results == ["a", "c"] and seen["order"] == ["a", "c"]
     assert (loader._decoding, loader._pixels, list(loader._waiting)) == (0, 0, [])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_a_fifo_is_a_data_error_for_the_run_and_the_audit_never_a_blocked_open(tmp_path):
+    """Issue 48: `decode_pixels` opened the path with Pillow, which blocks on a FIFO until a
+    writer comes; every reader of an image now refuses it with one reason."""
+    fifo = tmp_path / "f.png"
+    os.mkfifo(fifo)
+    reason = f"{fifo}: image is a FIFO (named pipe), not a regular file"
+    with pytest.raises(DataError, match=re.escape(reason)):
+        load_image(fifo)
+    with pytest.raises(DataError, match=re.escape(reason)):
+        images.load_thumbnail(fifo, 64)
+    assert images.decode_pixels(fifo) == 0
+    loader = ImageLoader(concurrency=2)
+    with pytest.raises(DataError, match=re.escape(reason)):
+        asyncio.run(loader.load(fifo))
+    with pytest.raises(DataError, match=re.escape(reason)):
+        asyncio.run(loader.thumbnail(fifo, 64))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -126,3 +127,14 @@ def test_check_images_lists_missing_and_unreadable(tmp_path: Path) -> None:
     assert len(problems) == 2
     assert problems[0].startswith("bad: image unreadable")
     assert problems[1] == f"gone: image not found: {tmp_path / 'img' / 'gone.png'}"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_check_images_names_a_fifo_without_opening_it(tmp_path: Path) -> None:
+    """`titjudge annotate`'s image check opened each image with Pillow: a FIFO blocked it."""
+    (tmp_path / "img").mkdir()
+    os.mkfifo(tmp_path / "img" / "pipe.png")
+    problems = check_images(load_manifest(write(tmp_path, line("pipe"))))
+    assert problems == [
+        f"pipe: image is a FIFO (named pipe), not a regular file: {tmp_path / 'img' / 'pipe.png'}"
+    ]

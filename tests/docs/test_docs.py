@@ -14,6 +14,7 @@ from types import ModuleType
 
 import pytest
 import yaml
+from doc_examples import NEEDS, RUNS, RUNS_AFTER_DEMO, RUNS_AGAINST_STAND_INS, examples, user_pages
 
 from titjudge.cli import build_parser
 from titjudge.config.load import validate_config
@@ -23,31 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 FRAGMENT = "<!-- fragment -->"
-#: a shell or Python example, with the line before it: `<!-- runs: after titjudge demo -->`
-#: (tests/docs runs it) or `<!-- needs: <what> -->` (a key, a GPU, an install: not run here)
-CODE_BLOCK = re.compile(r"(?:^([^\n]*)\n)?```(bash|python)\n(.*?)```", re.M | re.S)
-RUNS_AFTER_DEMO = "<!-- runs: after titjudge demo -->"
-NEEDS = re.compile(r"^<!-- needs: \S.* -->$")
 #: a fenced YAML block, with the line before it (a fragment is marked there)
 YAML_BLOCK = re.compile(r"(?:^([^\n]*)\n)?```ya?ml\n(.*?)```", re.M | re.S)
 
 
 def pages() -> list[Path]:
     return [README, *sorted(DOCS.rglob("*.md"))]
-
-
-def user_pages() -> list[Path]:
-    """The pages whose examples a user runs (docs/research/ quotes servers' own code)."""
-    return [README, *sorted(DOCS.glob("*.md"))]
-
-
-def code_blocks() -> list[tuple[Path, str, str, str]]:
-    """(page, marker line, language, code) of every shell and Python example."""
-    return [
-        (page, (m.group(1) or "").strip(), m.group(2), m.group(3))
-        for page in user_pages()
-        for m in CODE_BLOCK.finditer(page.read_text(encoding="utf-8"))
-    ]
 
 
 def reference() -> ModuleType:
@@ -106,49 +88,13 @@ def test_every_yaml_example_loads_as_a_config_or_is_marked_a_fragment(page: Path
 
 
 def test_every_shell_and_python_example_runs_here_or_says_what_it_needs() -> None:
-    blocks = code_blocks()
+    """Each is marked to run (tests/docs/test_examples.py runs it) or says what it needs."""
+    blocks = examples()
     assert len(blocks) > 15
-    unmarked = [
-        (page.name, code.splitlines()[0])
-        for page, marker, _, code in blocks
-        if marker != RUNS_AFTER_DEMO and not NEEDS.match(marker)
-    ]
+    unmarked = [b.where for b in blocks if b.marker not in RUNS and not NEEDS.match(b.marker)]
     assert not unmarked, unmarked
-    assert sum(marker == RUNS_AFTER_DEMO for _, marker, _, _ in blocks) >= 2
-
-
-@pytest.mark.slow  # the demo, then each example run after it (in this process)
-def test_the_examples_marked_to_run_after_the_demo_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Each `titjudge ...` line of a marked shell block exits 0 and each marked Python block
-    runs, in a folder where `titjudge demo` ran, as a reader would type them."""
-    import shlex
-
-    from titjudge.cli import main
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    # the demo as a reader runs it, into ./titjudge-demo, on a smaller benchmark (CPU)
-    assert main(["demo", "--prompts", "3", "--models", "3"]) == 0, capsys.readouterr().err[-2000:]
-    ran = []
-    for page, marker, language, code in code_blocks():
-        if marker != RUNS_AFTER_DEMO:
-            continue
-        if language == "python":
-            exec(compile(code, f"{page.name} example", "exec"), {"__name__": "example"})
-            ran.append(page.name)
-            continue
-        for line in code.splitlines():
-            args = shlex.split(line, comments=True)
-            if not args:
-                continue
-            assert args[0] == "titjudge", f"{page.name}: a marked line that is not titjudge's"
-            code_ = main(args[1:])
-            assert code_ == 0, (page.name, line, capsys.readouterr().err[-2000:])
-            ran.append(page.name)
-    assert (tmp_path / "titjudge-demo" / "audit.html").is_file()  # the audit example wrote it
-    assert "runs-and-analysis.md" in ran and "getting-started.md" in ran
+    assert sum(b.marker == RUNS_AFTER_DEMO for b in blocks) >= 3
+    assert sum(b.marker == RUNS_AGAINST_STAND_INS for b in blocks) >= 8
 
 
 def test_a_config_the_docs_show_under_a_shipped_configs_name_is_that_config() -> None:

@@ -3,7 +3,7 @@ nowhere: what `titjudge explain` prints.
 
 The run's own steps (`agents.item`: describe, judge; `agents.finish.judge_pairs`) run over the
 first prompt's images under an estimate probe (`models.calls.estimate_probe`) against a scratch
-cache, so every call misses, none is sent and no key is needed: each call's request, as its
+cache, so every call misses, none is sent and no key is read: each call's request, as its
 client built it for the cache key, is kept the first time its model, role, kind and template
 are met. A description the judges read is a stand-in (only the describer's answer would give
 it), and so is a checklist's element list, which each image's verdict call reads (only the

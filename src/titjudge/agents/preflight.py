@@ -1,6 +1,7 @@
-"""The models a run config uses, for the preflight that `titjudge run` and `titjudge score`
-(and `titjudge.score()`) do before building any of them (`models.preflight`), and the data
-files and templates it reads: every problem is named in the same one line.
+"""The models a run config uses, for the preflight that `titjudge run`, `estimate`, `explain`
+and `score` (and `titjudge.score()`) do before building any of them (`models.preflight`), and
+the data files, images and templates it reads: every problem is named in the same one line,
+so what `run` refuses, the commands that plan a run refuse too (issue 48).
 
 The library's `titjudge.evaluate()` skips it: there, building each backend still refuses
 missing credentials and unknown providers, one model at a time, before the first item.
@@ -8,11 +9,14 @@ missing credentials and unknown providers, one model at a time, before the first
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from titjudge.config.schema import DataConfig, RunConfig
 from titjudge.errors import ConfigError, DataError
 from titjudge.judges.options import ModelJudgeOptions
 from titjudge.models.preflight import ModelUse, answered_models, check_models
 from titjudge.prompts.loader import load_template
+from titjudge.user_files import user_file_problems
 
 
 def run_model_uses(config: RunConfig) -> list[ModelUse]:
@@ -78,14 +82,13 @@ def data_problems(data: DataConfig | None, notes: list[str] | None = None) -> li
     except DataError as exc:
         problems.append(f"{exc} (data.manifest)")
     if items:
-        missing = [item.image for item in items.values() if not item.image.is_file()]
-        found = f"{len(missing)} of the {len(items)} images in {data.manifest}"
-        if len(missing) == len(items):
-            problems.append(
-                f"none of the {len(items)} images in {data.manifest} exists, e.g. {missing[0]} (data.manifest)"
-            )
-        elif missing and notes is not None:
-            notes.append(f"{found} are missing, e.g. {missing[0]}: their items will fail")
+        try:
+            problem, note = image_problems([item.image for item in items.values()], data.manifest)
+        except DataError as exc:  # the lookups did not answer in time
+            problem, note = f"{exc} (data.manifest)", None
+        problems += [problem] if problem else []
+        if note and notes is not None:
+            notes.append(note)
     try:
         if data.human_pairs is not None:
             load_pairs(data.human_pairs, items)
@@ -97,3 +100,29 @@ def data_problems(data: DataConfig | None, notes: list[str] | None = None) -> li
     except DataError as exc:
         problems.append(f"{exc} (data.ranks)")
     return problems
+
+
+def image_problems(images: list[Path], manifest: Path) -> tuple[str | None, str | None]:
+    """(problem, note) of the manifest's images, looked up as a run opens them
+    (`user_files`: a regular file, within its bound): none readable is a problem (nothing to
+    run); some not readable is a note (their items fail), one line either way."""
+    found = user_file_problems(images, "image")
+    bad = [(image, why) for image, why in zip(images, found, strict=True) if why is not None]
+    if not bad:
+        return None, None
+    missing = sum(why == "image file not found" for _, why in bad)
+    first, why = next(((i, w) for i, w in bad if w != "image file not found"), bad[0])
+    total = f"the {len(images)} images in {manifest}"
+    if missing == len(bad):  # the common case, said as it always was
+        if len(bad) == len(images):
+            return f"none of {total} exists, e.g. {first} (data.manifest)", None
+        return None, f"{len(bad)} of {total} are missing, e.g. {first}: their items will fail"
+    counts = f"{len(bad) - missing} not a regular file or unreadable"
+    counts = f"{missing} not found, {counts}" if missing else counts
+    example = f"e.g. {first}: {why}"
+    if len(bad) == len(images):
+        return f"none of {total} can be read ({counts}), {example} (data.manifest)", None
+    return (
+        None,
+        f"{len(bad)} of {total} cannot be read ({counts}), {example}; their items will fail",
+    )

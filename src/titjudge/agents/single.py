@@ -18,6 +18,7 @@ from titjudge.models.core.clients import SEND
 from titjudge.records import ItemResult, Progress
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.user_files import user_file_problems
 
 #: used when `score` gets no config: the paper's best TIT-Score-LLM setting
 DEFAULT_SCORE_CONFIG = {
@@ -71,8 +72,9 @@ async def score_async(
     image = Path(image)
     if not prompt.strip():
         raise DataError("the prompt is empty")
-    if not image.is_file():
-        raise DataError(f"{image}: image file not found")
+    problem = user_file_problems([image], "image")[0]  # as the run will open it
+    if problem is not None:
+        raise DataError(f"{image}: {problem}")
     preflight_run(config, f"config {config.name!r}", with_data=False)
     item = Item(
         item_id=image.stem,

@@ -4,3 +4,7 @@
 `server` is the aiohttp app (the `[annotate]` extra), imported only when a server starts;
 `status` counts answers and the agreement on shared pairs for `--status` and the status page.
 """
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

@@ -32,6 +32,7 @@ from titjudge.cli import (
     run,
     runs,
 )
+from titjudge.submodules import lazy_submodules
 
 EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2, 3
 
@@ -123,3 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv is None:  # the process's own command line: leave at once (see `_leave`)
             _leave(130)
         return 130
+
+
+__getattr__ = lazy_submodules(__name__)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from titjudge.cli.common import add_set, command, wide_console
+from titjudge.cli.common import add_set, command, preflight, wide_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,7 +78,7 @@ def ablation(args: argparse.Namespace) -> int:
     preflight runs first, so a grid missing a key or a checkpoint stops before its first row."""
     from rich.text import Text
 
-    from titjudge.ablation.config import load_ablation_config, preflight_ablation
+    from titjudge.ablation.config import load_ablation_config
     from titjudge.agents.loop import run_to_end
 
     overrides = [
@@ -87,8 +86,7 @@ def ablation(args: argparse.Namespace) -> int:
         *([f"bootstrap={args.bootstrap}"] if args.bootstrap is not None else []),
     ]
     config = load_ablation_config(args.config, overrides)
-    for note in preflight_ablation(config, str(args.config)):
-        print(f"titjudge: {note}", file=sys.stderr)
+    preflight(config, str(args.config))
     from titjudge.ablation.grid import run_ablation_async  # after the preflight, as `run`
 
     console = wide_console(highlight=False)

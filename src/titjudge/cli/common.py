@@ -7,11 +7,15 @@ handler asks for it.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from titjudge.ablation.config import AblationConfig
+    from titjudge.config.schema import RunConfig
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -36,6 +40,26 @@ def add_set(
         metavar="K=V",
         help=f"override a config key, {example} (repeatable)",
     )
+
+
+def preflight(config: RunConfig | AblationConfig, source: str) -> None:
+    """The preflight of the run a command is about to make or plan (`run`, `estimate`,
+    `explain`: `agents.preflight.preflight_run`; a grid's, `ablation` and `estimate`:
+    `ablation.config.preflight_ablation`): one ConfigError naming everything that run would
+    refuse (images, keys, providers, checkpoints, data files, templates), before anything is
+    built, read or sent; its notes (some images missing) on stderr."""
+    from titjudge.config.schema import RunConfig
+
+    if isinstance(config, RunConfig):
+        from titjudge.agents.preflight import preflight_run
+
+        notes = preflight_run(config, source)
+    else:
+        from titjudge.ablation.config import preflight_ablation
+
+        notes = preflight_ablation(config, source)
+    for note in notes:
+        print(f"titjudge: {note}", file=sys.stderr)
 
 
 #: the width tables and lines are laid out in when output goes to a pipe or a file: wide

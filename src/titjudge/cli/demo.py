@@ -140,20 +140,21 @@ def _print_next(console: Console, data: Path, config: Path) -> None:
     )
     console.print(
         "\nNext: the real TIT-Score-LLM (Gemini 2.5 Pro) on this data, or your own manifest. "
-        "First see what it would send and cost (sends nothing, needs no key):",
+        "Put a Gemini key in the environment, then see what it would send and cost (estimate "
+        "sends nothing; it checks first what the run needs, the key included):",
         style="bold",
         markup=False,
         highlight=False,
     )
+    print_command(console, "  export GEMINI_API_KEY=...")
     print_command(console, f"  titjudge estimate {quote(str(config))} {sets}")
     console.print(_expected_cost(config, sets), markup=False, highlight=False)
     console.print(
-        f"then put a Gemini key in the environment and score the first {FIRST_ITEMS} items "
-        "(a re-run without --limit pays only for the rest):",
+        f"then score the first {FIRST_ITEMS} items (a re-run without --limit pays only for "
+        "the rest):",
         markup=False,
         highlight=False,
     )
-    print_command(console, "  export GEMINI_API_KEY=...")
     print_command(console, f"  titjudge run {quote(str(config))} {sets} --limit {FIRST_ITEMS}")
 
 

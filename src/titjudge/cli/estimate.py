@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.cli.common import add_set, command, wide_console
+from titjudge.cli.common import add_set, command, preflight, wide_console
 
 if TYPE_CHECKING:
+    from titjudge.ablation.config import AblationConfig
     from titjudge.agents.estimate import Estimate
     from titjudge.config.schema import RunConfig
 
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "estimate",
         estimate,
         "the calls, tokens and dollars a run or ablation config would spend now (cache misses "
-        "only); sends nothing, needs no key",
+        "only), after the run's own preflight; sends nothing",
     )
     p.add_argument("config", type=Path, help="run or ablation config (YAML)")
     add_set(p)
@@ -31,6 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:
     """The runs a config stands for: itself, or an ablation grid's enabled rows."""
+    return planned_runs(path, overrides)[1]
+
+
+def planned_runs(
+    path: Path, overrides: list[str]
+) -> tuple[RunConfig | AblationConfig, list[RunConfig]]:
+    """The config as its own command loads it (a run's or a grid's, for its preflight) and the
+    runs it stands for: itself, or the grid's enabled rows."""
     from titjudge.config.load import COMMAND_KEYS
     from titjudge.files import load_yaml
 
@@ -39,10 +48,11 @@ def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:
         from titjudge.ablation.config import load_ablation_config, row_run_config
 
         grid = load_ablation_config(path, overrides)
-        return [row_run_config(grid, row) for row in grid.rows]
+        return grid, [row_run_config(grid, row) for row in grid.rows]
     from titjudge.config.load import load_config
 
-    return [load_config(path, overrides)]
+    config = load_config(path, overrides)
+    return config, [config]
 
 
 def config_budget(path: Path, overrides: list[str]) -> float | None:
@@ -74,8 +84,10 @@ def budget_verdict(found: Estimate, budget: float) -> str:
 
 
 def estimate(args: argparse.Namespace) -> int:
-    """Print the estimate (a table, or `--json`); exit 0. Under `run.budget_usd` an unpriced
-    model, which the run would refuse, is listed as unknown, not refused."""
+    """Print the estimate (a table, or `--json`); exit 0. The run's preflight comes first (a
+    grid's, for an ablation config): what `run` would refuse, estimate refuses in the same
+    line (exit 2). Under `run.budget_usd` an unpriced model, which the run would refuse, is
+    listed as unknown, not refused."""
     import asyncio
 
     from titjudge.agents.estimate import estimate_runs
@@ -84,9 +96,10 @@ def estimate(args: argparse.Namespace) -> int:
     given = list(args.set or [])
     budget = config_budget(args.config, given)
     overrides = given if budget is None else [*given, "run.budget_usd=null"]
-    configs = run_configs(args.config, overrides)
+    config, configs = planned_runs(args.config, overrides)
     if not configs:
         raise ConfigError(f"{args.config}: no enabled describer row to estimate")
+    preflight(config, str(args.config))
     found = asyncio.run(estimate_runs(configs, args.limit))
     if args.json:
         data = found.to_json()
@@ -155,4 +168,4 @@ def print_estimate(found: Estimate) -> None:
         )
 
 
-__all__ = ["estimate", "print_estimate", "register", "run_configs"]
+__all__ = ["estimate", "planned_runs", "print_estimate", "register", "run_configs"]

@@ -7,8 +7,11 @@ shown is what the run builds. For a `litellm:` model, the provider's URL, header
 redacted) and JSON body as litellm would send them (`models.litellm.explain`); images are
 summarized. The judges' requests quote a stand-in for the description, which only the
 describer's answer would give, and a checklist's verdict request a stand-in for the prompt's
-elements, which only its decomposition would give. Nothing is sent and no key is needed: a key that is not set is a note, not an
-error. Config problems are one line and exit 2.
+elements, which only its decomposition would give. Nothing is sent. The run's own preflight
+comes first: what `titjudge run` would refuse (no image readable, a key not set, an unknown
+provider, a checkpoint not there), explain refuses in the same one line, exit 2; a model whose
+answers are in the run's cache is not checked, as the run does not, and its missing key is a
+note beside its request. Config problems are one line and exit 2.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from titjudge.cli.common import add_set, command
+from titjudge.cli.common import add_set, command, preflight
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "explain",
         explain,
-        "print the exact request each model would be sent for the first prompt, sending nothing",
+        "print the exact request each model would be sent for the first prompt, sending "
+        "nothing, after the run's own preflight",
     )
     p.add_argument("config", type=Path, help="run config (YAML)")
     add_set(p)
@@ -38,6 +42,7 @@ def explain(args: argparse.Namespace) -> int:
     from titjudge.config.load import load_config
 
     config = load_config(args.config, args.set)
+    preflight(config, str(args.config))
     prompt_id, planned = asyncio.run(first_requests(config))
     print(f"# the requests for prompt {prompt_id}'s images (the manifest's first prompt)\n")
     memory = _dialects(config.run.cache_dir)

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.analysis import add_breakdown
-from titjudge.cli.common import add_set, command, wide_console
+from titjudge.cli.common import add_set, command, preflight, wide_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -194,15 +193,13 @@ def _seconds(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     """Describe and judge every manifest item of the config; exit 1 when items failed, 3 when
     `run.budget_usd` left calls unsent. The preflight runs first: a model that cannot run stops it before anything is written."""
-    from titjudge.agents.preflight import preflight_run
     from titjudge.config.load import load_config
 
     config = load_config(args.config, args.set)
     from titjudge.cli.analysis import check_breakdown_args
 
     asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
-    for note in preflight_run(config, str(args.config)):
-        print(f"titjudge: {note}", file=sys.stderr)
+    preflight(config, str(args.config))
     # after the preflight: a config it stops never pays for the run's imports
     from titjudge.agents.runner import run as run_pipeline
 

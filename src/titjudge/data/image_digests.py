@@ -15,10 +15,13 @@ no cache dir remembers them for itself only.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Protocol
 
+from titjudge.errors import DataError
 from titjudge.records.images import MAX_SIDE, PIL_VERSION
+from titjudge.user_files import stat_user_file
 
 #: bump when what `load_image` makes of a file changes
 LOADER_VERSION = 1
@@ -36,8 +39,10 @@ def identity(path: str | Path) -> str | None:
     """The file's identity as a key, or None when it cannot be read (`load_image` says why)."""
     try:
         path = os.path.abspath(path)
-        st = os.stat(path)
-    except (OSError, ValueError):
+        st = stat_user_file(path)  # bounded: a hung mount does not hold the caller
+    except (OSError, ValueError, DataError):
+        return None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO, a folder: never remembered, `load_image` says why
         return None
     return (
         f"image:{LOADER_VERSION}:{MAX_SIDE}:{PIL_VERSION}:{path}:"

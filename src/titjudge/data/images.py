@@ -9,6 +9,10 @@ stays WebP, the rest PNG); its cache key is the hash of those new bytes. Anythin
 JPEG, 16-bit PNG, TIFF, palette images...) becomes an 8-bit RGB(A) or greyscale PNG, so
 every backend receives something it can decode. A missing, truncated or corrupt file, or an
 image over MAX_PIXELS, is a DataError naming the file; the run records it as a failed item.
+Every read of an image file goes through `titjudge.user_files`: only a regular file is opened
+(a FIFO, a device or a folder is that item's DataError, never a blocked open), and a read that
+has not finished within `user_files.READ_TIMEOUT` (a hung network mount) is one too, so a run
+always ends.
 
 Pillow's decompression-bomb guard is set to MAX_PIXELS here (for every Pillow user in the
 process), and before each image is opened it is set again and its warning (which Pillow gives
@@ -32,6 +36,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
@@ -47,6 +52,7 @@ from titjudge.records.images import (
     read_entry,
     side_bounded_size,
 )
+from titjudge.user_files import read_user_file, with_user_file
 
 #: the largest image the loader reads, 40000x40000; larger ones are refused undecoded
 MAX_PIXELS = 40_000 * 40_000
@@ -85,12 +91,7 @@ def _opened(path: Path) -> Iterator[tuple[bytes, Image.Image]]:
     the loader's limits; whatever goes wrong reading or decoding it in the block is a
     DataError naming the file."""
     _refuse_bombs()
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: image file not found") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read image ({exc.strerror or exc})") from None
+    data = read_user_file(path, "image")  # a regular file only, read within READ_TIMEOUT
     if not data:
         raise DataError(f"{path}: image file is empty")
     try:
@@ -129,9 +130,22 @@ def decode_pixels(path: str | Path) -> int:
     JPEG's at its reduced draft scale) and, when it is downscaled, Pillow's intermediate of
     the resize (target width x decoded height) and the result. 0 when the file does not
     open, so that `load_image` says why."""
-    _refuse_bombs()
     try:
-        with Image.open(path) as image:
+        return header_pixels(path)
+    except DataError:
+        return 0
+
+
+def header_pixels(path: str | Path) -> int:
+    """`decode_pixels`, but a path that is no regular file, or whose header is not read within
+    `READ_TIMEOUT`, is the DataError `load_image` would raise (0: the header does not decode)."""
+    _refuse_bombs()
+    return with_user_file(path, _pixels, "image")
+
+
+def _pixels(handle: BinaryIO) -> int:
+    try:
+        with Image.open(handle) as image:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 return 0
@@ -189,12 +203,13 @@ class ImageLoader:
     async def load(self, path: str | Path) -> ImageInput:
         """The image at `path`, as `load_image` reads it; raises DataError. A file loaded by
         an earlier run and unchanged since comes back deferred (`peek`), unread."""
-        found = self.peek(path)
+        before = await asyncio.to_thread(identity, path) if self.known is not None else None
+        found = self._remembered(path, before)
         if found is not None:
             return found
-        before = identity(path) if self.known is not None else None
         image = await self._read(path)
-        if self.known is not None and before is not None and identity(path) == before:
+        unchanged = before is not None and await asyncio.to_thread(identity, path) == before
+        if self.known is not None and before is not None and unchanged:
             self.known.set_meta(before, entry(image.sha256, image.mime, image.size))
         return image
 
@@ -202,7 +217,10 @@ class ImageLoader:
         """The image at `path` as a deferred image when an earlier load of the same unchanged
         file is remembered, else None. Its bytes are read (and checked against the remembered
         hash) only when a call must send them."""
-        key = identity(path) if self.known is not None else None
+        return self._remembered(path, identity(path) if self.known is not None else None)
+
+    def _remembered(self, path: str | Path, key: str | None) -> ImageInput | None:
+        """`peek` for the file whose identity is `key`."""
         found = read_entry(self.known.get_meta(key)) if self.known is not None and key else None
         if found is None:
             return None
@@ -219,12 +237,12 @@ class ImageLoader:
     async def thumbnail(self, path: str | Path, side: int) -> Image.Image:
         """`load_thumbnail` within this loader's concurrency and pixel budget (the audit
         page's thumbnails); raises DataError."""
-        pixels = await asyncio.to_thread(decode_pixels, path)
+        pixels = await asyncio.to_thread(header_pixels, path)
         async with self._slot(pixels):
             return await asyncio.to_thread(load_thumbnail, path, side)
 
     async def _read(self, path: str | Path) -> ImageInput:
-        pixels = await asyncio.to_thread(decode_pixels, path)
+        pixels = await asyncio.to_thread(header_pixels, path)
         async with self._slot(pixels):
             return await asyncio.to_thread(load_image, path)
 
@@ -277,6 +295,7 @@ __all__ = [
     "PIXEL_BUDGET",
     "ImageLoader",
     "decode_pixels",
+    "header_pixels",
     "load_image",
     "load_thumbnail",
 ]

@@ -8,6 +8,7 @@ front for commands that want to warn early.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from typing import Any
 from titjudge.errors import DataError, where
 from titjudge.files import atomic_write, iter_jsonl
 from titjudge.records.items import Item
+from titjudge.user_files import read_user_file
 
 MANIFEST_FIELDS: tuple[str, ...] = ("item_id", "prompt_id", "prompt", "image", "t2i_model")
 
@@ -65,12 +67,15 @@ def check_images(items: Iterable[Item]) -> list[str]:
 
     problems: list[str] = []
     for item in items:
-        if not item.image.is_file():
-            state = "is a folder" if item.image.is_dir() else "not found"
+        try:  # only a regular file is opened, and read within its bound (`user_files`)
+            data = read_user_file(item.image, "image")
+        except DataError as exc:
+            why = str(exc).removeprefix(f"{item.image}: ")
+            state = "not found" if why == "image file not found" else why.removeprefix("image ")
             problems.append(f"{item.item_id}: image {state}: {item.image}")
             continue
         try:
-            with Image.open(item.image) as image:
+            with Image.open(io.BytesIO(data)) as image:
                 image.verify()
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
             problems.append(f"{item.item_id}: image unreadable ({exc}): {item.image}")

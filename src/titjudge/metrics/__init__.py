@@ -6,3 +6,7 @@ One module per idea: `pairwise` (accuracy, metric ties, tie calibration),
 `summary` (`evaluate`: all of it as the run record, `records.run_record.RunRecord`). Library functions take
 in-memory records (`titjudge.records.items`); file I/O lives in `titjudge.data`.
 """
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

@@ -12,3 +12,7 @@ import-linter contracts in pyproject.toml hold it):
   `preflight` (what a config needs before any call) and `hub` (one place that builds backends
   and clients from a config).
 """
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

@@ -26,6 +26,7 @@ from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
 from titjudge.records.run_record import RunRecord, Thresholds, VariantRecord
 from titjudge.records.summary import EXIT_BUDGET
+from titjudge.submodules import lazy_submodules
 
 
 @dataclass
@@ -279,3 +280,6 @@ class AblationResult:
             if row.metrics is not None and row.metrics.leaderboard is not None:
                 return list(row.metrics.leaderboard.models)
         return []
+
+
+__getattr__ = lazy_submodules(__name__)

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from titjudge.errors import DataError
+from titjudge.user_files import read_user_file
 
 
 class DescriptionLine(BaseModel):
@@ -39,6 +40,9 @@ class DescriptionLine(BaseModel):
         if self.image_sha256:
             return self.image_sha256
         image = folder / str(self.image)
-        if not image.is_file():
-            raise DataError(f"{loc}: image {self.image!r} not found")
-        return hashlib.sha256(image.read_bytes()).hexdigest()
+        try:
+            data = read_user_file(image, "image")  # a regular file, read within its bound
+        except DataError as exc:
+            why = str(exc).removeprefix(f"{image}: ").removeprefix("image ").removeprefix("file ")
+            raise DataError(f"{loc}: image {self.image!r} {why}") from None
+        return hashlib.sha256(data).hexdigest()

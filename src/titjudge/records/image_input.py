@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from titjudge.user_files import read_user_file
+
 
 class ImageInput:
     """Image bytes plus what is needed to send them; the cache keys on the content hash.
@@ -58,7 +60,7 @@ class ImageInput:
     def from_path(cls, path: str | Path) -> ImageInput:
         path = Path(path)
         mime = mimetypes.guess_type(path.name)[0] or "image/png"
-        return cls(data=path.read_bytes(), mime=mime, path=path)
+        return cls(data=read_user_file(path, "image"), mime=mime, path=path)
 
     @property
     def loaded(self) -> bool:

@@ -4,3 +4,7 @@ validated objects in `text_client`, embeddings in `embedding_client`), what ente
 (`keys`), a model's limits and pacing (`limits`, `pacing`, `token_estimate`), what a reply
 yields or why it cannot be used (`results`, `structured`), and which model answered
 (`provenance`). Imports no backend."""
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

@@ -3,3 +3,7 @@ and its request/reply types (`base`; model spec strings are `titjudge.records.sp
 model's typed options (`options`, `thinking`, `execution`: where local models run) and the
 unbuilt backend that loads its library on the first cache miss (`lazy`). Imports no backend
 library."""
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

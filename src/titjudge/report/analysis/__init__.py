@@ -3,3 +3,7 @@ by prompt length, T2I model and checklist element type (`breakdown`), several ru
 by side (`compare`), the frames written out (`export`). Every pair outcome comes from
 `metrics.outcomes` and every number from `metrics.summary.evaluate`, as metrics.json's do;
 pandas is imported only when a frame is asked for."""
+
+from titjudge.submodules import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)

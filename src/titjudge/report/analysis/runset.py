@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from titjudge.errors import DataError
 from titjudge.report.analysis.record import AnalysedRun, load_analysed_run
+from titjudge.report.runs import resolve_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -17,21 +18,37 @@ if TYPE_CHECKING:
 
 def expand_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """Run paths from one path, one glob pattern, or a list of either (globs expanded,
-    sorted); a pattern that matches nothing is a DataError."""
+    sorted). A path given exactly is kept as given (`load_run` says what is wrong with it);
+    of what a pattern matches, only runs are kept: a run dir, or a folder of runs whose
+    latest run is one. A config folder's `LATEST` file, an ablation's dir or a stray file
+    that `runs/*/*` also matches is skipped. A pattern that matches no run is a DataError."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
     found: list[Path] = []
     for entry in given:
         text = str(entry)
-        if glob.has_magic(text):
-            matched = sorted(glob.glob(text))
-            if not matched:
-                raise DataError(f"{text}: no run matches this pattern")
-            found.extend(Path(m) for m in matched)
-        else:
+        if not glob.has_magic(text):
             found.append(Path(text))
+            continue
+        matched = sorted(glob.glob(text))
+        runs = [Path(m) for m in matched if is_loadable_run(Path(m))]
+        if not runs:
+            seen = f"it matches {len(matched)} paths, none a run dir" if matched else "nothing"
+            raise DataError(f"{text}: no run matches this pattern ({seen})")
+        found.extend(runs)
     if not found:
         raise DataError("no run given")
     return found
+
+
+def is_loadable_run(path: Path) -> bool:
+    """Whether `load_run(path)` finds a run there: a run dir with items.jsonl, or a folder
+    of runs whose latest is one."""
+    if not path.is_dir():
+        return False
+    try:
+        return (resolve_run(path) / "items.jsonl").is_file()
+    except DataError:
+        return False
 
 
 def run_labels(records: list[AnalysedRun]) -> list[str]:
