@@ -4,6 +4,7 @@ line per problem (key path, what is wrong, did-you-mean)."""
 from __future__ import annotations
 
 import copy
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
@@ -150,51 +151,75 @@ def _listing(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _unknown_key(place: _Place, key: str, value: Any) -> str:
-    """Why `key` is refused where `place` leads: a kind's own reason, a did-you-mean from the
-    fields there, or the kinds that do read it."""
+def _kind_reason(place: _Place, key: str, value: Any) -> str | None:
+    """Why `key` is refused where `place` leads when a judge kind says: its own reason, or the
+    kinds that do read it (not a typo of one of its own fields); None: an unknown name."""
     model = _model_in(place.annotation)
-    fields = list(model.model_fields) if model is not None else []
-    refused = model.refused if model is not None and issubclass(model, JudgeOptions) else {}
-    if place.tag is not None and key in refused:
+    if model is None or place.tag is None:
+        return None
+    refused = model.refused if issubclass(model, JudgeOptions) else {}
+    if key in refused:
         return f"{place.dotted(key)}: {refused[key]}"
-    hint = did_you_mean(key, fields)
     owners = [tag for tag, m in (place.members or {}).items() if key in m.model_fields]
-    if hint or not owners or place.members is None:
-        return f"unknown key '{place.dotted(key)}'{hint}"
+    if not owners or place.members is None or _meant(key, list(model.model_fields)):
+        return None
     field = place.members[owners[0]].model_fields[key]
     named = f"{key} {value!r}" if get_origin(field.annotation) is Literal else repr(key)
     return f"{place.dotted(key)}: {named} applies to {_listing(owners)} judges, not {place.tag!r}"
 
 
+def _meant(key: str, fields: list[str]) -> str | None:
+    """The field a misspelt `key` most likely meant (`did_you_mean`'s choice), if any."""
+    close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def format_validation_error(exc: ValidationError, model: Any, source: str) -> str:
-    """One readable message per problem: key path, what is wrong, and a hint. Inside a union
-    of kinds the path leaves the kind out (`judges.0.tempreature`), and the hint is drawn from
+    """Every problem on one line, `source` first: key paths, what is wrong, and a hint.
+    Unknown keys are listed together; a required key that a misspelt one meant (`price:
+    {inptu: 1}`) is named once, by the did-you-mean, not again as missing. Inside a union of
+    kinds the path leaves the kind out (`judges.0.tempreature`), and the hint is drawn from
     that kind's fields."""
-    lines = []
+    unknown: list[str] = []
+    meant: set[str] = set()
+    problems: list[str | None] = []  # None: where the unknown keys are listed
+    missing: list[tuple[int, str]] = []
     for err in exc.errors():
         loc = tuple(err["loc"])
         if err["type"] == "extra_forbidden":
-            lines.append(
-                f"{source}: {_unknown_key(_place(model, loc[:-1]), str(loc[-1]), err['input'])}"
-            )
+            where, key = _place(model, loc[:-1]), str(loc[-1])
+            reason = _kind_reason(where, key, err["input"])
+            if reason is not None:
+                problems.append(reason)
+                continue
+            fields = list(getattr(_model_in(where.annotation), "model_fields", {}))
+            if not unknown:
+                problems.append(None)
+            unknown.append(f"'{where.dotted(key)}'{did_you_mean(key, fields)}")
+            if (found := _meant(key, fields)) is not None:
+                meant.add(where.dotted(found))
             continue
         place = _place(model, loc)
         if err["type"] == "missing":
-            lines.append(f"{source}: missing required key '{place.dotted()}'")
+            missing.append((len(problems), place.dotted()))
+            problems.append(f"missing required key '{place.dotted()}'")
         elif err["type"] == "union_tag_not_found":
             field = str(err["ctx"]["discriminator"]).strip("'")
-            lines.append(f"{source}: missing required key '{place.dotted(field)}'")
+            problems.append(f"missing required key '{place.dotted(field)}'")
         elif err["type"] == "union_tag_invalid":
             tag, union = str(err["ctx"]["tag"]), _tagged(place.annotation)
             field, tags = union if union is not None else ("kind", {})
-            lines.append(
-                f"{source}: {place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
+            problems.append(
+                f"{place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
             )
         else:
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{source}: {place.dotted()}: {msg}")
-    return "\n".join(lines)
+            problems.append(f"{place.dotted()}: {err['msg'].removeprefix('Value error, ')}")
+    for index, key in missing:
+        if key in meant:
+            problems[index] = ""
+    listed = f"unknown key{'s' if len(unknown) > 1 else ''} {_listing(unknown)}" if unknown else ""
+    said = [listed if text is None else text for text in problems]
+    return f"{source}: {'; '.join(text for text in said if text)}"
 
 
 def validate_config(data: dict[str, Any], model: Any, source: str) -> Any:
