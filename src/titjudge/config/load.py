@@ -13,11 +13,15 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from titjudge.config.schema import RunConfig
-from titjudge.errors import ConfigError, did_you_mean
+from titjudge.config.schema import RunConfig, SwapNotes
+from titjudge.config.swap import follow_swaps, say_swapped
+from titjudge.errors import ConfigError, SettingRefused, did_you_mean, listing
 from titjudge.files import load_yaml, parse_yaml, yaml_text
 from titjudge.judges.options import JudgeOptions
 from titjudge.models.core.options import StrictModel
+
+#: where one `--set` put its value: keys of mappings and indices of lists, from the top
+SetPath = tuple[str | int, ...]
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -26,7 +30,14 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     List entries are addressed by index (`judges.0.model=...`) or, for lists of named
     entries, by name (`judges.tit_llm_g.model=...`).
     """
+    return overridden(data, overrides)[0]
+
+
+def overridden(data: dict[str, Any], overrides: list[str]) -> tuple[dict[str, Any], list[SetPath]]:
+    """`apply_overrides`, and where each override put its value (a named list entry as its
+    index), so that what the user typed can be told from what the file says."""
     data = copy.deepcopy(data)
+    paths: list[SetPath] = []
     for override in overrides:
         key, sep, raw = override.partition("=")
         if not sep or not key.strip():
@@ -39,16 +50,19 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             value = raw
         parts = key.strip().split(".")
         node: Any = data
+        path: list[str | int] = []
         for depth, part in enumerate(parts):
             last = depth == len(parts) - 1
             here = ".".join(parts[: depth + 1])
             if isinstance(node, list):
                 index = _list_index(node, part, here)
+                path.append(index % len(node))
                 if last:
                     node[index] = value
                 else:
                     node = node[index]
             elif isinstance(node, dict):
+                path.append(part)
                 if last:
                     node[part] = value
                 else:
@@ -57,7 +71,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 raise ConfigError(
                     f"--set {key}: {'.'.join(parts[:depth])} is a value, not a section"
                 )
-    return data
+        paths.append(tuple(path))
+    return data, paths
 
 
 def _list_index(node: list[Any], part: str, here: str) -> int:
@@ -147,10 +162,6 @@ def _place(model: Any, loc: tuple[int | str, ...]) -> _Place:
     return place
 
 
-def _listing(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def _kind_reason(place: _Place, key: str, value: Any) -> str | None:
     """Why `key` is refused where `place` leads when a judge kind says: its own reason, or the
     kinds that do read it (not a typo of one of its own fields); None: an unknown name."""
@@ -165,13 +176,32 @@ def _kind_reason(place: _Place, key: str, value: Any) -> str | None:
         return None
     field = place.members[owners[0]].model_fields[key]
     named = f"{key} {value!r}" if get_origin(field.annotation) is Literal else repr(key)
-    return f"{place.dotted(key)}: {named} applies to {_listing(owners)} judges, not {place.tag!r}"
+    return f"{place.dotted(key)}: {named} applies to {listing(owners)} judges, not {place.tag!r}"
 
 
 def _meant(key: str, fields: list[str]) -> str | None:
     """The field a misspelt `key` most likely meant (`did_you_mean`'s choice), if any."""
     close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def _fix(place: _Place, err: Any) -> str:
+    """'; --set judges.j.thinking=off fixes it' for a setting its model refuses that names the
+    value it takes (`SettingRefused.fix`); '' for any other error. The section is named by its
+    name where it has one (`--set` takes a list entry's name or its index)."""
+    refused = (err.get("ctx") or {}).get("error")
+    if not isinstance(refused, SettingRefused) or refused.fix is None or not refused.option:
+        return ""
+    path = list(place.path)
+    given = err.get("input")
+    if (
+        path
+        and path[-1].isdigit()
+        and isinstance(given, dict)
+        and isinstance(given.get("name"), str)
+    ):
+        path[-1] = given["name"]
+    return f"; --set {'.'.join([*path, refused.option])}={refused.fix} fixes it"
 
 
 def format_validation_error(exc: ValidationError, model: Any, source: str) -> str:
@@ -213,11 +243,12 @@ def format_validation_error(exc: ValidationError, model: Any, source: str) -> st
                 f"{place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
             )
         else:
-            problems.append(f"{place.dotted()}: {err['msg'].removeprefix('Value error, ')}")
+            why = f"{place.dotted()}: {err['msg'].removeprefix('Value error, ')}"
+            problems.append(why + _fix(place, err))
     for index, key in missing:
         if key in meant:
             problems[index] = ""
-    listed = f"unknown key{'s' if len(unknown) > 1 else ''} {_listing(unknown)}" if unknown else ""
+    listed = f"unknown key{'s' if len(unknown) > 1 else ''} {listing(unknown)}" if unknown else ""
     said = [listed if text is None else text for text in problems]
     return f"{source}: {'; '.join(text for text in said if text)}"
 
@@ -253,12 +284,26 @@ def refuse_other_command(data: dict[str, Any], path: str | Path, command: str) -
             )
 
 
+def configured(raw: dict[str, Any], overrides: list[str], model: Any, source: str) -> Any:
+    """`raw` (a config file's mapping) with `overrides` applied, validated as `model`. A model
+    an override swaps takes the settings that go with it (`config.swap`): what the file wrote
+    for its old model and the new one does not take is left out, said once here (a warning)
+    and kept on the config (`swapped`, written to the run's config.yaml)."""
+    data, typed = overridden(raw, overrides)
+    notes = follow_swaps(raw, data, typed, source)
+    config = validate_config(data, model, source)
+    say_swapped(notes)
+    if isinstance(config, SwapNotes):
+        config.keep_swapped(notes)
+    return config
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Load, override and validate a run config."""
     raw = load_yaml(path)
     refuse_other_command(raw, path, "run")
-    data = apply_overrides(raw, overrides or [])
-    return validate_config(data, RunConfig, str(path))
+    config: RunConfig = configured(raw, overrides or [], RunConfig, str(path))
+    return config
 
 
 def dump_config(config: StrictModel) -> str:

@@ -194,7 +194,7 @@ def _endpoints(module: ast.Module) -> tuple[str, ...] | None:
     strings: dict[str, str] = {}
     listed: list[ast.expr] | None = None
     for node in module.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
         value = getattr(node, "value", None)
