@@ -128,7 +128,7 @@ def test_a_server_of_the_old_provider_is_refused_with_both_fixes(tmp_path: Path)
     vllm = ROOT / "configs" / "vllm-qwen.yaml"
     line = refusal(vllm, f"describer.model={GPT4O}")
     assert line == (
-        f"{vllm}: describer.api_base 'http://127.0.0.1:8000/v1' is the config's, for "
+        f"{vllm}: describer.api_base http://127.0.0.1:8000/v1 is the config's, for "
         f"litellm:hosted_vllm/Qwen/Qwen2.5-VL-7B-Instruct; {GPT4O} is served by openai, not "
         "hosted_vllm: add --set describer.api_base=null to reach openai where litellm does, or "
         "--set describer.api_base=URL for a server of yours"
@@ -141,6 +141,12 @@ def test_a_server_of_the_old_provider_is_refused_with_both_fixes(tmp_path: Path)
     judge = config.judges[0]
     assert judge.api_base == "http://127.0.0.1:8001/v1" and judge.thinking.enabled is False
     assert config.swapped == []
+
+
+def test_the_refused_server_is_named_without_a_credential_in_it(tmp_path: Path) -> None:
+    server = {"model": "litellm:hosted_vllm/vlm", "api_base": "http://me:s3cret-pass@gpu:8000/v1"}
+    line = refusal(write(tmp_path, describer=server), f"describer.model={GPT4O}")
+    assert "s3cret-pass" not in line and "http://***@gpu:8000/v1 is the config's" in line
 
 
 def test_price_and_another_providers_params_follow_and_refused_params_too(tmp_path: Path) -> None:
@@ -157,7 +163,7 @@ def test_price_and_another_providers_params_follow_and_refused_params_too(tmp_pa
     assert config.judges[0].price is None and config.judges[0].params == {"seed": 7}
     assert config.swapped == [
         "judges.j.model=litellm:openai/gpt-5: left out the config's price {input: 2, output: 8} "
-        "(litellm:openai/gpt-4.1's) and params.top_p 0.9 (refused by litellm:openai/gpt-5)"
+        "(litellm:openai/gpt-4.1's) and params.top_p (refused by litellm:openai/gpt-5)"
     ]
     # another provider: params are passed to the provider as they are, so they were openai's
     config = load(path, "judges.j.model=litellm:anthropic/claude-sonnet-4-5")

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from titjudge.errors import ConfigError, listing
-from titjudge.models.core.options import ModelOptions, serving_provider
+from titjudge.models.core.options import ModelOptions, serving_provider, shown_url
 from titjudge.models.core.rules import params_refused, temperature_refused, thinking_refused
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,11 @@ def _follow(
     provider, before = serving_provider(model, params), serving_provider(was, params)
     if provider != before:
         if config_sets("api_base"):
+            given_base = section["api_base"]
+            urls = given_base if isinstance(given_base, list) else [given_base]
+            shown = ", ".join(shown_url(str(url)) for url in urls)  # never a credential
             raise ConfigError(
-                f"{source}: {where}.api_base {section['api_base']!r} is the config's, for {was}; "
+                f"{source}: {where}.api_base {shown} is the config's, for {was}; "
                 f"{model} is served by {provider}, not {before}: add --set {where}.api_base=null "
                 f"to reach {provider} where litellm does, or --set {where}.api_base=URL for a "
                 "server of yours"
@@ -114,7 +117,8 @@ def _follow(
             if config_sets(key):
                 leave(key, f"{before}'s, and {model} is {provider}'s")
         for key in [k for k in params if not users("params", k)]:
-            left.append(f"params.{key} {_shown(params.pop(key))} ({before}'s)")
+            params.pop(key)  # named, not shown: a value in params may be anything
+            left.append(f"params.{key} ({before}'s)")
     if config_sets("price"):
         leave("price", f"{was}'s")
     options = _options(section)
@@ -125,7 +129,8 @@ def _follow(
         options = _options(section)
     for key in params_refused(model, options) if options is not None else []:
         if not users("params", key):
-            left.append(f"params.{key} {_shown(params.pop(key))} (refused by {model})")
+            params.pop(key)
+            left.append(f"params.{key} (refused by {model})")
     options = _options(section)
     temperature = section.get("temperature")
     if options is not None and config_sets("temperature"):

@@ -255,10 +255,10 @@ def check_url(url: str) -> None:
         credentials = parts.username is not None or parts.password is not None
         parts.port  # noqa: B018  (a port that is not a number raises here)
     except ValueError:
-        raise ValueError(f"api_base {_shown(url)!r} is not an http(s) URL") from None
+        raise ValueError(f"api_base {shown_url(url)!r} is not an http(s) URL") from None
     if credentials:
         raise ValueError(
-            f"api_base {_shown(url)!r} has credentials in it, which would be written to "
+            f"api_base {shown_url(url)!r} has credentials in it, which would be written to "
             "config.yaml and logs; put the key in an environment variable and name it with "
             "api_key_env"
         )
@@ -268,7 +268,7 @@ def check_url(url: str) -> None:
         )
 
 
-def _shown(url: str) -> str:
+def shown_url(url: str) -> str:
     """`url` with anything before an '@' in its authority replaced by '***'."""
     scheme, sep, rest = url.partition("://")
     if not sep:
