@@ -9,9 +9,9 @@ the user's, decides what of it still applies:
 | the config's | after the model is swapped |
 |---|---|
 | `thinking` | kept where the new model takes it, else left out (the model's own default) |
-| `temperature` | kept where the new model takes it, else left out (the default); a judge on the describer's model follows the describer's swap |
+| `temperature` | kept where the new model takes it, else left out (the default); in a run config, a judge on the describer's model follows the describer's swap |
 | `params` | another provider: left out (they are passed to the provider as they are); the same provider: the keys its family refuses left out |
-| `api_key_env`, `structured_output` | another provider: left out (its own key variables; `auto`) |
+| `api_key_env`, `structured_output` | another provider: left out (its own key variables; the default dialect) |
 | `price` | left out: it priced the other model |
 | `api_base` | another provider: refused, with the `--set` that drops it or names a server |
 | `batch: true` | refused where the new provider has no batch API, with `--set ...batch=false` |
