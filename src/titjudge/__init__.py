@@ -46,17 +46,19 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConf
 def _as_config(
     config: RunConfig | str | Path | dict[str, Any], overrides: list[str] | None
 ) -> RunConfig:
-    from titjudge.config.load import apply_overrides, validate_config
+    from titjudge.config.load import configured
     from titjudge.config.schema import RunConfig
 
     if isinstance(config, RunConfig):
         if overrides:
-            return validate_config(
-                apply_overrides(config.model_dump(mode="json"), overrides), RunConfig, "config"
+            found: RunConfig = configured(
+                config.model_dump(mode="json"), overrides, RunConfig, "config"
             )
+            return found
         return config
     if isinstance(config, dict):
-        return validate_config(apply_overrides(config, overrides or []), RunConfig, "config")
+        given: RunConfig = configured(config, overrides or [], RunConfig, "config")
+        return given
     return load_config(config, overrides)
 
 

@@ -30,6 +30,16 @@ class MissingDependencyError(TitjudgeError):
     """An optional dependency needed by a backend is not installed."""
 
 
+class SettingRefused(ValueError):
+    """A setting that the model it goes with refuses, raised by a config section's validator,
+    with the value of that setting (`option`, as `--set` writes it) that the model takes:
+    the refusal then names the exact `--set <section>.<option>=<fix>` that fixes it."""
+
+    def __init__(self, message: str, option: str = "", fix: str | None = None) -> None:
+        super().__init__(message)
+        self.option, self.fix = option, fix
+
+
 def install_hint(extra: str) -> str:
     """How to add an extra: titjudge installs from its checkout, not from a package index."""
     checkout = "."
@@ -51,6 +61,11 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean 'x'?)' for the closest choice, or '' when none is close."""
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def listing(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c': items named in a sentence."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def where(path: object, line: int | None = None) -> str:

@@ -117,6 +117,14 @@ FAMILIES = [
 ]
 
 
+def provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each stand-in provider's own key variable: the GPT-4o config's `api_key_env:
+    OPENAI_API_KEY` was OpenAI's, and follows a judge swapped to Gemini or Claude (issue 48),
+    which then reads its provider's usual variable."""
+    for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(name, KEY)
+
+
 def _base(server: Any, model: str) -> str:
     provider = model.split("/")[0]
     return {
@@ -170,7 +178,7 @@ def test_a_judge_swapped_to_each_family_runs_end_to_end(
 ):
     """Only `model:` (and `thinking:`) change; every item is judged; the judge's requests carry
     no temperature, the family's thinking switch and an output cap with room for thinking."""
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    provider_keys(monkeypatch)
     provider_server.enqueue("*", *[_answer(_images(data))] * 50)
     sets = [
         f"describer.api_base={provider_server.openai_base}",
@@ -242,16 +250,20 @@ def test_each_refused_setting_is_a_config_error_before_any_request(
 def test_a_describer_on_a_reasoning_model_sends_no_temperature_unless_set_to_1(
     provider_server, data, tmp_path, monkeypatch, capsys
 ):
-    """The GPT-4o config sets the describer's temperature 0 explicitly: on GPT-5 that is
-    refused; `temperature: null` (or 1) is what it takes."""
+    """The GPT-4o config sets the describer's temperature 0 explicitly: swapped to GPT-5, which
+    takes only the provider's default, the config's 0 follows the swap (left out, said once,
+    recorded: issue 48); typed on the command line it is the user's, and refused with the
+    `--set` that fixes it (`temperature: null`, or 1)."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     sets = [
         f"describer.api_base={provider_server.openai_base}",
         "describer.model=litellm:openai/gpt-5",
         f"judges.{JUDGE}.api_base={provider_server.openai_base}",
     ]
-    assert _run(data, tmp_path, *sets) == 2
-    assert "describer" in capsys.readouterr().err and provider_server.requests == []
+    assert _run(data, tmp_path, *sets, "describer.temperature=0") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("; --set describer.temperature=null fixes it")
+    assert provider_server.requests == []
     images = _images(data)
 
     def answer(req: RecordedRequest) -> Reply:
@@ -259,17 +271,23 @@ def test_a_describer_on_a_reasoning_model_sends_no_temperature_unless_set_to_1(
         return described if described is not None else openai_ok(_verdict())
 
     provider_server.enqueue("*", *[answer] * 20)
-    assert _run(data, tmp_path / "b", *sets, "describer.temperature=null") == 0
+    assert _run(data, tmp_path / "b", *sets) == 0
     described = provider_server.requests_for("chat", "gpt-5")
     assert described and all("temperature" not in r.body for r in described)
     assert all(r.body["max_completion_tokens"] == 512 + 25_000 for r in described)
+    config = yaml.safe_load((_run_dir(tmp_path / "b") / "config.yaml").read_text())
+    assert config["describer"]["temperature"] is None
+    assert config["resolved"]["swapped"] == [
+        "describer.model=litellm:openai/gpt-5: left out the config's temperature 0 (not taken "
+        "by litellm:openai/gpt-5)"
+    ]
 
 
 @pytest.mark.slow
 def test_gemini3_warns_once_about_a_set_temperature_and_sends_it(
     provider_server, data, tmp_path, monkeypatch, caplog
 ):
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    provider_keys(monkeypatch)
     provider_server.enqueue("*", *[_answer(_images(data))] * 50)
     caplog.set_level("WARNING")
     model = "gemini/gemini-3-flash-preview"
@@ -295,7 +313,7 @@ def test_gemini3_reask_after_an_invalid_verdict_is_one_user_turn(
 ):
     """Gemini 3 expects its thought signatures on earlier model turns; titjudge keeps none, so
     the re-ask quotes the invalid reply in one user turn: no model turn is ever sent."""
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    provider_keys(monkeypatch)
     images = _images(data)
 
     def answer(req: RecordedRequest) -> Reply:

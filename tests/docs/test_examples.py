@@ -33,10 +33,6 @@ from titjudge.cli import main
 
 #: lines that fail today for a reason another part of issue 48 fixes, and the part: they
 #: run, and may be refused (exit 2) until that part lands (then they must exit 0 like the rest)
-KNOWN_FAILING = {
-    # "cli": the swap keeps the Gemini judge's `thinking: {budget: 1024}` on gpt-4o
-    "titjudge run configs/tit-llm-gemini.yaml --set judges.tit_llm_g.model=litellm:openai/gpt-4o": "cli",
-}
 #: modules `import titjudge` must not load (it stays cheap: docs/python-api.md)
 HEAVY = ("litellm", "torch", "transformers", "langgraph", "numpy", "pandas", "PIL", "pydantic")
 
@@ -90,10 +86,7 @@ def _run_shell(example: Example, monkeypatch: pytest.MonkeyPatch, capsys: Any) -
         assert words[0] == "titjudge", f"{example.where}: a line that is not titjudge's: {line}"
         code = main(words[1:])
         err = capsys.readouterr().err
-        if line in KNOWN_FAILING:
-            assert code in (0, 2), (example.where, line, err[-2000:])
-        else:
-            assert code == 0, (example.where, line, err[-2000:])
+        assert code == 0, (example.where, line, err[-2000:])
         ran.append(line)
     return ran
 

@@ -134,8 +134,13 @@ def test_api_providers_without_logprobs_are_refused_at_config_time(tmp_path, mon
         "model": "litellm:anthropic/claude-3-5-sonnet-20240620",
         "score_mode": "expected",
     }
-    with pytest.raises(ConfigError, match="does not support top_logprobs"):
+    with pytest.raises(ConfigError, match="does not support top_logprobs") as refused:
         build_judge(judge(**claude), describer.model, describer, hub)
+    # what the judge measures is not changed behind the user's back: the refusal names the fix
+    assert str(refused.value).endswith(
+        f"; or --set judges.{LLM['name']}.score_mode=sampled "
+        f"(comparers.{LLM['name']}.score_mode=sampled in a grid)"
+    )
     build_judge(
         judge(**{**claude, "score_mode": "sampled"}), describer.model, describer, hub
     )  # sampled scores need none

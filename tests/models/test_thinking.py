@@ -115,3 +115,19 @@ def test_config_errors_name_the_key_and_the_fix():
         LLMJudgeConfig(name="j", kind="llm", model="hf:x", thinking={"enabled": False, "budget": 5})
     ok = DescriberConfig(model="litellm:gemini/gemini-2.5-pro", thinking=256, max_tokens=512)
     assert ok.thinking == ThinkingOptions(budget=256) and ok.max_tokens == 512
+
+
+def test_off_is_taken_by_a_model_without_a_thinking_switch():
+    """`thinking: off` asks for what such a model does anyway (issue 48: `--set ...thinking=off`
+    was refused on gpt-4o, only `null` worked): nothing is sent, as for unset; anything that
+    would make it think is still refused, naming `off` as the fix."""
+    off = ThinkingOptions(enabled=False)
+    for spec, planner in (
+        (parse_model_spec("litellm:openai/gpt-4o"), plan_thinking),
+        (parse_model_spec("litellm:gemini/gemini-2.0-flash"), plan_thinking),
+        (parse_model_spec("hf:/models/llama-3-8b"), plan_local_thinking),
+    ):
+        assert planner(spec, off).record() == {} == planner(spec, None).record()
+        with pytest.raises(ThinkingError) as refused:
+            planner(spec, ThinkingOptions(effort="low"))
+        assert refused.value.fix == "off"

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from titjudge.config.load import apply_overrides, refuse_other_command, validate_config
+from titjudge.config.load import configured, refuse_other_command, validate_config
 from titjudge.config.schema import (
     DataConfig,
     DescriberConfig,
     JudgeConfig,
     RunConfig,
     RunSettings,
+    SwapNotes,
     check_model_uses,
     check_run_name,
     fallback_cycle,
@@ -29,7 +30,7 @@ from titjudge.errors import did_you_mean
 from titjudge.files import load_yaml
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
-from titjudge.models.core.options import ModelOptions, StrictModel
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.preflight import ModelUse, answered_models, check_models
 from titjudge.records.spec import parse_model_spec
 
@@ -109,7 +110,7 @@ else:
     )
 
 
-class AblationConfig(StrictModel):
+class AblationConfig(SwapNotes):
     name: str = Field(
         pattern=NAME_PATTERN,
         description="names the folder of its grids: <run.out>/<name>/<run id>/",
@@ -217,13 +218,18 @@ def row_run_config(config: AblationConfig, row: AblationDescriber) -> RunConfig:
         )
         for c in config.columns
     ]
-    return RunConfig(
+    run = RunConfig(
         name=f"{config.name}.{row.name}",
         data=config.data,
         describer=describer,
         judges=judges,
         run=config.run,
     )
+    # what swaps on the command line left out of this row and of the columns (config.swap)
+    run.keep_swapped(
+        [n for n in config.swapped if n.startswith((f"describers.{row.name}.", "comparers."))]
+    )
+    return run
 
 
 def ablation_model_uses(config: AblationConfig) -> list[ModelUse]:
@@ -258,5 +264,5 @@ def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -
     """Load, override (`describers.gpt-4o.enabled=false`) and validate an ablation config."""
     raw = load_yaml(path)
     refuse_other_command(raw, path, "ablation")
-    data = apply_overrides(raw, overrides or [])
-    return validate_config(data, AblationConfig, str(path))
+    config: AblationConfig = configured(raw, overrides or [], AblationConfig, str(path))
+    return config

@@ -201,6 +201,8 @@ async def _run_staged(
                 "models": hub.describe(),
                 "items": len(items),
                 "limit": limit,
+                # what a model swapped on the command line left out of the config (config.swap)
+                **({"swapped": config.swapped} if config.swapped else {}),
             }
             run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
 

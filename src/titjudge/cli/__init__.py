@@ -32,6 +32,7 @@ from titjudge.cli import (
     run,
     runs,
 )
+from titjudge.cli.common import OneLineParser
 from titjudge.submodules import lazy_submodules
 
 EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2, 3
@@ -55,7 +56,7 @@ COMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole argument tree: global options, then each command module's subcommands."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="titjudge",
         description="Judge how well text-to-image outputs follow long prompts (TIT-Score and beyond).",
     )
@@ -114,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TitjudgeError as exc:
         from titjudge.safety import redact, terminal_safe
 
-        print(f"titjudge: error: {terminal_safe(redact(str(exc)))}", file=sys.stderr)
+        # one line, whatever the message holds (a path or a provider's text with a newline)
+        said = "; ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+        print(f"titjudge: error: {terminal_safe(redact(said))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,6 +18,20 @@ if TYPE_CHECKING:
     from titjudge.config.schema import RunConfig
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusal is one line on stderr and exit 2, like every other
+    refusal of titjudge's: `titjudge run: error: argument --progress-every: ... (see titjudge
+    run --help)`, without argparse's usage block (`--help` still prints it). Its subcommands'
+    parsers are of this class too (`add_subparsers` makes them of the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        from titjudge.safety import terminal_safe
+
+        line = terminal_safe(" ".join(message.split()))  # the value echoed is the user's
+        sys.stderr.write(f"{self.prog}: error: {line} (see {self.prog} --help)\n")
+        sys.exit(2)
 
 
 def command(

@@ -4,6 +4,7 @@ line per problem (key path, what is wrong, did-you-mean)."""
 from __future__ import annotations
 
 import copy
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
@@ -12,11 +13,15 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from titjudge.config.schema import RunConfig
-from titjudge.errors import ConfigError, did_you_mean
+from titjudge.config.schema import RunConfig, SwapNotes
+from titjudge.config.swap import follow_swaps, say_swapped
+from titjudge.errors import ConfigError, SettingRefused, did_you_mean, listing
 from titjudge.files import load_yaml, parse_yaml, yaml_text
 from titjudge.judges.options import JudgeOptions
 from titjudge.models.core.options import StrictModel
+
+#: where one `--set` put its value: keys of mappings and indices of lists, from the top
+SetPath = tuple[str | int, ...]
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -25,7 +30,14 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     List entries are addressed by index (`judges.0.model=...`) or, for lists of named
     entries, by name (`judges.tit_llm_g.model=...`).
     """
+    return overridden(data, overrides)[0]
+
+
+def overridden(data: dict[str, Any], overrides: list[str]) -> tuple[dict[str, Any], list[SetPath]]:
+    """`apply_overrides`, and where each override put its value (a named list entry as its
+    index), so that what the user typed can be told from what the file says."""
     data = copy.deepcopy(data)
+    paths: list[SetPath] = []
     for override in overrides:
         key, sep, raw = override.partition("=")
         if not sep or not key.strip():
@@ -38,16 +50,19 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             value = raw
         parts = key.strip().split(".")
         node: Any = data
+        path: list[str | int] = []
         for depth, part in enumerate(parts):
             last = depth == len(parts) - 1
             here = ".".join(parts[: depth + 1])
             if isinstance(node, list):
                 index = _list_index(node, part, here)
+                path.append(index % len(node))
                 if last:
                     node[index] = value
                 else:
                     node = node[index]
             elif isinstance(node, dict):
+                path.append(part)
                 if last:
                     node[part] = value
                 else:
@@ -56,7 +71,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 raise ConfigError(
                     f"--set {key}: {'.'.join(parts[:depth])} is a value, not a section"
                 )
-    return data
+        paths.append(tuple(path))
+    return data, paths
 
 
 def _list_index(node: list[Any], part: str, here: str) -> int:
@@ -146,55 +162,95 @@ def _place(model: Any, loc: tuple[int | str, ...]) -> _Place:
     return place
 
 
-def _listing(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def _unknown_key(place: _Place, key: str, value: Any) -> str:
-    """Why `key` is refused where `place` leads: a kind's own reason, a did-you-mean from the
-    fields there, or the kinds that do read it."""
+def _kind_reason(place: _Place, key: str, value: Any) -> str | None:
+    """Why `key` is refused where `place` leads when a judge kind says: its own reason, or the
+    kinds that do read it (not a typo of one of its own fields); None: an unknown name."""
     model = _model_in(place.annotation)
-    fields = list(model.model_fields) if model is not None else []
-    refused = model.refused if model is not None and issubclass(model, JudgeOptions) else {}
-    if place.tag is not None and key in refused:
+    if model is None or place.tag is None:
+        return None
+    refused = model.refused if issubclass(model, JudgeOptions) else {}
+    if key in refused:
         return f"{place.dotted(key)}: {refused[key]}"
-    hint = did_you_mean(key, fields)
     owners = [tag for tag, m in (place.members or {}).items() if key in m.model_fields]
-    if hint or not owners or place.members is None:
-        return f"unknown key '{place.dotted(key)}'{hint}"
+    if not owners or place.members is None or _meant(key, list(model.model_fields)):
+        return None
     field = place.members[owners[0]].model_fields[key]
     named = f"{key} {value!r}" if get_origin(field.annotation) is Literal else repr(key)
-    return f"{place.dotted(key)}: {named} applies to {_listing(owners)} judges, not {place.tag!r}"
+    return f"{place.dotted(key)}: {named} applies to {listing(owners)} judges, not {place.tag!r}"
+
+
+def _meant(key: str, fields: list[str]) -> str | None:
+    """The field a misspelt `key` most likely meant (`did_you_mean`'s choice), if any."""
+    close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _fix(place: _Place, err: Any) -> str:
+    """'; --set judges.j.thinking=off fixes it' for a setting its model refuses that names the
+    value it takes (`SettingRefused.fix`); '' for any other error. The section is named by its
+    name where it has one (`--set` takes a list entry's name or its index)."""
+    refused = (err.get("ctx") or {}).get("error")
+    if not isinstance(refused, SettingRefused) or refused.fix is None or not refused.option:
+        return ""
+    path = list(place.path)
+    given = err.get("input")
+    if (
+        path
+        and path[-1].isdigit()
+        and isinstance(given, dict)
+        and isinstance(given.get("name"), str)
+    ):
+        path[-1] = given["name"]
+    return f"; --set {'.'.join([*path, refused.option])}={refused.fix} fixes it"
 
 
 def format_validation_error(exc: ValidationError, model: Any, source: str) -> str:
-    """One readable message per problem: key path, what is wrong, and a hint. Inside a union
-    of kinds the path leaves the kind out (`judges.0.tempreature`), and the hint is drawn from
+    """Every problem on one line, `source` first: key paths, what is wrong, and a hint.
+    Unknown keys are listed together; a required key that a misspelt one meant (`price:
+    {inptu: 1}`) is named once, by the did-you-mean, not again as missing. Inside a union of
+    kinds the path leaves the kind out (`judges.0.tempreature`), and the hint is drawn from
     that kind's fields."""
-    lines = []
+    unknown: list[str] = []
+    meant: set[str] = set()
+    problems: list[str | None] = []  # None: where the unknown keys are listed
+    missing: list[tuple[int, str]] = []
     for err in exc.errors():
         loc = tuple(err["loc"])
         if err["type"] == "extra_forbidden":
-            lines.append(
-                f"{source}: {_unknown_key(_place(model, loc[:-1]), str(loc[-1]), err['input'])}"
-            )
+            where, key = _place(model, loc[:-1]), str(loc[-1])
+            reason = _kind_reason(where, key, err["input"])
+            if reason is not None:
+                problems.append(reason)
+                continue
+            fields = list(getattr(_model_in(where.annotation), "model_fields", {}))
+            if not unknown:
+                problems.append(None)
+            unknown.append(f"'{where.dotted(key)}'{did_you_mean(key, fields)}")
+            if (found := _meant(key, fields)) is not None:
+                meant.add(where.dotted(found))
             continue
         place = _place(model, loc)
         if err["type"] == "missing":
-            lines.append(f"{source}: missing required key '{place.dotted()}'")
+            missing.append((len(problems), place.dotted()))
+            problems.append(f"missing required key '{place.dotted()}'")
         elif err["type"] == "union_tag_not_found":
             field = str(err["ctx"]["discriminator"]).strip("'")
-            lines.append(f"{source}: missing required key '{place.dotted(field)}'")
+            problems.append(f"missing required key '{place.dotted(field)}'")
         elif err["type"] == "union_tag_invalid":
             tag, union = str(err["ctx"]["tag"]), _tagged(place.annotation)
             field, tags = union if union is not None else ("kind", {})
-            lines.append(
-                f"{source}: {place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
+            problems.append(
+                f"{place.dotted(field)}: unknown {field} {tag!r}{did_you_mean(tag, tags)}"
             )
         else:
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{source}: {place.dotted()}: {msg}")
-    return "\n".join(lines)
+            why = f"{place.dotted()}: {err['msg'].removeprefix('Value error, ')}"
+            problems.append(why + _fix(place, err))
+    for index, key in missing:
+        if key in meant:
+            problems[index] = ""
+    listed = f"unknown key{'s' if len(unknown) > 1 else ''} {listing(unknown)}" if unknown else ""
+    said = [listed if text is None else text for text in problems]
+    return f"{source}: {'; '.join(text for text in said if text)}"
 
 
 def validate_config(data: dict[str, Any], model: Any, source: str) -> Any:
@@ -228,12 +284,26 @@ def refuse_other_command(data: dict[str, Any], path: str | Path, command: str) -
             )
 
 
+def configured(raw: dict[str, Any], overrides: list[str], model: Any, source: str) -> Any:
+    """`raw` (a config file's mapping) with `overrides` applied, validated as `model`. A model
+    an override swaps takes the settings that go with it (`config.swap`): what the file wrote
+    for its old model and the new one does not take is left out, said once here (a warning)
+    and kept on the config (`swapped`, written to the run's config.yaml)."""
+    data, typed = overridden(raw, overrides)
+    notes = follow_swaps(raw, data, typed, source)
+    config = validate_config(data, model, source)
+    say_swapped(notes)
+    if isinstance(config, SwapNotes):
+        config.keep_swapped(notes)
+    return config
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Load, override and validate a run config."""
     raw = load_yaml(path)
     refuse_other_command(raw, path, "run")
-    data = apply_overrides(raw, overrides or [])
-    return validate_config(data, RunConfig, str(path))
+    config: RunConfig = configured(raw, overrides or [], RunConfig, str(path))
+    return config
 
 
 def dump_config(config: StrictModel) -> str:

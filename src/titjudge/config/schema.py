@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
@@ -161,7 +161,22 @@ def check_run_name(value: str) -> str:
     return value
 
 
-class RunConfig(StrictModel):
+class SwapNotes(StrictModel):
+    """A config that keeps what the swap of a model on the command line left out of it
+    (`config.swap`): said once when it loaded, written to the run's config.yaml."""
+
+    _swapped: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def swapped(self) -> list[str]:
+        """One line per swapped section: what was left out and why (empty: nothing)."""
+        return list(self._swapped)
+
+    def keep_swapped(self, notes: list[str]) -> None:
+        self._swapped = list(notes)
+
+
+class RunConfig(SwapNotes):
     name: str = Field(
         pattern=r"^[A-Za-z0-9_.\-]+$",
         description="names the folder of this config's runs: <run.out>/<name>/<run id>/",

@@ -44,19 +44,29 @@ def needs_vision(config: JudgeOptions, client: TextCalls) -> None:
         )
 
 
-def needs_logprobs(config: LogprobOptions, client: TextCalls, why: str) -> None:
-    """The judge's model must return `config.logprobs_k` alternatives per token."""
+def needs_logprobs(
+    config: LogprobOptions, client: TextCalls, why: str, instead: str | None = None
+) -> None:
+    """The judge's model must return `config.logprobs_k` alternatives per token. `instead`:
+    the setting that scores without them (`score_mode=sampled`), named as the `--set` that
+    makes it: what the judge measures is not changed behind the user's back when its model is
+    swapped to one without log-probabilities."""
+    fix = (
+        f"; or --set judges.{config.name}.{instead} (comparers.{config.name}.{instead} in a grid)"
+        if instead
+        else ""
+    )
     if not client.backend.capabilities.logprobs:
         raise ConfigError(
             f"judge {config.name!r}: {why} needs token log-probabilities, which "
             f"{client.model} ({client.backend.spec.backend}:) cannot return; use a local hf: model "
-            "or an OpenAI-compatible server"
+            f"or an OpenAI-compatible server{fix}"
         )
     if provider_supports_logprobs(client) is False:
         raise ConfigError(
             f"judge {config.name!r}: {why} needs token log-probabilities, and litellm reports that "
             f"{client.backend.spec.model_id!r} does not support top_logprobs; use an "
-            "OpenAI-compatible server or a local hf: model"
+            f"OpenAI-compatible server or a local hf: model{fix}"
         )
     if client.backend.spec.backend == "litellm" and config.logprobs_k > API_MAX_TOP_LOGPROBS:
         raise ConfigError(

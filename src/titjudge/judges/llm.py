@@ -235,7 +235,7 @@ def verdict_parts(
     if image:
         needs_vision(config, client)
     if config.score_mode == "expected":
-        needs_logprobs(config, client, "score_mode 'expected'")
+        needs_logprobs(config, client, "score_mode 'expected'", "score_mode=sampled")
     return template, client, scoring_for(config, template)
 
 

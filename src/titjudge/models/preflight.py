@@ -29,7 +29,8 @@ from pathlib import Path
 from titjudge.cache.store import CallCache
 from titjudge.errors import ConfigError, ModelSpecError, install_hint
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.litellm.providers import listed_problems, unknown_provider
+from titjudge.models.litellm.provider_names import unknown_provider
+from titjudge.models.litellm.providers import listed_problems
 from titjudge.models.local.common import resolve_checkpoint
 from titjudge.records.spec import ModelSpec, parse_model_spec
 

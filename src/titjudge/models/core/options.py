@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, plan_thinking
+from titjudge.errors import SettingRefused
+from titjudge.models.core.thinking import ThinkingOptions, plan_thinking
 from titjudge.records.spec import parse_model_spec
 
 #: `run.require_model`: "report" records the model each reply says answered; "exact" makes a
@@ -182,14 +183,15 @@ class ModelOptions(StrictModel):
         from titjudge.models.core.batch import BATCH_PROVIDERS
 
         spec = parse_model_spec(model)
-        custom = self.params.get("custom_llm_provider")
-        provider = str(custom) if custom else spec.model_id.partition("/")[0]
+        provider = serving_provider(model, self.params)
         have = ", ".join(f"litellm:{p}/..." for p in BATCH_PROVIDERS)
         if spec.backend != "litellm" or provider not in BATCH_PROVIDERS:
             served = f"provider {provider!r}" if spec.backend == "litellm" else spec.backend
-            raise ValueError(
+            raise SettingRefused(
                 f"batch: true needs a provider with a batch API; {model} is served by "
-                f"{served}, which has none titjudge drives. Batch works with {have}"
+                f"{served}, which has none titjudge drives. Batch works with {have}",
+                "batch",
+                fix="false",
             )
         if isinstance(self.api_base, list):
             raise ValueError(f"batch: true takes one api_base, not a list ({model})")
@@ -230,10 +232,17 @@ class ModelOptions(StrictModel):
         spec = parse_model_spec(model)
         if spec.backend == "litellm":
             return
-        try:
-            plan_thinking(spec, self.thinking, self.api_base)
-        except ThinkingError as exc:
-            raise ValueError(str(exc)) from None
+        plan_thinking(spec, self.thinking, self.api_base)  # ThinkingError: a ValueError
+
+
+def serving_provider(model: str, params: dict[str, Any]) -> str:
+    """Who serves `model`: a `litellm:` model's provider (`params.custom_llm_provider`, else its
+    prefix: `openai` of `openai/gpt-4o`; a bare name is its own), another backend's name."""
+    spec = parse_model_spec(model)
+    if spec.backend != "litellm":
+        return f"{spec.backend}:"
+    custom = params.get("custom_llm_provider")
+    return str(custom) if custom else spec.model_id.partition("/")[0]
 
 
 def check_url(url: str) -> None:
@@ -246,10 +255,10 @@ def check_url(url: str) -> None:
         credentials = parts.username is not None or parts.password is not None
         parts.port  # noqa: B018  (a port that is not a number raises here)
     except ValueError:
-        raise ValueError(f"api_base {_shown(url)!r} is not an http(s) URL") from None
+        raise ValueError(f"api_base {shown_url(url)!r} is not an http(s) URL") from None
     if credentials:
         raise ValueError(
-            f"api_base {_shown(url)!r} has credentials in it, which would be written to "
+            f"api_base {shown_url(url)!r} has credentials in it, which would be written to "
             "config.yaml and logs; put the key in an environment variable and name it with "
             "api_key_env"
         )
@@ -259,7 +268,7 @@ def check_url(url: str) -> None:
         )
 
 
-def _shown(url: str) -> str:
+def shown_url(url: str) -> str:
     """`url` with anything before an '@' in its authority replaced by '***'."""
     scheme, sep, rest = url.partition("://")
     if not sep:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from titjudge.errors import SettingRefused
 from titjudge.records.spec import ModelSpec
 
 Effort = Literal["minimal", "low", "medium", "high"]
@@ -91,8 +92,12 @@ class ThinkingPlan:
         }
 
 
-class ThinkingError(ValueError):
-    """The configured thinking is not something this model accepts."""
+class ThinkingError(SettingRefused):
+    """The configured thinking is not something this model accepts; `fix`: a thinking setting
+    it does take (as `--set ...thinking=` writes it), where one is the obvious choice."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message, "thinking", fix)
 
 
 def plan_thinking(
@@ -106,15 +111,18 @@ def plan_thinking(
         if thinking is not None and thinking.effort:
             raise ThinkingError(
                 f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
-                "(and a budget to reserve room for it)"
+                "(and a budget to reserve room for it)",
+                fix="on",
             )
         reserve = (thinking.budget or 0) if (thinking and on) else 0
         return ThinkingPlan(reserve=reserve, enable_thinking=on)
-    if thinking is None:
-        return ThinkingPlan()
+    if thinking is None or not thinking.enabled:
+        return ThinkingPlan()  # off: what a model without a thinking setting does anyway
     raise ThinkingError(
         f"{spec}: titjudge sets thinking for Qwen3 on hf: and for litellm: models of known "
-        "families; this model has no thinking setting it knows. Remove 'thinking'"
+        "families; this model has no thinking setting it knows. Remove 'thinking' (or set it "
+        "off)",
+        fix="off",
     )
 
 

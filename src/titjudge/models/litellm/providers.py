@@ -6,8 +6,8 @@ The preflight reads these tables for a model written `provider/model` with a pro
 here, so a missing key is reported within a second of starting. Any other model (a bare name
 such as `gpt-4o`, a provider not listed, `params.custom_llm_provider` naming one not listed)
 is asked of litellm itself (`backend.setup_problems`), as before, but for a provider prefix
-that litellm cannot know: `unknown_provider` reads litellm's provider names from its source
-files without importing it, so a typo (`opneai/gpt-4o`) is refused in well under a second.
+that litellm cannot route: `provider_names.unknown_provider` knows litellm's routing rules as
+tables, without importing it, so a typo (`opneai/gpt-4o`) is refused in well under a second.
 
 Credentials mirror litellm's `validate_environment` (litellm/utils.py): the provider is set up
 when any one alternative has all its variables in the environment; otherwise the variables
@@ -20,16 +20,11 @@ is a litellm dependency, so without them every call fails with `No module named 
 
 from __future__ import annotations
 
-import ast
-import functools
 import importlib.util
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from titjudge.errors import did_you_mean
 from titjudge.records.spec import ModelSpec
 
 
@@ -165,56 +160,3 @@ def listed_problems(
     if missing:
         problems.append(f"{' or '.join(missing)} not set")
     return problems
-
-
-@functools.cache
-def _litellm_names() -> tuple[frozenset[str], frozenset[str]] | None:
-    """(every provider name litellm routes by prefix, every model name in its price map), read
-    from litellm's files without importing it: the `LlmProviders` enum (litellm/types/utils.py,
-    litellm's `provider_list`), the JSON-configured providers
-    (litellm/llms/openai_like/providers.json) and the bundled price map. None when any of them
-    cannot be read as expected (then litellm itself is asked)."""
-    found = importlib.util.find_spec("litellm")
-    if found is None or not found.submodule_search_locations:
-        return None
-    root = Path(next(iter(found.submodule_search_locations)))
-    try:
-        tree = ast.parse((root / "types" / "utils.py").read_text(encoding="utf-8"))
-        json_providers = json.loads((root / "llms" / "openai_like" / "providers.json").read_text())
-        prices = json.loads((root / "model_prices_and_context_window_backup.json").read_text())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    names = {
-        stmt.value.value
-        for node in tree.body
-        if isinstance(node, ast.ClassDef) and node.name == "LlmProviders"
-        for stmt in node.body
-        if isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    }
-    if not names or not isinstance(json_providers, dict) or not isinstance(prices, dict):
-        return None
-    return frozenset(names | set(json_providers)), frozenset(prices)
-
-
-def unknown_provider(
-    spec: ModelSpec, api_base: str | list[str] | None, params: dict[str, Any] | None
-) -> str | None:
-    """'unknown litellm provider ...' when litellm could not route `spec` by any rule it has:
-    a `provider/model` whose prefix is no provider litellm names, with no `api_base` (litellm
-    also routes by a known provider's URL), no `custom_llm_provider`, no model of that prefix
-    in its price map, no `:` (its Replicate version ids) and no proxy switch set. None: ask
-    litellm."""
-    prefix, slash, _ = spec.model_id.partition("/")
-    if not slash or api_base or (params or {}).get("custom_llm_provider") or ":" in spec.model_id:
-        return None
-    if os.environ.get("USE_LITELLM_PROXY", "").strip().lower() in ("true", "1", "yes"):
-        return None
-    known = _litellm_names()
-    if known is None:
-        return None
-    providers, models = known
-    if prefix in providers or any(m == spec.model_id or m.startswith(f"{prefix}/") for m in models):
-        return None
-    return f"unknown litellm provider {prefix!r}{did_you_mean(prefix, sorted(providers))}"

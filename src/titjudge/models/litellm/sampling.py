@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from titjudge.errors import SettingRefused
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.thinking import ThinkingPlan
 from titjudge.models.litellm.families import Family, family_of
@@ -30,7 +31,7 @@ GEMINI3_GUIDANCE = (
 _OPENAI_NONE_EFFORT_OK = ("top_p", "logprobs", "top_logprobs")
 
 
-class SamplingError(ValueError):
+class SamplingError(SettingRefused):
     """A sampling setting the model's provider refuses."""
 
 
@@ -57,7 +58,9 @@ def role_temperature(
         if temperature is None:
             raise SamplingError(
                 f"{spec}: temperature null (the provider's default) is for litellm: models; "
-                "set a number"
+                "set a number",
+                "temperature",
+                fix="0",
             )
         return temperature
     family = family_of(spec, options.api_base)
@@ -66,14 +69,18 @@ def role_temperature(
     check_params(spec, family, plan, options.params)
     if temperature is not None and temperature > family.temperature_max:
         raise SamplingError(
-            f"{spec} takes a temperature from 0 to {family.temperature_max:g}; got {temperature:g}"
+            f"{spec} takes a temperature from 0 to {family.temperature_max:g}; got {temperature:g}",
+            "temperature",
+            fix=f"{family.temperature_max:g}",
         )
     if rule == "default_only":
         if not explicit:
             return None
         if temperature is None or temperature == 1:
             return temperature
-        raise SamplingError(f"{spec}: {_only_default(family, 'temperature', temperature)}")
+        raise SamplingError(
+            f"{spec}: {_only_default(family, 'temperature', temperature)}", "temperature", "null"
+        )
     if rule == "default_recommended":
         if not explicit:
             return None
@@ -108,7 +115,32 @@ def settle(section: Any, model: str | None, options: ModelOptions) -> None:
 def check_params(
     spec: ModelSpec, family: Family, plan: ThinkingPlan, params: dict[str, Any]
 ) -> None:
-    """`params` the provider refuses for this family (and thinking plan) as a SamplingError."""
+    """`params` the provider refuses for this family (and thinking plan) as a SamplingError
+    (the first of `params_refused`)."""
+    for name, why in params_refused(spec, family, plan, params):
+        raise SamplingError(why, f"params.{name}")
+    value = params.get("temperature")
+    if temperature_rule(family, plan) == "default_recommended" and value not in (1, None):
+        _warn(f"{spec}: params.temperature {value} is sent; {GEMINI3_GUIDANCE}")
+
+
+def refused_param_names(model: str, options: ModelOptions) -> list[str]:
+    """The keys of `options.params` that `model`'s family refuses with `options`' thinking
+    (none when the thinking itself is refused: that is said first)."""
+    spec = parse_model_spec(model)
+    try:
+        plan = plan_thinking(spec, options.thinking, options.api_base)
+    except ValueError:
+        return []
+    family = family_of(spec, options.api_base)
+    return [name for name, _ in params_refused(spec, family, plan, options.params)]
+
+
+def params_refused(
+    spec: ModelSpec, family: Family, plan: ThinkingPlan, params: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """(name, why) of each key of `params` the provider refuses for this family and thinking
+    plan."""
     rule = temperature_rule(family, plan)
     thinking_on = bool((plan.kwargs.get("thinking") or {}).get("budget_tokens"))
     refused = list(family.refused_params) + (
@@ -116,25 +148,31 @@ def check_params(
     )
     if rule == "any" and family.key == "openai_reasoning":
         refused = [p for p in refused if p not in _OPENAI_NONE_EFFORT_OK]
-    for name in refused:
-        if name in params:
-            raise SamplingError(
-                f"{spec}: params.{name} is refused by {family.title}"
-                + (" while it thinks" if name in family.refused_with_thinking else "")
-                + f" ({family.docs}); remove it"
-            )
-    if "temperature" in params:
-        value = params["temperature"]
-        if rule == "default_only" and value not in (1, None):
-            raise SamplingError(f"{spec}: params.{_only_default(family, 'temperature', value)}")
-        if rule == "default_recommended" and value not in (1, None):
-            _warn(f"{spec}: params.temperature {value} is sent; {GEMINI3_GUIDANCE}")
+    found = [
+        (
+            name,
+            f"{spec}: params.{name} is refused by {family.title}"
+            + (" while it thinks" if name in family.refused_with_thinking else "")
+            + f" ({family.docs}); remove it",
+        )
+        for name in refused
+        if name in params
+    ]
+    value = params.get("temperature")
+    if rule == "default_only" and "temperature" in params and value not in (1, None):
+        found.append(
+            ("temperature", f"{spec}: params.{_only_default(family, 'temperature', value)}")
+        )
     top_p = params.get("top_p")
     if family.key == "claude" and thinking_on and top_p is not None and not 0.95 <= top_p <= 1:
-        raise SamplingError(
-            f"{spec}: while Claude thinks, top_p must be from 0.95 to 1 ({family.docs}); "
-            f"got {top_p}"
+        found.append(
+            (
+                "top_p",
+                f"{spec}: while Claude thinks, top_p must be from 0.95 to 1 ({family.docs}); "
+                f"got {top_p}",
+            )
         )
+    return found
 
 
 def _only_default(family: Family, name: str, value: Any) -> str:
@@ -154,6 +192,8 @@ __all__ = [
     "PROVIDER_DEFAULT",
     "SamplingError",
     "check_params",
+    "params_refused",
+    "refused_param_names",
     "role_temperature",
     "settle",
     "temperature_rule",

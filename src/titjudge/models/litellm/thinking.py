@@ -30,6 +30,18 @@ from titjudge.models.litellm.families import (
 )
 from titjudge.records.spec import ModelSpec
 
+#: the Gemini 2.5 budget a refusal's fix names (within the model's range): the shipped configs'
+GEMINI25_BUDGET = 1024
+#: efforts and levels from the least thinking to the most
+_ORDER = ("none", "minimal", "low", "medium", "high")
+
+
+def _nearest(asked: str, values: tuple[str, ...]) -> str:
+    """The value of `values` closest to `asked` that thinks at least as much (else the most)."""
+    rank = _ORDER.index(asked) if asked in _ORDER else 0
+    above = [v for v in values if v in _ORDER and _ORDER.index(v) >= rank]
+    return above[0] if above else values[-1]
+
 
 def _gemini25_range(model: str) -> tuple[int, int, bool]:
     """(lowest budget, highest budget, can it be off) for Gemini 2.5 models (Gemini thinking
@@ -57,12 +69,13 @@ def plan_thinking(
     }.get(family.key)
     if planner is not None:
         return planner(spec, family, thinking)
-    if thinking is None:
-        return ThinkingPlan()
+    if thinking is None or not thinking.enabled:
+        return ThinkingPlan()  # off: what a model without a thinking setting does anyway
     raise ThinkingError(
         f"{spec}: titjudge sets thinking for OpenAI reasoning models (o-series, gpt-5), Gemini "
         "2.5 and 3, Claude and Qwen3; this model has no thinking setting it knows. Remove "
-        "'thinking', or pass the provider's own parameter under 'params'"
+        "'thinking' (or set it off), or pass the provider's own parameter under 'params'",
+        fix="off",
     )
 
 
@@ -109,42 +122,50 @@ def _named(
             return off
         raise ThinkingError(
             f"{spec} cannot stop {stopping}; set thinking: {' or '.join(values)} (the least is "
-            f"{values[0]!r}), or leave it unset"
+            f"{values[0]!r}), or leave it unset",
+            fix=values[0],
         )
     if thinking.effort not in values:
         raise ThinkingError(
-            f"{spec} takes thinking: {', '.join(values)} ({setting}); not {thinking.effort!r}"
+            f"{spec} takes thinking: {', '.join(values)} ({setting}); not {thinking.effort!r}",
+            fix=_nearest(str(thinking.effort), values),
         )
     return ThinkingPlan(kwargs={"reasoning_effort": thinking.effort}, reserve=reserve)
 
 
 def _gemini25(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -> ThinkingPlan:
     low, high, can_stop = _gemini25_range(spec.model_id)
+    budget = str(min(max(GEMINI25_BUDGET, low), high))  # the budget a fix names
     if thinking is None:
         raise ThinkingError(
             f"{spec} thinks by default and its thinking counts against max_tokens; set "
             f"thinking: {{budget: N}} ({low}-{high} tokens, added to max_tokens)"
-            + (" or thinking: off" if can_stop else "")
+            + (" or thinking: off" if can_stop else ""),
+            fix=budget,
         )
     if thinking.effort:
         raise ThinkingError(
             f"{spec}: Gemini 2.5 takes a thinking budget in tokens, not an effort; set "
-            f"thinking: {{budget: N}} ({low}-{high})"
+            f"thinking: {{budget: N}} ({low}-{high})",
+            fix=budget,
         )
     if not thinking.enabled or thinking.budget == 0:
         if not can_stop:
             raise ThinkingError(
                 f"{spec} only works in thinking mode (a budget of 0 is rejected); set "
-                f"thinking: {{budget: N}} with N from {low} to {high}"
+                f"thinking: {{budget: N}} with N from {low} to {high}",
+                fix=budget,
             )
         return ThinkingPlan(kwargs={"thinking": {"type": "enabled", "budget_tokens": 0}})
     if thinking.budget is None:
         raise ThinkingError(
-            f"{spec}: say how much it may think: thinking: {{budget: N}} ({low}-{high} tokens)"
+            f"{spec}: say how much it may think: thinking: {{budget: N}} ({low}-{high} tokens)",
+            fix=budget,
         )
     if not low <= thinking.budget <= high:
         raise ThinkingError(
-            f"{spec}: thinking budget {thinking.budget} is outside the model's range {low}-{high}"
+            f"{spec}: thinking budget {thinking.budget} is outside the model's range {low}-{high}",
+            fix=str(min(max(thinking.budget, low), high)),
         )
     return ThinkingPlan(
         kwargs={"thinking": {"type": "enabled", "budget_tokens": thinking.budget}},
@@ -158,14 +179,16 @@ def _claude(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -
     if not claude_thinks(spec):
         raise ThinkingError(
             f"{spec} has no extended thinking (Claude 3.7 Sonnet and Claude 4 or later have); "
-            "remove 'thinking'"
+            "remove 'thinking' (or set it off)",
+            fix="off",
         )
     if thinking.effort == "minimal":
-        raise ThinkingError(f"{spec} takes thinking: low, medium or high, or a budget")
+        raise ThinkingError(f"{spec} takes thinking: low, medium or high, or a budget", fix="low")
     budget = thinking.budget or CLAUDE_BUDGETS[thinking.effort or "medium"]
     if budget < CLAUDE_MIN_BUDGET:
         raise ThinkingError(
-            f"{spec}: Claude's thinking budget is at least {CLAUDE_MIN_BUDGET} tokens; got {budget}"
+            f"{spec}: Claude's thinking budget is at least {CLAUDE_MIN_BUDGET} tokens; got {budget}",
+            fix=str(CLAUDE_MIN_BUDGET),
         )
     # budget_tokens < max_tokens holds: the cap sent is the answer's max_tokens plus the budget
     return ThinkingPlan(
@@ -180,7 +203,8 @@ def _qwen3_server(
     if thinking is not None and thinking.effort:
         raise ThinkingError(
             f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
-            "(and a budget to reserve room for it)"
+            "(and a budget to reserve room for it)",
+            fix="on",
         )
     reserve = (thinking.budget or 0) if (thinking and on) else 0
     return ThinkingPlan(body={"chat_template_kwargs": {"enable_thinking": on}}, reserve=reserve)
