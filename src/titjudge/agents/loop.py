@@ -11,15 +11,22 @@ ran: 5-26 s measured on `titjudge ablation` with the offline grid's local rows.
 
 Here an interrupted run does not wait for them, and the CLI leaves the process without
 joining them (`titjudge.cli.main`); the worker threads are named `titjudge-worker`.
+
+Before the cancellation, the run stops sending and lets the requests already on the wire
+come back, for at most `models.calls.drain.GRACE_SECONDS`: an answer the provider has given
+is stored, not asked for (and paid for) again by the re-run. A second Ctrl-C stops at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
+
+from titjudge.models.calls.drain import for_loop
 
 T = TypeVar("T")
 
@@ -44,14 +51,30 @@ class _Loop(_Base):  # type: ignore[valid-type,misc]
             await super().shutdown_default_executor(*args, **kwargs)
 
 
+async def _drained(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`, which a cancellation (the Runner's answer to Ctrl-C) reaches only once the
+    requests on the wire are back or their grace is over (`models.calls.drain`)."""
+    inner = asyncio.ensure_future(coro)
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        if not inner.done():
+            await for_loop().settle()
+            inner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await inner
+        raise
+
+
 def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)`, except that Ctrl-C (after the run's own clean-up: cancelled calls,
-    staging dir removed) raises KeyboardInterrupt without waiting for worker threads."""
+    """`asyncio.run(coro)`, except that Ctrl-C (after the answers on the wire are back and
+    the run's own clean-up: cancelled calls, staging dir removed) raises KeyboardInterrupt
+    without waiting for worker threads."""
     loop = _Loop()
     loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix=WORKER_PREFIX))
     with asyncio.Runner(loop_factory=lambda: loop) as runner:
         try:
-            return runner.run(coro)
+            return runner.run(_drained(coro))
         except KeyboardInterrupt:
             loop.interrupted = True
             raise

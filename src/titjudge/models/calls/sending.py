@@ -21,6 +21,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 
 from titjudge.models.calls.breaker import Breaker, StoppedError
 from titjudge.models.calls.budget import Budget, OverBudgetError
+from titjudge.models.calls.drain import for_loop
 from titjudge.models.calls.limits import Limiter
 from titjudge.models.core.base import (
     Backend,
@@ -213,9 +214,15 @@ class Sender:
             return value
 
     async def _send(self, send: Callable[[], Awaitable[R]]) -> R:
+        """One request on the wire, under `timeout`; once the run is stopping (a Ctrl-C:
+        `drain`), a new one is never sent, and one already sent is counted until it is back."""
         timeout = self.options.timeout
+        drain = for_loop()
+        if drain.stopping:
+            await drain.park()
         try:
-            return await asyncio.wait_for(send(), timeout)
+            with drain.sending():
+                return await asyncio.wait_for(send(), timeout)
         except (TransientError, PermanentError):
             raise
         except asyncio.TimeoutError:
