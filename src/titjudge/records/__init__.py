@@ -96,6 +96,9 @@ class Progress:
     #: attempts sent again after a transient error since the run started, and the last such
     #: error's kind (the hub's, `ModelHub.retries`), shown as they happen
     retries: Callable[[], tuple[int, str | None]] = lambda: (0, None)
+    #: the models stopped for the run so far by their circuit breaker, each with its reason
+    #: (the hub's, `ModelHub.stopped`), named from the moment they stop
+    stopped: Callable[[], list[str]] = list
     on_update: Callable[[Progress], None] | None = None
     #: called once when a phase ends, with the phase's name (described, judged, pairs)
     on_phase_end: Callable[[Progress, str], None] | None = None

@@ -3,7 +3,8 @@ glance (`Failures`) it carries. The run record (`records.run_record.RunRecord.su
 one; `report.run_summary` reads and writes the file.
 
 Keys: name, items, failed_items, image_errors, describer_failures, variants (per variant
-its ok / fallback / failed counts), usage (per role, `records.calls.Usage`), cache (this
+its ok / fallback / failed counts), origins (per variant where its scores came from and
+whether its model was stopped: `VariantOrigin`), usage (per role, `records.calls.Usage`), cache (this
 run's calls, hits, misses and writes, in all and per model spec), answered_by (per configured
 model, the models that answered: `records.provenance.ModelAnswers`), wall_seconds,
 human_pairs, failures (`Failures`, grouped by `report.failures.failure_summary`); and only
@@ -11,11 +12,15 @@ when they apply: budget (`run.budget_usd`), batch (per `batch: true` model), mod
 run without human pairs), pairwise (per pairwise judge: counts and position bias).
 
 Every field has a default, so a summary.json from an older titjudge (or laid out by hand)
-that lacks a key loads.
+that lacks a key loads; one without `origins` loads with None there: not known, never 0%.
+
+`RunSummary.exit_code` is the run's exit code, one of `EXIT_CODES` (docs/commands.md, "Exit
+codes", is the one table of them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
 from pydantic import (
@@ -27,9 +32,11 @@ from pydantic import (
     model_serializer,
 )
 
+from titjudge.errors import ModelSpecError
 from titjudge.records.calls import Usage
 from titjudge.records.metric_values import PositionBias
 from titjudge.records.provenance import ModelAnswers
+from titjudge.records.spec import parse_model_spec
 
 
 class FailureGroup(BaseModel):
@@ -82,6 +89,126 @@ class Failures(BaseModel):
             found += [f"  {group.line()}", f"    e.g. {group.example}"]
         found += [model.line() for model in self.stopped]
         return found
+
+
+class VariantOrigin(BaseModel):
+    """Where one variant's scores came from and whether its own model was stopped: what
+    stands beside its number wherever it is shown (a variant that fell back for most items
+    shows mostly another judge's work; one that fell back for all has no number of its own)."""
+
+    #: the judge that scored the items its own judge failed (None: it has none)
+    fallback: str | None = None
+    #: the model its own judge calls (None: a judge without a model, e.g. lexical)
+    model: str | None = None
+    #: its scored rows (ok + fallback) and, of them, those its fallback scored
+    n_scored: int = 0
+    n_fallback: int = 0
+    #: n_fallback / n_scored; None when nothing was scored
+    fallback_share: float | None = None
+    #: its model was stopped for the run by its circuit breaker (`run.stop_after`); None: not
+    #: known (an evaluation of a scores file, outside a run)
+    stopped: bool | None = None
+
+    @classmethod
+    def of(
+        cls,
+        counts: Mapping[str, int],
+        fallback: str | None = None,
+        model: str | None = None,
+        stopped: bool | None = None,
+    ) -> VariantOrigin:
+        """From a variant's status counts (ok, fallback, failed)."""
+        scored = counts.get("ok", 0) + counts.get("fallback", 0)
+        n_fallback = counts.get("fallback", 0)
+        share = n_fallback / scored if scored else None
+        return cls(
+            fallback=fallback,
+            model=model,
+            n_scored=scored,
+            n_fallback=n_fallback,
+            fallback_share=share,
+            stopped=stopped,
+        )
+
+    @property
+    def fallback_only(self) -> bool:
+        """Every score came from the fallback: the variant has no number of its own."""
+        return self.n_scored > 0 and self.n_fallback == self.n_scored
+
+    @property
+    def mostly_fallback(self) -> bool:
+        """More than half of its scores came from its fallback."""
+        return self.fallback_share is not None and self.fallback_share > 0.5
+
+    @property
+    def degraded(self) -> bool:
+        """Its model was stopped, or most of its scores are its fallback's (not exit 0)."""
+        return bool(self.stopped) or self.mostly_fallback
+
+    def percent(self) -> str:
+        """The fallback's share as a whole percent (`62%`, `<1%`); `?` when not known."""
+        share = self.fallback_share
+        if share is None:
+            return "?"
+        return "<1%" if 0 < share < 0.01 else f"{100 * share:.0f}%"
+
+    def count_text(self) -> str:
+        """`30 of 48 (62%)`: the fallback's scores of all scored."""
+        return f"{self.n_fallback} of {self.n_scored} ({self.percent()})"
+
+    def share_text(self) -> str:
+        """`48 of 48 (100%) from lexical`; `none` when nothing came from a fallback."""
+        if not self.n_fallback:
+            return "none"
+        return f"{self.count_text()}{f' from {self.fallback}' if self.fallback else ''}"
+
+    def note(self, variant: str) -> str | None:
+        """One line saying where `variant`'s scores came from and that its model was stopped;
+        None when all its scores are its own and its model ran to the end."""
+        parts = []
+        source = f"its fallback {self.fallback}" if self.fallback else "its fallback"
+        if self.fallback_only:
+            parts.append(
+                f"no number of its own: all {self.n_scored} of its scores came from {source}"
+            )
+        elif self.n_fallback:
+            parts.append(f"{self.count_text()} of its scores came from {source}")
+        if self.stopped:
+            model = f" {self.model}" if self.model else ""
+            parts.append(
+                f"its model{model} was stopped by its circuit breaker (run.stop_after); "
+                "its other calls were not sent"
+            )
+        return f"{variant}: {'; '.join(parts)}" if parts else None
+
+
+def _spec(model: str) -> str:
+    """A model spec as the circuit breakers name it (`<backend>:<id>`, stripped)."""
+    try:
+        return str(parse_model_spec(model))
+    except ModelSpecError:
+        return model
+
+
+def variant_origins(
+    counts: Mapping[str, Mapping[str, int]],
+    fallbacks: Mapping[str, str | None],
+    models: Mapping[str, str | None],
+    stopped: Iterable[str],
+) -> dict[str, VariantOrigin]:
+    """Each variant's origin (summary.json's `origins`) from its status counts, its fallback
+    judge, the model its judge calls and the models the run stopped."""
+    halted = {_spec(model) for model in stopped}
+    found = {}
+    for name, per in counts.items():
+        model = models.get(name)
+        found[name] = VariantOrigin.of(
+            dict(per),
+            fallback=fallbacks.get(name),
+            model=model,
+            stopped=model is not None and _spec(model) in halted,
+        )
+    return found
 
 
 #: a role's usage as summary.json keeps it: every counter, `answered_by` and `cost`
@@ -176,11 +303,29 @@ class PairwiseSummary(PositionBias):
     repeats: int = 1
 
 
+#: `titjudge`'s exit codes, one table (docs/commands.md, "Exit codes", repeats it): each
+#: code and when a command exits with it; where several apply, the first listed of 3, 4, 1
+EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
 #: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
 EXIT_BUDGET = 3
+#: a run (or grid) in which a model was stopped by its circuit breaker, or a variant's scores
+#: came mostly (more than half) from its fallback judge: its numbers are not its judges' own
+EXIT_DEGRADED = 4
+#: Ctrl-C: finished calls are cached, the staging dir removed; a re-run resumes
+EXIT_INTERRUPTED = 130
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "everything ran: no item failed, no model was stopped, every variant's scores "
+    "are at least half its own",
+    EXIT_FAILED_ITEMS: "the run finished with failed items (reported, reasons in items.jsonl)",
+    EXIT_BAD_INPUT: "bad input or config: one line on stderr, nothing sent or written",
+    EXIT_BUDGET: "run.budget_usd stopped the run or grid with calls left unsent",
+    EXIT_DEGRADED: "a model was stopped by its circuit breaker (run.stop_after), or a "
+    "variant's scores came mostly from its fallback judge",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): finished calls are cached, nothing half written",
+}
 
 #: summary.json's keys written only when they apply
-_OPTIONAL = ("failures", "budget", "batch", "model_means", "pairwise")
+_OPTIONAL = ("origins", "failures", "budget", "batch", "model_means", "pairwise")
 
 
 class RunSummary(BaseModel):
@@ -200,6 +345,9 @@ class RunSummary(BaseModel):
     answered_by: dict[str, ModelAnswers] = Field(default_factory=dict)
     #: None until the run has ended (the runner sets it just before writing the file)
     wall_seconds: float | None = None
+    #: per variant: where its scores came from, whether its model was stopped; None: a
+    #: summary written before they were recorded (not known)
+    origins: dict[str, VariantOrigin] | None = None
     human_pairs: int = 0
     #: None: a summary written before failures were recorded
     failures: Failures | None = None
@@ -219,12 +367,28 @@ class RunSummary(BaseModel):
         return bool(budget and budget.stopped and budget.run_calls_not_sent)
 
     @property
+    def stopped_models(self) -> list[str] | None:
+        """The models stopped for the run by their circuit breaker; None: not recorded."""
+        return None if self.failures is None else [m.model for m in self.failures.stopped]
+
+    @property
+    def degraded(self) -> bool:
+        """A model was stopped, or some variant's scores came mostly from its fallback."""
+        origins = self.origins
+        if origins is None:  # an older summary: its status counts say as much
+            origins = {name: VariantOrigin.of(c) for name, c in self.variants.items()}
+        return bool(self.stopped_models) or any(o.degraded for o in origins.values())
+
+    @property
     def exit_code(self) -> int:
-        """`titjudge run`'s exit code for the run: 3 when the budget left calls unsent, else
-        1 when items failed, else 0."""
+        """`titjudge run`'s exit code for the run (`EXIT_CODES`): 3 when the budget left calls
+        unsent, else 4 when a model was stopped or a variant's scores came mostly from its
+        fallback, else 1 when items failed, else 0."""
         if self.budget_spent:
             return EXIT_BUDGET
-        return 1 if self.failed_items else 0
+        if self.degraded:
+            return EXIT_DEGRADED
+        return EXIT_FAILED_ITEMS if self.failed_items else EXIT_OK
 
     def summary_json(self) -> dict[str, Any]:
         """The dict summary.json holds."""
@@ -232,7 +396,13 @@ class RunSummary(BaseModel):
 
 
 __all__ = [
+    "EXIT_BAD_INPUT",
     "EXIT_BUDGET",
+    "EXIT_CODES",
+    "EXIT_DEGRADED",
+    "EXIT_FAILED_ITEMS",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
     "BatchModel",
     "BudgetSummary",
     "CacheCount",
@@ -245,4 +415,6 @@ __all__ = [
     "RoleUsage",
     "RunSummary",
     "StoppedModel",
+    "VariantOrigin",
+    "variant_origins",
 ]

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from titjudge.errors import ConfigError, DataError
 from titjudge.files import atomic_write, read_json_object, read_text
+from titjudge.records.summary import RunSummary, VariantOrigin
 from titjudge.report.run_summary import load_summary
 
 #: the file in a name dir that holds the id of its latest run
@@ -191,8 +192,28 @@ class RunEntry:
     run_id: str
     path: Path
     latest: bool
-    #: `24 items, 2 failed` / `3 rows`, from the run's summary.json or ablation.json
+    #: `24 items, 2 failed; fallback: none; stopped: none` / `ablation, 3 rows`, from the
+    #: run's summary.json or ablation.json
     what: str
+
+
+def _fallback_text(summary: RunSummary) -> str:
+    """`tit_llm 48 of 48 (100%) from lexical`, per variant that fell back; `none`. From the
+    summary's `origins` (its status counts where an older summary has none); `?` where it
+    records neither."""
+    origins = summary.origins
+    if origins is None and "variants" not in summary.model_fields_set:
+        return "?"
+    if origins is None:
+        origins = {name: VariantOrigin.of(counts) for name, counts in summary.variants.items()}
+    fell = [f"{name} {o.share_text()}" for name, o in origins.items() if o.n_fallback]
+    return ", ".join(fell) or "none"
+
+
+def _stopped_text(summary: RunSummary) -> str:
+    """The models the run stopped; `none`; `?` where the summary does not record them."""
+    stopped = summary.stopped_models
+    return "?" if stopped is None else ", ".join(stopped) or "none"
 
 
 def _describe(run: Path) -> str:
@@ -203,7 +224,10 @@ def _describe(run: Path) -> str:
                 getattr(summary, key) if key in summary.model_fields_set else "?"
                 for key in ("items", "failed_items")
             )
-            return f"{items} items, {failed} failed"
+            return (
+                f"{items} items, {failed} failed; fallback: {_fallback_text(summary)}; "
+                f"stopped: {_stopped_text(summary)}"
+            )
         if (run / "ablation.json").is_file():
             grid = read_json_object(run / "ablation.json", "ablation file")
             return f"ablation, {len(grid.get('rows') or [])} rows"
