@@ -15,12 +15,11 @@ the row lexical's own accuracy)."""
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from builders import data_section, lexical, llm_judge, run_section
+from builders import closed_url, dead_judge_config
 from doubles.server import FakeOpenAIServer, Fault, Reply
 from run_dirs import latest_run
 
@@ -51,12 +50,6 @@ KINDS = {
 def items(synthetic) -> Path:
     # small images drawn in one process (the refusals do not depend on them)
     return synthetic(N_PROMPTS, N_MODELS, image_size=64)
-
-
-def _closed_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
 @dataclass(frozen=True)
@@ -94,7 +87,7 @@ def test_dead_describer_is_stopped_and_named_once(items, tmp_path, refusal, run_
     kind = "401" if refusal == "closed" else refusal  # nothing listens there: never answered
     fault = Fault(kind, message=INVALID_KEY if kind == "401" else NO_MODEL)
     server = FakeOpenAIServer(responder=lambda request: Reply(fault=fault))
-    url = _closed_url() if refusal == "closed" else server.start()
+    url = closed_url() if refusal == "closed" else server.start()
     config = tmp_path / "dead.yaml"
     config.write_text(
         json.dumps(
@@ -156,20 +149,9 @@ def test_dead_judge_with_a_fallback_is_no_success(
     server = FakeOpenAIServer(
         responder=lambda request: Reply(fault=Fault("401", message=INVALID_KEY))
     )
-    url = _closed_url() if refusal == "closed" else server.start()
-    judge = {**llm_judge(url, max_attempts=2), "fallback": "lexical"}
+    url = closed_url() if refusal == "closed" else server.start()
     config = tmp_path / "dead-judge.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "name": "dead-judge",
-                "data": data_section(data),
-                "describer": {"model": f"replay:{data / 'descriptions.jsonl'}"},
-                "judges": [judge, lexical()],
-                "run": run_section(tmp_path, concurrency=CONCURRENCY, stop_after=STOP_AFTER),
-            }
-        )
-    )
+    config.write_text(json.dumps(dead_judge_config(data, tmp_path, url, stop_after=STOP_AFTER)))
     try:
         done = run_titjudge(config)
     finally:

@@ -17,7 +17,7 @@ name (`records.summary.VariantOrigin` says where its scores came from).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,11 +41,17 @@ class FallbackMasks:
         return int(self.mixed_pairs.sum() + self.mixed_ties.sum())
 
 
+def fallback_only(statuses: Iterable[str]) -> bool:
+    """Whether a variant with these item statuses (ok|fallback|failed) has no score of its
+    own: some fell back and none is ok."""
+    found = set(statuses)
+    return "fallback" in found and "ok" not in found
+
+
 def own_scores(vector: np.ndarray, statuses: Mapping[str, str]) -> np.ndarray:
     """`vector` as the variant's own judge scored it: all NaN when every scored item of the
     variant came from its fallback (see the module docstring), else `vector` itself."""
-    found = set(statuses.values())
-    if "fallback" in found and "ok" not in found:
+    if fallback_only(statuses.values()):
         return np.full_like(vector, np.nan, dtype=np.float64)
     return vector
 
