@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from titjudge.errors import DataError
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.summary import (
     EXIT_BUDGET,
     EXIT_DEGRADED,
@@ -21,7 +22,6 @@ from titjudge.records.summary import (
     Failures,
     RunSummary,
     StoppedModel,
-    VariantOrigin,
 )
 from titjudge.report.run_summary import load_summary, parse_summary, write_summary
 

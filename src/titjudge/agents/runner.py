@@ -30,8 +30,9 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
+from titjudge.records.origins import variant_origins
 from titjudge.records.run_record import RunRecord
-from titjudge.records.summary import RunSummary, StoppedModel, variant_origins
+from titjudge.records.summary import RunSummary, StoppedModel
 from titjudge.report import run_dir, runs
 from titjudge.report.failures import failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay

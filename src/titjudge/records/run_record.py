@@ -19,8 +19,9 @@ from pydantic import (
 
 from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
-from titjudge.records.summary import RunSummary, VariantOrigin
+from titjudge.records.summary import RunSummary
 
 #: the format of metrics.json (`report.record.write_record`): 2 puts the variants under
 #: their own key; 1 (before) mixed them with the run-level keys, so a judge config still

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from titjudge.records.summary import VariantOrigin
+from titjudge.records.origins import VariantOrigin
 from titjudge.report.analysis.breakdown import Breakdown
 from titjudge.report.analysis.compare import RunComparison, compared_metrics
 from titjudge.report.render import add_plain_row, plain_table, say

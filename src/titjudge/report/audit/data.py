@@ -34,10 +34,10 @@ from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair, ScoreStatus
 from titjudge.records.metric_values import PositionBias
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.provenance import ModelAnswers
 from titjudge.records.run_record import Provenance, RunRecord
-from titjudge.records.summary import VariantOrigin
 
 Outcome = Literal["agree", "disagree", "metric_tie", "failed", "human_tie"]
 OUTCOMES: tuple[Outcome, ...] = ("agree", "disagree", "metric_tie", "failed", "human_tie")
