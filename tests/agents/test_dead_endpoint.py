@@ -183,3 +183,24 @@ def test_dead_judge_with_a_fallback_is_no_success(
         "48 items, 0 failed; fallback: tit_llm 48 of 48 (100%) from lexical; "
         "stopped: litellm:openai/judge" in listed
     )
+
+
+@pytest.mark.slow
+def test_without_human_pairs_the_means_say_whose_scores_they_are(synthetic, tmp_path, run_titjudge):
+    data = synthetic(12, 4, image_size=64)
+    raw = dead_judge_config(data, tmp_path, closed_url(), stop_after=STOP_AFTER)
+    del raw["data"]["human_pairs"]  # no metrics: each T2I model's mean score per variant
+    config = tmp_path / "dead-judge.yaml"
+    config.write_text(json.dumps(raw))
+    done = run_titjudge(config)
+    assert done.returncode == EXIT_DEGRADED, done.stderr
+    assert "No human pairs: T2I models ranked by mean score" in done.stdout
+    assert (
+        "tit_llm: no number of its own: all 48 of its scores came from its fallback lexical"
+        in done.stdout
+    )
+    summary = json.loads(
+        (latest_run(tmp_path / "runs" / "dead-judge") / "summary.json").read_text()
+    )
+    assert summary["origins"]["tit_llm"]["stopped"] is True
+    assert summary["model_means"]["tit_llm"]["ranking"] == []  # ok items only: none

@@ -66,3 +66,22 @@ def test_json_and_page_carry_the_origin(dead_judge_run: Path, capsys, tmp_path: 
     page = {v["name"]: v for v in payload["variants"]}
     assert page["tit_llm"]["origin_note"].startswith(NOTE)
     assert page["tit_llm"]["fallback"] == "12 (100%)" and page["lexical"]["origin_note"] is None
+
+
+def test_a_run_from_before_origins_says_not_recorded_never_0_percent(handmade_run: Path, capsys):
+    # the hand-made run's summary.json has no `origins`: its llm fell back for one item
+    from titjudge import load_run
+
+    record = load_run(handmade_run)
+    assert record.summary is not None and record.summary.origins is None
+    assert record.origin("llm") is None and record.variants["llm"].n_fallback == 1
+    assert load_audit(handmade_run).summaries["llm"].fallback_text() == "1"  # no share
+    assert main(["metrics", str(handmade_run)]) == 0
+    out = capsys.readouterr().out
+    assert "1 (0%)" not in out
+    assert (
+        "llm: 1 of its scores came from its fallback; this run's summary does not record their "
+        "share or whether its model was stopped" in " ".join(out.split())
+    )
+    assert main(["metrics", str(handmade_run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["origins"] == {"llm": None, "emb": None}

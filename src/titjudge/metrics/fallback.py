@@ -9,7 +9,7 @@ ranking like failed ones and counted (`n_fallback_unranked`).
 A variant that fell back for every item it scored has no number of its own: its scores are
 all its fallback's, so its own judge agreed with no pair. `own_scores` leaves it none (every
 pair skipped, every metric None) rather than repeat the fallback judge's numbers under its
-name (`records.summary.VariantOrigin` says where its scores came from).
+name (`records.origins.VariantOrigin` says where its scores came from).
 
 `metrics.summary.evaluate` applies it while it computes each variant's numbers (once), so
 `titjudge run` and `titjudge metrics` on a scores CSV give the same numbers.

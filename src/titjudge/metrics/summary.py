@@ -27,9 +27,10 @@ ci {pairwise_accuracy, metric_tie_rate, srcc, krcc, ndcg: [lo, hi] | None},
 n_items (score rows), n_scored (ok + fallback), n_failed, n_fallback and, with a
 manifest, leaderboard_srcc; accuracy_source (`scores` or `verdicts`). A variant that fell
 back: n_pairs_mixed_source, n_fallback_unranked; one that fell back for every item it
-scored has no number of its own (every metric None, `metrics.fallback.own_scores`). A pairwise variant: `pairwise` (position
-bias and order agreement, `metrics.pairwise_stats.position_bias`); its rank metrics and tie
-calibration read its win rates.
+scored has no number of its own (every metric None, `metrics.fallback.own_scores`). A
+pairwise variant: `pairwise` (position bias and order agreement,
+`metrics.pairwise_stats.position_bias`); its rank metrics and tie calibration read its win
+rates.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 ablation grid produces per cell, row and grid (here), and the recorded facts they hold, in
 the submodules: data items (`items`), call results and usage (`calls`), judge outcomes
 (`outcomes`), where a variant's scores came from (`origins`), pairwise judgements (`pairs`),
-repeat statistics (`repeats`), image inputs
-(`image_input`, `images`), model specs and provenance lines (`spec`, `provenance`),
+repeat statistics (`repeats`), image inputs (`image_input`, `images`), model specs and provenance lines (`spec`, `provenance`),
 descriptions file lines (`descriptions`) and reserved names (`names`).
 
 The package sits below the models, judges and data loaders that fill these in and imports

@@ -4,9 +4,10 @@ one; `report.run_summary` reads and writes the file.
 
 Keys: name, items, failed_items, image_errors, describer_failures, variants (per variant
 its ok / fallback / failed counts), origins (per variant where its scores came from and
-whether its model was stopped: `records.origins.VariantOrigin`), usage (per role, `records.calls.Usage`), cache (this
-run's calls, hits, misses and writes, in all and per model spec), answered_by (per configured
-model, the models that answered: `records.provenance.ModelAnswers`), wall_seconds,
+whether its model was stopped: `records.origins.VariantOrigin`), usage (per role,
+`records.calls.Usage`), cache (this run's calls, hits, misses and writes, in all and per
+model spec), answered_by (per configured model, the models that answered:
+`records.provenance.ModelAnswers`), wall_seconds,
 human_pairs, failures (`Failures`, grouped by `report.failures.failure_summary`); and only
 when they apply: budget (`run.budget_usd`), batch (per `batch: true` model), model_means (a
 run without human pairs), pairwise (per pairwise judge: counts and position bias).
