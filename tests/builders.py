@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,36 @@ def lexical(name: str = "lexical") -> dict[str, str]:
     name: the judge's name.
     """
     return {"name": name, "kind": "lexical"}
+
+
+def closed_url() -> str:
+    """A loopback base URL nothing listens on: every connection is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def dead_judge_config(
+    data: Path, tmp: Path, url: str, *, name: str = "dead-judge", stop_after: int = 3
+) -> dict[str, Any]:
+    """Issue 48's case: descriptions replayed from `data`, an LLM judge `tit_llm` at `url` (a
+    dead endpoint: `closed_url`, or a server that refuses every call) falling back to
+    `lexical`, as the shipped Gemini and vLLM configs set it, and `lexical` itself.
+
+    data: the benchmark folder.
+    tmp: the folder for the cache and the runs.
+    url: the judge's base URL.
+    name: the config's name.
+    stop_after: run.stop_after, the failed requests in a row that stop the judge's model.
+    """
+    judge = {**llm_judge(url, max_attempts=2), "fallback": "lexical"}
+    return {
+        "name": name,
+        "data": data_section(data),
+        "describer": replay_describer(data),
+        "judges": [judge, lexical()],
+        "run": run_section(tmp, stop_after=stop_after),
+    }
 
 
 def replay_describer(descriptions: Path) -> dict[str, str]:

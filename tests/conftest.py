@@ -68,6 +68,23 @@ def data_copy(synth_data: Path, tmp_path: Path) -> Path:
     return builders.copy_data(synth_data, tmp_path)
 
 
+@pytest.fixture(scope="session")
+def dead_judge_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Synthetic) -> Path:
+    """A real run of issue 48's case (`builders.dead_judge_config`): SYNTHETIC 3 prompts x 4
+    models, the judge `tit_llm` at a closed port falling back to `lexical`, its model stopped;
+    every one of its 12 scores is lexical's."""
+    from titjudge.agents.runner import run
+    from titjudge.config.load import validate_config
+    from titjudge.config.schema import RunConfig
+
+    root = tmp_path_factory.mktemp("dead-judge")
+    data = builders.copy_data(synthetic(3, 4, seed=5), root)
+    raw = builders.dead_judge_config(data, root, builders.closed_url())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-test")
+        return run(validate_config(raw, RunConfig, "dead judge config"), out=root / "run").out_dir
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Keep the garbage collector's full passes off what collection made.
 

@@ -46,3 +46,34 @@ def test_the_structured_output_table_names_every_dialect_and_autos_order():
     told = " ".join(README.split())
     assert "as `json_schema`" in told
     assert "as `json_object` with a schema, then as `json_value` (TGI's), then with none" in told
+
+
+def test_the_exit_codes_are_one_table_and_every_other_mention_points_to_it() -> None:
+    import titjudge.cli as cli
+    from titjudge.records import summary
+
+    commands = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    before, table = commands.split("\n## Exit codes\n", 1)
+    codes = [int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)]
+    assert codes == sorted(summary.EXIT_CODES)
+    # the command line's light copies of the numbers (its parser imports no record)
+    for name in ("EXIT_OK", "EXIT_FAILED_ITEMS", "EXIT_BAD_INPUT", "EXIT_BUDGET"):
+        assert getattr(cli, name) == getattr(summary, name)
+    assert (cli.EXIT_DEGRADED, cli.EXIT_INTERRUPTED) == (
+        summary.EXIT_DEGRADED,
+        summary.EXIT_INTERRUPTED,
+    )
+    # every other "exit N" / "exits N" on a page is a link to the table (development.md logs
+    # the CI script's own exit status, not titjudge's)
+    others = [
+        path.read_text(encoding="utf-8")
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+        if path.name not in ("commands.md", "development.md")
+    ]
+    bare = [
+        found.group(0)
+        for text in [before, *others]
+        for found in re.finditer(r"(\[?)\bexits? \d+\b(\]\((?:commands\.md)?#exit-codes\))?", text)
+        if not (found.group(1) and found.group(2))
+    ]
+    assert bare == []

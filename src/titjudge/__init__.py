@@ -74,9 +74,10 @@ def evaluate(
     (a new `<run.out>/<name>/<run id>/`, or exactly `out`) and return its record: the one
     `load_run(record.run_dir)` reads back, typed the same (`AnalysedRun`).
 
-    It holds the run's metrics (`record.variants`; none without human pairs), its counts
-    (`record.summary`: items, failures, usage, cost, cache, wall time, and
-    `record.summary.exit_code`, what `titjudge run` exits with), each pairwise judge's
+    It holds the run's metrics (`record.variants`; none without human pairs), each variant's
+    origin (`record.origin(name)`: its share of scores from its fallback, whether its model
+    was stopped), its counts (`record.summary`: items, failures, usage, cost, cache, wall
+    time, and `record.summary.exit_code`, what `titjudge run` exits with), each pairwise judge's
     verdicts (`record.verdicts`), items.jsonl's typed lines (`record.item_lines`: each
     item's score, status, rationale or error per variant) and its run dir
     (`record.run_dir`); the frames (`record.items`, `.pairs`, `.metrics`) need the
@@ -139,8 +140,11 @@ def load_run(path: str | Path) -> AnalysedRun:
     """A run's results as one typed record (`titjudge.records.run_record.RunRecord`, as the
     `report.analysis.record.AnalysedRun` that adds the frames), read from
     a run dir or a `<run.out>/<name>` folder's latest run: per variant its metrics and
-    provenance (`record.variants[name]`), run-level facts, and each pairwise judge's
-    verdicts (`record.verdicts[name]`). The same record every titjudge view reads.
+    provenance (`record.variants[name]`) and where its scores came from
+    (`record.origin(name)`: `fallback_share`, `stopped`; None for a run that did not record
+    it; a variant scored only by its fallback has no metric of its own), run-level facts,
+    and each pairwise judge's verdicts (`record.verdicts[name]`). The same record every
+    titjudge view reads.
 
     Its run as pandas DataFrames (pandas: `pip install -e '.[analysis]'`), built when asked
     for: `record.items` (one row per item x variant), `record.pairs` (one row per human pair

@@ -73,7 +73,9 @@ def grid_config(
     )
 
 
-def run_grid(raw: dict[str, Any], out: Path) -> AblationResult:
+def run_grid(raw: dict[str, Any], out: Path | None) -> AblationResult:
+    """The grid of `raw` run in this process into `out` exactly (None: a new run dir of the
+    config's history, `<run.out>/<name>/<run id>/`)."""
     config = validate_config(raw, AblationConfig, "test grid")
     return asyncio.run(run_ablation_async(config, out=out))
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -133,10 +132,7 @@ def embedder(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def dead_url() -> str:
     """A loopback URL nothing listens on: connections are refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return builders.closed_url()
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.data.manifest import load_manifest
+from titjudge.records.summary import EXIT_DEGRADED
 
 # every test makes an ablation grid
 pytestmark = pytest.mark.slow
@@ -239,6 +240,15 @@ def test_failed_column_row_and_items_are_reported_not_filled(
         "n_items": N_ITEMS,
         "n_failed": N_ITEMS,
         "n_fallback": 0,
+        # nothing scored, no fallback, its model stopped by its breaker
+        "origin": {
+            "fallback": None,
+            "model": "litellm:openai/judge-dead",
+            "n_scored": 0,
+            "n_fallback": 0,
+            "fallback_share": None,
+            "stopped": True,
+        },
         "first_error": dead["first_error"],
     }
     assert saved["shown_columns"] == [v for v in VARIANTS if v != "tit_score"] + ["tit_flaky"]
@@ -246,7 +256,8 @@ def test_failed_column_row_and_items_are_reported_not_filled(
     assert flaky_saved["n_pairs"] == flaky.metrics.n_pairs and not flaky_saved["markable"]
     assert flaky_saved["thresholds"]["n_pairs"] == flaky.metrics.n_pairs  # its own n
     assert saved["rows"][0]["cells"]["lexical"]["markable"]
-    assert result.exit_code == 1
+    # the dead judge's model (and the unreachable row's VLM) were stopped: not 1, failed items
+    assert result.exit_code == EXIT_DEGRADED == saved["exit_code"]
     # no describe was repeated by the failures around it
     assert set(responder.count("describe").values()) == {1}
 

@@ -149,6 +149,33 @@ def test_a_terminal_gets_a_bar_row_per_phase():
     assert "cache hits 0/0" in plain
 
 
+def test_a_log_names_a_stopped_model_the_moment_it_stops():
+    log, stopped = Log(), []
+
+    async def show():
+        progress = Progress(total=4, stopped=lambda: list(stopped))
+        # an hour between interval records: any record below comes from an item event
+        async with ProgressDisplay(progress, show=True, stream=log, interval=3600):
+            progress.item_described()
+            progress.item_done(_result(failed=True))
+            assert "stopped" not in log.getvalue()
+            stopped.append("litellm:openai/judge (connection refused (http://127.0.0.1:9/v1))")
+            progress.item_described()
+            await asyncio.sleep(0)
+            named = log.getvalue().splitlines()
+            assert named, "no record when the model stopped"
+            assert named[-1] == (
+                "progress: described 2/4 · judged 1/4 · pairs 0/0 · failed 1 · stopped: "
+                "litellm:openai/judge (connection refused (http://127.0.0.1:9/v1)) · "
+                "cache hits 0/0 · spend $0.0000 · ETA --"
+            )
+
+    asyncio.run(show())
+    # the bar's text names it too (a terminal), as every later record does
+    line = progress_line(Progress(total=1, stopped=lambda: ["hf:x (quota exhausted)"]))
+    assert "failed 0 · stopped: hf:x (quota exhausted) · cache hits" in line
+
+
 def test_nothing_is_shown_without_progress():
     log = Log()
 

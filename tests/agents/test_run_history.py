@@ -169,7 +169,8 @@ def test_audit_metrics_and_the_api_read_a_name_dirs_latest_run(
     assert titjudge.find_run(history / first) == history / first
     listed = titjudge.list_runs(history)
     assert [(e.run_id, e.latest) for e in listed] == [(first, False), (second, True)]
-    assert [e.what for e in listed] == ["16 items, 0 failed", "4 items, 0 failed"]
+    clean = "0 failed; fallback: none; stopped: none"
+    assert [e.what for e in listed] == [f"16 items, {clean}", f"4 items, {clean}"]
     with pytest.raises(DataError, match="not a run dir, nor a folder of runs"):
         titjudge.find_run(tmp_path)
 

@@ -110,6 +110,30 @@ def test_compare_one_run_compares_its_variants_like_metrics_json(modes_run, caps
         assert test["p_value"] == mine["p_value"]
 
 
+def test_each_variant_comes_with_its_origin(modes_run, dead_judge_run, capsys):
+    # modes_run's llm falls back to lexical for one of its 4 T2I models' images
+    rows = {row["column"]: row for row in _compare_json(capsys, str(modes_run))["variants"]}
+    llm = rows["llm"]
+    assert (llm["origin"]["fallback"], llm["origin"]["fallback_share"]) == ("lexical", 0.25)
+    assert llm["origin"]["stopped"] is False and llm["pairwise_accuracy"] is not None
+    assert llm["origin_note"] == "llm: 8 of 32 (25%) of its scores came from its fallback lexical"
+    assert rows["lexical"]["origin_note"] is None
+    # the dead judge: every score lexical's, its model stopped, no number of its own
+    rows = {row["column"]: row for row in _compare_json(capsys, str(dead_judge_run))["variants"]}
+    dead = rows["tit_llm"]
+    assert dead["pairwise_accuracy"] is None and dead["n_pairs"] == 0 and dead["srcc"] is None
+    assert dead["origin"]["fallback_share"] == 1.0 and dead["origin"]["stopped"] is True
+    assert dead["origin_note"].startswith(
+        "tit_llm: no number of its own: all 12 of its scores came from its fallback lexical"
+    )
+    assert rows["lexical"]["pairwise_accuracy"] is not None
+    assert main(["compare", str(dead_judge_run)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("│ tit_llm"))
+    assert [cell.strip() for cell in row.split("│")][-3:-1] == ["12 (100%)", "yes"]
+    assert "tit_llm: no number of its own" in out
+
+
 def test_compare_prints_tables(offline_runs, capsys):
     assert main(["compare", str(offline_runs.base), str(offline_runs.worse)]) == 0
     out = capsys.readouterr().out

@@ -87,6 +87,23 @@ def test_metrics_frame_is_metrics_json(modes_run):
         assert row.kind == entry["provenance"]["kind"]
 
 
+def test_metrics_frame_says_whose_scores_they_are(modes_run, dead_judge_run):
+    # summary.json's origins beside each variant's numbers
+    frame = titjudge.load_run(modes_run).metrics.set_index("variant")
+    assert (
+        frame.loc["llm", "fallback_share"] == 0.25 and frame.loc["lexical", "fallback_share"] == 0
+    )
+    assert not frame.loc["llm", "model_stopped"]
+    dead = titjudge.load_run(dead_judge_run)
+    frame = dead.metrics.set_index("variant")
+    assert frame.loc["tit_llm", "fallback_share"] == 1.0 and frame.loc["tit_llm", "model_stopped"]
+    assert math.isnan(frame.loc["tit_llm", "pairwise_accuracy"])  # no number of its own
+    # and its pairs: none counted as its own (pairs.groupby(...).correct.mean() agrees)
+    pairs = dead.pairs
+    assert pairs[pairs.variant == "tit_llm"].correct.isna().all()
+    assert set(pairs[pairs.variant == "tit_llm"].outcome) <= {"failed", "human_tie"}
+
+
 def test_re_evaluating_the_run_reproduces_metrics_json(modes_run):
     # the frames, breakdowns and compare evaluate subsets of the run this way
     record = titjudge.load_run(modes_run)

@@ -1,5 +1,7 @@
 """`titjudge runs list [DIR]` and `titjudge runs prune DIR --keep N` on folders of runs laid
-out by hand, the way `titjudge run` lays them out: `<run.out>/<name>/<run id>/` and LATEST."""
+out by hand, the way `titjudge run` lays them out: `<run.out>/<name>/<run id>/` and LATEST.
+Each run's line says its failed items, the variants that fell back and the models stopped
+(`?` where its summary.json does not record them)."""
 
 import json
 from pathlib import Path
@@ -42,9 +44,10 @@ def test_list_shows_runs_oldest_first_and_marks_latest(tmp_path, capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"{history}: 3 runs"
-    assert lines[1] == f"  {IDS[0]}  8 items, 0 failed"
-    assert lines[2] == f"  {IDS[1]}  8 items, 1 failed  <- LATEST"
-    assert lines[3] == f"  {IDS[2]}  8 items, 2 failed"
+    unknown = "fallback: ?; stopped: ?"  # summaries that record neither
+    assert lines[1] == f"  {IDS[0]}  8 items, 0 failed; {unknown}"
+    assert lines[2] == f"  {IDS[1]}  8 items, 1 failed; {unknown}  <- LATEST"
+    assert lines[3] == f"  {IDS[2]}  8 items, 2 failed; {unknown}"
     assert "1 unfinished (.20261125T010101Z-0000.partial)" in lines[4]
 
 
@@ -54,9 +57,10 @@ def test_list_says_which_runs_have_no_files_json(tmp_path, capsys):
     write_run_files(history / IDS[1])
     code, out, _ = output(capsys, "runs", "list", str(history))
     assert code == 0
+    unknown = "fallback: ?; stopped: ?"  # summaries that record neither
     assert out.splitlines()[1:] == [
-        f"  {IDS[0]}  8 items, 0 failed, no files.json",
-        f"  {IDS[1]}  8 items, 1 failed  <- LATEST",
+        f"  {IDS[0]}  8 items, 0 failed; {unknown}; no files.json",
+        f"  {IDS[1]}  8 items, 1 failed; {unknown}  <- LATEST",
     ]
 
 
@@ -68,12 +72,54 @@ def test_list_of_a_run_out_folder_lists_every_name(tmp_path, capsys, monkeypatch
     monkeypatch.chdir(tmp_path)
     code, out, _ = output(capsys, "runs", "list")  # DIR defaults to ./runs
     assert code == 0
+    unknown = "fallback: ?; stopped: ?"
     assert out.splitlines() == [
         "runs/a-config: 2 runs",
-        f"  {IDS[1]}  8 items, 0 failed",
-        f"  {IDS[2]}  8 items, 1 failed  <- LATEST",
+        f"  {IDS[1]}  8 items, 0 failed; {unknown}",
+        f"  {IDS[2]}  8 items, 1 failed; {unknown}  <- LATEST",
         "runs/b-config: 1 run",
-        f"  {IDS[0]}  8 items, 0 failed  <- LATEST",
+        f"  {IDS[0]}  8 items, 0 failed; {unknown}  <- LATEST",
+    ]
+
+
+def test_list_names_the_fallback_and_the_stopped_models_of_each_run(tmp_path, capsys):
+    history = make_history(tmp_path / "x", IDS, latest=IDS[2])
+    stopped = {"model": "litellm:openai/judge", "reason": "connection refused", "requests": 5}
+    origin = {"fallback": "lexical", "model": "litellm:openai/judge", "n_scored": 8}
+    summaries = [
+        # as `titjudge run` writes it: the origins, the stopped model
+        {
+            "items": 8,
+            "failed_items": 0,
+            "variants": {"tit_llm": {"ok": 0, "fallback": 8, "failed": 0}},
+            "origins": {"tit_llm": {**origin, "n_fallback": 8, "fallback_share": 1.0}},
+            "failures": {"groups": [], "stopped": [stopped]},
+        },
+        # an older summary: status counts, no origins (so no fallback judge's name)
+        {
+            "items": 8,
+            "failed_items": 0,
+            "variants": {"tit_llm": {"ok": 5, "fallback": 3, "failed": 0}},
+            "failures": {"groups": [], "stopped": []},
+        },
+        {
+            "items": 8,
+            "failed_items": 1,
+            "variants": {"tit_llm": {"ok": 7, "fallback": 0, "failed": 1}},
+            "origins": {"tit_llm": {**origin, "n_scored": 7, "fallback_share": 0.0}},
+            "failures": {"groups": [], "stopped": []},
+        },
+    ]
+    for run_id, summary in zip(IDS, summaries, strict=True):
+        (history / run_id / "summary.json").write_text(json.dumps(summary))
+        write_run_files(history / run_id)  # as the run lists what it wrote
+    code, out, _ = output(capsys, "runs", "list", str(history))
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        f"  {IDS[0]}  8 items, 0 failed; fallback: tit_llm 8 of 8 (100%) from lexical; "
+        "stopped: litellm:openai/judge",
+        f"  {IDS[1]}  8 items, 0 failed; fallback: tit_llm 3 of 8 (38%); stopped: none",
+        f"  {IDS[2]}  8 items, 1 failed; fallback: none; stopped: none  <- LATEST",
     ]
 
 

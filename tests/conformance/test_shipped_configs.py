@@ -50,6 +50,7 @@ from run_dirs import latest_run
 
 from titjudge.cli import main
 from titjudge.models.litellm.schemas import openai_strict_violations
+from titjudge.records.summary import EXIT_DEGRADED
 
 REPO = Path(__file__).resolve().parents[2]
 GEMINI_KEY = "AIzaSy-conformance-secret-0123456789"
@@ -176,9 +177,13 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
     )
     caplog.set_level("INFO")
     code = _run("tit-llm-gemini.yaml", data, tmp, *sets)
-    assert code == 1  # finished, with failed items reported
     records = _records(tmp)
     described = _by(records, "lexical")
+    # finished with failed items reported, and tit_llm_g's scores came mostly from its
+    # lexical fallback (two of its three): exit 4, not 1
+    statuses = [r["status"] for r in _by(records, "tit_llm_g").values()]
+    assert statuses.count("fallback") > statuses.count("ok") > 0
+    assert code == EXIT_DEGRADED
 
     # Thinking ate the cap: a failure naming the finish reason and both token counts.
     error = described[no_parts]["describer"]["error"]
@@ -241,7 +246,7 @@ def test_gemini_config_end_to_end(provider_server, data, tmp_path, monkeypatch, 
     # Failures were not cached: a re-run asks again for exactly those, and nothing else.
     provider_server.reset()
     provider_server.enqueue("*", *[answer] * 200)
-    assert _run("tit-llm-gemini.yaml", data, tmp, *sets) == 1
+    assert _run("tit-llm-gemini.yaml", data, tmp, *sets) == EXIT_DEGRADED  # as before
     again = provider_server.requests_for("gemini")
     asked = sorted({_gemini_image_item(r, images) for r in again} - {None})
     assert asked == sorted([no_parts, partial, safety])
@@ -356,7 +361,7 @@ def test_insufficient_quota_stops_the_model_and_keeps_the_rest(
         f"judges.tit_llm_4o.api_base={provider_server.openai_base}",
         "run.concurrency=2",
     )
-    assert code == 1
+    assert code == EXIT_DEGRADED  # the model was stopped (a spent quota trips its breaker)
     # at most the requests already in flight when the first answer came back
     assert len(provider_server.requests) <= 2
     records = _records(tmp_path)

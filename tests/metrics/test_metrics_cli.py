@@ -92,8 +92,16 @@ def test_json_output(files: dict[str, Path], capsys: pytest.CaptureFixture[str])
         "comparisons",
         "settings",
         "notes",
+        "origins",
     }
     good, flat = out["variants"]["good"], out["variants"]["flat"]
+    # where its scores came from, beside its numbers; a scores file says nothing of a stop
+    origin = out["origins"]["good"]
+    assert (origin["n_fallback"], origin["fallback_share"], origin["stopped"]) == (
+        1,
+        pytest.approx(1 / good["n_scored"]),
+        None,
+    )
     # the fallback rule, as in a run: d's fallback score stays out of the pair d-e (the pair
     # d-f is a human tie) and out of p2's ranking, where e > f is then ranked correctly
     assert (good["pairwise_accuracy"], good["n_pairs"], good["n_fallback"]) == (1.0, 4, 1)

@@ -1,6 +1,8 @@
 """summary.json read and written through one typed `RunSummary`: a file round-trips key for
 key (the keys that apply only sometimes stay absent when they do not), a file written before
-the type existed loads, and one that does not fit is refused with one line naming the file."""
+the type existed loads, and one that does not fit is refused with one line naming the file.
+The run's exit code is read from it: a stopped model or a variant scored mostly by its
+fallback is never 0."""
 
 from __future__ import annotations
 
@@ -10,7 +12,17 @@ from pathlib import Path
 import pytest
 
 from titjudge.errors import DataError
-from titjudge.records.summary import BudgetSummary, RunSummary
+from titjudge.records.origins import VariantOrigin
+from titjudge.records.summary import (
+    EXIT_BUDGET,
+    EXIT_DEGRADED,
+    EXIT_FAILED_ITEMS,
+    EXIT_OK,
+    BudgetSummary,
+    Failures,
+    RunSummary,
+    StoppedModel,
+)
 from titjudge.report.run_summary import load_summary, parse_summary, write_summary
 
 #: a demo run's summary.json as titjudge wrote it before `RunSummary` (paths shortened, a
@@ -55,6 +67,16 @@ OLD_SUMMARY = """{
 #: pairwise judge (shapes as `Budget.to_json`, `ModelStats.to_json`, `model_means` and
 #: `pairwise_stats.run_summary` give them)
 SOMETIMES = {
+    "origins": {
+        "tit_llm": {
+            "fallback": "lexical",
+            "model": "litellm:openai/judge",
+            "n_scored": 17,
+            "n_fallback": 17,
+            "fallback_share": 1.0,
+            "stopped": True,
+        }
+    },
     "budget": {
         "usd": 0.5,
         "spent_usd": 0.4999,
@@ -136,6 +158,7 @@ def test_the_keys_written_only_when_they_apply_round_trip(tmp_path: Path):
     assert summary.batch is not None and summary.batch["litellm:openai/judge"].jobs is None
     assert summary.model_means is not None and summary.model_means["lexical"].ranking[2].rank == 3
     assert summary.pairwise is not None and summary.pairwise["pair"].order_agreement_rate is None
+    assert summary.origins is not None and summary.origins["tit_llm"].fallback_only
     assert summary.summary_json() == doc  # a model sent online only: `sent_online` alone
 
 
@@ -176,4 +199,42 @@ def test_a_summary_that_does_not_fit_is_refused_in_one_line_naming_the_file(
 def test_a_fresh_summary_writes_none_of_the_keys_that_do_not_apply():
     written = RunSummary(name="x", wall_seconds=1.5).summary_json()
     assert written["wall_seconds"] == 1.5 and written["cache"]["by_model"] == {}
-    assert not {"failures", "budget", "batch", "model_means", "pairwise"} & set(written)
+    assert not {"origins", "failures", "budget", "batch", "model_means", "pairwise"} & set(written)
+
+
+def test_an_older_summary_has_no_origins_not_zero():
+    summary = parse_summary(json.loads(OLD_SUMMARY), "summary.json")
+    assert summary.origins is None  # not known: never a 0% share
+    assert summary.stopped_models == ["replay:data/descriptions.jsonl"]
+    assert parse_summary({"items": 8}, "summary.json").stopped_models is None
+
+
+def _origin(n_fallback: int, stopped: bool = False) -> dict[str, VariantOrigin]:
+    counts = {"ok": 10 - n_fallback, "fallback": n_fallback, "failed": 0}
+    return {"tit_llm": VariantOrigin.of(counts, fallback="lexical", stopped=stopped)}
+
+
+STOPPED = Failures(stopped=[StoppedModel(model="litellm:openai/vlm", reason="401", requests=5)])
+SPENT = BudgetSummary(
+    usd=1, spent_usd=1, left_usd=0, stopped=True, calls_not_sent=3, run_calls_not_sent=3
+)
+
+
+@pytest.mark.parametrize(
+    ("summary", "code"),
+    [
+        (RunSummary(origins=_origin(0)), EXIT_OK),
+        (RunSummary(origins=_origin(5)), EXIT_OK),  # half: not "mostly"
+        (RunSummary(origins=_origin(6)), EXIT_DEGRADED),
+        (RunSummary(origins=_origin(10)), EXIT_DEGRADED),
+        (RunSummary(origins=_origin(0, stopped=True)), EXIT_DEGRADED),
+        (RunSummary(origins=_origin(0), failures=STOPPED), EXIT_DEGRADED),  # the describer's
+        (RunSummary(failed_items=3, origins=_origin(1)), EXIT_FAILED_ITEMS),
+        (RunSummary(failed_items=3, origins=_origin(6)), EXIT_DEGRADED),
+        (RunSummary(failed_items=3, origins=_origin(6), budget=SPENT), EXIT_BUDGET),
+        # an older summary without origins: its status counts decide
+        (RunSummary(variants={"v": {"ok": 2, "fallback": 6, "failed": 0}}), EXIT_DEGRADED),
+    ],
+)
+def test_the_exit_code_says_what_happened(summary: RunSummary, code: int):
+    assert summary.exit_code == code

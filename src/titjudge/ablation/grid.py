@@ -67,6 +67,7 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
             n_fallback=counts.get("fallback", 0),
             metrics=entry,
             error=first_error.get(column.name),
+            origin=outcome.record.origin(column.name),
         )
     return cells
 
@@ -149,6 +150,7 @@ def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
         result.n_items, result.n_failed_items = outcome.summary.items, outcome.summary.failed_items
         result.cells = _cells(outcome, columns)
         result.metrics = outcome.record
+        result.degraded = outcome.summary.degraded
     return result
 
 
@@ -163,6 +165,13 @@ def evaluate_grid(ctx: GridContext, runs: list[RowRun]) -> AblationResult:
     )
     result.notes = grid_notes(result)
     return result
+
+
+def _cell_reason(cell: CellResult) -> str:
+    """Why a cell has no score: its first failure, else where its scores came from."""
+    if cell.error is None and cell.origin is not None and cell.origin.reasons():
+        return "; ".join(cell.origin.reasons())
+    return _short(cell.error)
 
 
 def grid_notes(result: AblationResult) -> list[str]:
@@ -184,7 +193,7 @@ def grid_notes(result: AblationResult) -> list[str]:
     for column in result.columns:
         if column.name not in shown:
             reasons = [
-                f"{r.label}: {_short(r.cells[column.name].error)}"
+                f"{r.label}: {_cell_reason(r.cells[column.name])}"
                 for r in live_rows
                 if column.name in r.cells
             ]
@@ -195,21 +204,22 @@ def grid_notes(result: AblationResult) -> list[str]:
             continue
         for row in live_rows:
             cell = row.cells[column.name]
+            origin = "; ".join(cell.origin.reasons()) if cell.origin is not None else ""
             if not cell.has_value:
                 reason = (
                     f"all {cell.n_failed} items failed: {_short(cell.error)}"
                     if cell.n_failed == cell.n_items
+                    else origin
+                    if cell.origin is not None and cell.origin.fallback_only
                     else "no human pair has both images scored"
                 )
                 notes.append(f"{row.label} x {column.label}: no score ({reason})")
+            elif origin:  # a number, and whose scores it stands on
+                notes.append(f"{row.label} x {column.label}: {origin}")
     if any(c.n_failed for r in live_rows for c in r.cells.values() if c.has_value):
         notes.append(
             "'N failed': items a judge could not score, left out of that cell's pairs; "
             "reasons in rows/<describer>/items.jsonl"
-        )
-    if any(c.n_fallback for r in live_rows for c in r.cells.values()):
-        notes.append(
-            "some cells hold fallback scores for items whose judge failed (see ablation.json)"
         )
     if not result.shown_rows:
         notes.append("no cell has a score, so the tables are empty and table4.png is not drawn")
@@ -344,6 +354,8 @@ def ablation_json(result: AblationResult) -> dict[str, Any]:
                         "n_items": cell.n_items,
                         "n_failed": cell.n_failed,
                         "n_fallback": cell.n_fallback,
+                        # where its scores came from, whether its model was stopped
+                        "origin": cell.origin.model_dump(mode="json") if cell.origin else None,
                         "first_error": cell.error,
                     }
                     for name, cell in row.cells.items()

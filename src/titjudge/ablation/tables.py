@@ -91,8 +91,15 @@ def _percent(fraction: float | None) -> float | None:
 
 
 def count_suffix(cell: CellResult) -> str:
-    """' (n=106)' or ' (n=5, 51 failed)': the human pairs an accuracy stands on."""
+    """' (n=106)' or ' (n=5, 51 failed, 40% fallback, stopped)': the human pairs an accuracy
+    stands on, its failed items, the share of its scores from its fallback judge and whether
+    its model was stopped (the notes say which fallback and why)."""
     failed = f", {cell.n_failed:,} failed" if cell.n_failed else ""
+    origin = cell.origin
+    if origin is not None and origin.n_fallback:
+        failed += f", {origin.percent()} fallback"
+    if origin is not None and origin.stopped:
+        failed += ", stopped"
     return f" (n={cell.count('n_pairs'):,}{failed})"
 
 

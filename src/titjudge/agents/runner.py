@@ -32,6 +32,7 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
+from titjudge.records.origins import variant_origins
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary, StoppedModel
@@ -188,6 +189,7 @@ async def _run_staged(
             total=len(items),
             spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
             retries=lambda: since(hub.retries(), retries_before),
+            stopped=lambda: [f"{b.model} ({b.reason})" for b in hub.stopped()],
         )
         ctx, judges = run_context(config, hub, human, progress, bootstrap, probe=SEND)
         describer, template = ctx.describer, ctx.describe_template
@@ -273,6 +275,10 @@ async def _run_staged(
         from titjudge.metrics.pairwise_stats import run_summary
 
         pairwise = {name: run_summary(run) for name, run in pair_runs.items()}
+    stopped = [
+        StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak) for b in hub.stopped()
+    ]
+    judge_models = {judge.name: judge.record().get("model") for judge in judges}
     summary = RunSummary(
         name=config.name,
         items=len(results),
@@ -282,21 +288,20 @@ async def _run_staged(
             1 for r in results if r.described.text is None and r.described.call is not None
         ),
         variants=evaluation.status_counts,
+        # per variant: its share of scores from its fallback, whether its model was stopped
+        origins=variant_origins(
+            evaluation.status_counts,
+            {judge.name: judge.fallback for judge in config.judges},
+            judge_models,
+            [model.model for model in stopped],
+        ),
         usage=dict(sorted(usage_since(usage_before, hub.usage()).items())),
         cache=run_cache_counts(),
         # per configured model, the models its replies say answered (`models.calls.provenance`)
         answered_by=provenance(usage_since(by_model_before, hub.usage_by_model())),
         human_pairs=len(human.pairs) if human else 0,
         # grouped by role, model and reason, and the models stopped (`report.failures`)
-        failures=failure_summary(
-            results,
-            config.describer.model,
-            {judge.name: judge.record().get("model") for judge in judges},
-            [
-                StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak)
-                for b in hub.stopped()
-            ],
-        ),
+        failures=failure_summary(results, config.describer.model, judge_models, stopped),
         budget=budget,
         # per batch model: its jobs, requests, answers and failures, at the batch price
         batch=batch or None,

@@ -5,9 +5,10 @@ audit, analysis, annotate) declares its subcommands' arguments next to their han
 and these modules; a handler imports what its command drives (config, data, metrics,
 agents, rich, litellm, torch...) when it runs, so `titjudge --help` stays fast.
 
-Exit codes: 0 ok, 1 run finished with failed items (reported), 2 bad input/config, 3 the
-run (or ablation grid) reached `run.budget_usd`: calls were left unsent, the run dir is
-written, and a re-run with a larger budget sends only those.
+Exit codes: the one table of them is docs/commands.md's "Exit codes" (`records.summary.
+EXIT_CODES`; the constants below repeat its numbers, as building the parser imports no
+record): 0 ok, 1 failed items, 2 bad input or config, 3 `run.budget_usd` left calls unsent,
+4 a model was stopped or a variant's scores came mostly from its fallback, 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from titjudge.cli import (
 from titjudge.cli.common import OneLineParser
 from titjudge.submodules import lazy_submodules
 
-EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_DEGRADED = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
 
 #: the command modules, in the order `titjudge --help` lists their commands
 COMMAND_MODULES = (
@@ -125,8 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         if argv is None:  # the process's own command line: leave at once (see `_leave`)
-            _leave(130)
-        return 130
+            _leave(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
 
 
 __getattr__ = lazy_submodules(__name__)

@@ -121,7 +121,7 @@ def metrics(args: argparse.Namespace) -> int:
         round_digits=args.round_digits,
     )
     if args.json:
-        sys.stdout.write(to_json(record.metrics_json()) + "\n")
+        sys.stdout.write(to_json(_with_origins(record)) + "\n")
         return 0
     _print(record)
     return 0
@@ -135,7 +135,9 @@ def _print(record: RunRecord) -> None:
 
 def _print_record(run: Path, as_json: bool) -> int:
     """The run's own numbers, as its record holds them (read by `load_run`, which checks
-    every file of the run against its files.json first)."""
+    every file of the run against its files.json first), with where each variant's scores
+    came from and whether its model was stopped (its summary.json's `origins`; `--json`: under
+    `origins`, null where the run did not record them)."""
     from titjudge.errors import DataError
     from titjudge.metrics.summary import to_json
     from titjudge.report.record import load_run
@@ -147,10 +149,20 @@ def _print_record(run: Path, as_json: bool) -> int:
             "score its scores.csv with --pairs PAIRS"
         )
     if as_json:
-        sys.stdout.write(to_json(record.metrics_json()) + "\n")
+        sys.stdout.write(to_json(_with_origins(record)) + "\n")
     else:
         _print(record)
     return 0
+
+
+def _with_origins(record: RunRecord) -> dict[str, Any]:
+    """`metrics --json`'s document: metrics.json's, and each variant's origin
+    (`RunRecord.origin`: null where not known)."""
+    origins = {name: record.origin(name) for name in record.variants}
+    return {
+        **record.metrics_json(),
+        "origins": {n: o.model_dump(mode="json") if o else None for n, o in origins.items()},
+    }
 
 
 def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:

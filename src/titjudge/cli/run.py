@@ -53,7 +53,13 @@ def print_outcome(record: RunRecord, console: Console) -> None:
     """A finished run's record: status counts per variant, the metrics (or, without human
     pairs, each T2I model's mean score per variant), model usage per role and the run dir;
     names and paths as plain text."""
-    from titjudge.report.render import add_plain_row, plain_table, print_summary, say
+    from titjudge.report.render import (
+        add_plain_row,
+        origin_lines,
+        plain_table,
+        print_summary,
+        say,
+    )
 
     summary, out_dir = record.summary, record.run_dir
     assert summary is not None and out_dir is not None, "a finished run's record"
@@ -67,6 +73,8 @@ def print_outcome(record: RunRecord, console: Console) -> None:
         print_summary(record, console)
     elif summary.model_means is not None:
         print_model_means(summary.model_means, console)
+        for line in origin_lines(record):  # whose scores the means are
+            say(console, line)
     for role, usage in summary.usage.items():
         say(console, f"{role}: {usage.text()}")
     print_answering_models(summary.answered_by, console)
@@ -191,8 +199,9 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Describe and judge every manifest item of the config; exit 1 when items failed, 3 when
-    `run.budget_usd` left calls unsent. The preflight runs first: a model that cannot run stops it before anything is written."""
+    """Describe and judge every manifest item of the config; exit with the run's code
+    (`RunSummary.exit_code`: the one table of them is docs/commands.md's "Exit codes"). The
+    preflight runs first: a model that cannot run stops it before anything is written."""
     from titjudge.config.load import load_config
 
     config = load_config(args.config, args.set)

@@ -82,7 +82,7 @@ def list_runs(args: argparse.Namespace) -> int:
         _say(f"{history}: {len(entries)} run{'' if len(entries) == 1 else 's'}")
         for entry in entries:
             mark = "  <- LATEST" if entry.latest else ""
-            listed = "" if entry.listed else ", no files.json"
+            listed = "" if entry.listed else "; no files.json"
             _say(f"  {entry.run_id}  {entry.what}{listed}{mark}")
             if entry.problem is not None:
                 _say(f"    does not hold: {entry.problem}")  # the file, and what is wrong

@@ -6,13 +6,18 @@ counted (`n_pairs_mixed_source`). Its rank metrics (SRCC, KRCC, nDCG, its leader
 standing) rank only the judged scores: fallback items are left out of each prompt's
 ranking like failed ones and counted (`n_fallback_unranked`).
 
+A variant that fell back for every item it scored has no number of its own: its scores are
+all its fallback's, so its own judge agreed with no pair. `own_scores` leaves it none (every
+pair skipped, every metric None) rather than repeat the fallback judge's numbers under its
+name (`records.origins.VariantOrigin` says where its scores came from).
+
 `metrics.summary.evaluate` applies it while it computes each variant's numbers (once), so
 `titjudge run` and `titjudge metrics` on a scores CSV give the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +39,21 @@ class FallbackMasks:
     @property
     def n_mixed(self) -> int:
         return int(self.mixed_pairs.sum() + self.mixed_ties.sum())
+
+
+def fallback_only(statuses: Iterable[str]) -> bool:
+    """Whether a variant with these item statuses (ok|fallback|failed) has no score of its
+    own: some fell back and none is ok."""
+    found = set(statuses)
+    return "fallback" in found and "ok" not in found
+
+
+def own_scores(vector: np.ndarray, statuses: Mapping[str, str]) -> np.ndarray:
+    """`vector` as the variant's own judge scored it: all NaN when every scored item of the
+    variant came from its fallback (see the module docstring), else `vector` itself."""
+    if fallback_only(statuses.values()):
+        return np.full_like(vector, np.nan, dtype=np.float64)
+    return vector
 
 
 def fallback_masks(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from titjudge.data.scores import scores_by_variant
-from titjudge.metrics.fallback import FallbackMasks, fallback_masks
+from titjudge.metrics.fallback import FallbackMasks, fallback_masks, own_scores
 from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
 from titjudge.metrics.pairwise_stats import verdict_outcomes
 from titjudge.metrics.tables import EvalData, build_eval_data
@@ -47,7 +47,8 @@ def variant_outcomes(
 ) -> VariantOutcomes:
     """Outcomes of a variant with score `vector` (aligned with `data.item_ids`, NaN = not
     scored) and item `statuses`; from `judgements` (sample `sample`) when it is a pairwise
-    judge."""
+    judge. A variant whose every score is its fallback's has none of its own (`own_scores`)."""
+    vector = own_scores(vector, statuses)
     masks = fallback_masks(vector, statuses, data)
     if judgements is not None:
         outcome = verdict_outcomes(judgements, data, sample)

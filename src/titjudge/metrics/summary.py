@@ -26,9 +26,11 @@ ndcg, n_prompts_ndcg, n_prompts_skipped_ndcg, tie_calibrated_accuracy, tie_epsil
 ci {pairwise_accuracy, metric_tie_rate, srcc, krcc, ndcg: [lo, hi] | None},
 n_items (score rows), n_scored (ok + fallback), n_failed, n_fallback and, with a
 manifest, leaderboard_srcc; accuracy_source (`scores` or `verdicts`). A variant that fell
-back: n_pairs_mixed_source, n_fallback_unranked. A pairwise variant: `pairwise` (position
-bias and order agreement, `metrics.pairwise_stats.position_bias`); its rank metrics and tie
-calibration read its win rates.
+back: n_pairs_mixed_source, n_fallback_unranked; one that fell back for every item it
+scored has no number of its own (every metric None, `metrics.fallback.own_scores`). A
+pairwise variant: `pairwise` (position bias and order agreement,
+`metrics.pairwise_stats.position_bias`); its rank metrics and tie calibration read its win
+rates.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from titjudge.metrics.bootstrap import mean_interval, ratio_interval, resample_c
 from titjudge.metrics.catalog import ci_metrics, metrics
 from titjudge.metrics.compare import mcnemar_from_outcomes
 from titjudge.metrics.correlation import prompt_correlations
+from titjudge.metrics.fallback import own_scores
 from titjudge.metrics.leaderboard import leaderboard_from_arrays
 from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
 from titjudge.metrics.outcomes import variant_outcomes
@@ -135,7 +138,7 @@ def evaluate(
     rank_vectors: dict[str, np.ndarray] = {}
     outcomes: dict[str, PairOutcomes] = {}
     for name in sorted(by_variant):
-        vector = data.score_vector(by_variant[name])
+        vector = own_scores(data.score_vector(by_variant[name]), item_status[name])
         found = variant_outcomes(vector, item_status[name], data, verdicts.get(name), sample)
         masks, n_mixed, outcome = found.masks, found.n_mixed, found.outcomes
         rank_vector = rank_vectors[name] = vector if masks is None else masks.rank_vector

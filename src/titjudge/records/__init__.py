@@ -1,8 +1,8 @@
 """Records that cross stages: what the graph produces for an item and for a run, and what the
 ablation grid produces per cell, row and grid (here), and the recorded facts they hold, in
 the submodules: data items (`items`), call results and usage (`calls`), judge outcomes
-(`outcomes`), pairwise judgements (`pairs`), repeat statistics (`repeats`), image inputs
-(`image_input`, `images`), model specs and provenance lines (`spec`, `provenance`),
+(`outcomes`), where a variant's scores came from (`origins`), pairwise judgements (`pairs`),
+repeat statistics (`repeats`), image inputs (`image_input`, `images`), model specs and provenance lines (`spec`, `provenance`),
 descriptions file lines (`descriptions`) and reserved names (`names`).
 
 The package sits below the models, judges and data loaders that fill these in and imports
@@ -22,10 +22,11 @@ from typing import Any
 from titjudge.records.calls import Usage
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import Item, ScoreRow
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
 from titjudge.records.run_record import RunRecord, Thresholds, VariantRecord
-from titjudge.records.summary import EXIT_BUDGET
+from titjudge.records.summary import EXIT_BUDGET, EXIT_DEGRADED, EXIT_FAILED_ITEMS, EXIT_OK
 from titjudge.submodules import lazy_submodules
 
 
@@ -97,6 +98,9 @@ class Progress:
     #: attempts sent again after a transient error since the run started, and the last such
     #: error's kind (the hub's, `ModelHub.retries`), shown as they happen
     retries: Callable[[], tuple[int, str | None]] = lambda: (0, None)
+    #: the models stopped for the run so far by their circuit breaker, each with its reason
+    #: (the hub's, `ModelHub.stopped`), named from the moment they stop
+    stopped: Callable[[], list[str]] = list
     on_update: Callable[[Progress], None] | None = None
     #: called once when a phase ends, with the phase's name (described, judged, pairs)
     on_phase_end: Callable[[Progress, str], None] | None = None
@@ -196,6 +200,9 @@ class CellResult:
     #: the variant's record in the row's run (its metrics.json entry), None without one
     metrics: VariantRecord | None = None
     error: str | None = None
+    #: where its scores came from, whether its model was stopped (the row run's summary.json
+    #: `origins`; None: not recorded)
+    origin: VariantOrigin | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -226,6 +233,9 @@ class RowResult:
     cells: dict[str, CellResult] = field(default_factory=dict)
     #: the row run's record (metrics.json), None when it wrote none
     metrics: RunRecord | None = None
+    #: a model was stopped in its run, or a cell's scores came mostly from its fallback
+    #: (`RunSummary.degraded`)
+    degraded: bool = False
 
     @property
     def has_value(self) -> bool:
@@ -262,11 +272,15 @@ class AblationResult:
 
     @property
     def exit_code(self) -> int:
-        """3 when the budget left calls unsent, else 1 when any item failed or any row could
-        not run at all, else 0."""
+        """As a run's (`records.summary.EXIT_CODES`): 3 when the budget left calls unsent,
+        else 4 when a row's run stopped a model or a cell's scores came mostly from its
+        fallback, else 1 when any item failed or any row could not run at all, else 0."""
         if self.budget is not None and self.budget["stopped"] and self.budget["calls_not_sent"]:
             return EXIT_BUDGET
-        return 1 if self.n_failed_items or any(r.error for r in self.rows) else 0
+        if any(r.degraded for r in self.rows):
+            return EXIT_DEGRADED
+        failed = self.n_failed_items or any(r.error for r in self.rows)
+        return EXIT_FAILED_ITEMS if failed else EXIT_OK
 
     @property
     def thresholds(self) -> Thresholds | None:

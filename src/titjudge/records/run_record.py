@@ -19,6 +19,7 @@ from pydantic import (
 
 from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_files import RunFiles
 from titjudge.records.summary import RunSummary
@@ -269,6 +270,21 @@ class RunRecord(BaseModel):
         if found.get("describer") is None:  # a record of scores alone (`metrics SCORES`)
             found.pop("describer", None)
         return found
+
+    def origin(self, variant: str) -> VariantOrigin | None:
+        """Where `variant`'s scores came from (its share from its fallback) and whether its
+        model was stopped: the run's summary.json `origins`. A record of scores alone (no
+        run: `metrics SCORES`) has them from its own counts, the stop not known; None where
+        the run's summary does not record them (a run from an older titjudge: not known)."""
+        if self.summary is not None:
+            return (self.summary.origins or {}).get(variant)
+        found = self.variants.get(variant)
+        if found is None or self.run_dir is not None:
+            return None
+        return VariantOrigin.of(
+            {"ok": found.n_scored - found.n_fallback, "fallback": found.n_fallback},
+            fallback=found.provenance.fallback if found.provenance is not None else None,
+        )
 
     def metrics_json(self) -> dict[str, Any]:
         """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""

@@ -3,15 +3,20 @@ glance (`Failures`) it carries. The run record (`records.run_record.RunRecord.su
 one; `report.run_summary` reads and writes the file.
 
 Keys: name, items, failed_items, image_errors, describer_failures, variants (per variant
-its ok / fallback / failed counts), usage (per role, `records.calls.Usage`), cache (this
-run's calls, hits, misses and writes, in all and per model spec), answered_by (per configured
-model, the models that answered: `records.provenance.ModelAnswers`), wall_seconds,
+its ok / fallback / failed counts), origins (per variant where its scores came from and
+whether its model was stopped: `records.origins.VariantOrigin`), usage (per role,
+`records.calls.Usage`), cache (this run's calls, hits, misses and writes, in all and per
+model spec), answered_by (per configured model, the models that answered:
+`records.provenance.ModelAnswers`), wall_seconds,
 human_pairs, failures (`Failures`, grouped by `report.failures.failure_summary`); and only
 when they apply: budget (`run.budget_usd`), batch (per `batch: true` model), model_means (a
 run without human pairs), pairwise (per pairwise judge: counts and position bias).
 
 Every field has a default, so a summary.json from an older titjudge (or laid out by hand)
-that lacks a key loads.
+that lacks a key loads; one without `origins` loads with None there: not known, never 0%.
+
+`RunSummary.exit_code` is the run's exit code, one of `EXIT_CODES` (docs/commands.md, "Exit
+codes", is the one table of them).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pydantic import (
 
 from titjudge.records.calls import Usage
 from titjudge.records.metric_values import PositionBias
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.provenance import ModelAnswers
 
 
@@ -223,11 +229,29 @@ class PairwiseSummary(PositionBias):
     repeats: int = 1
 
 
+#: `titjudge`'s exit codes, one table (docs/commands.md, "Exit codes", repeats it): each
+#: code and when a command exits with it; where several apply, the first listed of 3, 4, 1
+EXIT_OK, EXIT_FAILED_ITEMS, EXIT_BAD_INPUT = 0, 1, 2
 #: the exit code of a run (or grid) that `run.budget_usd` stopped with calls left unsent
 EXIT_BUDGET = 3
+#: a run (or grid) in which a model was stopped by its circuit breaker, or a variant's scores
+#: came mostly (more than half) from its fallback judge: its numbers are not its judges' own
+EXIT_DEGRADED = 4
+#: Ctrl-C: finished calls are cached, the staging dir removed; a re-run resumes
+EXIT_INTERRUPTED = 130
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "everything ran: no item failed, no model was stopped, every variant's scores "
+    "are at least half its own",
+    EXIT_FAILED_ITEMS: "the run finished with failed items (reported, reasons in items.jsonl)",
+    EXIT_BAD_INPUT: "bad input or config: one line on stderr, nothing sent or written",
+    EXIT_BUDGET: "run.budget_usd stopped the run or grid with calls left unsent",
+    EXIT_DEGRADED: "a model was stopped by its circuit breaker (run.stop_after), or a "
+    "variant's scores came mostly from its fallback judge",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): finished calls are cached, nothing half written",
+}
 
 #: summary.json's keys written only when they apply
-_OPTIONAL = ("failures", "budget", "batch", "model_means", "pairwise")
+_OPTIONAL = ("origins", "failures", "budget", "batch", "model_means", "pairwise")
 
 
 class RunSummary(BaseModel):
@@ -247,6 +271,9 @@ class RunSummary(BaseModel):
     answered_by: dict[str, ModelAnswers] = Field(default_factory=dict)
     #: None until the run has ended (the runner sets it just before writing the file)
     wall_seconds: float | None = None
+    #: per variant: where its scores came from, whether its model was stopped; None: a
+    #: summary written before they were recorded (not known)
+    origins: dict[str, VariantOrigin] | None = None
     human_pairs: int = 0
     #: None: a summary written before failures were recorded
     failures: Failures | None = None
@@ -266,12 +293,28 @@ class RunSummary(BaseModel):
         return bool(budget and budget.stopped and budget.run_calls_not_sent)
 
     @property
+    def stopped_models(self) -> list[str] | None:
+        """The models stopped for the run by their circuit breaker; None: not recorded."""
+        return None if self.failures is None else [m.model for m in self.failures.stopped]
+
+    @property
+    def degraded(self) -> bool:
+        """A model was stopped, or some variant's scores came mostly from its fallback."""
+        origins = self.origins
+        if origins is None:  # an older summary: its status counts say as much
+            origins = {name: VariantOrigin.of(c) for name, c in self.variants.items()}
+        return bool(self.stopped_models) or any(o.degraded for o in origins.values())
+
+    @property
     def exit_code(self) -> int:
-        """`titjudge run`'s exit code for the run: 3 when the budget left calls unsent, else
-        1 when items failed, else 0."""
+        """`titjudge run`'s exit code for the run (`EXIT_CODES`): 3 when the budget left calls
+        unsent, else 4 when a model was stopped or a variant's scores came mostly from its
+        fallback, else 1 when items failed, else 0."""
         if self.budget_spent:
             return EXIT_BUDGET
-        return 1 if self.failed_items else 0
+        if self.degraded:
+            return EXIT_DEGRADED
+        return EXIT_FAILED_ITEMS if self.failed_items else EXIT_OK
 
     def summary_json(self) -> dict[str, Any]:
         """The dict summary.json holds."""
@@ -279,7 +322,13 @@ class RunSummary(BaseModel):
 
 
 __all__ = [
+    "EXIT_BAD_INPUT",
     "EXIT_BUDGET",
+    "EXIT_CODES",
+    "EXIT_DEGRADED",
+    "EXIT_FAILED_ITEMS",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
     "BatchModel",
     "BudgetSummary",
     "CacheCount",

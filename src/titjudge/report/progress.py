@@ -9,7 +9,10 @@ once at the end of each phase:
     progress: described 40/60 · judged 35/60 · pairs 0/0 · failed 1 · cache hits 12/75 · spend $0.0123 · ETA 0:00:41
 
 Retries after transient errors (429s, 5xx, timeouts, refused connections) show as they
-happen, before the calls that retry end: `· retries 7 (last: RateLimitError) ·`.
+happen, before the calls that retry end: `· retries 7 (last: RateLimitError) ·`. A model its
+circuit breaker stops (`run.stop_after`) is named from then on, and in a log a record is
+printed the moment it stops: `· failed 12 · stopped: litellm:openai/judge (connection refused
+(http://127.0.0.1:9/v1)) ·`.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ def stats_text(progress: Progress) -> str:
     usage = progress.spent()
     retried, last = progress.retries()
     retries = f"retries {retried} (last: {last}) · " if retried else ""
+    stopped = progress.stopped()
+    halted = f"stopped: {', '.join(stopped)} · " if stopped else ""
     return (
-        f"failed {progress.failed_items} · cache hits {usage.cache_hits}/{usage.calls} · "
+        f"failed {progress.failed_items} · {halted}cache hits {usage.cache_hits}/{usage.calls} · "
         f"{retries}spend {usage.cost_text()} · {eta_text(progress.eta())}"
     )
 
@@ -79,6 +84,8 @@ class ProgressDisplay:
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
         self._ticker: asyncio.Task[None] | None = None
+        #: the stopped models the last plain record named
+        self._stopped_shown = 0
 
     async def __aenter__(self) -> ProgressDisplay:
         if not self.show:
@@ -89,6 +96,7 @@ class ProgressDisplay:
             self.progress.on_phase_end = lambda _p, _phase: self._refresh_bar()
         else:
             self.progress.on_phase_end = lambda _p, _phase: self._record()
+            self.progress.on_update = lambda _p: self._record_new_stop()
         self._ticker = asyncio.create_task(self._tick())
         return self
 
@@ -111,7 +119,15 @@ class ProgressDisplay:
             else:
                 self._record()
 
+    def _record_new_stop(self) -> None:
+        """A record at once when a model has stopped since the last one (a log otherwise
+        names it only at the next interval)."""
+        stopped = len(self.progress.stopped())
+        if stopped > self._stopped_shown:
+            self._record()
+
     def _record(self) -> None:
+        self._stopped_shown = len(self.progress.stopped())
         self.stream.write(f"progress: {progress_line(self.progress, self.title)}\n")
         self.stream.flush()
 

@@ -119,6 +119,42 @@ def say(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False)
 
 
+def fallback_cell(record: RunRecord, name: str, n_fallback: int) -> str:
+    """A variant's fallback scores with their share of its scores: `48 (100%)`; the count
+    alone where the share is not recorded (a run from an older titjudge)."""
+    origin = record.origin(name)
+    if not n_fallback or origin is None or origin.fallback_share is None:
+        return f"{n_fallback:,}"
+    return f"{n_fallback:,} ({origin.percent()})"
+
+
+def origin_lines(record: RunRecord, names: Sequence[str] | None = None) -> list[str]:
+    """A line per variant (of `names`, default every one the record knows) whose scores came
+    partly or wholly from its fallback or whose model was stopped (`VariantOrigin.note`); for a
+    variant that fell back in a run whose summary does not record where its scores came from,
+    a line saying that."""
+    summary = record.summary
+    if names is None:
+        origins = summary.origins if summary is not None else None
+        names = list(record.variants) or list(origins or {})
+    lines = []
+    for name in names:
+        origin = record.origin(name)
+        if origin is not None:
+            note = origin.note(name)
+            if note is not None:
+                lines.append(note)
+            continue
+        variant = record.variants.get(name)
+        if variant is not None and variant.n_fallback:
+            lines.append(
+                f"{name}: {variant.n_fallback:,} of its scores came from its fallback; this run's "
+                "summary does not record their share or whether its model was stopped "
+                "(written by an older titjudge)"
+            )
+    return lines
+
+
 def print_summary(record: RunRecord, console: Console) -> None:
     """Variant tables (pairs; rankings), chance thresholds, leaderboard and pairwise
     comparisons of `record`, as plain text on any console (cells such as "[0.88, 0.91]" are
@@ -156,7 +192,7 @@ def print_summary(record: RunRecord, console: Console) -> None:
             f"{row.n_pairs_skipped:,}",
             _p(row.p_value),
             f"{row.n_failed:,}",
-            f"{row.n_fallback:,}",
+            fallback_cell(record, name, row.n_fallback),
         )
         add_plain_row(
             ranking,
@@ -167,6 +203,8 @@ def print_summary(record: RunRecord, console: Console) -> None:
             ),
         )
     console.print(pairwise)
+    for line in origin_lines(record):  # beside the numbers: whose scores they are
+        say(console, line)
     console.print(ranking)
     for line in threshold_lines(record):
         say(console, line)
@@ -176,8 +214,10 @@ def print_summary(record: RunRecord, console: Console) -> None:
             f"[brackets]: {100 * settings.confidence:g}% bootstrap CI over prompts "
             f"({settings.bootstrap:,} resamples, seed {settings.seed})",
         )
-    skipped = [
-        f"{n}: {v.n_prompts_skipped}" for n, v in record.variants.items() if v.n_prompts_skipped
+    skipped = [  # a variant of fallback scores alone: its line above says why
+        f"{n}: {v.n_prompts_skipped}"
+        for n, v in record.variants.items()
+        if v.n_prompts_skipped and not (v.n_scored and v.n_fallback == v.n_scored)
     ]
     if skipped:
         say(

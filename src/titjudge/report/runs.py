@@ -25,9 +25,12 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from titjudge.errors import ConfigError, DataError
 from titjudge.files import atomic_write, read_json_object, read_text
+from titjudge.records.origins import VariantOrigin
+from titjudge.records.summary import RunSummary
 from titjudge.report.run_summary import load_summary
 
 #: the file in a name dir that holds the id of its latest run
@@ -191,13 +194,60 @@ class RunEntry:
     run_id: str
     path: Path
     latest: bool
-    #: `24 items, 2 failed` / `3 rows`, from the run's summary.json or ablation.json
+    #: `24 items, 2 failed; fallback: none; stopped: none` / `ablation, 3 rows`, from the
+    #: run's summary.json or ablation.json
     what: str
     #: the first of its files that is not as files.json says the run wrote it (sizes, and
     #: the sha256 of the file read for `what`: `files_problem`); None when they hold
     problem: str | None = None
     #: whether the run has a files.json (a run from before it has none)
     listed: bool = True
+
+
+def _fallbacks(summary: RunSummary) -> list[str] | None:
+    """`tit_llm 48 of 48 (100%) from lexical` per variant that fell back, from the summary's
+    `origins` (its status counts where an older summary has none); None where it records
+    neither."""
+    origins = summary.origins
+    if origins is None and "variants" not in summary.model_fields_set:
+        return None
+    if origins is None:
+        origins = {name: VariantOrigin.of(counts) for name, counts in summary.variants.items()}
+    return [f"{name} {o.share_text()}" for name, o in origins.items() if o.n_fallback]
+
+
+def _fallback_text(summary: RunSummary) -> str:
+    """The variants that fell back (`_fallbacks`), `none`, or `?` (not recorded)."""
+    fell = _fallbacks(summary)
+    return "?" if fell is None else ", ".join(fell) or "none"
+
+
+def _stopped_text(summary: RunSummary) -> str:
+    """The models the run stopped; `none`; `?` where the summary does not record them."""
+    stopped = summary.stopped_models
+    return "?" if stopped is None else ", ".join(stopped) or "none"
+
+
+def _describe_grid(grid: Path, rows: list[Any]) -> str:
+    """`ablation, 2 rows, 3 failed items; fallback: sharp/tit_llm 9 of 9 (100%) from
+    lexical; stopped: ...`: its rows' runs' summaries (rows/<name>/summary.json) added up."""
+    summaries = {
+        str(row.get("name")): load_summary(grid / "rows" / str(row.get("name")))
+        for row in rows
+        if isinstance(row, dict)
+    }
+    found = {name: summary for name, summary in summaries.items() if summary is not None}
+    what = f"ablation, {len(rows)} rows"
+    if not found:
+        return what
+    failed = sum(summary.failed_items for summary in found.values())
+    fell = [f"{name}/{text}" for name, s in found.items() for text in _fallbacks(s) or []]
+    stopped = sorted({m for s in found.values() for m in s.stopped_models or []})
+    known = all(s.stopped_models is not None for s in found.values())
+    return (
+        f"{what}, {failed} failed items; fallback: {', '.join(fell) or 'none'}; "
+        f"stopped: {', '.join(stopped) or ('none' if known else '?')}"
+    )
 
 
 def _describe(run: Path) -> str:
@@ -208,10 +258,13 @@ def _describe(run: Path) -> str:
                 getattr(summary, key) if key in summary.model_fields_set else "?"
                 for key in ("items", "failed_items")
             )
-            return f"{items} items, {failed} failed"
+            return (
+                f"{items} items, {failed} failed; fallback: {_fallback_text(summary)}; "
+                f"stopped: {_stopped_text(summary)}"
+            )
         if (run / "ablation.json").is_file():
             grid = read_json_object(run / "ablation.json", "ablation file")
-            return f"ablation, {len(grid.get('rows') or [])} rows"
+            return _describe_grid(run, grid.get("rows") or [])
     except DataError:
         return "unreadable summary"
     return "no summary"

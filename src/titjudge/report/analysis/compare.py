@@ -7,6 +7,9 @@ the same human verdict; runs over different pairs are compared on that intersect
 the report says so, with the counts. Every number is `metrics.summary.evaluate` (accuracy,
 CI, SRCC, KRCC: each run on the shared pairs, the ranks of their images, its recorded
 settings) or reads `metrics.outcomes` (McNemar, kappa): the outcomes metrics.json counts.
+Each variant comes with its origin as its run recorded it (`RunRecord.origin`: its share of
+scores from its fallback, whether its model was stopped); one scored only by its fallback has
+no number of its own here either.
 """
 
 from __future__ import annotations
@@ -178,6 +181,8 @@ def compare_runs(
     table = []
     for index, variant, label in columns:
         entry = numbers[index].get(variant)
+        # where its scores came from, whether its model was stopped (None: not recorded)
+        origin = runs[index].record.origin(variant)
         table.append(
             {
                 "column": label,
@@ -187,6 +192,8 @@ def compare_runs(
                 "n_correct": entry.n_correct if entry else None,
                 **{m.name: entry.get(m.name) if entry else None for m in compared_metrics()},
                 "ci": entry.ci.get("pairwise_accuracy") if entry else None,
+                "origin": origin.model_dump(mode="json") if origin is not None else None,
+                "origin_note": origin.note(label) if origin is not None else None,
             }
         )
     tests: list[Comparison] = []

@@ -10,7 +10,8 @@
   `pairs.groupby("variant").correct.mean()` is metrics.json's `pairwise_accuracy`. The
   outcomes come from `metrics.outcomes.run_outcomes`, the function `evaluate` calls.
 - `metrics`: one row per variant: metrics.json's scalar fields, each CI as `<metric>_ci_low`
-  / `_ci_high`, and the provenance (`kind`, `model`, `template`, `template_sha256`, ...).
+  / `_ci_high`, the provenance (`kind`, `model`, `template`, `template_sha256`, ...) and its
+  origin (`fallback_share`, `model_stopped`: summary.json's `origins`; None: not recorded).
 
 pandas is an optional extra (`pip install -e '.[analysis]'`); without it asking for a frame
 is one MissingDependencyError line.
@@ -182,6 +183,9 @@ def metric_records(run: RunData) -> list[dict[str, Any]]:
                     flat[field] = found
             elif key not in _NESTED and not isinstance(value, dict | list):
                 flat[key] = value
+        origin = run.record.origin(name)  # beside its numbers: whose scores they are
+        flat["fallback_share"] = origin.fallback_share if origin is not None else None
+        flat["model_stopped"] = origin.stopped if origin is not None else None
         records.append(flat)
     return records
 

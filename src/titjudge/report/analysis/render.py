@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
+from titjudge.records.origins import VariantOrigin
 from titjudge.report.analysis.breakdown import Breakdown
 from titjudge.report.analysis.compare import RunComparison, compared_metrics
 from titjudge.report.render import add_plain_row, plain_table, say
@@ -54,6 +55,17 @@ def print_breakdown(found: Breakdown, console: Console) -> None:
     console.print(table)
 
 
+def _origin_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """A compared variant's share of scores from its fallback (`48 (100%)`) and whether its
+    model was stopped; `?` where its run did not record them."""
+    if row["origin"] is None:
+        return "?", "?"
+    origin = VariantOrigin.model_validate(row["origin"])
+    fallback = f"{origin.n_fallback} ({origin.percent()})" if origin.n_fallback else "0"
+    stopped = origin.stopped
+    return fallback, "?" if stopped is None else "yes" if stopped else "no"
+
+
 def print_comparison(found: RunComparison, console: Console) -> None:
     runs = plain_table("Runs", ("run", "name", "human pairs", "run dir"), 2)
     for run in found.runs:
@@ -68,15 +80,20 @@ def print_comparison(found: RunComparison, console: Console) -> None:
     # the metrics' columns as the catalog declares them, accuracy's interval beside it
     shown = compared_metrics()
     headings = [h for m in shown for h in (m.label, "95% CI")[: 2 if m.name == ACCURACY else 1]]
-    side = plain_table("Variants on the shared pairs", ("variant", "pairs", *headings))
+    side = plain_table(
+        "Variants on the shared pairs", ("variant", "pairs", *headings, "fallback", "stopped")
+    )
     for row in found.variants:
         cells = [
             cell
             for m in shown
             for cell in (m.shown(row.get(m.name)), _ci(row["ci"]))[: 2 if m.name == ACCURACY else 1]
         ]
-        add_plain_row(side, row["column"], str(row["n_pairs"]), *cells)
+        add_plain_row(side, row["column"], str(row["n_pairs"]), *cells, *_origin_cells(row))
     console.print(side)
+    for row in found.variants:  # whose scores they are, beside them
+        if row["origin_note"]:
+            say(console, row["origin_note"])
     tests = plain_table(
         "Paired comparisons on the pairs both counted: exact McNemar, Cohen's kappa of the verdicts",
         ("A", "B", "pairs", "acc A", "acc B", "only A right", "only B right", "p-value", "kappa"),

@@ -10,7 +10,8 @@ match the run record's n_correct and n_metric_ties):
 - `metric_tie`: equal scores (after the run's `round_digits`, as in metrics.json);
 - `failed`: the pair was not evaluated: either side has no score (status `failed`, or
   absent from the run), or (the fallback rule, `metrics.fallback`) one side's score is the
-  fallback judge's, another scale;
+  fallback judge's, another scale, or every score of the variant is its fallback's (it has
+  none of its own);
 - `human_tie`: humans called the pair a tie, so there is nothing to agree with.
 A pairwise judge is classified from its verdict on the pair (`classify_judged`), never from
 its per-image win rates: the verdict names the preferred image (agree), the other
@@ -33,6 +34,7 @@ from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair, ScoreStatus
 from titjudge.records.metric_values import PositionBias
+from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.provenance import ModelAnswers
 from titjudge.records.run_record import Provenance, RunRecord
@@ -125,6 +127,20 @@ class VariantSummary:
     accuracy_source: str = "scores"
     #: a pairwise judge's position bias and order agreement (the record's `pairwise`)
     position: PositionBias | None = None
+    #: where its scores came from and whether its model was stopped (`RunRecord.origin`;
+    #: None: the run did not record it)
+    origin: VariantOrigin | None = None
+
+    def fallback_text(self) -> str:
+        """Its fallback items with their share of its scores: `48 (100%)`; the count alone
+        where the share is not recorded."""
+        if not self.n_fallback or self.origin is None:
+            return str(self.n_fallback)
+        return f"{self.n_fallback} ({self.origin.percent()})"
+
+    def origin_note(self) -> str | None:
+        """The line saying where its scores came from and that its model was stopped."""
+        return self.origin.note(self.name) if self.origin is not None else None
 
 
 @dataclass(frozen=True)

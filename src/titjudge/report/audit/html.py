@@ -265,6 +265,8 @@ def build_payload(
             "tie_rate": s.metric_tie_rate,
             "n_failed": s.n_failed,
             "n_fallback": s.n_fallback,
+            "fallback": s.fallback_text(),
+            "origin_note": s.origin_note(),
             "cost": s.cost,
             "counts": dict(s.counts),
             "scale": s.scale,

@@ -31,6 +31,8 @@ def _variant(data: AuditData, summary: VariantSummary) -> dict[str, Any]:
             if summary.provenance
             else None,
             "position": summary.position.model_dump() if summary.position else None,
+            # where its scores came from, whether its model was stopped (null: not recorded)
+            "origin": summary.origin.model_dump(mode="json") if summary.origin else None,
         }
     )
     return found

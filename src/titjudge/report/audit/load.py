@@ -20,6 +20,7 @@ from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
 from titjudge.errors import ConfigError, DataError, where
 from titjudge.files import iter_jsonl, load_yaml
+from titjudge.metrics.fallback import fallback_only
 from titjudge.records.calls import total_cost
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
@@ -144,6 +145,7 @@ def summarise_variants(
             provenance=found.provenance if found else None,
             accuracy_source=found.accuracy_source if found else "scores",
             position=found.pairwise if found else None,
+            origin=record.origin(name),
         )
     return summaries
 
@@ -155,12 +157,16 @@ def _verdict(
     item_b: AuditItem,
     judged: Mapping[str, Mapping[frozenset[str], PairVerdict]],
     round_digits: int | None,
+    borrowed: frozenset[str],
 ) -> AuditVerdict:
-    """The outcome the variant's metrics counted for this pair (see `report.audit.data`)."""
+    """The outcome the variant's metrics counted for this pair (see `report.audit.data`);
+    `borrowed`: the variants whose every score is their fallback's (none of their own)."""
     if variant in judged:
         return classify_judged(pair, judged[variant].get(frozenset((pair.item_a, pair.item_b))))
     ra, rb = item_a.results.get(variant), item_b.results.get(variant)
     found = classify(pair, ra, rb, round_digits)
+    if variant in borrowed and found.outcome != "human_tie":
+        return AuditVerdict("failed", found.score_a, found.score_b, None)
     if (
         found.outcome != "human_tie"
         and ra is not None
@@ -191,6 +197,11 @@ def load_audit(run_dir: Path) -> AuditData:
         name: {frozenset((v.item_a, v.item_b)): v for v in found}
         for name, found in record.verdicts.items()
     }
+    borrowed = frozenset(
+        name
+        for name in variants
+        if fallback_only(i.results[name].status for i in items.values() if name in i.results)
+    )
     pairs: list[AuditPair] = []
     outside = 0
     # without human pairs there is nothing to agree with: the audit browses the items
@@ -199,7 +210,9 @@ def load_audit(run_dir: Path) -> AuditData:
         if item_a is None or item_b is None:
             outside += 1  # e.g. a `--limit` run: the pair's images were not judged
             continue
-        verdicts = {v: _verdict(pair, v, item_a, item_b, judged, round_digits) for v in variants}
+        verdicts = {
+            v: _verdict(pair, v, item_a, item_b, judged, round_digits, borrowed) for v in variants
+        }
         pairs.append(AuditPair(len(pairs), pair, verdicts))
     if pairs_path is not None and not pairs:
         raise DataError(

@@ -99,10 +99,11 @@ def print_summary(data: AuditData, console: Console) -> None:
             str(s.counts["disagree"]),
             str(s.counts["metric_tie"]),
             str(s.counts["failed"]),
-            f"{s.n_failed}/{s.n_fallback}",
+            f"{s.n_failed}/{s.fallback_text()}",
             "—" if s.cost is None else f"${s.cost:.4f}",
         )
     console.print(table)
+    print_origins(data, console)
     if data.n_pairs_outside:
         console.print(
             f"{data.n_pairs_outside} human pairs left out: their images are not in this run",
@@ -110,6 +111,15 @@ def print_summary(data: AuditData, console: Console) -> None:
         )
     print_provenance(data, console)
     print_answering_models(data, console)
+
+
+def print_origins(data: AuditData, console: Console) -> None:
+    """Per variant whose scores came from its fallback or whose model was stopped, one line
+    saying so, in yellow (`VariantOrigin.note`)."""
+    for name in data.variants:
+        note = data.summaries[name].origin_note()
+        if note is not None:
+            console.print(safe(note), style="yellow")
 
 
 def print_provenance(data: AuditData, console: Console) -> None:
@@ -320,12 +330,13 @@ def print_items_summary(data: AuditData, console: Console, limit: int) -> None:
         table.add_row(
             safe(name),
             str(len(scores)),
-            str(s.n_fallback),
+            s.fallback_text(),
             str(s.n_failed),
             fmt_score(sum(scores) / len(scores) if scores else None),
             "—" if s.cost is None else f"${s.cost:.4f}",
         )
     console.print(table)
+    print_origins(data, console)
     items = Table(title=f"items (first {min(limit, len(data.items))})", title_justify="left")
     for column in ("item", "T2I model", "prompt", *data.variants):
         items.add_column(safe(column), overflow="fold")

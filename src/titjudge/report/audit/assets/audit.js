@@ -53,7 +53,7 @@
     });
     D.variants.forEach(function (v) {
       var row = add(table, el("tr"));
-      [v.name, int(v.n_ok), num(v.mean), int(v.n_failed), int(v.n_fallback), money(v.cost)].forEach(function (c) {
+      [v.name, int(v.n_ok), num(v.mean), int(v.n_failed), v.fallback, money(v.cost)].forEach(function (c) {
         add(row, el("td", "", c));
       });
     });
@@ -62,9 +62,19 @@
       "items only (a fallback score is another judge's scale).";
   }
 
+  // a line per variant whose scores came from its fallback or whose model was stopped
+  function renderOrigins() {
+    var list = $("origins");
+    D.variants.forEach(function (v) {
+      if (v.origin_note) { add(list, el("li", "", v.origin_note)); }
+    });
+    list.hidden = !list.firstChild;
+  }
+
   function renderSummary() {
     var run = D.run;
     $("title").textContent = "titjudge audit \u2014 " + run.name;
+    renderOrigins();
     if (ITEMS) { renderItemsSummary(); return; }
     $("run-facts").textContent = plural(run.n_items, "image") + ", " + plural(run.n_pairs, "human pair") +
       " (" + plural(run.n_human_ties, "human tie") +
@@ -82,7 +92,7 @@
       var row = add(table, el("tr"));
       var ci = v.ci ? pct(v.ci[0]) + " \u2013 " + pct(v.ci[1]) : "\u2014";
       [v.name, pct(v.accuracy), ci, pct(v.tie_rate, 2), int(v.counts.agree), int(v.counts.disagree),
-       int(v.counts.metric_tie), int(v.counts.failed), int(v.n_failed), int(v.n_fallback), money(v.cost)].forEach(function (c) {
+       int(v.counts.metric_tie), int(v.counts.failed), int(v.n_failed), v.fallback, money(v.cost)].forEach(function (c) {
         add(row, el("td", "", c));
       });
     });
