@@ -143,6 +143,17 @@ def test_a_server_of_the_old_provider_is_refused_with_both_fixes(tmp_path: Path)
     assert config.swapped == []
 
 
+def test_a_swap_to_a_misspelt_provider_names_the_typo_not_a_server_to_drop() -> None:
+    """`opneai` is no provider at all: the refusal is litellm's did-you-mean (from its routing
+    tables), not the advice to drop the old server's api_base and reach `opneai` elsewhere."""
+    vllm = ROOT / "configs" / "vllm-qwen.yaml"
+    line = refusal(vllm, "describer.model=litellm:opneai/gpt-4o")
+    assert line == (
+        f"{vllm}: describer.model litellm:opneai/gpt-4o: unknown litellm provider 'opneai' "
+        "(did you mean 'openai'?)"
+    )
+
+
 def test_the_refused_server_is_named_without_a_credential_in_it(tmp_path: Path) -> None:
     server = {"model": "litellm:hosted_vllm/vlm", "api_base": "http://me:s3cret-pass@gpu:8000/v1"}
     line = refusal(write(tmp_path, describer=server), f"describer.model={GPT4O}")

@@ -32,7 +32,12 @@ from pydantic import ValidationError
 
 from titjudge.errors import ConfigError, listing
 from titjudge.models.core.options import ModelOptions, serving_provider, shown_url
-from titjudge.models.core.rules import params_refused, temperature_refused, thinking_refused
+from titjudge.models.core.rules import (
+    params_refused,
+    temperature_refused,
+    thinking_refused,
+    unknown_provider,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +108,9 @@ def _follow(
     params: dict[str, Any] = given if isinstance(given, dict) else {}
     provider, before = serving_provider(model, params), serving_provider(was, params)
     if provider != before:
+        typo = unknown_provider(model, ModelOptions(params=params))
+        if typo is not None:  # not another provider: a misspelt one (checked with no api_base)
+            raise ConfigError(f"{source}: {where}.model {model}: {typo}")
         if config_sets("api_base"):
             given_base = section["api_base"]
             urls = given_base if isinstance(given_base, list) else [given_base]

@@ -3,7 +3,8 @@ by the provider package serving the spec's backend: how a config section's sampl
 (`settle`: thinking and `params` checked, an unset temperature resolved), which of a section's
 settings a model refuses (`thinking_refused`, `params_refused`, `temperature_refused`: what a
 swapped model takes, `config.swap`), why a model cannot
-embed (`cannot_embed`), whether it returns token log-probabilities (`supports_top_logprobs`).
+embed (`cannot_embed`), whether it returns token log-probabilities (`supports_top_logprobs`),
+whether litellm can route it at all (`unknown_provider`: a misspelt provider).
 
 The answering modules are named as strings (as `models.factories` names its builders), imported
 only when asked: judges and config import this module alone, never a provider package, and
@@ -24,6 +25,7 @@ SAMPLING = "titjudge.models.litellm.sampling"  # light: no litellm import
 THINKING = "titjudge.models.litellm.thinking"  # light: no litellm import
 EMBEDDING = "titjudge.models.litellm.embed_settings"  # light: reads litellm's bundled model map
 LOGPROBS = "titjudge.models.litellm.backend"  # imports litellm (its price map kept local)
+PROVIDERS = "titjudge.models.litellm.provider_names"  # light: litellm's routing rules as tables
 
 
 def settle(section: Any, model: str | None, options: ModelOptions) -> None:
@@ -75,6 +77,19 @@ def cannot_embed(spec: ModelSpec) -> str | None:
     return found
 
 
+def unknown_provider(model: str, options: ModelOptions) -> str | None:
+    """'unknown litellm provider ... (did you mean ...?)' when litellm could route `model`
+    by none of its rules (at `options.api_base` and with its `params`); None when it could,
+    when the tables cannot tell, or for another backend."""
+    spec = parse_model_spec(model)
+    if spec.backend != "litellm":
+        return None
+    found: str | None = importlib.import_module(PROVIDERS).unknown_provider(
+        spec, options.api_base, options.params
+    )
+    return found
+
+
 def supports_top_logprobs(spec: ModelSpec) -> bool | None:
     """Whether the provider returns `top_logprobs` for `spec` (litellm's provider table); None
     when it cannot tell or the backend is not litellm (local models always can)."""
@@ -91,4 +106,5 @@ __all__ = [
     "supports_top_logprobs",
     "temperature_refused",
     "thinking_refused",
+    "unknown_provider",
 ]
