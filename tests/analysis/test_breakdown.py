@@ -15,6 +15,9 @@ from titjudge.report.analysis.breakdown import (
 )
 from titjudge.report.analysis.run import RunData
 
+#: the T2I model whose images the modes run's llm judge fails on (conftest.FAILING_MODEL)
+FAILING_MODEL = "synth-model-01"
+
 # every test reads a whole run made for it (modes_run, offline_runs in conftest.py)
 pytestmark = pytest.mark.slow
 
@@ -35,6 +38,33 @@ def test_length_buckets_add_up_to_the_runs_pairs(modes_run):
         assert sum(r.n_pairs for r in rows) == entry["n_pairs"]
         assert sum(r.n_correct for r in rows) == entry["n_correct"]
         assert all(r.ci is not None and r.ci[0] <= r.pairwise_accuracy <= r.ci[1] for r in rows)
+
+
+def test_each_bucket_says_how_many_of_its_scores_came_from_the_fallback(modes_run, capsys):
+    """The llm judge fell back to lexical on FAILING_MODEL's images: each length bucket counts
+    the fallback scores among its images (the buckets split the prompts, so they add up to
+    the run's), and the printed table shows them beside the bucket's accuracy (issue 48)."""
+    run = RunData.load(modes_run)
+    written = _written(modes_run)
+    rows = [r for r in length_breakdown(run).rows if r.variant == "llm"]
+    assert written["llm"]["n_fallback"] > 0
+    assert sum(r.n_fallback for r in rows) == written["llm"]["n_fallback"]
+    assert sum(r.n_scored for r in rows) == written["llm"]["n_scored"]
+    assert all(r.model_stopped is False for r in rows)
+    lexical = [r for r in length_breakdown(run).rows if r.variant == "lexical"]
+    assert all(r.n_fallback == 0 and r.n_scored > 0 for r in lexical)
+    failing = next(
+        r for r in model_breakdown(run).rows if r.variant == "llm" and r.group == FAILING_MODEL
+    )
+    assert (
+        failing.n_fallback
+        >= sum(1 for i in run.human.items.values() if i.t2i_model == FAILING_MODEL)
+        > 0
+    )
+    assert main(["compare", str(modes_run), "--breakdown", "length"]) == 0
+    table = capsys.readouterr().out.split("Pairwise accuracy by prompt length", 1)[1]
+    shown = [line for line in table.splitlines() if " llm " in line]
+    assert shown and all(f"{r.n_fallback} (" in line for r, line in zip(rows, shown, strict=True))
 
 
 def test_length_buckets_follow_given_edges_and_the_pairs_frame(modes_run):

@@ -52,6 +52,17 @@ class GroupRow:
     srcc: float | None
     #: prompts the group's pairs come from
     n_prompts: int
+    #: the variant's scores on the group's images, and how many of them came from its
+    #: fallback judge (its metrics leave those out: `metrics.fallback`)
+    n_scored: int = 0
+    n_fallback: int = 0
+    #: its model was stopped for the run (`run.stop_after`); None: the run did not record it
+    model_stopped: bool | None = None
+
+    @property
+    def fallback_share(self) -> float | None:
+        """n_fallback / n_scored; None when the group has none of its scores."""
+        return self.n_fallback / self.n_scored if self.n_scored else None
 
 
 @dataclass(frozen=True)
@@ -67,7 +78,7 @@ class Breakdown:
         return {
             "dimension": self.dimension,
             "edges": self.edges,
-            "rows": [asdict(row) for row in self.rows],
+            "rows": [{**asdict(row), "fallback_share": row.fallback_share} for row in self.rows],
         }
 
 
@@ -111,11 +122,18 @@ def _rows_for(
         return []
     variants = run.evaluate(pairs, ranks, rows).variants
     n_prompts = len({p.prompt_id for p in pairs})
+    images = {p.item_a for p in pairs} | {p.item_b for p in pairs}
+    scored: dict[str, list[ScoreRow]] = {}
+    for row in run.rows if rows is None else rows:
+        if row.item_id in images and row.status in ("ok", "fallback"):
+            scored.setdefault(row.variant, []).append(row)
     found = []
     for name, entry in variants.items():
         if only is not None and name not in only:
             continue
         ci = entry.ci.get("pairwise_accuracy")
+        mine = scored.get(name, [])
+        origin = run.record.origin(name)
         found.append(
             GroupRow(
                 group=group,
@@ -127,6 +145,9 @@ def _rows_for(
                 ci=(float(ci[0]), float(ci[1])) if ci else None,
                 srcc=entry.srcc,
                 n_prompts=n_prompts,
+                n_scored=len(mine),
+                n_fallback=sum(1 for row in mine if row.status == "fallback"),
+                model_stopped=origin.stopped if origin is not None else None,
             )
         )
     return found

@@ -37,10 +37,22 @@ def _num(value: float | None) -> str:
 def print_breakdown(found: Breakdown, console: Console) -> None:
     table = plain_table(
         f"Pairwise accuracy {_TITLES[found.dimension]}",
-        ("group", "variant", "human pairs", "pairs", "accuracy", "95% CI", "SRCC", "prompts"),
+        (
+            "group",
+            "variant",
+            "human pairs",
+            "pairs",
+            "accuracy",
+            "95% CI",
+            "SRCC",
+            "prompts",
+            "fallback",
+            "stopped",
+        ),
         2,
     )
     for row in found.rows:
+        share = row.fallback_share
         add_plain_row(
             table,
             row.group,
@@ -51,6 +63,8 @@ def print_breakdown(found: Breakdown, console: Console) -> None:
             _ci(row.ci),
             _num(row.srcc),
             str(row.n_prompts),
+            f"{row.n_fallback} ({100 * share:.0f}%)" if row.n_fallback and share else "0",
+            "?" if row.model_stopped is None else "yes" if row.model_stopped else "no",
         )
     console.print(table)
 
