@@ -37,9 +37,9 @@ def images(data: Path) -> list[Path]:
     return sorted((data / "images").rglob("*.png"))
 
 
-def refusal(command: str, data: Path, tmp: Path, capsys, *sets: str) -> str:
+def refusal(command: str, data: Path, tmp: Path, capsys, *sets: str, config: Path = CONFIG) -> str:
     """The command's one stderr line; it must exit 2 and write no run dir."""
-    args = [command, str(CONFIG), "--set", f"data.manifest={data / 'manifest.jsonl'}"]
+    args = [command, str(config), "--set", f"data.manifest={data / 'manifest.jsonl'}"]
     args += ["--set", f"data.human_pairs={data / 'pairs.csv'}"]
     args += ["--set", f"run.out={tmp / 'runs'}", "--set", f"run.cache_dir={tmp / 'cache'}"]
     for value in sets:
@@ -53,9 +53,11 @@ def refusal(command: str, data: Path, tmp: Path, capsys, *sets: str) -> str:
     return lines[0]
 
 
-def each_command(data: Path, tmp: Path, capsys, *sets: str) -> str:
+def each_command(data: Path, tmp: Path, capsys, *sets: str, config: Path = CONFIG) -> str:
     """The line every command refuses with: the same one."""
-    lines = {command: refusal(command, data, tmp, capsys, *sets) for command in COMMANDS}
+    lines = {
+        command: refusal(command, data, tmp, capsys, *sets, config=config) for command in COMMANDS
+    }
     assert len(set(lines.values())) == 1, lines
     return lines["run"]
 
@@ -86,8 +88,21 @@ def test_a_key_not_set(data, tmp_path, capsys, monkeypatch) -> None:
 
 
 def test_an_unknown_provider(data, tmp_path, capsys) -> None:
-    swap = ("judges.tit_llm_g.model=litellm:nosuchprovider/x", "judges.tit_llm_g.thinking=null")
-    line = each_command(data, tmp_path, capsys, *swap)
+    """A provider misspelt in the config file (a `--set` swap to one is refused at load:
+    tests/config/test_swap.py)."""
+    text = CONFIG.read_text().replace(
+        'model: "litellm:gemini/gemini-2.5-pro", prompt: judge_similarity,',
+        'model: "litellm:nosuchprovider/x", prompt: judge_similarity,',
+    )
+    assert "nosuchprovider" in text
+    config = tmp_path / "typo.yaml"
+    config.write_text(
+        text.replace(
+            "thinking: {budget: 1024}, api_key_env: GEMINI_API_KEY, fallback",
+            "api_key_env: GEMINI_API_KEY, fallback",
+        )
+    )
+    line = each_command(data, tmp_path, capsys, config=config)
     assert "unknown litellm provider 'nosuchprovider'" in line
     assert "(litellm:nosuchprovider/x: judge tit_llm_g)" in line
 
