@@ -224,7 +224,8 @@ def test_with_keys_and_cached_checkpoints_the_preflight_passes(
 def test_unknown_provider_is_refused_before_any_item(
     provider_server, data, monkeypatch, tmp_path, capsys
 ):
-    """It used to fail every item at call time (exit 1) with a run dir of failures."""
+    """It used to fail every item at call time (exit 1) with a run dir of failures; a `--set`
+    swap to it is refused as the config loads, before the preflight."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-preflight")
     code, err = cli(
         capsys,
@@ -237,8 +238,8 @@ def test_unknown_provider_is_refused_before_any_item(
     )
     assert code == 2
     assert one_line(err).endswith(
-        "preflight found 1 problem, nothing was called: unknown litellm provider "
-        "'nosuchprovider' (litellm:nosuchprovider/x: judge tit_llm_4o)"
+        "judges.tit_llm_4o.model litellm:nosuchprovider/x: unknown litellm provider "
+        "'nosuchprovider'"
     )
     assert not (tmp_path / "runs").exists() and provider_server.requests == []
 
