@@ -26,6 +26,7 @@ from harness import (  # noqa: E402
     REPO,
     Section,
     Table,
+    baseline_src,
     fmt,
     fresh_dir,
     server_process,
@@ -110,16 +111,6 @@ def run_once(config_path: Path, pythonpath: str | None) -> dict:
     }
 
 
-def baseline_src(work: Path) -> str:
-    """The package as it was at BASELINE_REV, unpacked under `work`."""
-    target = fresh_dir(work / "baseline")
-    archive = subprocess.run(
-        ["git", "archive", BASELINE_REV, "src"], cwd=REPO, capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return str(target / "src")
-
-
 def run(quick: bool, work: Path) -> Section:
     prompts = 4 if quick else 10
     method = (
@@ -134,7 +125,7 @@ def run(quick: bool, work: Path) -> Section:
     def body(section: Section) -> None:
         data = synthetic(work, prompts, 13)
         embed, what = embedding_model(work)
-        old = baseline_src(work)
+        old = str(baseline_src(work, BASELINE_REV))
         table = Table(["run", "wall s", "CPU s", "peak RSS MiB", "heavy modules imported"])
         with server_process(
             ["--responder", "auto", "--descriptions", str(data / "descriptions.jsonl")]

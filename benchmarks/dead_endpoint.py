@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     REPO,
     Section,
     Table,
+    baseline_src,
     child_env,
     fmt,
     latest_run_dir,
@@ -36,7 +37,6 @@ from harness import (  # noqa: E402
     synthetic,
     timed_section,
 )
-from image_memory import baseline_src  # noqa: E402
 
 TITLE = "14. A dead describer endpoint: 200 items"
 #: main before the circuit breaker (issue 30)

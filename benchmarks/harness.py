@@ -337,6 +337,32 @@ def time_command(
     return samples
 
 
+def baseline_src(work: Path, ref: str) -> Path:
+    """The package as it was at `ref` (`git archive REF src`), unpacked under `work` once;
+    checked to be what a child with it first on PYTHONPATH imports."""
+    import tarfile
+    from io import BytesIO
+
+    target = work / f"baseline-{ref}"
+    if not (target / "src" / "titjudge").is_dir():
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", ref, "src"], check=True, capture_output=True
+        ).stdout
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(target, filter="data")
+    src = target / "src"
+    found = subprocess.run(
+        [sys.executable, "-c", "import titjudge; print(titjudge.__file__)"],
+        env={**child_env(), "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not found.startswith(str(src)):
+        raise RuntimeError(f"a child with {src} on PYTHONPATH imports {found}, not the baseline")
+    return src
+
+
 # --------------------------------------------------------------------------- data
 
 

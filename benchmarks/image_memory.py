@@ -17,9 +17,7 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import time
-from io import BytesIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,6 +26,7 @@ from harness import (  # noqa: E402
     REPO,
     Section,
     Table,
+    baseline_src,
     child_env,
     fmt,
     latest_run_dir,
@@ -81,18 +80,6 @@ def write_data(folder: Path, images: list[Path]) -> Path:
     ]
     manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return manifest
-
-
-def baseline_src(work: Path, ref: str) -> Path:
-    """The package as it was at `ref` (`git archive REF src`), unpacked under `work`."""
-    target = work / f"baseline-{ref}"
-    if not (target / "src" / "titjudge").is_dir():
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", ref, "src"], check=True, capture_output=True
-        ).stdout
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(target, filter="data")
-    return target / "src"
 
 
 def measure(work: Path, manifest: Path, url: str, src: Path, concurrency: int, label: str) -> dict:

@@ -17,7 +17,6 @@ waited for the learner send under its lock, one at a time.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api_throughput import Measured, measure_run, request_span  # noqa: E402
 from harness import (  # noqa: E402
-    REPO,
     Section,
     Table,
-    child_env,
+    baseline_src,
     fmt,
     fresh_dir,
     synthetic,
@@ -78,24 +76,6 @@ class Paired:
 
 def _role(record: dict[str, Any]) -> str:
     return "describe" if record["prompt"] is None else "judge"
-
-
-def baseline_src(work: Path) -> str:
-    """The package at BASELINE_REV, unpacked under `work`; checked to be what a child imports."""
-    target = fresh_dir(work / "baseline")
-    archive = subprocess.run(
-        ["git", "archive", BASELINE_REV, "src"], cwd=REPO, capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    src = str(target / "src")
-    env = {**child_env(), "PYTHONPATH": src}
-    found = subprocess.run(
-        [sys.executable, "-c", "import titjudge; print(titjudge.__file__)"],
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    if not found.startswith(src):
-        raise RuntimeError(f"the baseline child imports {found}, not the archive under {src}")
-    return src
 
 
 def paired_run(
@@ -170,7 +150,9 @@ def run(quick: bool, work: Path) -> Section:
         for index in range(sizes.rounds):
             order = SETTINGS if index % 2 == 0 else SETTINGS[::-1]
             runs += [paired_run(bench, data, sizes, setting, index + 1) for setting in order]
-        old = paired_run(bench, data, sizes, "auto", 0, package=baseline_src(bench))
+        old = paired_run(
+            bench, data, sizes, "auto", 0, package=str(baseline_src(bench, BASELINE_REV))
+        )
         table = Table(
             [
                 "round",
