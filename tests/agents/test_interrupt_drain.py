@@ -41,7 +41,7 @@ def ask(client, prompt: str):
 
 @pytest.fixture
 def default_sigint():
-    """The Runner answers SIGINT only where the default handler is in place."""
+    """`run_to_end` answers SIGINT only where the default handler is in place."""
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, before)

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from types import FrameType
 from typing import Any, TypeVar
 
 from titjudge.models.calls.drain import for_loop
@@ -52,7 +55,7 @@ class _Loop(_Base):  # type: ignore[valid-type,misc]
 
 
 async def _drained(coro: Coroutine[Any, Any, T]) -> T:
-    """`coro`, which a cancellation (the Runner's answer to Ctrl-C) reaches only once the
+    """`coro`, which a cancellation (`run_to_end`'s answer to Ctrl-C) reaches only once the
     requests on the wire are back or their grace is over (`models.calls.drain`)."""
     inner = asyncio.ensure_future(coro)
     try:
@@ -69,15 +72,55 @@ async def _drained(coro: Coroutine[Any, Any, T]) -> T:
 def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(coro)`, except that Ctrl-C (after the answers on the wire are back and
     the run's own clean-up: cancelled calls, staging dir removed) raises KeyboardInterrupt
-    without waiting for worker threads."""
+    without waiting for worker threads; a second Ctrl-C raises it at once. (What
+    `asyncio.Runner` does on Python 3.11 and later, written out: Python 3.10 has none.)"""
     loop = _Loop()
     loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix=WORKER_PREFIX))
-    with asyncio.Runner(loop_factory=lambda: loop) as runner:
+    asyncio.set_event_loop(loop)
+    task = loop.create_task(_drained(coro))
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        if loop.interrupted or task.done():  # the second Ctrl-C: at once
+            raise KeyboardInterrupt
+        loop.interrupted = True
+        loop.call_soon_threadsafe(task.cancel)
+
+    ours = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if ours:
+        signal.signal(signal.SIGINT, on_sigint)
+    try:
         try:
-            return runner.run(_drained(coro))
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if loop.interrupted:
+                raise KeyboardInterrupt from None
+            raise
         except KeyboardInterrupt:
             loop.interrupted = True
             raise
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        _close(loop)
+
+
+def _close(loop: _Loop) -> None:
+    """`asyncio.run`'s clean-up: the tasks left cancelled and awaited, async generators
+    closed, the worker threads joined (not once interrupted: see the module docstring)."""
+    try:
+        left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 __all__ = ["WORKER_PREFIX", "run_to_end"]
