@@ -101,7 +101,7 @@ class Breaker:
         loop = asyncio.get_running_loop()
         if self._tripped is None or self._loop is not loop:
             self._tripped, self._loop = asyncio.Event(), loop
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):  # the builtin one only from 3.11
             await asyncio.wait_for(self._tripped.wait(), seconds)
 
 
