@@ -352,7 +352,7 @@ def run(quick: bool, work: Path) -> list[Section]:
     method = (
         f"Synthetic benchmark {sizes.prompts} prompts x {sizes.models} models = {sizes.items:,} items; per item one "
         f"describe call (image) and one TIT-Score-LLM judge call, through litellm to a loopback OpenAI-compatible "
-        f"server ({LATENCY * 1000:.0f} ms latency, its own process). Each run is `titjudge.agents.runner.run_async` "
+        f"server ({LATENCY * 1000:.0f} ms latency, its own process). Each run is `titjudge.run.runner.run_async` "
         "in a fresh child process with an empty cache (the whole run: load data, graph, evaluator with 1000 "
         "bootstrap resamples, run dir). Baseline, measured in the same session: the seed scripts' way, a plain "
         "loop that describes one image then judges it, each with a bare `litellm.acompletion`."

@@ -48,9 +48,9 @@ def _report(started: float, cpu_started: float, **extra: Any) -> None:
 async def _titjudge(
     config_path: Path, limit: int | None, out: Path | None, time_eval: bool
 ) -> None:
-    from titjudge.agents.runner import load_run_data, run_async
     from titjudge.config.load import validate_config
     from titjudge.config.schema import RunConfig
+    from titjudge.run.runner import load_run_data, run_async
 
     config = validate_config(json.loads(config_path.read_text()), RunConfig, str(config_path))
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -131,14 +131,14 @@ def _idle() -> None:
     started, cpu_started = time.perf_counter(), time.process_time()
     import litellm  # noqa: F401
 
-    import titjudge.agents.runner  # noqa: F401
     import titjudge.models.litellm.backend  # noqa: F401
+    import titjudge.run.runner  # noqa: F401
 
     _report(started, cpu_started)
 
 
 def _litellm_import() -> None:
-    import titjudge.agents.runner  # noqa: F401
+    import titjudge.run.runner  # noqa: F401
 
     started, cpu_started = time.perf_counter(), time.process_time()
     import titjudge.models.litellm.backend  # noqa: F401

@@ -39,7 +39,7 @@ from typing import Any
 PRELOAD = (
     "titjudge.cli",
     "titjudge.config",
-    "titjudge.agents.runner",
+    "titjudge.run.runner",
     "titjudge.models.litellm.backend",
     "titjudge.models.litellm.batch.api",
     "langgraph.graph",
@@ -50,7 +50,7 @@ PRELOAD = (
     "diskcache",
     "numpy.ma",
     "titjudge.agents.graph",
-    "titjudge.agents.preflight",
+    "titjudge.run.preflight",
     "titjudge.report.analysis.breakdown",
     "titjudge.report.analysis.run",
 )

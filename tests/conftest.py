@@ -73,9 +73,9 @@ def dead_judge_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders
     """A real run of issue 48's case (`builders.dead_judge_config`): SYNTHETIC 3 prompts x 4
     models, the judge `tit_llm` at a closed port falling back to `lexical`, its model stopped;
     every one of its 12 scores is lexical's."""
-    from titjudge.agents.runner import run
     from titjudge.config.load import validate_config
     from titjudge.config.schema import RunConfig
+    from titjudge.run.runner import run
 
     root = tmp_path_factory.mktemp("dead-judge")
     data = builders.copy_data(synthetic(3, 4, seed=5), root)

@@ -75,7 +75,7 @@ def _offences(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 
 def test_no_function_in_src_takes_the_call_mode_with_a_default_or_positionally():
     """`probe` names the call mode alone: a function that reads what a probe found takes it
-    under another name (`agents.estimate.summarise(counted, ...)`)."""
+    under another name (`run.estimate.summarise(counted, ...)`)."""
     offences = [
         f"{where}: {offence}" for where, node in _functions() for offence in _offences(node)
     ]

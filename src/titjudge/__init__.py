@@ -29,11 +29,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from titjudge.agents.single import SingleScore
     from titjudge.config.schema import RunConfig
     from titjudge.report.analysis.record import AnalysedRun
     from titjudge.report.analysis.runset import RunSet
     from titjudge.report.runs import RunEntry
+    from titjudge.run.score import SingleScore
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
@@ -85,8 +85,8 @@ def evaluate(
 
     Inside a running event loop (Jupyter), use `await titjudge.evaluate_async(...)`.
     """
-    from titjudge.agents.runner import run
     from titjudge.report.analysis.record import AnalysedRun
+    from titjudge.run.runner import run
 
     outcome = run(
         _as_config(config, overrides),
@@ -106,8 +106,8 @@ async def evaluate_async(
     progress: bool = False,
 ) -> AnalysedRun:
     """`evaluate`, awaited inside a running event loop (a Jupyter notebook)."""
-    from titjudge.agents.runner import run_async
     from titjudge.report.analysis.record import AnalysedRun
+    from titjudge.run.runner import run_async
 
     outcome = await run_async(
         _as_config(config, overrides),
@@ -122,7 +122,7 @@ def score(
     image: str | Path, prompt: str, config: RunConfig | str | Path | dict[str, Any] | None = None
 ) -> SingleScore:
     """Describe one image and run every configured judge on it (default: Gemini 2.5 Pro)."""
-    from titjudge.agents.single import score as _score
+    from titjudge.run.score import score as _score
 
     return _score(image, prompt, _as_config(config, None) if config is not None else None)
 

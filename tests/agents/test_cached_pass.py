@@ -20,9 +20,9 @@ from pipeline_helpers import stored_descriptions
 
 import titjudge.data.images as images_module
 import titjudge.models.calls.image_fit as call_module
-from titjudge.agents.runner import run_async
 from titjudge.config.schema import RunConfig
 from titjudge.records.image_input import ImageInput
+from titjudge.run.runner import run_async
 
 N_PROMPTS, N_MODELS = 2, 4
 N_ITEMS = N_PROMPTS * N_MODELS  # pass_data

@@ -8,9 +8,9 @@ import time
 from builders import run_config
 from PIL import ImageFile
 
-from titjudge.agents.runner import run_async
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
+from titjudge.run.runner import run_async
 
 
 def _config(synth_data, tmp_path, concurrency):

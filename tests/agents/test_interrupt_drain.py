@@ -1,4 +1,4 @@
-"""Ctrl-C keeps the answers already on their way (`models.calls.drain`, `agents.loop`).
+"""Ctrl-C keeps the answers already on their way (`models.calls.drain`, `run.loop`).
 
 Through real litellm and real HTTP: three judge calls are at the fake server (which answers
 each after a pause) when SIGINT arrives. The run stops sending (a call started after the
@@ -17,7 +17,6 @@ import signal
 import pytest
 from doubles.server import FakeOpenAIServer
 
-from titjudge.agents.loop import run_to_end
 from titjudge.cache.store import CallCache
 from titjudge.judges.schemas import JudgeVerdict
 from titjudge.models.calls import drain
@@ -25,6 +24,7 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
+from titjudge.run.loop import run_to_end
 
 PROMPTS = [f"PROMPT:\na red fox {i}\n\nDESCRIPTION:\na red fox {i} on snow" for i in range(5)]
 

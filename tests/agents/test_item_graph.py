@@ -11,7 +11,6 @@ import titjudge.agents.finish as finish_module
 from titjudge.agents.graph import build_graph
 from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import build_item_graph
-from titjudge.agents.runner import run_async
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.judges.base import Judge
@@ -23,6 +22,7 @@ from titjudge.records.item_line import item_lines, read_item_lines
 from titjudge.records.items import Item
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.run_record import RunRecord, VariantRecord
+from titjudge.run.runner import run_async
 
 
 class FixedJudge(Judge):

@@ -21,7 +21,6 @@ from pipeline_helpers import stored_descriptions
 from run_dirs import latest_run
 
 import titjudge
-from titjudge.agents.runner import run_async
 from titjudge.cli import main
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
@@ -29,6 +28,7 @@ from titjudge.records import ItemResult, Progress
 from titjudge.records.calls import Usage
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.report.progress import ProgressDisplay, progress_line
+from titjudge.run.runner import run_async
 
 RECORD = re.compile(
     r"^progress: (?:(?P<title>.+?) · )?described (?P<described>\d+)/(?P<total>\d+) · "

@@ -19,10 +19,10 @@ def handmade_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def pipeline_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Synthetic) -> Path:
     """A real run: SYNTHETIC 5 prompts x 5 models (50 pairs), replay describer, lexical judge;
     its benchmark copied beside it (the run's parent/data)."""
-    from titjudge.agents.runner import run
     from titjudge.cli.demo import demo_config
     from titjudge.config.load import validate_config
     from titjudge.config.schema import RunConfig
+    from titjudge.run.runner import run
 
     root = tmp_path_factory.mktemp("audit-pipeline")
     builders.copy_data(synthetic(5, 5, seed=3), root)
@@ -35,10 +35,10 @@ def nopairs_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Sy
     """A real run without human pairs: SYNTHETIC 3 prompts x 4 models, replay describer,
     lexical judge, the config's data.human_pairs and data.ranks removed; its benchmark copied
     beside it."""
-    from titjudge.agents.runner import run
     from titjudge.cli.demo import demo_config
     from titjudge.config.load import validate_config
     from titjudge.config.schema import RunConfig
+    from titjudge.run.runner import run
 
     root = tmp_path_factory.mktemp("audit-nopairs")
     builders.copy_data(synthetic(3, 4, seed=5), root)

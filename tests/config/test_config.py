@@ -149,7 +149,7 @@ def test_ablation_config_handed_to_run_says_which_command(tmp_path):
 def test_run_preflight_lists_every_model_as_its_judge_reaches_it(tmp_path):
     """The describer, then each judge's model; a describer-bound judge naming none reaches the
     describer's model with the describer's options, a lexical judge uses none."""
-    from titjudge.agents.preflight import run_model_uses
+    from titjudge.run.preflight import run_model_uses
 
     text = BASE.replace("judges:\n", "judges:\n  - {name: self_eval, kind: self_eval}\n").replace(
         "run: {", "  - {name: lexical, kind: lexical}\nrun: {"

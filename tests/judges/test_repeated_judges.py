@@ -132,8 +132,8 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
 
 
 def _human(data):
-    from titjudge.agents.runner import load_run_data
     from titjudge.config.schema import RunConfig
+    from titjudge.run.runner import load_run_data
 
     config = RunConfig.model_validate(
         {

@@ -247,7 +247,7 @@ def preflight_ablation(config: AblationConfig, source: str) -> list[str]:
     runs (the library's `run_ablation_async` skips this and records a row that cannot run),
     with the data files' and templates' problems in the same line. Returns the notes to show
     before the grid starts (some images missing)."""
-    from titjudge.agents.preflight import data_problems, template_problems
+    from titjudge.run.preflight import data_problems, template_problems
 
     templates = [(row.prompt, f"describers.{row.name}.prompt") for row in config.rows]
     for column in config.columns:

@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
-from titjudge.agents.context import run_hub
-from titjudge.agents.runner import RunOutcome, load_run_data, run_async
 from titjudge.cache.store import CacheError
 from titjudge.config.load import dump_config
 from titjudge.errors import TitjudgeError
@@ -39,6 +37,8 @@ from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, 
 from titjudge.records.items import Item
 from titjudge.report import run_dir, runs
 from titjudge.report.run_files import write_run_files
+from titjudge.run.context import run_hub
+from titjudge.run.runner import RunOutcome, load_run_data, run_async
 
 log = logging.getLogger(__name__)
 #: longest error text quoted in a note (full reasons are in the row's items.jsonl)

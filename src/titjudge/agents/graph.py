@@ -21,7 +21,7 @@ The graph is the driver of items in every mode a run's calls have (`RunContext.p
 answering (`SEND`), and the probing passes, which run the same nodes with the probe in
 the run context and end after the pairwise judges, evaluating nothing: the batch phase's
 rounds (`agents.batch_phase`: misses queued for batch jobs), the estimate and explain
-(`agents.estimate`: misses counted, nothing sent). A probing pass runs one worker, so its
+(`run.estimate`: misses counted, nothing sent). A probing pass runs one worker, so its
 calls are met in the items' order, as the requests a run would send first are.
 
 When a run answers (`SEND`), the graph's first node is the cached pass (`agents.cached`):

@@ -88,7 +88,7 @@ def _leave(code: int) -> None:
     """End the process now, after an interrupt: an interrupted run has cancelled its calls,
     removed its staging dir and closed its cache, so nothing is left to do but what Python does
     at exit, which here is slow for nothing: joining worker threads that still load a model or
-    run a batch nobody waits for (`agents.loop`), and tearing down litellm's module state
+    run a batch nobody waits for (`run.loop`), and tearing down litellm's module state
     (2.6-3.7 s measured on 2 busy cores)."""
     logging.shutdown()
     sys.stdout.flush()

@@ -79,7 +79,7 @@ def ablation(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from titjudge.ablation.config import load_ablation_config
-    from titjudge.agents.loop import run_to_end
+    from titjudge.run.loop import run_to_end
 
     overrides = [
         *args.set,

@@ -58,14 +58,14 @@ def add_set(
 
 def preflight(config: RunConfig | AblationConfig, source: str) -> None:
     """The preflight of the run a command is about to make or plan (`run`, `estimate`,
-    `explain`: `agents.preflight.preflight_run`; a grid's, `ablation` and `estimate`:
+    `explain`: `run.preflight.preflight_run`; a grid's, `ablation` and `estimate`:
     `ablation.config.preflight_ablation`): one ConfigError naming everything that run would
     refuse (images, keys, providers, checkpoints, data files, templates), before anything is
     built, read or sent; its notes (some images missing) on stderr."""
     from titjudge.config.schema import RunConfig
 
     if isinstance(config, RunConfig):
-        from titjudge.agents.preflight import preflight_run
+        from titjudge.run.preflight import preflight_run
 
         notes = preflight_run(config, source)
     else:

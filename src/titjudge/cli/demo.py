@@ -72,11 +72,11 @@ def demo_config(data: Path, out: Path, model_dir: Path | None) -> dict[str, Any]
 
 def demo(args: argparse.Namespace) -> int:
     """Synthesise a small benchmark, run replay + lexical (+ MiniLM when installed) on it."""
-    from titjudge.agents.runner import run as run_pipeline
     from titjudge.config.load import dump_config, validate_config
     from titjudge.config.schema import RunConfig
     from titjudge.data.synth.benchmark import synthesize
     from titjudge.errors import install_hint
+    from titjudge.run.runner import run as run_pipeline
 
     console = wide_console()
     out: Path = args.out.resolve()
@@ -163,9 +163,9 @@ def _expected_cost(config: Path, sets: str) -> str:
     import asyncio
     import shlex
 
-    from titjudge.agents.estimate import estimate_runs
     from titjudge.cli.estimate import run_configs
     from titjudge.errors import TitjudgeError
+    from titjudge.run.estimate import estimate_runs
 
     overrides = [word for word in shlex.split(sets) if word != "--set"]
     try:

@@ -11,8 +11,8 @@ from titjudge.cli.common import add_set, command, preflight, wide_console
 
 if TYPE_CHECKING:
     from titjudge.ablation.config import AblationConfig
-    from titjudge.agents.estimate import Estimate
     from titjudge.config.schema import RunConfig
+    from titjudge.run.estimate import Estimate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,8 +90,8 @@ def estimate(args: argparse.Namespace) -> int:
     listed as unknown, not refused."""
     import asyncio
 
-    from titjudge.agents.estimate import estimate_runs
     from titjudge.errors import ConfigError
+    from titjudge.run.estimate import estimate_runs
 
     given = list(args.set or [])
     budget = config_budget(args.config, given)

@@ -2,7 +2,7 @@
 
 Per model and role, for the manifest's first prompt: the describer's request, each judge's
 (llm, lmm, lmm_yes, checklist, pairwise, embedding: whatever the run would ask a model),
-found by running the run's own steps against a scratch cache (`agents.explain`), so what is
+found by running the run's own steps against a scratch cache (`run.explain`), so what is
 shown is what the run builds. For a `litellm:` model, the provider's URL, headers (keys
 redacted) and JSON body as litellm would send them (`models.litellm.explain`); images are
 summarized. The judges' requests quote a stand-in for the description, which only the
@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def explain(args: argparse.Namespace) -> int:
-    from titjudge.agents.explain import first_requests
     from titjudge.config.load import load_config
+    from titjudge.run.explain import first_requests
 
     config = load_config(args.config, args.set)
     preflight(config, str(args.config))

@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
     preflight(config, str(args.config))
     # after the preflight: a config it stops never pays for the run's imports
-    from titjudge.agents.runner import run as run_pipeline
+    from titjudge.run.runner import run as run_pipeline
 
     every = {"progress_interval": args.progress_every} if args.progress_every else {}
     outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True, **every)
@@ -235,8 +235,8 @@ def score(args: argparse.Namespace) -> int:
     """Describe one image, judge it with every configured judge and print each outcome."""
     from rich.markup import escape
 
-    from titjudge.agents.single import score as score_one
     from titjudge.config.load import load_config
+    from titjudge.run.score import score as score_one
     from titjudge.safety import terminal_safe
 
     config = load_config(args.config, args.set) if args.config else None

@@ -1,6 +1,6 @@
 """The human side of a run: its pairs and ranks, narrowed to the items the run judged.
 
-`titjudge run` scores a variant against these (`agents.runner.load_run_data`), and the
+`titjudge run` scores a variant against these (`run.runner.load_run_data`), and the
 analysis of a finished run (`report.analysis`) reads them back the same way from the paths
 its config.yaml names, so both see the same pairs and ranks.
 """

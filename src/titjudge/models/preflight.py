@@ -10,7 +10,7 @@ under a second); `hf:` and `embed:` the
 `[local]` extra's libraries and the checkpoint (a folder holding config.json, or a hub id, which
 must already be in the Hugging Face cache when HF_HUB_OFFLINE forbids downloading it);
 `replay:` the descriptions file. Only names of environment variables are printed, never a value.
-Which models a config uses is its command's business (`agents.preflight`, `ablation.config`).
+Which models a config uses is its command's business (`run.preflight`, `ablation.config`).
 
 A `litellm:` model that already has answers in the run's cache is checked later, when its
 backend is built on the first call that misses the cache (`models.core.lazy`): checking it now would

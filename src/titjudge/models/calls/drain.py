@@ -10,7 +10,7 @@ then cancels what is left; a second Ctrl-C stops at once.
 
 One `Drain` per event loop, shared by every client of the run (`for_loop`): the sender counts
 each request while it is on the wire (`sending`) and, once the run is stopping, parks a new
-one until the cancellation reaches it (`park`). `agents.loop.run_to_end` drives it.
+one until the cancellation reaches it (`park`). `run.loop.run_to_end` drives it.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.agents.context import run_hub
-from titjudge.agents.estimate import probe_run
 from titjudge.cache.store import CallCache
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError
@@ -29,6 +27,8 @@ from titjudge.models.calls.probe import ComputeOne
 from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.options import ModelOptions
 from titjudge.records.calls import CallResult
+from titjudge.run.context import run_hub
+from titjudge.run.estimate import probe_run
 
 #: what the judges' requests quote where the describer's answer would stand
 STAND_IN = "<the describer's description of this image: known only once the describer answers>"

@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.agents.context import run_context, run_hub
 from titjudge.agents.item import RunContext
-from titjudge.agents.loop import run_to_end
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError
 from titjudge.metrics.evaluate import HumanData
@@ -42,6 +40,8 @@ from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
 from titjudge.report.run_files import write_run_files
 from titjudge.report.run_summary import write_summary
+from titjudge.run.context import run_context, run_hub
+from titjudge.run.loop import run_to_end
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
     A run that stops early (a full disk, Ctrl-C) cancels the model calls in flight; litellm
     then drops request coroutines it had made but not started, and Python would print a
     "never awaited" warning for each. Those calls were never sent: the warnings are muted.
-    Ctrl-C does not wait for worker threads (`agents.loop`).
+    Ctrl-C does not wait for worker threads (`run.loop`).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(

@@ -8,9 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.context import run_context, run_hub
 from titjudge.agents.nodes import build_item_graph
-from titjudge.agents.preflight import preflight_run
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.errors import DataError
@@ -18,6 +16,8 @@ from titjudge.models.core.clients import SEND
 from titjudge.records import ItemResult, Progress
 from titjudge.records.items import Item
 from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.run.context import run_context, run_hub
+from titjudge.run.preflight import preflight_run
 from titjudge.user_files import user_file_problems
 
 #: used when `score` gets no config: the paper's best TIT-Score-LLM setting

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from titjudge.agents.context import run_context, run_hub
-from titjudge.agents.runner import load_run_data
 from titjudge.config.schema import RunConfig
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.estimate_probe import REASK_TOKENS, EstimateProbe, Miss
@@ -31,6 +29,8 @@ from titjudge.models.hub import ModelHub
 from titjudge.records import Progress
 from titjudge.records.items import Item
 from titjudge.records.spec import parse_model_spec
+from titjudge.run.context import run_context, run_hub
+from titjudge.run.runner import load_run_data
 
 
 @dataclass

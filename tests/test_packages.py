@@ -1,0 +1,38 @@
+"""The folders show the flow (issue 49): `agents/` holds the LangGraph graph, its agents (the
+describe, judge, fallback, pairwise and evaluator nodes, over the item steps) and the driver
+(`graph.drive`), and nothing else; what a run does around the graph (its context, preflight,
+runner, score, estimate, explain) is `titjudge.run`, layered above it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "titjudge"
+
+#: the graph (graph.py: the run graph and `drive`), the item graph's nodes (nodes.py) over the
+#: item steps (item.py, judges gathered by gather.py), the cached pass (cached.py), the pairwise
+#: and evaluator nodes (finish.py) and the batch phase `drive` runs first (batch_phase.py)
+AGENTS = {"__init__", "graph", "nodes", "item", "gather", "cached", "finish", "batch_phase"}
+
+
+def test_agents_holds_the_graph_its_nodes_and_the_driver_and_nothing_else():
+    modules = {path.stem for path in (SRC / "agents").glob("*.py")}
+    assert modules == AGENTS, f"agents/ holds {sorted(modules - AGENTS)} besides the graph"
+    assert not [p for p in (SRC / "agents").iterdir() if p.is_dir() and p.name != "__pycache__"]
+
+
+def test_the_driver_is_in_agents_and_the_run_goes_through_it():
+    tree = ast.parse((SRC / "agents" / "graph.py").read_text())
+    assert "drive" in {n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)}
+    runner = (SRC / "run" / "runner.py").read_text()
+    assert "from titjudge.agents.graph import drive" in runner
+
+
+def test_the_run_package_is_a_layer_above_the_agents():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text())
+    layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
+    assert layers.index("titjudge.run") == layers.index("titjudge.agents") - 1
