@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from titjudge.cli.common import add_set, command, preflight, wide_console
+from titjudge.cli.common import (
+    LIMIT,
+    arg,
+    command,
+    config_arg,
+    out_arg,
+    preflight,
+    set_arg,
+    wide_console,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,27 +25,16 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `ablation`."""
-    p = command(
+    command(
         subparsers,
         "ablation",
         ablation,
         "the paper's Table 4 grid (VLM rows x comparer columns) plus Tables 2 and 3, in one run",
-    )
-    p.add_argument(
-        "config",
-        type=Path,
-        help="ablation config (YAML): describers (rows) and comparers (columns)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        help="output folder, exactly; refused if it exists and is not empty "
-        "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
-    )
-    add_set(p, "e.g. describers.gpt-4o.enabled=false")
-    p.add_argument("--limit", type=int, help="only the first N manifest items")
-    p.add_argument(
-        "--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)"
+        config_arg("ablation config (YAML): describers (rows) and comparers (columns)"),
+        out_arg("output folder"),
+        set_arg("e.g. describers.gpt-4o.enabled=false"),
+        LIMIT,
+        arg("--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)"),
     )
 
 

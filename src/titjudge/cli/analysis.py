@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from titjudge.cli.common import command, wide_console
+from titjudge.cli.common import arg, command, json_arg, wide_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,33 +44,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         compare,
         "compare runs' variants on their shared human pairs: accuracy with its CI and every "
         "tabled metric, exact McNemar, Cohen's kappa, config changes",
+        arg(
+            "runs",
+            nargs="+",
+            type=Path,
+            metavar="RUN",
+            help="run dirs, or <run.out>/<name> folders (their latest run); one run compares "
+            "its own variants",
+        ),
+        arg(
+            "--variants",
+            metavar="V,V,...",
+            help="only these variants (names, or r1:name labels), comma-separated",
+        ),
+        json_arg("the comparison"),
     )
-    p.add_argument(
-        "runs",
-        nargs="+",
-        type=Path,
-        metavar="RUN",
-        help="run dirs, or <run.out>/<name> folders (their latest run); one run compares its "
-        "own variants",
-    )
-    p.add_argument(
-        "--variants",
-        metavar="V,V,...",
-        help="only these variants (names, or r1:name labels), comma-separated",
-    )
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     add_breakdown(p)
-
-    p = command(
+    command(
         subparsers,
         "export",
         export,
         "write a run's items, pairs and metrics frames as parquet or CSV files",
-    )
-    p.add_argument("run", type=Path, metavar="RUN", help="run dir or <run.out>/<name> folder")
-    p.add_argument("--format", choices=("parquet", "csv"), default="parquet")
-    p.add_argument(
-        "--out", type=Path, metavar="DIR", help="folder for the files (default: RUN's frames/)"
+        arg("run", type=Path, metavar="RUN", help="run dir or <run.out>/<name> folder"),
+        arg("--format", choices=("parquet", "csv"), default="parquet"),
+        arg(
+            "--out", type=Path, metavar="DIR", help="folder for the files (default: RUN's frames/)"
+        ),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from titjudge.cli.common import command
+from titjudge.cli.common import arg, command
 
 EPILOG = """\
 Opens a web page where annotators compare two images of the same prompt: A / B / tie
@@ -27,26 +27,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "annotate",
         annotate,
         "collect pairwise human preferences in the browser (or --status VOTES)",
+        arg("manifest", nargs="?", type=Path, metavar="MANIFEST", help="manifest JSONL"),
+        arg("--out", type=Path, metavar="VOTES", help="votes CSV to append to (resumed)"),
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
-    p.add_argument("manifest", nargs="?", type=Path, metavar="MANIFEST", help="manifest JSONL")
-    p.add_argument("--out", type=Path, metavar="VOTES", help="votes CSV to append to (resumed)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--pairs", type=Path, help="pairs CSV to annotate: prompt_id,item_a,item_b")
-    which.add_argument(
-        "--per-prompt", type=int, metavar="K", help="draw K pairs per prompt (balanced)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the draw and of the orders")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks one)")
-    p.add_argument(
-        "--status",
-        type=Path,
-        metavar="VOTES",
-        help="print each annotator's counts and the agreement on shared pairs, and exit",
-    )
-    p.add_argument("--json", action="store_true", help="with --status: print it as JSON")
+    arg("--pairs", type=Path, help="pairs CSV to annotate: prompt_id,item_a,item_b").add(which)
+    arg("--per-prompt", type=int, metavar="K", help="draw K pairs per prompt (balanced)").add(which)
+    for argument in (
+        arg("--seed", type=int, default=0, help="seed of the draw and of the orders"),
+        arg("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"),
+        arg("--port", type=int, default=8765, help="port (default 8765; 0 picks one)"),
+        arg(
+            "--status",
+            type=Path,
+            metavar="VOTES",
+            help="print each annotator's counts and the agreement on shared pairs, and exit",
+        ),
+        arg("--json", action="store_true", help="with --status: print it as JSON"),
+    ):
+        argument.add(p)
 
 
 def annotate(args: argparse.Namespace) -> int:

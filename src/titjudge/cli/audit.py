@@ -7,7 +7,7 @@ import argparse
 import time
 from pathlib import Path
 
-from titjudge.cli.common import command, wide_console
+from titjudge.cli.common import arg, command, wide_console
 
 #: pairs `--disagreements` shows without `--limit`
 DEFAULT_LIMIT = 20
@@ -15,43 +15,40 @@ DEFAULT_LIMIT = 20
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `audit`."""
-    p = command(
+    command(
         subparsers,
         "audit",
         audit,
         "audit a run pair by pair: why each judge agreed or disagreed with humans",
-    )
-    p.add_argument(
-        "run_dir",
-        type=Path,
-        metavar="RUN_DIR",
-        help="run dir written by `titjudge run`, or its <run.out>/<name> folder (its latest run)",
-    )
-    p.add_argument(
-        "--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print the audit as JSON: per variant its numbers, counts and provenance; per "
-        "pair each variant's outcome (a pairwise judge's verdict and both orders)",
-    )
-    p.add_argument("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'")
-    p.add_argument("--item", metavar="ITEM_ID", help="print one item: description, rationales")
-    p.add_argument(
-        "--disagreements",
-        action="store_true",
-        help="print the pairs judged against the human verdict, most confident first",
-    )
-    p.add_argument(
-        "--variant", metavar="V", help="only this variant (with --disagreements or --pair)"
-    )
-    p.add_argument(
-        "--limit",
-        type=int,
-        metavar="N",
-        help="with --disagreements: show N pairs; for a run without human pairs: list N items "
-        "(default 20)",
+        arg(
+            "run_dir",
+            type=Path,
+            metavar="RUN_DIR",
+            help="run dir written by `titjudge run`, or its <run.out>/<name> folder (its latest "
+            "run)",
+        ),
+        arg("--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"),
+        arg(
+            "--json",
+            action="store_true",
+            help="print the audit as JSON: per variant its numbers, counts and provenance; per "
+            "pair each variant's outcome (a pairwise judge's verdict and both orders)",
+        ),
+        arg("--pair", metavar="PAIR_ID", help="print one pair: '<item_a>|<item_b>'"),
+        arg("--item", metavar="ITEM_ID", help="print one item: description, rationales"),
+        arg(
+            "--disagreements",
+            action="store_true",
+            help="print the pairs judged against the human verdict, most confident first",
+        ),
+        arg("--variant", metavar="V", help="only this variant (with --disagreements or --pair)"),
+        arg(
+            "--limit",
+            type=int,
+            metavar="N",
+            help="with --disagreements: show N pairs; for a run without human pairs: list N "
+            "items (default 20)",
+        ),
     )
 
 

@@ -1,4 +1,4 @@
-"""Pieces every command module of the CLI shares: declaring a command, `--set`, the console.
+"""Pieces every command module of the CLI shares: declaring a command and the arguments\nseveral take (the config, `--set`, `--out`, `--limit`, `--json`), the console.
 
 Nothing here imports a heavy library at module level; `wide_console()` loads rich when a
 handler asks for it.
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -34,26 +36,72 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+@dataclass(frozen=True)
+class Arg:
+    """One command-line argument as data (`add_argument`'s flags and options), so that the
+    commands taking the same argument share one declaration of it."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+    def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+        parser.add_argument(*self.flags, **self.options)
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    """An argument as `add_argument` would take it."""
+    return Arg(flags, options)
+
+
 def command(
-    subparsers: argparse._SubParsersAction, name: str, handler: Handler, help: str
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    handler: Handler,
+    help: str,
+    *args: Arg,
 ) -> argparse.ArgumentParser:
-    """Add subcommand `name` whose handler is `handler`; its help doubles as its description."""
+    """Add subcommand `name` whose handler is `handler`, with `args`; its help doubles as its
+    description."""
     parser = subparsers.add_parser(name, help=help, description=help)
     parser.set_defaults(func=handler)
+    for argument in args:
+        argument.add(parser)
     return parser
 
 
-def add_set(
-    parser: argparse.ArgumentParser, example: str = "e.g. describer.model=litellm:openai/gpt-4o"
-) -> None:
+def config_arg(help: str = "run config (YAML)") -> Arg:
+    """The config file a command runs or plans."""
+    return arg("config", type=Path, help=help)
+
+
+def set_arg(example: str = "e.g. describer.model=litellm:openai/gpt-4o") -> Arg:
     """The repeatable `--set K=V` config override."""
-    parser.add_argument(
+    return arg(
         "--set",
         action="append",
         default=[],
         metavar="K=V",
         help=f"override a config key, {example} (repeatable)",
     )
+
+
+def out_arg(what: str) -> Arg:
+    """`--out` of a command that writes a run dir (`run`, `ablation`): exactly that folder."""
+    return arg(
+        "--out",
+        type=Path,
+        help=f"{what}, exactly; refused if it exists and is not empty "
+        "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
+    )
+
+
+#: `--limit` of the commands that run or plan a config
+LIMIT = arg("--limit", type=int, help="only the first N manifest items")
+
+
+def json_arg(what: str, note: str = "") -> Arg:
+    """`--json`: print `what` as JSON instead of tables."""
+    return arg("--json", action="store_true", help=f"print {what} as JSON{note}")
 
 
 def preflight(config: RunConfig | AblationConfig, source: str) -> None:

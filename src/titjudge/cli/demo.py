@@ -9,7 +9,7 @@ from pathlib import Path
 from shlex import quote
 from typing import TYPE_CHECKING, Any
 
-from titjudge.cli.common import command, wide_console
+from titjudge.cli.common import arg, command, wide_console
 from titjudge.cli.run import print_command, print_outcome
 
 if TYPE_CHECKING:
@@ -18,18 +18,18 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `demo`."""
-    p = command(
+    command(
         subparsers,
         "demo",
         demo,
         "end-to-end run on a small SYNTHETIC benchmark; needs no model download and no API key",
+        arg(
+            "--out", type=Path, default=Path("titjudge-demo"), help="folder for data, cache and run"
+        ),
+        arg("--prompts", type=int, default=20),
+        arg("--models", type=int, default=6),
+        arg("--seed", type=int, default=0),
     )
-    p.add_argument(
-        "--out", type=Path, default=Path("titjudge-demo"), help="folder for data, cache and run"
-    )
-    p.add_argument("--prompts", type=int, default=20)
-    p.add_argument("--models", type=int, default=6)
-    p.add_argument("--seed", type=int, default=0)
 
 
 #: said before and after the demo's numbers

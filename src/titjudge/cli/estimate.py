@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.cli.common import add_set, command, preflight, wide_console
+from titjudge.cli.common import (
+    LIMIT,
+    command,
+    config_arg,
+    json_arg,
+    preflight,
+    set_arg,
+    wide_console,
+)
 
 if TYPE_CHECKING:
     from titjudge.ablation.config import AblationConfig
@@ -17,17 +25,17 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `estimate`."""
-    p = command(
+    command(
         subparsers,
         "estimate",
         estimate,
         "the calls, tokens and dollars a run or ablation config would spend now (cache misses "
         "only), after the run's own preflight; sends nothing",
+        config_arg("run or ablation config (YAML)"),
+        set_arg(),
+        LIMIT,
+        json_arg("the estimate"),
     )
-    p.add_argument("config", type=Path, help="run or ablation config (YAML)")
-    add_set(p)
-    p.add_argument("--limit", type=int, help="only the first N manifest items")
-    p.add_argument("--json", action="store_true", help="print the estimate as JSON")
 
 
 def run_configs(path: Path, overrides: list[str]) -> list[RunConfig]:

@@ -19,22 +19,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
-from titjudge.cli.common import add_set, command, preflight
+from titjudge.cli.common import command, config_arg, preflight, set_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = command(
+    """Add `explain`."""
+    command(
         subparsers,
         "explain",
         explain,
         "print the exact request each model would be sent for the first prompt, sending "
         "nothing, after the run's own preflight",
+        config_arg(),
+        set_arg(),
     )
-    p.add_argument("config", type=Path, help="run config (YAML)")
-    add_set(p)
 
 
 def explain(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.cli.common import command, wide_console
+from titjudge.cli.common import arg, command, json_arg, wide_console
 
 if TYPE_CHECKING:
     from titjudge.records.run_record import RunRecord
@@ -21,55 +21,54 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `metrics`."""
-    p = command(
+    command(
         subparsers,
         "metrics",
         metrics,
         "agreement of variant scores with human judgments: accuracy, SRCC, KRCC, nDCG, leaderboard",
-    )
-    p.add_argument(
-        "scores",
-        type=Path,
-        help="scores CSV: item_id,variant,score,status (ok|failed|fallback); or a run dir, or "
-        "its <run.out>/<name> folder (its latest run): without --pairs, the run's own numbers "
-        "(metrics.json); with --pairs, its scores.csv (and pairwise verdicts) against those pairs",
-    )
-    p.add_argument(
-        "--pairs",
-        type=Path,
-        help="human pairs CSV: prompt_id,item_a,item_b,winner (needed with a scores CSV)",
-    )
-    p.add_argument(
-        "--ranks",
-        type=Path,
-        help="human ranks CSV: prompt_id,item_id,rank (default: derived from the pairs)",
-    )
-    p.add_argument(
-        "--manifest",
-        type=Path,
-        help="manifest JSONL; gives each image's T2I model for the leaderboard",
-    )
-    p.add_argument("--json", action="store_true", help="print the metrics as JSON (NaN as null)")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        help="bootstrap resamples of prompts for 95%% CIs (0 = off)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling")
-    p.add_argument(
-        "--gain",
-        choices=("linear", "exponential"),
-        default="linear",
-        help="nDCG gain: linear = n - rank, exponential = 2^(n - rank) - 1",
-    )
-    p.add_argument(
-        "--top-k", type=int, help="nDCG@k: only the first k positions count (default: all)"
-    )
-    p.add_argument(
-        "--round-digits",
-        type=int,
-        help="round scores to this many decimals before comparing (defines metric ties)",
+        arg(
+            "scores",
+            type=Path,
+            help="scores CSV: item_id,variant,score,status (ok|failed|fallback); or a run dir, "
+            "or its <run.out>/<name> folder (its latest run): without --pairs, the run's own "
+            "numbers (metrics.json); with --pairs, its scores.csv (and pairwise verdicts) "
+            "against those pairs",
+        ),
+        arg(
+            "--pairs",
+            type=Path,
+            help="human pairs CSV: prompt_id,item_a,item_b,winner (needed with a scores CSV)",
+        ),
+        arg(
+            "--ranks",
+            type=Path,
+            help="human ranks CSV: prompt_id,item_id,rank (default: derived from the pairs)",
+        ),
+        arg(
+            "--manifest",
+            type=Path,
+            help="manifest JSONL; gives each image's T2I model for the leaderboard",
+        ),
+        json_arg("the metrics", " (NaN as null)"),
+        arg(
+            "--bootstrap",
+            type=int,
+            default=1000,
+            help="bootstrap resamples of prompts for 95%% CIs (0 = off)",
+        ),
+        arg("--seed", type=int, default=0, help="seed of the bootstrap resampling"),
+        arg(
+            "--gain",
+            choices=("linear", "exponential"),
+            default="linear",
+            help="nDCG gain: linear = n - rank, exponential = 2^(n - rank) - 1",
+        ),
+        arg("--top-k", type=int, help="nDCG@k: only the first k positions count (default: all)"),
+        arg(
+            "--round-digits",
+            type=int,
+            help="round scores to this many decimals before comparing (defines metric ties)",
+        ),
     )
 
 

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.analysis import add_breakdown
-from titjudge.cli.common import add_set, command, preflight, wide_console
+from titjudge.cli.common import (
+    LIMIT,
+    arg,
+    command,
+    config_arg,
+    out_arg,
+    preflight,
+    set_arg,
+    wide_console,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,33 +29,39 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `run` and `score`."""
-    p = command(subparsers, "run", run, "describe and judge every item of a config's manifest")
-    p.add_argument("config", type=Path, help="run config (YAML)")
-    add_set(p)
-    p.add_argument("--limit", type=int, help="only the first N manifest items")
-    p.add_argument(
-        "--out",
-        type=Path,
-        help="the run dir, exactly; refused if it exists and is not empty "
-        "(default: a new <run.out>/<name>/<run id>/, named in <run.out>/<name>/LATEST)",
-    )
-    p.add_argument(
-        "--progress-every",
-        type=_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="when stderr is not a terminal (a log, CI), print a progress record every SECONDS "
-        "(default 10) as well as at each phase's end",
+    p = command(
+        subparsers,
+        "run",
+        run,
+        "describe and judge every item of a config's manifest",
+        config_arg(),
+        set_arg(),
+        LIMIT,
+        out_arg("the run dir"),
+        arg(
+            "--progress-every",
+            type=_seconds,
+            default=None,
+            metavar="SECONDS",
+            help="when stderr is not a terminal (a log, CI), print a progress record every "
+            "SECONDS (default 10) as well as at each phase's end",
+        ),
     )
     add_breakdown(p)
-
-    p = command(subparsers, "score", score, "describe one image and judge it against one prompt")
-    p.add_argument("image", type=Path)
-    p.add_argument("prompt", help="the text-to-image prompt")
-    p.add_argument(
-        "--config", type=Path, help="config naming describer and judges (default: Gemini 2.5 Pro)"
+    command(
+        subparsers,
+        "score",
+        score,
+        "describe one image and judge it against one prompt",
+        arg("image", type=Path),
+        arg("prompt", help="the text-to-image prompt"),
+        arg(
+            "--config",
+            type=Path,
+            help="config naming describer and judges (default: Gemini 2.5 Pro)",
+        ),
+        set_arg(),
     )
-    add_set(p)
 
 
 def print_outcome(record: RunRecord, console: Console) -> None:
