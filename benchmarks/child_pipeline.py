@@ -50,27 +50,35 @@ async def _titjudge(
 ) -> None:
     from titjudge.config.load import validate_config
     from titjudge.config.schema import RunConfig
-    from titjudge.run.runner import load_run_data, run_async
+    from titjudge.run.runner import run_async
 
     config = validate_config(json.loads(config_path.read_text()), RunConfig, str(config_path))
+    timed: dict[str, float] = {}
+    if time_eval:  # the evaluator's own time, measured on its call inside the run
+        import titjudge.agents.finish as finish
+
+        inner = finish.evaluate_run
+
+        def evaluate_timed(*args: Any, **kwargs: Any) -> Any:
+            eval_started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                timed["evaluate_seconds"] = time.perf_counter() - eval_started
+
+        finish.evaluate_run = evaluate_timed  # type: ignore[assignment]
     started, cpu_started = time.perf_counter(), time.process_time()
-    outcome = await run_async(config, limit=limit, out=out)
+    record = await run_async(config, limit=limit, out=out)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    summary = outcome.summary
+    summary = record.summary
+    assert summary is not None
     extra: dict[str, Any] = {
         "summary": summary.summary_json(),
         "n_items": summary.items,
         "failed_items": summary.failed_items,
         "status": summary.variants,
     }
-    if time_eval:  # the evaluator's share of the wall time, measured again on the same results
-        from titjudge.metrics.evaluate import evaluate_run
-
-        _, human = load_run_data(config, limit)
-        eval_started = time.perf_counter()
-        order = [judge.name for judge in config.judges]
-        evaluate_run(outcome.results, {}, human, order, seed=config.run.seed)
-        extra["evaluate_seconds"] = time.perf_counter() - eval_started
+    extra.update(timed)
     report = {"wall": wall, "cpu": cpu, "peak_rss_mib": peak_rss_mib(), **extra}
     print(json.dumps(report), flush=True)
 

@@ -82,7 +82,7 @@ def dead_judge_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders
     raw = builders.dead_judge_config(data, root, builders.closed_url())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("OPENAI_API_KEY", "sk-test")
-        return run(validate_config(raw, RunConfig, "dead judge config"), out=root / "run").out_dir
+        return run(validate_config(raw, RunConfig, "dead judge config"), out=root / "run").run_dir
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -36,3 +36,46 @@ def test_the_run_package_is_a_layer_above_the_agents():
     config = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text())
     layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
     assert layers.index("titjudge.run") == layers.index("titjudge.agents") - 1
+
+
+def _calls(path: Path) -> set[str]:
+    """The names a module calls (`f(...)`, `x.f(...)` as `f`)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            found.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+    return found
+
+
+def test_score_goes_through_the_driver():
+    calls = _calls(SRC / "run" / "score.py")
+    assert "drive" in calls and "build_item_graph" not in calls
+
+
+def test_the_cached_node_calls_the_item_route_and_restates_none_of_it():
+    calls = _calls(SRC / "agents" / "cached.py")
+    assert "answer" in calls
+    assert not calls & {"describe", "judge", "fallback", "finish"}
+
+
+def test_the_runner_builds_no_summary_and_writes_config_yaml_once():
+    runner = SRC / "run" / "runner.py"
+    calls = _calls(runner)
+    assert "RunSummary" not in calls and "build_summary" in calls
+    writes = [
+        path
+        for path in SRC.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "write_config"
+    ]
+    assert writes == [runner]
+    text = runner.read_text()
+    assert text.count("write_config(") == 1
+
+
+def test_the_reports_take_strict_json_from_files_not_from_the_metrics():
+    for path in (SRC / "report").rglob("*.py"):
+        assert "metrics.summary import to_json" not in path.read_text(), path

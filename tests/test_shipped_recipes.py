@@ -25,12 +25,17 @@ RECIPE = re.compile(r"^#\s{2,}((?:titjudge|python3?) .*?)\s*(?:#.*)?$")
 
 
 def port_defaults() -> dict[str, int]:
-    """Every `add_argument("--port", ..., default=N)` of a shipped command, by file."""
+    """Every `add_argument("--port", ..., default=N)` (or the CLI's `arg("--port", ...)`,
+    `cli.common.arg`) of a shipped command, by file."""
     found = {}
     for path in COMMAND_SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
             if not (
-                isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
+                isinstance(node, ast.Call)
+                and (
+                    getattr(node.func, "attr", "") == "add_argument"
+                    or getattr(node.func, "id", "") == "arg"
+                )
             ):
                 continue
             flags = [a.value for a in node.args if isinstance(a, ast.Constant)]

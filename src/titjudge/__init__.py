@@ -86,15 +86,15 @@ def evaluate(
     Inside a running event loop (Jupyter), use `await titjudge.evaluate_async(...)`.
     """
     from titjudge.report.analysis.record import AnalysedRun
-    from titjudge.run.runner import run
+    from titjudge.run.runner import ShowProgress, run
 
-    outcome = run(
+    record = run(
         _as_config(config, overrides),
         limit=limit,
         out=Path(out) if out else None,
-        show_progress=progress,
+        progress=ShowProgress() if progress else None,
     )
-    return AnalysedRun.of(outcome.record)
+    return AnalysedRun.of(record)
 
 
 async def evaluate_async(
@@ -107,15 +107,15 @@ async def evaluate_async(
 ) -> AnalysedRun:
     """`evaluate`, awaited inside a running event loop (a Jupyter notebook)."""
     from titjudge.report.analysis.record import AnalysedRun
-    from titjudge.run.runner import run_async
+    from titjudge.run.runner import ShowProgress, run_async
 
-    outcome = await run_async(
+    record = await run_async(
         _as_config(config, overrides),
         limit=limit,
         out=Path(out) if out else None,
-        show_progress=progress,
+        progress=ShowProgress() if progress else None,
     )
-    return AnalysedRun.of(outcome.record)
+    return AnalysedRun.of(record)
 
 
 def score(

@@ -14,6 +14,7 @@ Reading turns OS, encoding and JSON problems into one DataError naming `file` or
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 from collections.abc import Iterable, Iterator
@@ -132,6 +133,25 @@ def parse_record(record: type[R], obj: dict[str, Any], loc: str) -> R:
         raise DataError(f"{loc}: field '{field}': {first['msg']}") from None
 
 
+def jsonable(value: Any) -> Any:
+    """Copy of `value` where NaN and infinities become None and numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json(doc: Any, indent: int | None = 2) -> str:
+    """Strict JSON (NaN -> null; `allow_nan=False` guarantees none slips through): how
+    metrics.json and every `--json` of the metrics are written."""
+    return json.dumps(jsonable(doc), indent=indent, allow_nan=False)
+
+
 def jsonl_text(records: Iterable[dict[str, Any]]) -> str:
     """One compact JSON object per line (non-ASCII kept), each line ending in a newline."""
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
@@ -183,6 +203,8 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 
 __all__ = [
+    "jsonable",
+    "to_json",
     "atomic_open",
     "atomic_write",
     "iter_jsonl",

@@ -126,8 +126,8 @@ def test_a_thin_row_is_never_marked_best(tmp_path: Path) -> None:
 def test_the_heatmap_bolds_what_table4_marks_and_shows_each_n(tmp_path, monkeypatch) -> None:
     drawn: dict[str, Any] = {}
 
-    def record(values, rows, columns, notes, path, **options):
-        drawn.update(options, notes=notes)
+    def record(cells, path, **options):
+        drawn.update(options, notes=cells.notes, marks=cells.marks)
         return path
 
     monkeypatch.setattr(heatmap, "plot_accuracy_heatmap", record)

@@ -96,12 +96,12 @@ def test_a_cached_rerun_reads_no_image_and_gives_the_same_scores(pass_data, tmp_
         fresh = _run(config)
         assert reads["load_image"] == N_ITEMS
         asked = server.stats.total
-        first = _scores(fresh.out_dir)
+        first = _scores(fresh.run_dir)
 
         again = _run(config)
         assert server.stats.total == asked
     assert reads["load_image"] == N_ITEMS  # not one image read again
-    assert _scores(again.out_dir) == first
+    assert _scores(again.run_dir) == first
     assert again.summary.cache.calls == again.summary.cache.hits == 2 * N_ITEMS
     assert again.summary.cache.misses == 0
 
@@ -149,7 +149,7 @@ def test_resized_images_are_keyed_from_memory_on_a_rerun(pass_data, tmp_path, re
         again = _run(config)
         assert server.stats.total == asked
     assert reads == {"load_image": N_ITEMS, "fit_image": N_ITEMS}
-    assert _scores(again.out_dir) == _scores(fresh.out_dir)
+    assert _scores(again.run_dir) == _scores(fresh.run_dir)
 
 
 @pytest.mark.slow

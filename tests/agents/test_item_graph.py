@@ -157,10 +157,10 @@ def _replay_config(synth_data, tmp_path):
 
 def test_results_come_out_in_item_order_whatever_order_items_finish(synth_data, tmp_path):
     config = _replay_config(synth_data, tmp_path)
-    outcome = asyncio.run(run_async(config))
-    ids = [r.item.item_id for r in outcome.results]
-    assert ids == sorted(ids) and len(ids) == 16
-    lines = (outcome.out_dir / "items.jsonl").read_text().splitlines()
+    record = asyncio.run(run_async(config))
+    ids = [line.item_id for line in record.item_lines]
+    assert ids == sorted(ids) and len({*ids}) == 16
+    lines = (record.run_dir / "items.jsonl").read_text().splitlines()
     assert [json.loads(line)["item_id"] for line in lines] == ids
 
 
@@ -183,21 +183,21 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
 
     monkeypatch.setattr(finish_module, "evaluate_run", marked)
     outcome = asyncio.run(run_async(config))
-    out = outcome.out_dir
+    out = outcome.run_dir
     assert seen["n"] == 16
     written = json.loads((out / "metrics.json").read_text())
     assert written["variants"]["marker"]["pairwise_accuracy"] == 0.123
-    assert outcome.record.metrics_json() == written
+    assert outcome.metrics_json() == written
     summary = json.loads((out / "summary.json").read_text())
     assert summary["failed_items"] == 5 and summary["items"] == 2
     assert summary["variants"] == {"marker": {"ok": 7, "fallback": 0, "failed": 5}}
-    [line] = outcome.record.item_lines
+    [line] = outcome.item_lines
     assert read_item_lines(out / "items.jsonl") == [line] and line.item_id == seen["first"]
     assert (out / "scores.csv").read_text().splitlines() == [
         "item_id,variant,score,status",
         f"{line.item_id},{line.variant},{line.score!r},{line.status}",
     ]
-    assert outcome.exit_code == 1 and outcome.summary.failed_items == 5
+    assert outcome.summary.exit_code == 1 and outcome.summary.failed_items == 5
 
 
 class FailsOn(Judge):

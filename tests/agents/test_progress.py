@@ -28,7 +28,7 @@ from titjudge.records import ItemResult, Progress
 from titjudge.records.calls import Usage
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.report.progress import ProgressDisplay, progress_line
-from titjudge.run.runner import run_async
+from titjudge.run.runner import ShowProgress, run_async
 
 RECORD = re.compile(
     r"^progress: (?:(?P<title>.+?) · )?described (?P<described>\d+)/(?P<total>\d+) · "
@@ -243,7 +243,7 @@ def test_pairwise_progress_and_library_silence(progress_data, tmp_path, capsys):
         titjudge.evaluate(raw)
         assert capsys.readouterr().err == ""
         config = validate_config(raw, RunConfig, "config")
-        asyncio.run(run_async(config, show_progress=True, progress_title="again"))
+        asyncio.run(run_async(config, progress=ShowProgress(title="again")))
     found = records(capsys.readouterr().err)
     assert {m["title"] for m in found} == {"again"}
     assert (found[-1]["pairs"], found[-1]["pairs_total"]) == ("12", "12")

@@ -27,7 +27,7 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.S
     root = tmp_path_factory.mktemp("audit-pipeline")
     builders.copy_data(synthetic(5, 5, seed=3), root)
     config = validate_config(demo_config(root / "data", root, None), RunConfig, "audit test config")
-    return run(config, out=root / "run").out_dir
+    return run(config, out=root / "run").run_dir
 
 
 @pytest.fixture(scope="session")
@@ -45,4 +45,4 @@ def nopairs_run(tmp_path_factory: pytest.TempPathFactory, synthetic: builders.Sy
     raw = demo_config(root / "data", root, None)
     del raw["data"]["human_pairs"], raw["data"]["ranks"]
     config = validate_config(raw, RunConfig, "audit test config")
-    return run(config, out=root / "run").out_dir
+    return run(config, out=root / "run").run_dir

@@ -12,7 +12,8 @@ from doubles.server import FakeOpenAIServer, build_responder
 import titjudge
 from titjudge.cli import main
 from titjudge.errors import ConfigError
-from titjudge.metrics.summary import evaluate
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate
 from titjudge.records.items import HumanPair, Item, ScoreRow
 
 RESERVED = ("notes", "settings", "leaderboard", "thresholds", "comparisons")
@@ -75,7 +76,7 @@ def test_the_reserved_names_are_exactly_the_metrics_top_level_keys(tmp_path):
         for variant, offset in (("a", 0), ("b", 1))
     ]
     pairs = [HumanPair("p", "i0", "i1", "b"), HumanPair("p", "i1", "i2", "b")]
-    summary = evaluate(rows, pairs, [], items, bootstrap=0).metrics_json()
+    summary = evaluate(rows, pairs, [], items, settings=MetricSettings(bootstrap=0)).metrics_json()
     # format 2 keeps the variants under their own key; the run-level keys beside them are the
     # reserved names (format 1 put the variants among them), plus the format's own two
     assert set(summary["variants"]) == {"a", "b"}

@@ -125,7 +125,6 @@ def build_qwen_tokenizer(
         vocab_size=vocab_size,
         special_tokens=list(QWEN_SPECIAL_TOKENS),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
     )
     raw.train_from_iterator(_corpus_lines(), trainer)
     model = json.loads(raw.to_str())["model"]
@@ -163,7 +162,6 @@ def build_wordpiece_tokenizer(vocab_size: int = 600) -> Any:
         vocab_size=vocab_size,
         special_tokens=specials,
         initial_alphabet=alphabet,
-        show_progress=False,
     )
     raw.train_from_iterator(_corpus_lines(), trainer)
     vocab = json.loads(raw.to_str())["model"]["vocab"]

@@ -14,7 +14,8 @@ from judge_helpers import ModesResponder, description_by_item, manifest, read_li
 
 import titjudge
 from titjudge.data.scores import load_scores
-from titjudge.metrics.summary import evaluate
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate
 from titjudge.records.items import ScoreRow
 
 # every test makes whole runs through the loopback server or reads one
@@ -106,7 +107,7 @@ def test_repeats_median_spread_and_cache(small_data, tmp_path):
             [ScoreRow(i, "r", samples[i][k], "ok") for i in sorted(items)],
             human_pairs,
             ranks,
-            bootstrap=0,
+            settings=MetricSettings(bootstrap=0),
         ).variants["r"]
         for k in range(3)
     ]

@@ -8,12 +8,15 @@ from test_evaluate import ITEMS, PAIRS, RANKS, SCORES
 
 from titjudge.ablation.tables import mark_best
 from titjudge.metrics.catalog import ci_metrics, metrics, record_fields, repeat_metrics
-from titjudge.metrics.summary import evaluate
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate
 from titjudge.records.run_record import VariantRecord
 
 
 def test_evaluate_gives_every_declared_metric_with_its_interval_around_it() -> None:
-    summary = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=200, seed=3).metrics_json()
+    summary = evaluate(
+        SCORES, PAIRS, RANKS, ITEMS, settings=MetricSettings(bootstrap=200, seed=3)
+    ).metrics_json()
     checked = 0
     for name, entry in summary["variants"].items():
         assert {m.name for m in metrics()} <= set(entry), name
@@ -36,7 +39,9 @@ def test_the_record_types_every_tabled_metric_and_the_counts_beside_it() -> None
     declared = set(VariantRecord.model_fields)
     assert set(record_fields()) <= declared
     assert set(repeat_metrics()) <= {m.name for m in metrics()}
-    record = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=0).variants["good"]
+    record = evaluate(SCORES, PAIRS, RANKS, ITEMS, settings=MetricSettings(bootstrap=0)).variants[
+        "good"
+    ]
     assert record.n_prompts == 2 and record.n_prompts_ndcg == 2
     assert not set(record.model_extra or {}) & set(record_fields())
 
@@ -46,8 +51,8 @@ def test_every_field_evaluate_gives_is_declared_once_and_blocks_appear_where_the
     is a declared field of `VariantRecord` (an extra would be a metric named nowhere), and the
     blocks that apply only to some variants (pairwise, repeats, fallback counts, leaderboard
     SRCC) are absent from metrics.json where they do not apply, as before they were typed."""
-    with_items = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=0)
-    without = evaluate(SCORES, PAIRS, RANKS, None, bootstrap=0)
+    with_items = evaluate(SCORES, PAIRS, RANKS, ITEMS, settings=MetricSettings(bootstrap=0))
+    without = evaluate(SCORES, PAIRS, RANKS, None, settings=MetricSettings(bootstrap=0))
     for record in (with_items, without):
         for variant in record.variants.values():
             assert not variant.model_extra  # no catalog metric is registered here

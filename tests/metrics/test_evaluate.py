@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from titjudge.errors import DataError
+from titjudge.files import to_json
 from titjudge.metrics.catalog import ci_metrics
-from titjudge.metrics.summary import evaluate as evaluate_record
-from titjudge.metrics.summary import to_json
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate_record
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 
 PAIRS = [
@@ -68,7 +69,7 @@ def evaluate(*args: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_hand_case_summary() -> None:
-    out = evaluate(SCORES, PAIRS, RANKS, ITEMS, bootstrap=200, seed=1)
+    out = evaluate(SCORES, PAIRS, RANKS, ITEMS, settings=MetricSettings(bootstrap=200, seed=1))
     good, flat = out["variants"]["good"], out["variants"]["flat"]
     assert (good["pairwise_accuracy"], good["n_pairs"], good["n_pairs_skipped"]) == (1.0, 5, 0)
     assert (good["n_items"], good["n_failed"], good["n_fallback"], good["n_human_ties"]) == (
@@ -120,7 +121,9 @@ def test_hand_case_summary() -> None:
 
 
 def test_json_has_null_not_nan_and_no_leaderboard_without_items() -> None:
-    record = evaluate_record(SCORES, PAIRS, RANKS, None, bootstrap=50, seed=0)
+    record = evaluate_record(
+        SCORES, PAIRS, RANKS, None, settings=MetricSettings(bootstrap=50, seed=0)
+    )
     # the record itself holds None for an undefined metric, not NaN, and no unset block
     assert record.variants["flat"].srcc is None and record.variants["flat"].krcc is None
     assert record.variants["good"].leaderboard_srcc is None
@@ -138,12 +141,14 @@ def test_json_has_null_not_nan_and_no_leaderboard_without_items() -> None:
 
 
 def test_bootstrap_is_seeded_and_can_be_switched_off() -> None:
-    first = evaluate(SCORES, PAIRS, RANKS, bootstrap=100, seed=5)
+    first = evaluate(SCORES, PAIRS, RANKS, settings=MetricSettings(bootstrap=100, seed=5))
     assert (
         first["variants"]["good"]["ci"]
-        == evaluate(SCORES, PAIRS, RANKS, bootstrap=100, seed=5)["variants"]["good"]["ci"]
+        == evaluate(SCORES, PAIRS, RANKS, settings=MetricSettings(bootstrap=100, seed=5))[
+            "variants"
+        ]["good"]["ci"]
     )
-    off = evaluate(SCORES, PAIRS, RANKS, bootstrap=0)
+    off = evaluate(SCORES, PAIRS, RANKS, settings=MetricSettings(bootstrap=0))
     assert off["variants"]["good"]["ci"] == dict.fromkeys(ci_metrics())
 
 
@@ -162,7 +167,12 @@ def test_empty_input_is_defined() -> None:
     }
     assert out["comparisons"] == [] and out["leaderboard"] is None
     json.loads(to_json(out))
-    only_failed = evaluate([ScoreRow("a", "v", None, "failed")], PAIRS[:1], RANKS[:2], bootstrap=10)
+    only_failed = evaluate(
+        [ScoreRow("a", "v", None, "failed")],
+        PAIRS[:1],
+        RANKS[:2],
+        settings=MetricSettings(bootstrap=10),
+    )
     v = only_failed["variants"]["v"]
     assert (v["pairwise_accuracy"], v["n_pairs"], v["n_pairs_skipped"], v["p_value"]) == (
         None,
@@ -175,18 +185,27 @@ def test_empty_input_is_defined() -> None:
 
 def test_bad_arguments_are_data_errors() -> None:
     # variants live under their own key: a variant named like a run-level key meets none
-    named = evaluate([ScoreRow("a", "thresholds", 1.0, "ok")], PAIRS, RANKS, bootstrap=0)
+    named = evaluate(
+        [ScoreRow("a", "thresholds", 1.0, "ok")], PAIRS, RANKS, settings=MetricSettings(bootstrap=0)
+    )
     assert set(named["variants"]) == {"thresholds"} and named["thresholds"]["n_pairs"] == 0
     with pytest.raises(DataError, match="unknown gain 'cubic'"):
-        evaluate(SCORES, PAIRS, RANKS, gain="cubic")  # type: ignore[arg-type]
+        evaluate(SCORES, PAIRS, RANKS, settings=MetricSettings(gain="cubic"))  # type: ignore[arg-type]
     with pytest.raises(DataError, match="--bootstrap must be >= 0"):
-        evaluate(SCORES, PAIRS, RANKS, bootstrap=-1)
+        evaluate(SCORES, PAIRS, RANKS, settings=MetricSettings(bootstrap=-1))
 
 
 def test_round_digits_creates_metric_ties() -> None:
     rows = [ScoreRow("a", "v", 0.71, "ok"), ScoreRow("b", "v", 0.69, "ok")]
-    assert evaluate(rows, PAIRS[:1], [], bootstrap=0)["variants"]["v"]["pairwise_accuracy"] == 1.0
-    rounded = evaluate(rows, PAIRS[:1], [], bootstrap=0, round_digits=1)["variants"]["v"]
+    assert (
+        evaluate(rows, PAIRS[:1], [], settings=MetricSettings(bootstrap=0))["variants"]["v"][
+            "pairwise_accuracy"
+        ]
+        == 1.0
+    )
+    rounded = evaluate(rows, PAIRS[:1], [], settings=MetricSettings(bootstrap=0, round_digits=1))[
+        "variants"
+    ]["v"]
     assert (rounded["pairwise_accuracy"], rounded["metric_tie_rate"]) == (0.0, 1.0)
 
 
@@ -232,7 +251,7 @@ def test_lpg_sized_evaluation_is_ordered() -> None:
     """At LPG-Bench's size the metrics order the variants by their noise (the evaluator's
     speed is benchmark 1's `--time-eval`, not a bound here: the suite runs under load)."""
     scores, pairs, ranks, items = lpg_sized()
-    out = evaluate(scores, pairs, ranks, items, bootstrap=1000, seed=0)
+    out = evaluate(scores, pairs, ranks, items, settings=MetricSettings(bootstrap=1000, seed=0))
     accuracies = [out["variants"][f"v{v}"]["pairwise_accuracy"] for v in range(4)]
     assert accuracies == sorted(accuracies, reverse=True)
     assert out["variants"]["v0"]["pairwise_accuracy"] > out["thresholds"]["acc_999"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from titjudge.metrics.summary import evaluate
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.report.record import parse_record
 from titjudge.report.render import SIGNIFICANCE_HEADER, print_summary
@@ -26,7 +27,7 @@ def _summary(bootstrap: int = 20) -> dict:
         for name, scale in ((LONG, 1.0), (ODD, 0.5))
         for n, i in enumerate(order)
     ]
-    return evaluate(rows, pairs, ranks, items, bootstrap=bootstrap, seed=0)
+    return evaluate(rows, pairs, ranks, items, settings=MetricSettings(bootstrap=bootstrap, seed=0))
 
 
 def _render(width: int) -> str:

@@ -12,7 +12,8 @@ from titjudge.metrics.significance import (
     significance_mark,
     significance_thresholds,
 )
-from titjudge.metrics.summary import evaluate
+from titjudge.metrics.summary import MetricSettings
+from titjudge.metrics.summary import metrics_record as evaluate
 from titjudge.records.items import HumanPair, RankRow, ScoreRow
 from titjudge.records.run_record import RunRecord
 from titjudge.report.render import print_summary, threshold_line
@@ -101,7 +102,7 @@ def _summary_with(n_correct: int, n: int) -> RunRecord:
         for i in range(n)
         for item, value in ((f"a{i}", i < n_correct), (f"b{i}", i >= n_correct))
     ]
-    return evaluate(scores, pairs, ranks, bootstrap=0)
+    return evaluate(scores, pairs, ranks, settings=MetricSettings(bootstrap=0))
 
 
 @pytest.mark.parametrize(("n_correct", "stars"), [(13, ""), (14, "*"), (16, "*"), (17, "**")])
@@ -132,7 +133,7 @@ def test_a_variant_with_fewer_pairs_gets_its_own_printed_threshold() -> None:
     scores += [ScoreRow(f"a{i}", "w", float(i < 13), "ok") for i in range(18)]
     scores += [ScoreRow(f"b{i}", "w", float(i >= 13), "ok") for i in range(18)]
     scores += [ScoreRow(f"a{i}", "w", None, "failed") for i in (18, 19)]
-    record = evaluate(scores, pairs, ranks, bootstrap=0)
+    record = evaluate(scores, pairs, ranks, settings=MetricSettings(bootstrap=0))
     assert (record.variants["w"].n_pairs, record.variants["w"].n_correct) == (18, 13)
     console = Console(markup=False, record=True, width=400)
     print_summary(record, console)

@@ -35,10 +35,11 @@ from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.records.items import Item
+from titjudge.records.run_record import RunRecord
 from titjudge.report import run_dir, runs
 from titjudge.report.run_files import write_run_files
 from titjudge.run.context import run_hub
-from titjudge.run.runner import RunOutcome, load_run_data, run_async
+from titjudge.run.runner import ShowProgress, load_run_data, run_async
 
 log = logging.getLogger(__name__)
 #: longest error text quoted in a note (full reasons are in the row's items.jsonl)
@@ -50,14 +51,15 @@ def _short(text: str | None) -> str:
     return text if len(text) <= NOTE_ERROR_CHARS else text[: NOTE_ERROR_CHARS - 3] + "..."
 
 
-def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResult]:
+def _cells(record: RunRecord, columns: list[ColumnInfo]) -> dict[str, CellResult]:
     first_error: dict[str, str] = {}
-    for line in outcome.record.item_lines:
+    for line in record.item_lines:
         if line.status == "failed" and line.variant not in first_error:
             first_error[line.variant] = line.error or "failed"
     cells = {}
     # each cell is its variant's entry in the row run's record (metrics.json), as written
-    variants, summary = outcome.record.variants, outcome.summary
+    variants, summary = record.variants, record.summary
+    assert summary is not None, "a finished run's record holds its summary"
     for column in columns:
         counts = summary.variants.get(column.name, {})
         entry = variants.get(column.name)
@@ -67,18 +69,18 @@ def _cells(outcome: RunOutcome, columns: list[ColumnInfo]) -> dict[str, CellResu
             n_fallback=counts.get("fallback", 0),
             metrics=entry,
             error=first_error.get(column.name),
-            origin=outcome.record.origin(column.name),
+            origin=record.origin(column.name),
         )
     return cells
 
 
 @dataclass
 class RowRun:
-    """One row as it ran: its run's outcome, or why it could not run at all."""
+    """One row as it ran: its run's record, or why it could not run at all."""
 
     row: AblationDescriber
     run_dir: Path
-    outcome: RunOutcome | None = None
+    record: RunRecord | None = None
     error: str | None = None
 
 
@@ -105,14 +107,13 @@ async def run_row(ctx: GridContext, row: AblationDescriber, title: str = "") -> 
     `title` names the row in its progress display (`row 2/3 sharp`)."""
     found = RowRun(row=row, run_dir=ctx.final_dir / "rows" / row.name)
     try:
-        found.outcome = await run_async(
+        found.record = await run_async(
             row_run_config(ctx.config, row),
             limit=ctx.limit,
             out=ctx.out_dir / "rows" / row.name,
-            show_progress=ctx.show_progress,
+            progress=ShowProgress(title=title) if ctx.show_progress else None,
             bootstrap=ctx.config.bootstrap,
             hub=ctx.hub,
-            progress_title=title,
             data=ctx.data,
         )
     except (CacheError, MissingCredentialsError):  # the shared cache cannot be used (no later
@@ -140,17 +141,17 @@ async def run_rows(ctx: GridContext) -> list[RowRun]:
 
 
 def row_result(found: RowRun, columns: list[ColumnInfo]) -> RowResult:
-    """A row's cells (one per column) and metrics, from its run's outcome."""
+    """A row's cells (one per column) and metrics, from its run's record."""
     row = found.row
     result = RowResult(
         name=row.name, label=row.heading, model=row.model, run_dir=found.run_dir, error=found.error
     )
-    if found.outcome is not None:
-        outcome = found.outcome
-        result.n_items, result.n_failed_items = outcome.summary.items, outcome.summary.failed_items
-        result.cells = _cells(outcome, columns)
-        result.metrics = outcome.record
-        result.degraded = outcome.summary.degraded
+    if found.record is not None and found.record.summary is not None:
+        record, summary = found.record, found.record.summary
+        result.n_items, result.n_failed_items = summary.items, summary.failed_items
+        result.cells = _cells(record, columns)
+        result.metrics = record
+        result.degraded = summary.degraded
     return result
 
 
@@ -293,9 +294,11 @@ async def _run_staged(
         result = evaluate_grid(ctx, rows)
         if hub.budget is not None:
             budgets = [
-                found.outcome.summary.budget
+                found.record.summary.budget
                 for found in rows
-                if found.outcome is not None and found.outcome.summary.budget is not None
+                if found.record is not None
+                and found.record.summary is not None
+                and found.record.summary.budget is not None
             ]
             result.budget = {
                 **hub.budget.to_json(),

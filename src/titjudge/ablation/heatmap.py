@@ -15,6 +15,7 @@ import hashlib
 import json
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,24 +48,34 @@ def colour_span(values: Sequence[float | None]) -> float:
     return max(MIN_SPAN, 5.0 * -(-spread // 5.0))
 
 
+@dataclass(frozen=True)
+class HeatmapCells:
+    """What the heatmap's cells show: accuracies in percent (None = no score), the note
+    under each number, which cells are bold ('best') and the rows' and columns' labels."""
+
+    values: Sequence[Sequence[float | None]]
+    notes: Sequence[Sequence[str]]
+    marks: Sequence[Sequence[Mark | None]]
+    row_labels: Sequence[str]
+    column_labels: Sequence[str]
+
+
 def plot_accuracy_heatmap(
-    values: Sequence[Sequence[float | None]],
-    row_labels: Sequence[str],
-    column_labels: Sequence[str],
-    notes: Sequence[Sequence[str]],
+    cells: HeatmapCells,
     path: Path,
     *,
     title: str,
-    marks: Sequence[Sequence[Mark | None]],
     caption: str,
     threshold: float | None = None,
 ) -> Path:
-    """Draw accuracies in percent (None = no score) with `notes` under each number, bold where
-    `marks` says 'best', a dashed 95% line at `threshold` and `caption` below; write a PNG.
+    """Draw `cells`' accuracies with their notes under each number, bold where marked 'best',
+    a dashed 95% line at `threshold` and `caption` below; write a PNG.
 
     The PNG keeps a digest of what it was drawn from (and matplotlib's version); when `path`
     already holds one drawn from the same, it is left as it is and matplotlib is not even
     imported (a cached re-run of a grid draws nothing new)."""
+    values, notes, marks = cells.values, cells.notes, cells.marks
+    row_labels, column_labels = cells.row_labels, cells.column_labels
     drawn = _digest(values, row_labels, column_labels, notes, title, marks, caption, threshold)
     if _drawn_from(path) == drawn:
         return path
@@ -193,14 +204,17 @@ def write_heatmap(result: AblationResult, path: Path) -> Path | None:
     if threshold is not None and threshold > 1.0:  # too few pairs for 95%: no line to draw
         threshold = None
     threshold = None if threshold is None else 100.0 * threshold
+    shown = HeatmapCells(
+        values=values,
+        notes=[[cell_note(cell) for cell in line] for line in cells],
+        marks=accuracy_marks(result),
+        row_labels=[r.label for r in rows],
+        column_labels=[c.label for c in columns],
+    )
     return plot_accuracy_heatmap(
-        values,
-        [r.label for r in rows],
-        [c.label for c in columns],
-        [[cell_note(cell) for cell in line] for line in cells],
+        shown,
         path,
         title="Pairwise accuracy (%) by VLM backbone and comparer",
-        marks=accuracy_marks(result),
         caption=heatmap_caption(result, threshold),
         threshold=threshold,
     )

@@ -4,9 +4,9 @@ A re-run whose answers are all cached would spend most of its time on LangGraph'
 step (two steps per item) and on reading images again. So, in one step before the item
 workers, each item is tried once with a `models.calls.probe.CacheProbe` (the context's
 `probe`): its image as an earlier run remembered it (`ImageLoader.peek`: deferred, not
-read), then the very steps the item graph's nodes wrap (`agents.item`: describe, judge with
-its route, fallback when routed there, finish), so the judges are gathered, the fallback
-decided and the result made by the same functions on both paths. An item whose every call
+read), then the item's route in one call (`agents.item.answer`: the very steps the item
+graph's nodes wrap, describe, judge, fallback when routed there, finish), so the judges are
+gathered, the fallback decided and the result made by the same functions on both paths. An item whose every call
 is answered becomes its result here. An item with any answer missing, or an image no
 earlier run read unchanged, goes on to the item workers, which ask again everything it
 needs (its cached answers are read a second time, counted once). Nothing here sends a
@@ -46,19 +46,8 @@ async def _from_cache(item: Item, ctx: RunContext) -> ItemResult | None:
     image = ctx.images.peek(item.image)
     if image is None:
         return None
-    probe = CacheProbe()
-    probed = ctx.probing(probe=probe)
-    described = (await steps.describe(item, probed, image))["described"]
-    if probe.missed:  # the graph describes it again: its judges need not be tried here
-        return None
-    route, outcomes = await steps.judge(item, image, described, probed)
-    if probe.missed:
-        return None
-    probe.commit()
-    ctx.progress.item_described()
-    if route == "fallback":
-        outcomes = steps.fallback(outcomes, ctx)
-    return steps.finish(item, described, outcomes, None, ctx)
+    # an item with a call the cache lacks stops there: the item workers run it
+    return await steps.answer(item, ctx, image, cache_only=CacheProbe())
 
 
 __all__ = ["resolve_cached"]

@@ -34,7 +34,7 @@ async def judge_pairs(results: list[ItemResult], ctx: RunContext) -> dict[str, P
     return {run.judge: run for run in runs}
 
 
-async def evaluate(
+async def run_evaluator(
     results: list[ItemResult], pairwise: dict[str, PairwiseRun], ctx: RunContext
 ) -> RunEvaluation:
     """Everything the run writes (in a thread: the bootstrap is CPU work)."""
@@ -49,4 +49,4 @@ async def evaluate(
     )
 
 
-__all__ = ["evaluate", "judge_pairs"]
+__all__ = ["judge_pairs", "run_evaluator"]

@@ -43,7 +43,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from titjudge.agents.cached import resolve_cached
-from titjudge.agents.finish import evaluate, judge_pairs
+from titjudge.agents.finish import judge_pairs, run_evaluator
 from titjudge.agents.item import RunContext
 from titjudge.agents.nodes import STEPS_PER_ITEM, build_item_graph
 from titjudge.records import ItemResult, RunEvaluation
@@ -113,7 +113,7 @@ def build_graph() -> Any:
 
     async def evaluator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         results, runs = state.get("results", []), state.get("pairwise") or {}
-        return {"evaluation": await evaluate(results, runs, runtime.context)}
+        return {"evaluation": await run_evaluator(results, runs, runtime.context)}
 
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("cached", cached)

@@ -156,6 +156,31 @@ def finish(
     return result
 
 
+async def answer(
+    item: Item, ctx: RunContext, image: ImageInput, *, cache_only: CacheProbe | None = None
+) -> ItemResult | None:
+    """The item's whole route in one call, the route the item graph's nodes take step by step
+    (`agents.nodes`): describe, judge, the fallback when the judges route there, finish.
+
+    With `cache_only` (the cached pass's probe), the calls are made under it (`ctx.probing`) and the route
+    stops (None) at the first step with an answer the cache lacks; an item answered whole
+    has its answers counted (`cache_only.commit`) before it counts as described and done."""
+    probe = cache_only
+    calls = ctx if probe is None else ctx.probing(probe=probe)
+    described = (await describe(item, calls, image))["described"]
+    if probe is not None and probe.missed:  # the graph describes it again
+        return None
+    route, outcomes = await judge(item, image, described, calls)
+    if probe is not None:
+        if probe.missed:
+            return None
+        probe.commit()
+    ctx.progress.item_described()
+    if route == "fallback":
+        outcomes = fallback(outcomes, ctx)
+    return finish(item, described, outcomes, None, ctx)
+
+
 async def safe_judge(
     judge: Judge,
     item: Item,

@@ -139,7 +139,7 @@ def print_breakdowns(found: list[Breakdown], console: Console, plot: Path | None
 
 
 def compare(args: argparse.Namespace) -> int:
-    from titjudge.metrics.summary import to_json
+    from titjudge.files import to_json
     from titjudge.report.analysis.compare import compare_runs
     from titjudge.report.analysis.run import RunData
 

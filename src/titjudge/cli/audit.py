@@ -74,7 +74,7 @@ def audit(args: argparse.Namespace) -> int:
         import json
         import sys
 
-        from titjudge.metrics.summary import jsonable
+        from titjudge.files import jsonable
         from titjudge.report.audit.json_view import audit_json
 
         sys.stdout.write(json.dumps(jsonable(audit_json(data)), indent=2, allow_nan=False) + "\n")

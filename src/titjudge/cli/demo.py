@@ -76,6 +76,7 @@ def demo(args: argparse.Namespace) -> int:
     from titjudge.config.schema import RunConfig
     from titjudge.data.synth.benchmark import synthesize
     from titjudge.errors import install_hint
+    from titjudge.run.runner import ShowProgress
     from titjudge.run.runner import run as run_pipeline
 
     console = wide_console()
@@ -104,13 +105,14 @@ def demo(args: argparse.Namespace) -> int:
             markup=False,
         )
         print_command(console, f"  {install_hint('local,demo')}")
-    outcome = run_pipeline(config, show_progress=True)
-    print_outcome(outcome.record, console)
+    record = run_pipeline(config, progress=ShowProgress())
+    print_outcome(record, console)
     console.print(SYNTHETIC_NOTE, style="bold", markup=False, highlight=False)
     console.print(f"\nconfig used: {config_path}; re-run it with:", markup=False, highlight=False)
     print_command(console, f"  titjudge run {quote(str(config_path))}")
     _print_next(console, data, write_next_config(out))
-    return outcome.exit_code
+    assert record.summary is not None, "a finished run's record holds its summary"
+    return record.summary.exit_code
 
 
 #: the shipped config the demo's next step runs (package data: `configs/` of a checkout)

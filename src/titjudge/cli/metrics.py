@@ -78,7 +78,8 @@ def metrics(args: argparse.Namespace) -> int:
     from titjudge.data.ranking import rank_items
     from titjudge.data.scores import load_scores
     from titjudge.errors import DataError
-    from titjudge.metrics.summary import evaluate, to_json
+    from titjudge.files import to_json
+    from titjudge.metrics.summary import MetricSettings, metrics_record
 
     if args.scores.is_dir():
         from titjudge.report.runs import resolve_run
@@ -107,17 +108,19 @@ def metrics(args: argparse.Namespace) -> int:
         check_pairs_known(pairs, {row.item_id for row in scores}, args.pairs, str(args.scores))
     ranks = load_ranks(args.ranks) if args.ranks is not None else rank_items(pairs)
     # one pass: fallback rows kept out of rank metrics, pairwise variants from their verdicts
-    record = evaluate(
+    record = metrics_record(
         scores,
         pairs,
         ranks,
         items,
         verdicts=_verdicts(args.scores, {row.variant for row in scores}),
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        gain=args.gain,
-        top_k=args.top_k,
-        round_digits=args.round_digits,
+        settings=MetricSettings(
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            gain=args.gain,
+            top_k=args.top_k,
+            round_digits=args.round_digits,
+        ),
     )
     if args.json:
         sys.stdout.write(to_json(_with_origins(record)) + "\n")
@@ -138,7 +141,7 @@ def _print_record(run: Path, as_json: bool) -> int:
     came from and whether its model was stopped (its summary.json's `origins`; `--json`: under
     `origins`, null where the run did not record them)."""
     from titjudge.errors import DataError
-    from titjudge.metrics.summary import to_json
+    from titjudge.files import to_json
     from titjudge.report.record import load_run
 
     record = load_run(run)

@@ -225,12 +225,13 @@ def run(args: argparse.Namespace) -> int:
     asked = check_breakdown_args(args)  # a bad --breakdown is refused before any model call
     preflight(config, str(args.config))
     # after the preflight: a config it stops never pays for the run's imports
+    from titjudge.run.runner import ShowProgress
     from titjudge.run.runner import run as run_pipeline
 
-    every = {"progress_interval": args.progress_every} if args.progress_every else {}
-    outcome = run_pipeline(config, limit=args.limit, out=args.out, show_progress=True, **every)
+    shown = ShowProgress(interval=args.progress_every) if args.progress_every else ShowProgress()
+    record = run_pipeline(config, limit=args.limit, out=args.out, progress=shown)
     console = wide_console()
-    print_outcome(outcome.record, console)
+    print_outcome(record, console)
     if asked:
         from titjudge.cli.analysis import breakdowns, print_breakdowns
         from titjudge.errors import DataError
@@ -238,12 +239,13 @@ def run(args: argparse.Namespace) -> int:
         from titjudge.report.render import say
 
         try:  # the run is written: a breakdown it cannot give is a note, not a failed run
-            found = breakdowns([RunData(outcome.record)], ["run"], args)
+            found = breakdowns([RunData(record)], ["run"], args)
         except DataError as error:
             say(console, f"no breakdown: {error}")
         else:
             print_breakdowns(found, console, args.plot)
-    return outcome.exit_code
+    assert record.summary is not None, "a finished run's record holds its summary"
+    return record.summary.exit_code
 
 
 def score(args: argparse.Namespace) -> int:

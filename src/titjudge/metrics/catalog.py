@@ -3,11 +3,11 @@
 A `Metric` says what the number is called in each view, which way is better, how its
 bootstrap interval is computed, whether the spread across a repeated judge's samples is
 reported, how it prints, and which counts it stands on. Everything that lists metrics reads
-`metrics()`: the intervals and repeat spreads `metrics.summary.evaluate` computes, the run
+`metrics()`: the intervals and repeat spreads `metrics.summary.metrics_record` computes, the run
 record's typed fields (`records.run_record.VariantRecord`, tested against this list), the
 terminal tables (`report.render`), `audit --json` and the ablation's Table 2. A metric
 computed per prompt is added by one declaration, `register(Metric(..., per_prompt=...))`;
-the built-in ones are computed by `metrics.summary.evaluate` itself.
+the built-in ones are computed by `metrics.summary.metrics_record` itself.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 them), attaches the pairwise judges' per-item outcomes, makes the score rows, computes the
 metrics and counts statuses and failed items; the run writes what it returns as it is.
 
-Every number is computed once, by `metrics.summary.evaluate`: it applies the fallback rule
+Every number is computed once, by `metrics.summary.metrics_record`: it applies the fallback rule
 (`metrics.fallback`) and, for a pairwise judge, reads its pair outcomes from the verdicts
 (its per-item scores are win rates, which give SRCC, KRCC, nDCG, the leaderboard and tie
 calibration as for any variant). No number is patched in afterwards; the repeat spreads
@@ -99,17 +99,16 @@ def _metrics(
     """Metrics per variant; None without human data (the run then only writes scores)."""
     if human is None or not human.pairs or not rows:
         return None
-    from titjudge.metrics.summary import evaluate
+    from titjudge.metrics.summary import MetricSettings, metrics_record
 
     verdicts = {name: run.judgements for name, run in pairwise.items()}
-    record = evaluate(
+    record = metrics_record(
         rows,
         human.pairs,
         human.ranks,
         human.items,
         verdicts=verdicts,
-        bootstrap=bootstrap,
-        seed=seed,
+        settings=MetricSettings(bootstrap=bootstrap, seed=seed),
     )
     for variant, found in _repeat_spreads(results, human, verdicts).items():
         if variant in record.variants:
@@ -122,7 +121,7 @@ def _repeat_spreads(
     human: HumanData,
     verdicts: Mapping[str, Sequence[PairVerdict]],
 ) -> dict[str, RepeatSpreads]:
-    from titjudge.metrics.summary import evaluate
+    from titjudge.metrics.summary import MetricSettings, metrics_record
 
     ids = [r.item.item_id for r in results]
     by_variant: dict[str, list[Any]] = {}
@@ -136,14 +135,14 @@ def _repeat_spreads(
             continue
         own = {variant: verdicts[variant]} if variant in verdicts else {}
         per_repeat: list[VariantRecord] = [
-            evaluate(
+            metrics_record(
                 repeat_score_rows(ids, outcomes, variant, k),
                 human.pairs,
                 human.ranks,
                 human.items,
                 verdicts=own,
                 sample=k,
-                bootstrap=0,
+                settings=MetricSettings(bootstrap=0),
             ).variants[variant]
             for k in range(n)
         ]
@@ -159,7 +158,7 @@ def _repeat_spreads(
 
 
 def _has(record: VariantRecord, name: str) -> bool:
-    """Whether `evaluate` gave the variant's record `name` (a field, a registered metric)."""
+    """Whether `metrics_record` gave the variant's record `name` (a field, a registered metric)."""
     return name in record.model_fields_set or name in (record.model_extra or {})
 
 

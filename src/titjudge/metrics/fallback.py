@@ -11,7 +11,7 @@ all its fallback's, so its own judge agreed with no pair. `own_scores` leaves it
 pair skipped, every metric None) rather than repeat the fallback judge's numbers under its
 name (`records.origins.VariantOrigin` says where its scores came from).
 
-`metrics.summary.evaluate` applies it while it computes each variant's numbers (once), so
+`metrics.summary.metrics_record` applies it while it computes each variant's numbers (once), so
 `titjudge run` and `titjudge metrics` on a scores CSV give the same numbers.
 """
 

@@ -1,6 +1,6 @@
 """Which human pairs a variant got right: the one place a variant's pair outcomes are made.
 
-`metrics.summary.evaluate` takes each variant's accuracy, tie rate, p-value, CI and McNemar
+`metrics.summary.metrics_record` takes each variant's accuracy, tie rate, p-value, CI and McNemar
 table from `variant_outcomes`; the analysis frames (`report.frames`), the breakdowns and
 `titjudge compare` call the same function, so a pair's `correct` there is exactly that
 pair's contribution to metrics.json's `pairwise_accuracy`, never a second reckoning.

@@ -7,7 +7,7 @@
 - Pairwise accuracy (from verdicts, never from the win rates): over human non-tie pairs
   whose verdict exists, the share where the verdict names the human winner; a verdict tie
   is wrong and is counted as a metric tie (`verdict_outcomes`, read by
-  `metrics.summary.evaluate` like any variant's pair outcomes).
+  `metrics.summary.metrics_record` like any variant's pair outcomes).
 - Position bias: every pair is shown both ways, so an order-blind judge's decisive
   single-order verdicts pick the first-shown image exactly half the time.
   `position_bias_rate` = (first wins - second wins) / decisive verdicts, in [-1, 1]: 0 is

@@ -1,4 +1,4 @@
-"""`evaluate`: every metric for every variant, as the run record holds them
+"""`metrics_record`: every metric for every variant, as the run record holds them
 (`records.run_record.RunRecord`; metrics.json and `metrics --json` are its JSON).
 
 Each number is computed once, here: a variant's pair outcomes (which human pairs it got
@@ -35,9 +35,8 @@ rates.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -94,7 +93,51 @@ def _intervals(
     return found
 
 
-def evaluate(
+@dataclass(frozen=True)
+class MetricSettings:
+    """How the metrics are computed (the record's `settings` says what was used)."""
+
+    #: bootstrap resamples of prompts (0 = no intervals), drawn once with `seed` and shared
+    #: by all variants
+    bootstrap: int = 1000
+    seed: int = 0
+    gain: Gain = "linear"
+    top_k: int | None = None
+    #: scores rounded to this many decimals before comparing (defines metric ties)
+    round_digits: int | None = None
+    confidence: float = 0.95
+
+    def check(self) -> None:
+        """One DataError for a setting no metric can be computed with."""
+        if self.gain not in GAINS:
+            raise DataError(f"unknown gain {self.gain!r}; choose one of {', '.join(GAINS)}")
+        if self.bootstrap < 0:
+            raise DataError(f"--bootstrap must be >= 0, got {self.bootstrap}")
+        if self.top_k is not None and self.top_k < 1:
+            raise DataError(f"--top-k must be at least 1, got {self.top_k}")
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every variant's record is computed with: the human data's arrays, the settings
+    and the bootstrap's resample counts (drawn once for all variants)."""
+
+    data: EvalData
+    settings: MetricSettings
+    counts: np.ndarray
+
+
+@dataclass
+class _Variant:
+    """What one variant's record is computed from: its rank vector and pair outcomes
+    (kept for the leaderboard and the McNemar comparisons) and its record."""
+
+    rank_vector: np.ndarray
+    outcomes: PairOutcomes
+    record: VariantRecord
+
+
+def metrics_record(
     scores: Iterable[ScoreRow],
     pairs: Sequence[HumanPair],
     ranks: Sequence[RankRow],
@@ -102,126 +145,66 @@ def evaluate(
     *,
     verdicts: Mapping[str, Sequence[PairVerdict]] | None = None,
     sample: int | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    gain: Gain = "linear",
-    top_k: int | None = None,
-    round_digits: int | None = None,
-    confidence: float = 0.95,
+    settings: MetricSettings = MetricSettings(),
 ) -> RunRecord:
     """All metrics for every variant in `scores` against human pairs and ranks, as the run
     record holds them (without provenance, which the run adds: `report.record`).
 
     `verdicts`: a pairwise judge's judgements by variant; that variant's pair outcomes come
     from them (sample `sample` of a repeated judge; None = the pair's verdict), its rank
-    metrics from its scores (win rates). `bootstrap` resamples of prompts (0 = no
-    intervals), drawn once with `seed` and shared by all variants. Without `items` there is
-    no model per image, so the leaderboard is None and a note says why.
+    metrics from its scores (win rates). Without `items` there is no model per image, so the
+    leaderboard is None and a note says why.
     """
-    if gain not in GAINS:
-        raise DataError(f"unknown gain {gain!r}; choose one of {', '.join(GAINS)}")
-    if bootstrap < 0:
-        raise DataError(f"--bootstrap must be >= 0, got {bootstrap}")
-    if top_k is not None and top_k < 1:
-        raise DataError(f"--top-k must be at least 1, got {top_k}")
+    settings.check()
     verdicts = verdicts or {}
     rows = list(scores)
-    by_variant = scores_by_variant(rows, round_digits)
+    by_variant = scores_by_variant(rows, settings.round_digits)
     statuses = status_counts(rows)
     item_status: dict[str, dict[str, str]] = {}
     for row in rows:
         item_status.setdefault(row.variant, {})[row.item_id] = row.status
-
     data = build_eval_data(pairs, ranks)
-    counts = resample_counts(data.n_prompts, bootstrap, seed)
-    variants: dict[str, VariantRecord] = {}
-    rank_vectors: dict[str, np.ndarray] = {}
-    outcomes: dict[str, PairOutcomes] = {}
-    for name in sorted(by_variant):
-        vector = own_scores(data.score_vector(by_variant[name]), item_status[name])
-        found = variant_outcomes(vector, item_status[name], data, verdicts.get(name), sample)
-        masks, n_mixed, outcome = found.masks, found.n_mixed, found.outcomes
-        rank_vector = rank_vectors[name] = vector if masks is None else masks.rank_vector
-        outcomes[name] = outcome
-        pairwise = summarise_outcomes(outcome, data.n_human_ties)
-        srcc, krcc = prompt_correlations(rank_vector, data)
-        ndcg = prompt_ndcg(rank_vector, data, gain, top_k)
-        calibration = calibrate_ties(
-            vector,
-            data,
-            None if masks is None else masks.mixed_pairs,
-            None if masks is None else masks.mixed_ties,
+    shared = _Shared(
+        data, settings, resample_counts(data.n_prompts, settings.bootstrap, settings.seed)
+    )
+    found = {
+        name: _variant(
+            name,
+            own_scores(data.score_vector(by_variant[name]), item_status[name]),
+            item_status[name],
+            statuses[name],
+            verdicts.get(name),
+            sample,
+            shared,
         )
-        per_prompt = {"srcc": srcc, "krcc": krcc, "ndcg": ndcg}
-        added = {m: m.per_prompt(rank_vector, data) for m in metrics() if m.per_prompt}
-        per_prompt.update({metric.name: values for metric, values in added.items()})
-        status = statuses[name]
-        fields: dict[str, Any] = {
-            "pairwise_accuracy": pairwise.accuracy,
-            "n_pairs": pairwise.n_pairs,
-            "n_pairs_skipped": pairwise.n_pairs_skipped - n_mixed,
-            "n_correct": pairwise.n_correct,
-            "metric_tie_rate": pairwise.metric_tie_rate,
-            "n_metric_ties": pairwise.n_metric_ties,
-            "n_human_ties": pairwise.n_human_ties,
-            "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
-            "thresholds": significance_thresholds(pairwise.n_pairs),
-            "accuracy_source": "verdicts" if name in verdicts else "scores",
-            "srcc": srcc.mean,
-            "krcc": krcc.mean,
-            "n_prompts": srcc.n_prompts,
-            "n_prompts_skipped": srcc.n_skipped,
-            "ndcg": ndcg.mean,
-            "n_prompts_ndcg": ndcg.n_prompts,
-            "n_prompts_skipped_ndcg": ndcg.n_skipped,
-            "tie_calibrated_accuracy": calibration.accuracy,
-            "tie_epsilon": calibration.epsilon,
-            "ci": (
-                _intervals(data, outcome, per_prompt, counts, confidence)
-                if bootstrap
-                else dict.fromkeys(ci_metrics())
-            ),
-            "n_items": sum(status.values()),
-            "n_scored": status["ok"] + status["fallback"],
-            "n_failed": status["failed"],
-            "n_fallback": status["fallback"],
-        }
-        for metric, values in added.items():  # metrics registered in the catalog
-            fields[metric.name] = finite_or_none(values.mean)
-            if metric.stands_on is not None:
-                fields[metric.stands_on.name] = values.n_prompts
-        if masks is not None:
-            fields["n_pairs_mixed_source"] = masks.n_mixed
-            fields["n_fallback_unranked"] = masks.n_fallback
-        if name in verdicts:
-            fields["pairwise"] = position_bias(verdicts[name])
-        variants[name] = VariantRecord(**fields)
-
+        for name in sorted(by_variant)
+    }
+    variants = {name: v.record for name, v in found.items()}
     largest = max((v.n_pairs for v in variants.values()), default=0)
     notes: list[str] = []
     board = None
     if items is None:
         notes.append("leaderboard omitted: it needs each image's t2i_model (pass --manifest)")
     else:
-        board = leaderboard_from_arrays(rank_vectors, data, items)
-        for name in rank_vectors:
+        board = leaderboard_from_arrays({n: v.rank_vector for n, v in found.items()}, data, items)
+        for name in found:
             variants[name].leaderboard_srcc = board.variants[name].srcc
     return RunRecord(
         variants=variants,
         thresholds=significance_thresholds(largest),
         leaderboard=board,
         comparisons=[
-            mcnemar_from_outcomes(a, outcomes[a], b, outcomes[b])
-            for a, b in combinations(sorted(outcomes), 2)
+            mcnemar_from_outcomes(a, found[a].outcomes, b, found[b].outcomes)
+            for a, b in combinations(sorted(found), 2)
         ],
         settings=Settings(
-            bootstrap=bootstrap,
+            bootstrap=settings.bootstrap,
             bootstrap_unit="prompt",
-            confidence=confidence,
-            seed=seed,
-            gain=gain,
-            top_k=top_k,
-            round_digits=round_digits,
+            confidence=settings.confidence,
+            seed=settings.seed,
+            gain=settings.gain,
+            top_k=settings.top_k,
+            round_digits=settings.round_digits,
             n_prompts=data.n_prompts,
             n_human_pairs=int(data.pair_winner.size),
             n_human_ties=data.n_human_ties,
@@ -230,19 +213,73 @@ def evaluate(
     )
 
 
-def jsonable(value: Any) -> Any:
-    """Copy of `value` where NaN and infinities become None and numpy scalars plain numbers."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def _variant(
+    name: str,
+    vector: np.ndarray,
+    item_status: dict[str, str],
+    status: Mapping[str, int],
+    verdicts: Sequence[PairVerdict] | None,
+    sample: int | None,
+    shared: _Shared,
+) -> _Variant:
+    """One variant's record from its score vector (its own scores, the fallback rule applied)
+    or, for a pairwise judge, its verdicts."""
+    data, settings = shared.data, shared.settings
+    found = variant_outcomes(vector, item_status, data, verdicts, sample)
+    masks, n_mixed, outcome = found.masks, found.n_mixed, found.outcomes
+    rank_vector = vector if masks is None else masks.rank_vector
+    pairwise = summarise_outcomes(outcome, data.n_human_ties)
+    srcc, krcc = prompt_correlations(rank_vector, data)
+    ndcg = prompt_ndcg(rank_vector, data, settings.gain, settings.top_k)
+    calibration = calibrate_ties(
+        vector,
+        data,
+        None if masks is None else masks.mixed_pairs,
+        None if masks is None else masks.mixed_ties,
+    )
+    per_prompt = {"srcc": srcc, "krcc": krcc, "ndcg": ndcg}
+    added = {m: m.per_prompt(rank_vector, data) for m in metrics() if m.per_prompt}
+    per_prompt.update({metric.name: values for metric, values in added.items()})
+    fields: dict[str, Any] = {
+        "pairwise_accuracy": pairwise.accuracy,
+        "n_pairs": pairwise.n_pairs,
+        "n_pairs_skipped": pairwise.n_pairs_skipped - n_mixed,
+        "n_correct": pairwise.n_correct,
+        "metric_tie_rate": pairwise.metric_tie_rate,
+        "n_metric_ties": pairwise.n_metric_ties,
+        "n_human_ties": pairwise.n_human_ties,
+        "p_value": binomial_p_value(pairwise.n_correct, pairwise.n_pairs),
+        "thresholds": significance_thresholds(pairwise.n_pairs),
+        "accuracy_source": "verdicts" if verdicts is not None else "scores",
+        "srcc": srcc.mean,
+        "krcc": krcc.mean,
+        "n_prompts": srcc.n_prompts,
+        "n_prompts_skipped": srcc.n_skipped,
+        "ndcg": ndcg.mean,
+        "n_prompts_ndcg": ndcg.n_prompts,
+        "n_prompts_skipped_ndcg": ndcg.n_skipped,
+        "tie_calibrated_accuracy": calibration.accuracy,
+        "tie_epsilon": calibration.epsilon,
+        "ci": (
+            _intervals(data, outcome, per_prompt, shared.counts, settings.confidence)
+            if settings.bootstrap
+            else dict.fromkeys(ci_metrics())
+        ),
+        "n_items": sum(status.values()),
+        "n_scored": status["ok"] + status["fallback"],
+        "n_failed": status["failed"],
+        "n_fallback": status["fallback"],
+    }
+    for metric, values in added.items():  # metrics registered in the catalog
+        fields[metric.name] = finite_or_none(values.mean)
+        if metric.stands_on is not None:
+            fields[metric.stands_on.name] = values.n_prompts
+    if masks is not None:
+        fields["n_pairs_mixed_source"] = masks.n_mixed
+        fields["n_fallback_unranked"] = masks.n_fallback
+    if verdicts is not None:
+        fields["pairwise"] = position_bias(verdicts)
+    return _Variant(rank_vector, outcome, VariantRecord(**fields))
 
 
-def to_json(summary: dict[str, Any], indent: int | None = 2) -> str:
-    """Strict JSON (NaN -> null; `allow_nan=False` guarantees none slips through)."""
-    return json.dumps(jsonable(summary), indent=indent, allow_nan=False)
+__all__ = ["MetricSettings", "metrics_record"]

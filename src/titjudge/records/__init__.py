@@ -52,7 +52,7 @@ class RunEvaluation:
     """What the evaluator hands the run writer: items in item-id order with the pairwise
     judges' per-item outcomes attached, their items.jsonl lines (one per item and variant,
     the score rows the metrics were computed from), the metrics
-    (`metrics.summary.evaluate`'s record, without provenance; None without human data), the
+    (`metrics.summary.metrics_record`'s record, without provenance; None without human data), the
     pairwise runs, per-variant status counts and the failed-item count."""
 
     results: list[ItemResult]

@@ -48,7 +48,7 @@ class Provenance(BaseModel):
 
 
 class Spread(BaseModel):
-    """One metric across a repeated judge's N samples (`metrics.summary.evaluate`): mean, std
+    """One metric across a repeated judge's N samples (`metrics.summary.metrics_record`): mean, std
     (n-1; 0 for one value), min and max over the samples where it is defined, and every
     sample's value (None where undefined)."""
 
@@ -85,7 +85,7 @@ _WHERE_THEY_APPLY = (
 
 
 class VariantRecord(BaseModel):
-    """One variant's metrics and its provenance. Every field `metrics.summary.evaluate`
+    """One variant's metrics and its provenance. Every field `metrics.summary.metrics_record`
     gives is declared here; a metric registered in the catalog (`metrics.catalog.register`)
     is an extra field under its own name, as the catalog declares it (`get` reads both)."""
 
@@ -204,7 +204,7 @@ class Comparison(BaseModel):
 
 
 class Settings(BaseModel):
-    """How the metrics were computed (the defaults are `metrics.summary.evaluate`'s)."""
+    """How the metrics were computed (the defaults are `metrics.summary.metrics_record`'s)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -287,7 +287,7 @@ class RunRecord(BaseModel):
         )
 
     def metrics_json(self) -> dict[str, Any]:
-        """The dict metrics.json holds (and `metrics --json`, `RunOutcome.metrics` give)."""
+        """The dict metrics.json holds (and `metrics --json` gives)."""
         return self.model_dump(mode="json")
 
 

@@ -1,7 +1,7 @@
 """One typed record of a run's results: what metrics.json holds and every view reads.
 
 `RunRecord` is written once, by `write_record` (metrics.json, atomically, into the run's
-staging dir), as `metrics.summary.evaluate` made it (each number once) with each variant's
+staging dir), as `metrics.summary.metrics_record` made it (each number once) with each variant's
 provenance. Everything that shows a number reads it back with `load_record` /
 `load_run`: the run's tables, `titjudge metrics RUN`, `titjudge audit` (terminal, HTML,
 `--json`), the ablation tables and `titjudge.load_run`. Nothing recomputes a metric.
@@ -94,7 +94,7 @@ def build_record(
     provenances: Mapping[str, Provenance] | None = None,
     describer: Mapping[str, Any] | None = None,
 ) -> RunRecord:
-    """`record` (`metrics.summary.evaluate`'s) with each variant's provenance and the
+    """`record` (`metrics.summary.metrics_record`'s) with each variant's provenance and the
     describer that wrote the descriptions its judges read."""
     provenances = provenances or {}
     record.describer = dict(describer) if describer else None
@@ -106,11 +106,26 @@ def build_record(
 
 def write_record(out: Path, record: RunRecord) -> Path:
     """metrics.json: the one place a run's numbers are written."""
-    from titjudge.metrics.summary import to_json
+    from titjudge.files import to_json
 
     path = out / "metrics.json"
     atomic_write(path, to_json(record.metrics_json()) + "\n")
     return path
+
+
+def write_record_files(out: Path, record: RunRecord, *, with_metrics: bool) -> None:
+    """Every file of a run dir that its record holds, written from it: scores.csv (its item
+    lines' rows, the rows the metrics were computed from), items.jsonl, pairs_<judge>.jsonl
+    and, `with_metrics` (the run had human pairs), metrics.json. config.yaml, summary.json and
+    files.json are the runner's (`report.run_dir`, `report.run_summary`, `report.run_files`)."""
+    from titjudge.report import run_dir
+
+    run_dir.write_score_rows(out, [line.score_row() for line in record.item_lines])
+    run_dir.write_items(out, record.item_lines)
+    for name, verdicts in record.verdicts.items():
+        run_dir.write_pairs(out, name, verdicts)
+    if with_metrics:
+        write_record(out, record)
 
 
 def parse_record(

@@ -87,6 +87,6 @@ def write_score_rows(out: Path, rows: list[ScoreRow]) -> None:
 
 
 def write_json(out: Path, name: str, payload: dict[str, Any]) -> None:
-    from titjudge.metrics.summary import to_json
+    from titjudge.files import to_json
 
     atomic_write(out / name, to_json(payload) + "\n")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,48 +30,33 @@ from titjudge.models.hub import ModelHub, usage_since
 from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
-from titjudge.records.origins import variant_origins
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord
-from titjudge.records.summary import RunSummary, StoppedModel
+from titjudge.records.summary import StoppedModel
 from titjudge.report import run_dir, runs
-from titjudge.report.failures import failure_summary
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
-from titjudge.report.record import answered_models, build_record, variant_provenance, write_record
+from titjudge.report.record import (
+    answered_models,
+    build_record,
+    variant_provenance,
+    write_record_files,
+)
 from titjudge.report.run_files import write_run_files
-from titjudge.report.run_summary import write_summary
+from titjudge.report.run_summary import RunRoles, RunSpend, build_summary, write_summary
 from titjudge.run.context import run_context, run_hub
 from titjudge.run.loop import run_to_end
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class RunOutcome:
-    """What `run_async` gives: the run's one record (`record`: its metrics, its counts as
-    `record.summary`, its pairwise verdicts, items.jsonl's lines and its run dir, the record
-    `titjudge.load_run(record.run_dir)` reads back) and each item's results in memory
-    (`results`, which the record's item lines were built from)."""
+@dataclass(frozen=True)
+class ShowProgress:
+    """How a run shows each phase's progress on stderr (`report.progress`): a bar on a
+    terminal, else a plain record every `interval` seconds and at each phase's end; `title`
+    names the run there (an ablation's row)."""
 
-    record: RunRecord
-    results: list[ItemResult] = field(repr=False, default_factory=list)
-
-    @property
-    def summary(self) -> RunSummary:
-        """The run's counts, as summary.json holds them: `record.summary`."""
-        assert self.record.summary is not None, "a finished run's record holds its summary"
-        return self.record.summary
-
-    @property
-    def out_dir(self) -> Path:
-        """The run dir: `record.run_dir`."""
-        assert self.record.run_dir is not None, "a finished run's record names its run dir"
-        return self.record.run_dir
-
-    @property
-    def exit_code(self) -> int:
-        """`titjudge run`'s exit code (`RunSummary.exit_code`)."""
-        return self.summary.exit_code
+    title: str = ""
+    interval: float = RECORD_INTERVAL
 
 
 def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], HumanData | None]:
@@ -103,19 +88,16 @@ async def run_async(
     *,
     limit: int | None = None,
     out: Path | None = None,
-    show_progress: bool = False,
+    progress: ShowProgress | None = None,
     bootstrap: int = 1000,
     hub: ModelHub | None = None,
-    progress_title: str = "",
-    progress_interval: float = RECORD_INTERVAL,
     data: tuple[list[Item], HumanData | None] | None = None,
-) -> RunOutcome:
-    """Run one config. With `hub`, models already loaded there are reused and left open
-    (the ablation shares one hub across rows); otherwise the run owns and closes its own.
-
-    `show_progress` shows each phase's progress on stderr (`report.progress`): a bar on a
-    terminal, else a plain record every `progress_interval` seconds and at each phase's end;
-    `progress_title` names the run there (an ablation's row).
+) -> RunRecord:
+    """Run one config; its record, as `titjudge.load_run(record.run_dir)` reads it back (its
+    metrics, its counts as `record.summary`, its pairwise verdicts, items.jsonl's lines and its
+    run dir). With `hub`, models already loaded there are reused and left open (the ablation
+    shares one hub across rows); otherwise the run owns and closes its own. `progress`: show
+    each phase's progress on stderr (None: show nothing).
 
     `data` is the run's items and human data as `load_run_data(config, limit)` returns
     them, when the caller has loaded them already (the ablation reads them once for all
@@ -128,114 +110,183 @@ async def run_async(
         else runs.stage_run(history=history_dir(config))
     )
     try:
-        found = await _run_staged(
-            config,
-            staged.staging,
-            items,
-            human,
-            limit=limit,
-            show_progress=show_progress,
-            bootstrap=bootstrap,
-            hub=hub,
-            progress_title=progress_title,
-            progress_interval=progress_interval,
+        record = await _run_staged(
+            config, staged.staging, (items, human), limit, progress, bootstrap, hub
         )
-        found.summary.wall_seconds = round(time.perf_counter() - started, 3)
-        write_summary(staged.staging, found.summary)
-        found.record.files = write_run_files(staged.staging)  # last: it lists every other file
-        found.record.run_dir = staged.commit()
+        assert record.summary is not None
+        record.summary.wall_seconds = round(time.perf_counter() - started, 3)
+        write_summary(staged.staging, record.summary)
+        record.files = write_run_files(staged.staging)  # last: it lists every other file
+        record.run_dir = staged.commit()
     except BaseException:  # a failed or interrupted run leaves no half run behind
         staged.discard()
         raise
-    return found
+    return record
+
+
+@dataclass
+class _Counters:
+    """The hub's counters when the run started: what it counts from then on is this run's
+    (a grid's rows share one hub)."""
+
+    hub: ModelHub
+    usage: dict[str, Usage]
+    by_model: dict[str, Any]
+    budget: Any
+    online: dict[str, int]
+    writes: dict[str, int]
+    retries: int
+
+    @classmethod
+    def of(cls, hub: ModelHub) -> _Counters:
+        return cls(
+            hub=hub,
+            usage=hub.usage(),
+            by_model=hub.usage_by_model(),
+            budget=hub.budget.state() if hub.budget is not None else None,
+            online=hub.batch_sent_online(),
+            writes=dict(hub.cache.stats.writes),
+            retries=hub.retries()[0],
+        )
+
+    def progress(self, total: int) -> Progress:
+        """The run's progress, its spend, retries and stopped models read off the hub live."""
+        hub = self.hub
+        return Progress(
+            total=total,
+            spent=lambda: sum(usage_since(self.usage, hub.usage()).values(), Usage()),
+            retries=lambda: (hub.retries()[0] - self.retries, hub.retries()[1]),
+            stopped=lambda: [f"{b.model} ({b.reason})" for b in hub.stopped()],
+        )
+
+    def cache_counts(self) -> dict[str, Any]:
+        """This run's calls, cache hits, misses and writes (`records.cache_counts`)."""
+        writes = {m: n - self.writes.get(m, 0) for m, n in self.hub.cache.stats.writes.items()}
+        return cache_counts(usage_since(self.by_model, self.hub.usage_by_model()), writes)
+
+    def spend(self, evaluation: RunEvaluation, batch: dict[str, Any]) -> RunSpend:
+        """What the hub counted for this run, for its summary."""
+        hub = self.hub
+        for model, sent in hub.batch_sent_online().items():  # a batch model's calls online
+            if sent > self.online.get(model, 0):
+                batch.setdefault(model, {})["sent_online"] = sent - self.online.get(model, 0)
+        budget = None
+        if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
+            budget = {
+                **hub.budget.to_json(since=self.budget),
+                "items_undone": sum(1 for r in evaluation.results if budget_refused(r)),
+                "pairs_undone": sum(
+                    1
+                    for run in evaluation.pairwise.values()
+                    for v in run.judgements
+                    if pair_refused(v)
+                ),
+            }
+        return RunSpend(
+            usage=usage_since(self.usage, hub.usage()),
+            cache=self.cache_counts(),
+            answered_by=provenance(usage_since(self.by_model, hub.usage_by_model())),
+            stopped=[
+                StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak)
+                for b in hub.stopped()
+            ],
+            budget=budget,
+            batch=batch,
+        )
 
 
 async def _run_staged(
     config: RunConfig,
     out_dir: Path,
-    items: list[Item],
-    human: HumanData | None,
-    *,
+    data: tuple[list[Item], HumanData | None],
     limit: int | None,
-    show_progress: bool,
+    progress: ShowProgress | None,
     bootstrap: int,
     hub: ModelHub | None,
-    progress_title: str,
-    progress_interval: float,
-) -> RunOutcome:
+) -> RunRecord:
     """The run itself, every file written into `out_dir` (the staging dir) except
     summary.json, which `run_async` writes once the wall time is known."""
+    items, human = data
     owned = hub is None
-    batch: dict[str, Any] = {}
-    if hub is None:
-        hub = run_hub(config.run)
-    cache = hub.cache
-    usage_before, by_model_before = hub.usage(), hub.usage_by_model()
-    budget_before = hub.budget.state() if hub.budget is not None else None
-    online_before = hub.batch_sent_online()
-    writes_before = dict(cache.stats.writes)
-    retries_before = hub.retries()[0]
-
-    def since(now: tuple[int, str | None], before: int) -> tuple[int, str | None]:
-        return now[0] - before, now[1]
-
-    def run_cache_counts() -> dict[str, Any]:
-        """This run's calls, cache hits, misses and writes (`records.cache_counts`)."""
-        writes = {m: n - writes_before.get(m, 0) for m, n in cache.stats.writes.items()}
-        return cache_counts(usage_since(by_model_before, hub.usage_by_model()), writes)
-
+    hub = hub if hub is not None else run_hub(config.run)
+    counters = _Counters.of(hub)
     try:
-        progress = Progress(
-            total=len(items),
-            spent=lambda: sum(usage_since(usage_before, hub.usage()).values(), Usage()),
-            retries=lambda: since(hub.retries(), retries_before),
-            stopped=lambda: [f"{b.model} ({b.reason})" for b in hub.stopped()],
+        ctx, judges = run_context(
+            config, hub, human, counters.progress(len(items)), bootstrap, probe=SEND
         )
-        ctx, judges = run_context(config, hub, human, progress, bootstrap, probe=SEND)
-        describer, template = ctx.describer, ctx.describe_template
-
-        def record() -> None:
-            """The config with what was resolved; written again after the graph, because a
-            model is loaded (and its facts known) only once a call misses the cache."""
-            resolved = {
-                "describer": {**describer.backend.describe(), "template": template.record()},
-                "judges": [judge.record() for judge in judges],
-                "models": hub.describe(),
-                "items": len(items),
-                "limit": limit,
-                # what a model swapped on the command line left out of the config (config.swap)
-                **({"swapped": config.swapped} if config.swapped else {}),
-            }
-            run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
-
-        record()
+        batch: dict[str, Any] = {}
         if _batched(config):  # batch models' misses first, by batch jobs: the graph reads them
             from titjudge.agents.batch_phase import run_batches
 
-            batch = await run_batches(items, ctx, show=show_progress)
-        progress.start()
+            batch = await run_batches(items, ctx, show=progress is not None)
+        ctx.progress.start()
+        shown = progress or ShowProgress()
         display = ProgressDisplay(
-            progress, show=show_progress, title=progress_title, interval=progress_interval
+            ctx.progress, show=progress is not None, title=shown.title, interval=shown.interval
         )
         async with display:
             evaluation = await _run_items(items, ctx, config.run.concurrency)
-        record()
-        for model, sent in hub.batch_sent_online().items():  # a batch model's calls online
-            if sent > online_before.get(model, 0):
-                batch.setdefault(model, {})["sent_online"] = sent - online_before.get(model, 0)
+        # once, after the graph: a model is loaded (and its facts known) only once a call
+        # misses the cache
+        resolved = _resolved(config, ctx, judges, hub, limit)
+        run_dir.write_config(out_dir, config.model_dump(mode="json"), resolved)
+        spend = counters.spend(evaluation, batch)
     finally:
         if owned:
-            cache.save_run_stats(config.name, run_cache_counts())
+            hub.cache.save_run_stats(config.name, counters.cache_counts())
             await hub.aclose()
-    results, pair_runs = evaluation.results, evaluation.pairwise
-    run_record = RunRecord()  # no human pairs: no metrics.json, the record holds the counts
+    record = _record(config, evaluation, ctx, judges)
+    write_record_files(out_dir, record, with_metrics=evaluation.metrics is not None)
+    judge_models = {judge.name: judge.record().get("model") for judge in judges}
+    record.summary = build_summary(
+        config.name,
+        evaluation,
+        len(human.pairs) if human else 0,
+        RunRoles(
+            describer_model=config.describer.model,
+            judge_models=judge_models,
+            fallbacks={judge.name: judge.fallback for judge in config.judges},
+        ),
+        spend,
+    )
+    if owned:
+        hub.cache.close()
+    record.run_dir = out_dir  # the staging dir, until `run_async` moves it into place
+    return record
+
+
+def _resolved(
+    config: RunConfig, ctx: RunContext, judges: list[Any], hub: ModelHub, limit: int | None
+) -> dict[str, Any]:
+    """config.yaml's `resolved`: what the run's models, template and judges turned out to be."""
+    return {
+        "describer": {
+            **ctx.describer.backend.describe(),
+            "template": ctx.describe_template.record(),
+        },
+        "judges": [judge.record() for judge in judges],
+        "models": hub.describe(),
+        "items": ctx.progress.total,
+        "limit": limit,
+        # what a model swapped on the command line left out of the config (config.swap)
+        **({"swapped": config.swapped} if config.swapped else {}),
+    }
+
+
+def _record(
+    config: RunConfig, evaluation: RunEvaluation, ctx: RunContext, judges: list[Any]
+) -> RunRecord:
+    """The run's one record: the evaluator's metrics with each variant's provenance (no human
+    pairs: no metrics, the record holds the counts), its item lines and verdicts."""
+    record = RunRecord()
     if evaluation.metrics is not None:
-        run_record = build_record(
+        template = ctx.describe_template
+        record = build_record(
             evaluation.metrics,
             variant_provenance(
                 [j.model_dump(mode="json") for j in config.judges],
                 [judge.record() for judge in judges],
-                answered_models(results),
+                answered_models(evaluation.results),
             ),
             {
                 "model": config.describer.model,
@@ -245,74 +296,9 @@ async def _run_staged(
                 "temperature": config.describer.temperature,
             },
         )
-    # every file but config.yaml from the record (summary.json: `run_async`); scores.csv is
-    # its item lines' rows, the rows the metrics were computed from
-    run_record.item_lines = evaluation.lines
-    run_record.verdicts = {name: run.in_order() for name, run in pair_runs.items()}
-    rows = evaluation.rows  # the record's item lines' rows
-    run_dir.write_score_rows(out_dir, rows)
-    run_dir.write_items(out_dir, run_record.item_lines)
-    for name, verdicts in run_record.verdicts.items():
-        run_dir.write_pairs(out_dir, name, verdicts)
-    if evaluation.metrics is not None:
-        write_record(out_dir, run_record)
-    budget = None
-    if hub.budget is not None:  # the ledger's spend (a grid's: all rows so far) and this run's
-        budget = {
-            **hub.budget.to_json(since=budget_before),
-            "items_undone": sum(1 for r in results if budget_refused(r)),
-            "pairs_undone": sum(
-                1 for run in pair_runs.values() for v in run.judgements if pair_refused(v)
-            ),
-        }
-    means = None
-    if evaluation.metrics is None:  # no human pairs to compare with: the models' mean scores
-        from titjudge.metrics.model_means import model_means
-
-        means = model_means(rows, {r.item.item_id: r.item.t2i_model for r in results})
-    pairwise = None
-    if pair_runs:
-        from titjudge.metrics.pairwise_stats import run_summary
-
-        pairwise = {name: run_summary(run) for name, run in pair_runs.items()}
-    stopped = [
-        StoppedModel(model=b.model, reason=b.reason or "", requests=b.streak) for b in hub.stopped()
-    ]
-    judge_models = {judge.name: judge.record().get("model") for judge in judges}
-    summary = RunSummary(
-        name=config.name,
-        items=len(results),
-        failed_items=evaluation.n_failed_items,
-        image_errors=sum(1 for r in results if r.image_error),
-        describer_failures=sum(
-            1 for r in results if r.described.text is None and r.described.call is not None
-        ),
-        variants=evaluation.status_counts,
-        # per variant: its share of scores from its fallback, whether its model was stopped
-        origins=variant_origins(
-            evaluation.status_counts,
-            {judge.name: judge.fallback for judge in config.judges},
-            judge_models,
-            [model.model for model in stopped],
-        ),
-        usage=dict(sorted(usage_since(usage_before, hub.usage()).items())),
-        cache=run_cache_counts(),
-        # per configured model, the models its replies say answered (`models.calls.provenance`)
-        answered_by=provenance(usage_since(by_model_before, hub.usage_by_model())),
-        human_pairs=len(human.pairs) if human else 0,
-        # grouped by role, model and reason, and the models stopped (`report.failures`)
-        failures=failure_summary(results, config.describer.model, judge_models, stopped),
-        budget=budget,
-        # per batch model: its jobs, requests, answers and failures, at the batch price
-        batch=batch or None,
-        model_means=means,
-        pairwise=pairwise,
-    )
-    if owned:
-        cache.close()
-    run_record.summary = summary
-    run_record.run_dir = out_dir  # the staging dir, until `run_async` moves it into place
-    return RunOutcome(record=run_record, results=results)
+    record.item_lines = evaluation.lines
+    record.verdicts = {name: run.in_order() for name, run in evaluation.pairwise.items()}
+    return record
 
 
 def budget_refused(result: ItemResult) -> bool:
@@ -343,7 +329,7 @@ async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> Ru
     return evaluation
 
 
-def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
+def run(config: RunConfig, **kwargs: Any) -> RunRecord:
     """Synchronous wrapper (CLI and notebooks without a running loop).
 
     A run that stops early (a full disk, Ctrl-C) cancels the model calls in flight; litellm
@@ -358,4 +344,4 @@ def run(config: RunConfig, **kwargs: Any) -> RunOutcome:
         return run_to_end(run_async(config, **kwargs))
 
 
-__all__ = ["RunOutcome", "budget_refused", "pair_refused", "run", "run_async", "run_context"]
+__all__ = ["ShowProgress", "budget_refused", "pair_refused", "run", "run_async", "run_context"]

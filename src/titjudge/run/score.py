@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from titjudge.agents.nodes import build_item_graph
+from titjudge.agents.graph import drive
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.errors import DataError
@@ -89,8 +89,8 @@ async def score_async(
         ctx, judges = run_context(config, hub, None, Progress(total=1), probe=SEND)
         # every judge is asked of the one image: a pairwise one says why it cannot score it
         ctx = dataclasses.replace(ctx, judges=judges, pairwise=[])
-        final = await build_item_graph().ainvoke({"item": item}, context=ctx)
-        result = final["results"][0]
+        # the run's own driver: the cached pass, then the item graph, as in a run of one item
+        (result,) = (await drive([item], ctx))["results"]
     finally:
         await hub.aclose()
         cache.close()

@@ -136,9 +136,19 @@ def _drawn_relation(rel: Relation, a: Subject, b: Subject) -> str:
 
 
 def describe_rendering(rendering: Rendering, rng: random.Random) -> str:
-    """A describer-style paragraph of what was drawn, ~150-300 words."""
-    r = rendering
-    scale = r.composition.scale
+    """A describer-style paragraph of what was drawn, ~150-300 words: the style and setting,
+    the subjects and their relations, the light, details and mood, then optional remarks
+    until the paragraph is long enough (`rng` drawn from in that order)."""
+    parts = [
+        *_scene_sentences(rendering, rng),
+        *_subject_sentences(rendering, rng),
+        *_light_sentences(rendering, rng),
+    ]
+    return " ".join(_padded(parts, rng))
+
+
+def _scene_sentences(r: Rendering, rng: random.Random) -> list[str]:
+    """The style, the setting, the view and the horizon."""
     parts: list[str] = []
     if r.style is not None:
         parts.append(
@@ -171,6 +181,13 @@ def describe_rendering(rendering: Rendering, rng: random.Random) -> str:
         h = r.composition.horizon
         level = "near the top" if h < 0.3 else "roughly midway" if h < 0.65 else "low"
         parts.append(f"The horizon line sits {level} in the frame.")
+    return parts
+
+
+def _subject_sentences(r: Rendering, rng: random.Random) -> list[str]:
+    """How many subjects, each subject where it is, their colours together, their relations."""
+    scale = r.composition.scale
+    parts: list[str] = []
     drawn = sorted((s for s in r.subjects if s is not None), key=lambda s: s.cx)
     counts = {
         1: "One main subject",
@@ -211,6 +228,12 @@ def describe_rendering(rendering: Rendering, rng: random.Random) -> str:
         a, b = r.subjects[rel.a], r.subjects[rel.b]
         if a is not None and b is not None:
             parts.append(_drawn_relation(rel, a, b))
+    return parts
+
+
+def _light_sentences(r: Rendering, rng: random.Random) -> list[str]:
+    """The lighting, the small details and the mood."""
+    parts: list[str] = []
     if r.lighting is not None:
         source = {
             "sun": " A round sun hangs in the sky.",
@@ -230,6 +253,11 @@ def describe_rendering(rendering: Rendering, rng: random.Random) -> str:
     parts.append(
         r.mood.drawn if r.mood is not None else "The overall atmosphere is fairly neutral."
     )
+    return parts
+
+
+def _padded(parts: list[str], rng: random.Random) -> list[str]:
+    """`parts` with optional remarks inserted until the paragraph reaches its drawn length."""
     optional = [
         "Each object carries a darker outline in a shade of its own colour.",
         "The forms are simple and geometric rather than photographic.",
@@ -246,4 +274,4 @@ def describe_rendering(rendering: Rendering, rng: random.Random) -> str:
     target = rng.randint(DESCRIPTION_WORDS[0] + 20, DESCRIPTION_WORDS[1] - 60)
     while _words(" ".join(parts)) < target and optional:
         parts.insert(rng.randint(1, len(parts)), optional.pop())
-    return " ".join(parts)
+    return parts

@@ -1,7 +1,7 @@
 """Where a judge fails: pairwise accuracy and SRCC per prompt-length bucket, per T2I model
 and, for a checklist judge, per element type; each with its pair count and CI.
 
-Every number is `metrics.summary.evaluate` run on a subset, with the run's recorded
+Every number is `metrics.summary.metrics_record` run on a subset, with the run's recorded
 settings (bootstrap over prompts, seed, confidence), so a bucket's accuracy, CI and SRCC
 are computed exactly as metrics.json's are:
 
@@ -120,7 +120,7 @@ def _rows_for(
 ) -> list[GroupRow]:
     if not pairs:
         return []
-    variants = run.evaluate(pairs, ranks, rows).variants
+    variants = run.metrics_on(pairs, ranks, rows).variants
     n_prompts = len({p.prompt_id for p in pairs})
     images = {p.item_a for p in pairs} | {p.item_b for p in pairs}
     scored: dict[str, list[ScoreRow]] = {}

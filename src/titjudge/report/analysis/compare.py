@@ -4,7 +4,7 @@ the verdicts between every two variants; what changed between the runs' configs.
 
 A pair is shared when every run has it (same prompt, same two images, either order) with
 the same human verdict; runs over different pairs are compared on that intersection and
-the report says so, with the counts. Every number is `metrics.summary.evaluate` (accuracy,
+the report says so, with the counts. Every number is `metrics.summary.metrics_record` (accuracy,
 CI, SRCC, KRCC: each run on the shared pairs, the ranks of their images, its recorded
 settings) or reads `metrics.outcomes` (McNemar, kappa): the outcomes metrics.json counts.
 Each variant comes with its origin as its run recorded it (`RunRecord.origin`: its share of
@@ -176,7 +176,7 @@ def compare_runs(
     numbers, outcomes = {}, {}
     for index, run in enumerate(runs):
         ranks = [r for r in run.human.ranks if r.item_id in items]
-        numbers[index] = run.evaluate(pairs, ranks).variants
+        numbers[index] = run.metrics_on(pairs, ranks).variants
         _, outcomes[index] = run_outcomes(run.rows, pairs, run.record.verdicts, run.round_digits)
     table = []
     for index, variant, label in columns:

@@ -123,29 +123,32 @@ class RunData:
             )
         return human
 
-    def evaluate(
+    def metrics_on(
         self,
         pairs: Sequence[HumanPair] | None = None,
         ranks: Sequence[RankRow] | None = None,
         rows: Sequence[ScoreRow] | None = None,
         bootstrap: int | None = None,
     ) -> RunRecord:
-        """`metrics.summary.evaluate` on this run with its recorded settings: on its own pairs,
-        ranks and rows unless others are given (a subset: a length bucket, shared pairs)."""
-        from titjudge.metrics.summary import evaluate
+        """`metrics.summary.metrics_record` on this run with its recorded settings: on its own
+        pairs, ranks and rows unless others are given (a subset: a length bucket, shared
+        pairs)."""
+        from titjudge.metrics.summary import MetricSettings, metrics_record
 
         settings = self.record.settings
         human = self.human
-        return evaluate(
+        return metrics_record(
             self.rows if rows is None else rows,
             human.pairs if pairs is None else pairs,
             human.ranks if ranks is None else ranks,
             list(human.items.values()),
             verdicts=self.record.verdicts,
-            bootstrap=settings.bootstrap if bootstrap is None else bootstrap,
-            seed=settings.seed,
-            gain=settings.gain,  # type: ignore[arg-type]
-            top_k=settings.top_k,
-            round_digits=self.round_digits,
-            confidence=settings.confidence,
+            settings=MetricSettings(
+                bootstrap=settings.bootstrap if bootstrap is None else bootstrap,
+                seed=settings.seed,
+                gain=settings.gain,  # type: ignore[arg-type]
+                top_k=settings.top_k,
+                round_digits=self.round_digits,
+                confidence=settings.confidence,
+            ),
         )
