@@ -79,3 +79,19 @@ def test_the_runner_builds_no_summary_and_writes_config_yaml_once():
 def test_the_reports_take_strict_json_from_files_not_from_the_metrics():
     for path in (SRC / "report").rglob("*.py"):
         assert "metrics.summary import to_json" not in path.read_text(), path
+
+
+def test_config_yaml_is_read_through_its_record_alone():
+    """Every view reads a run's config.yaml typed (`records.run_config.RunConfigFile`); the
+    other YAML readers read configs a user wrote (run, ablation, estimate's)."""
+    readers = {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "load_yaml(" in path.read_text() and path.name != "files.py"
+    }
+    assert readers == {
+        "records/run_config.py",
+        "config/load.py",
+        "cli/estimate.py",
+        "ablation/config.py",
+    }

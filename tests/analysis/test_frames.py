@@ -120,8 +120,8 @@ def test_re_evaluating_the_run_reproduces_metrics_json(modes_run):
 
 def test_config_is_the_run_file_as_a_dict_and_summary_it_typed(modes_run):
     record = titjudge.load_run(modes_run)
-    assert record.config["name"] == "modes"
-    assert [j["name"] for j in record.config["judges"]] == ["lexical", "llm", "check", "pair"]
+    assert record.config.name == "modes"
+    assert [j.name for j in record.config.judges] == ["lexical", "llm", "check", "pair"]
     assert record.summary is not None
     assert record.summary.summary_json() == json.loads((modes_run / "summary.json").read_text())
 

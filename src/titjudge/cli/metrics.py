@@ -179,15 +179,13 @@ def _verdicts(scores: Path, variants: set[str]) -> dict[str, Any]:
         path = folder / f"pairs_{name}.jsonl"
         if path.is_file():
             found[name] = load_verdicts(path)
-    config = folder / "config.yaml"
-    if config.is_file():
-        from titjudge.files import load_yaml
+    if (folder / "config.yaml").is_file():
+        from titjudge.records.run_config import RunConfigFile
 
-        judges = load_yaml(config).get("judges") or []
-        for judge in judges:
-            if not isinstance(judge, dict) or judge.get("kind") != "pairwise":
+        for judge in RunConfigFile.read(folder).judges:
+            if judge.kind != "pairwise":
                 continue
-            name = str(judge.get("name"))
+            name = judge.name
             if name in variants and name not in found:
                 raise DataError(
                     f"{scores}: variant {name!r} is a pairwise judge and its accuracy comes "

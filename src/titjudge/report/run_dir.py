@@ -16,7 +16,6 @@ once the run is complete.
 from __future__ import annotations
 
 import functools
-import json
 import platform
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from titjudge.data.scores import write_scores
-from titjudge.files import atomic_write, jsonl_text, yaml_text
+from titjudge.files import atomic_write, jsonl_text
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import ScoreRow
 from titjudge.records.pairs import PairVerdict
@@ -60,10 +59,11 @@ def package_versions() -> dict[str, str]:
     return dict(_installed_versions())
 
 
-def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) -> None:
-    doc = {**config, "resolved": {**resolved, "packages": package_versions()}}
-    doc = json.loads(json.dumps(doc, default=str))  # plain types only (versions, paths, dtypes)
-    atomic_write(out / "config.yaml", yaml_text(doc))
+def write_config(out: Path, config: dict[str, Any], resolved: dict[str, Any]) -> Path:
+    """config.yaml: the run's config and what it resolved to (`records.run_config`)."""
+    from titjudge.records.run_config import RunConfigFile
+
+    return RunConfigFile.made(config, resolved, package_versions()).write(out)
 
 
 def write_items(out: Path, lines: Iterable[ItemLine]) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from titjudge.errors import DataError, TitjudgeError
-from titjudge.files import load_yaml
+from titjudge.records.run_config import RunConfigFile
 from titjudge.records.run_files import FILES_NAME
 from titjudge.report.run_files import FileProblem, check_run, load_run_files, more_files
 from titjudge.report.runs import histories, is_history, is_run_dir, partial_dirs, run_ids
@@ -54,10 +54,10 @@ class RunCheck:
 def _written_by(run: Path) -> str:
     """`, by titjudge X` as the run's config.yaml records it, or '' when it does not say."""
     try:
-        packages = (load_yaml(run / "config.yaml").get("resolved") or {}).get("packages") or {}
+        resolved = RunConfigFile.read(run).resolved
     except TitjudgeError:  # an unreadable config.yaml is not what this line is about
         return ""
-    version = packages.get("titjudge") if isinstance(packages, dict) else None
+    version = resolved.packages.get("titjudge") if resolved is not None else None
     return f", by titjudge {version}" if version else ""
 
 

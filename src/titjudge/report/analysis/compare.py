@@ -68,21 +68,17 @@ def config_facts(run: RunData) -> dict[str, Any]:
     sampling; template hashes from the record's provenance."""
     config = run.config
     facts: dict[str, Any] = {}
-    describer = config.get("describer") or {}
     for key in _DESCRIBER_KEYS:
-        if isinstance(describer, Mapping) and key in describer:
-            _flat(describer[key], f"describer.{key}", facts)
-    resolved = (config.get("resolved") or {}).get("describer") or {}
-    template = resolved.get("template") if isinstance(resolved, Mapping) else None
-    if isinstance(template, Mapping):
-        facts["describer.template_sha256"] = template.get("sha256")
-    for judge in config.get("judges") or []:
-        if not isinstance(judge, Mapping):
-            continue
-        name = judge.get("name")
+        if key in config.describer:
+            _flat(config.describer[key], f"describer.{key}", facts)
+    resolved = config.resolved.describer if config.resolved is not None else None
+    if resolved is not None and resolved.template is not None:
+        facts["describer.template_sha256"] = resolved.template.sha256
+    for judge in config.judges:
+        entry = judge.model_dump()
         for key in _JUDGE_KEYS:
-            if judge.get(key) is not None:
-                _flat(judge[key], f"judges.{name}.{key}", facts)
+            if entry.get(key) is not None:
+                _flat(entry[key], f"judges.{judge.name}.{key}", facts)
     for name, variant in run.record.variants.items():
         found = variant.provenance
         if found is not None and found.template_sha256:
@@ -223,7 +219,7 @@ def compare_runs(
             {
                 "label": label,
                 "run_dir": str(run.run_dir),
-                "name": run.config.get("name"),
+                "name": run.config.name or None,
                 "n_pairs": size,
             }
             for label, run, size in zip(labels, runs, sizes, strict=True)

@@ -2,7 +2,7 @@
 
 `AnalysedRun` is the `RunRecord` every view reads (`report.record`), read the same way, plus
 the frames built from it when first asked for (`report.analysis.frames`; pandas comes with
-the `analysis` extra and is imported only then), config.yaml as a dict and summary.json typed
+the `analysis` extra and is imported only then), config.yaml and summary.json typed
 (`records.summary.RunSummary`, the record's `summary`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr
 
+from titjudge.records.run_config import RunConfigFile
 from titjudge.records.run_record import RunRecord
 from titjudge.report.analysis.run import RunData
 from titjudge.report.record import load_run
@@ -67,8 +68,9 @@ class AnalysedRun(RunRecord):
         return metrics_frame(self.analysis())
 
     @property
-    def config(self) -> dict[str, Any]:
-        """The run's resolved config (config.yaml) as a dict."""
+    def config(self) -> RunConfigFile:
+        """The run's config.yaml, typed (`records.run_config.RunConfigFile`: `name`, `data`,
+        `judges`, `resolved`, ...; `.doc` is the whole mapping)."""
         return self.analysis().config
 
 

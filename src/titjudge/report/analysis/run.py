@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from titjudge.errors import DataError
-from titjudge.files import load_yaml
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
+from titjudge.records.run_config import RunConfigFile
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary
 from titjudge.report.record import load_run
@@ -52,10 +51,9 @@ class RunData:
         return cls(load_run(path))
 
     @cached_property
-    def config(self) -> dict[str, Any]:
-        """config.yaml: the resolved config (with `resolved`: what it resolved to)."""
-        path = self.run_dir / "config.yaml"
-        return load_yaml(path) if path.is_file() else {}
+    def config(self) -> RunConfigFile:
+        """config.yaml: the config the run ran with and what it resolved to, typed."""
+        return RunConfigFile.read(self.run_dir)
 
     @cached_property
     def summary(self) -> RunSummary | None:
@@ -82,8 +80,7 @@ class RunData:
         return self.record.settings.round_digits
 
     def _data_path(self, key: str) -> Path | None:
-        data = self.config.get("data")
-        value = data.get(key) if isinstance(data, dict) else None
+        value = self.config.data_path(key)
         if value is None:
             return None
         path = Path(str(value))

@@ -18,13 +18,14 @@ from typing import Any
 
 from titjudge.data.manifest import load_manifest
 from titjudge.data.pairs import load_pairs
-from titjudge.errors import ConfigError, DataError, where
-from titjudge.files import iter_jsonl, load_yaml
+from titjudge.errors import DataError, where
+from titjudge.files import iter_jsonl
 from titjudge.metrics.fallback import fallback_only
 from titjudge.records.calls import total_cost
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.run_config import RunConfigFile
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import RunSummary
 from titjudge.report.audit.data import (
@@ -96,13 +97,10 @@ def load_items(path: Path) -> tuple[dict[str, AuditItem], list[str]]:
     return items, variants
 
 
-def _config_path(config: dict[str, Any], key: str, config_file: Path) -> Path | None:
-    data = config.get("data")
-    value = data.get(key) if isinstance(data, dict) else None
+def _config_path(config: RunConfigFile, key: str, config_file: Path) -> Path | None:
+    value = config.data_path(key)
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{config_file}: data.{key} must be a path, got {value!r}")
     path = Path(value)
     if not path.exists():
         hint = (
@@ -185,7 +183,7 @@ def load_audit(run_dir: Path) -> AuditData:
     assert record.run_dir is not None
     run_dir = record.run_dir
     items_path, config_path = run_dir / "items.jsonl", run_dir / "config.yaml"
-    config = load_yaml(config_path)
+    config = RunConfigFile.read(run_dir)
     pairs_path = _config_path(config, "human_pairs", config_path)
     manifest_path = _config_path(config, "manifest", config_path)
     if manifest_path is None:
@@ -221,7 +219,7 @@ def load_audit(run_dir: Path) -> AuditData:
     summary = record.summary or RunSummary()  # summary.json, read by load_run
     return AuditData(
         run_dir=run_dir,
-        name=str(config.get("name") or run_dir.name),
+        name=config.name or run_dir.name,
         variants=variants,
         items=items,
         prompts=prompts,
