@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from titjudge.ablation import heatmap
-from titjudge.ablation.grid import ablation_json, grid_notes
+from titjudge.ablation.grid import grid_notes, grid_record
 from titjudge.ablation.tables import leaderboard, table2, table4
 from titjudge.metrics.significance import significance_thresholds
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult
@@ -117,7 +117,7 @@ def test_a_thin_row_is_never_marked_best(tmp_path: Path) -> None:
     assert three[("Thin / A",)][-1].mark is None and three[("Thin / A",)][-1].text == "1.0000"
     assert three[("Full1 / A",)][-1].mark == "best"
 
-    saved = ablation_json(result)
+    saved = grid_record(result).model_dump(mode="json")
     assert saved["marks"] == {"min_share_percent": 90, "best_covered_pairs": 100}
     assert [saved["rows"][3]["cells"][c]["markable"] for c in "ab"] == [False, False]
     assert saved["rows"][3]["cells"]["a"]["n_pairs"] == 5

@@ -23,7 +23,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from titjudge.ablation.config import AblationConfig, AblationDescriber, row_run_config
 from titjudge.cache.store import CacheError
@@ -34,9 +33,10 @@ from titjudge.metrics.evaluate import HumanData
 from titjudge.models.core.base import MissingCredentialsError
 from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
+from titjudge.records.grid_record import GridCell, GridColumn, GridMarks, GridRecord, GridRow
 from titjudge.records.items import Item
 from titjudge.records.run_record import RunRecord
-from titjudge.report import run_dir, runs
+from titjudge.report import runs
 from titjudge.report.run_files import write_run_files
 from titjudge.run.context import run_hub
 from titjudge.run.runner import ShowProgress, load_run_data, run_async
@@ -312,66 +312,62 @@ async def _run_staged(
         cache.close()
 
 
-def ablation_json(result: AblationResult) -> dict[str, Any]:
-    """Everything the tables were made from, per row and cell: each cell with the pairs and
-    prompts it stands on, its own chance thresholds, and whether its accuracy could be marked
-    (MARK_MIN_PERCENT of the best-covered cell's pairs)."""
+def grid_record(result: AblationResult) -> GridRecord:
+    """ablation.json's record: everything the tables were made from, per row and cell: each
+    cell with the pairs and prompts it stands on, its own chance thresholds, and whether its
+    accuracy could be marked (MARK_MIN_PERCENT of the best-covered cell's pairs)."""
     from titjudge.ablation.coverage import MARK_MIN_PERCENT, best_covered, covered
 
     reference = best_covered(c for r in result.shown_rows for c in r.cells.values())
-    return {
-        "name": result.name,
-        "columns": [vars(c) for c in result.columns],
-        "disabled_columns": [vars(c) for c in result.disabled],
-        "shown_columns": [c.name for c in result.shown_columns],
-        "shown_rows": [r.name for r in result.shown_rows],
-        # for the best-covered cell's pairs; each cell's own are under its "thresholds"
-        "thresholds": None if result.thresholds is None else result.thresholds.model_dump(),
-        "marks": {"min_share_percent": MARK_MIN_PERCENT, "best_covered_pairs": reference},
-        "rows": [
-            {
-                "name": row.name,
-                "label": row.label,
-                "model": row.model,
-                "run_dir": str(row.run_dir),
-                "status": "failed"
-                if row.error is not None
-                else "ok"
-                if row.has_value
-                else "no_scores",
-                "error": row.error,
-                "n_items": row.n_items,
-                "n_failed_items": row.n_failed_items,
-                "cells": {
-                    name: {
-                        "pairwise_accuracy": cell.accuracy,
-                        "n_pairs": cell.count("n_pairs"),
-                        "n_prompts": cell.count("n_prompts"),
-                        "n_prompts_ndcg": cell.count("n_prompts_ndcg"),
-                        "thresholds": (
-                            cell.metrics.thresholds.model_dump()
-                            if cell.metrics is not None and cell.metrics.thresholds is not None
-                            else None
-                        ),
-                        "markable": cell.has_value and covered(cell.count("n_pairs"), reference),
-                        "n_items": cell.n_items,
-                        "n_failed": cell.n_failed,
-                        "n_fallback": cell.n_fallback,
-                        # where its scores came from, whether its model was stopped
-                        "origin": cell.origin.model_dump(mode="json") if cell.origin else None,
-                        "first_error": cell.error,
-                    }
-                    for name, cell in row.cells.items()
-                },
-                "metrics": row.metrics.metrics_json() if row.metrics is not None else {},
-            }
-            for row in result.rows
-        ],
-        "notes": result.notes,
-        # `run.budget_usd`: the grid's budget, its spend and what it left undone (None: unset)
-        "budget": result.budget,
-        "exit_code": result.exit_code,
-    }
+
+    def cell_record(cell: CellResult) -> GridCell:
+        metrics = cell.metrics
+        return GridCell(
+            pairwise_accuracy=cell.accuracy,
+            n_pairs=cell.count("n_pairs"),
+            n_prompts=cell.count("n_prompts"),
+            n_prompts_ndcg=cell.count("n_prompts_ndcg"),
+            thresholds=(
+                metrics.thresholds.model_dump()
+                if metrics is not None and metrics.thresholds is not None
+                else None
+            ),
+            markable=cell.has_value and covered(cell.count("n_pairs"), reference),
+            n_items=cell.n_items,
+            n_failed=cell.n_failed,
+            n_fallback=cell.n_fallback,
+            origin=cell.origin.model_dump(mode="json") if cell.origin else None,
+            first_error=cell.error,
+        )
+
+    def row_record(row: RowResult) -> GridRow:
+        status = "failed" if row.error is not None else "ok" if row.has_value else "no_scores"
+        return GridRow(
+            name=row.name,
+            label=row.label,
+            model=row.model,
+            run_dir=str(row.run_dir),
+            status=status,
+            error=row.error,
+            n_items=row.n_items,
+            n_failed_items=row.n_failed_items,
+            cells={name: cell_record(cell) for name, cell in row.cells.items()},
+            metrics=row.metrics.metrics_json() if row.metrics is not None else {},
+        )
+
+    return GridRecord(
+        name=result.name,
+        columns=[GridColumn(**vars(c)) for c in result.columns],
+        disabled_columns=[GridColumn(**vars(c)) for c in result.disabled],
+        shown_columns=[c.name for c in result.shown_columns],
+        shown_rows=[r.name for r in result.shown_rows],
+        thresholds=None if result.thresholds is None else result.thresholds.model_dump(),
+        marks=GridMarks(min_share_percent=MARK_MIN_PERCENT, best_covered_pairs=reference),
+        rows=[row_record(row) for row in result.rows],
+        notes=result.notes,
+        budget=result.budget,
+        exit_code=result.exit_code,
+    )
 
 
 def write_outputs(result: AblationResult) -> None:
@@ -388,4 +384,4 @@ def write_outputs(result: AblationResult) -> None:
     ):
         write_table(table, out, stem)
     write_heatmap(result, out / "table4.png")
-    run_dir.write_json(out, "ablation.json", ablation_json(result))
+    grid_record(result).write(out)

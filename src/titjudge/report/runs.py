@@ -25,10 +25,10 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from titjudge.errors import ConfigError, DataError
-from titjudge.files import atomic_write, read_json_object, read_text
+from titjudge.files import atomic_write, read_text
+from titjudge.records.grid_record import GRID_FILE, GridRecord, GridRow
 from titjudge.records.origins import VariantOrigin
 from titjudge.records.summary import RunSummary
 from titjudge.report.run_summary import load_summary
@@ -228,14 +228,10 @@ def _stopped_text(summary: RunSummary) -> str:
     return "?" if stopped is None else ", ".join(stopped) or "none"
 
 
-def _describe_grid(grid: Path, rows: list[Any]) -> str:
+def _describe_grid(grid: Path, rows: list[GridRow]) -> str:
     """`ablation, 2 rows, 3 failed items; fallback: sharp/tit_llm 9 of 9 (100%) from
     lexical; stopped: ...`: its rows' runs' summaries (rows/<name>/summary.json) added up."""
-    summaries = {
-        str(row.get("name")): load_summary(grid / "rows" / str(row.get("name")))
-        for row in rows
-        if isinstance(row, dict)
-    }
+    summaries = {str(row.name): load_summary(grid / "rows" / str(row.name)) for row in rows}
     found = {name: summary for name, summary in summaries.items() if summary is not None}
     what = f"ablation, {len(rows)} rows"
     if not found:
@@ -262,9 +258,8 @@ def _describe(run: Path) -> str:
                 f"{items} items, {failed} failed; fallback: {_fallback_text(summary)}; "
                 f"stopped: {_stopped_text(summary)}"
             )
-        if (run / "ablation.json").is_file():
-            grid = read_json_object(run / "ablation.json", "ablation file")
-            return _describe_grid(run, grid.get("rows") or [])
+        if (run / GRID_FILE).is_file():
+            return _describe_grid(run, GridRecord.read(run).rows)
     except DataError:
         return "unreadable summary"
     return "no summary"
