@@ -76,7 +76,7 @@ async def _titjudge(
         "summary": summary.summary_json(),
         "n_items": summary.items,
         "failed_items": summary.failed_items,
-        "status": summary.variants,
+        "status": {name: counts.model_dump() for name, counts in summary.variants.items()},
     }
     extra.update(timed)
     report = {"wall": wall, "cpu": cpu, "peak_rss_mib": peak_rss_mib(), **extra}

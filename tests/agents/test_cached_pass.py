@@ -126,7 +126,7 @@ def test_a_new_judge_is_asked_and_what_was_cached_counts_once(pass_data, tmp_pat
     cache = outcome.summary.cache
     assert cache.calls == 3 * N_ITEMS
     assert cache.hits == 2 * N_ITEMS and cache.misses == N_ITEMS
-    assert outcome.summary.variants["lmm"]["ok"] == N_ITEMS
+    assert outcome.summary.variants["lmm"].ok == N_ITEMS
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from titjudge.records import RunEvaluation
 from titjudge.records.calls import CallResult
 from titjudge.records.item_line import item_lines, read_item_lines
 from titjudge.records.items import Item
+from titjudge.records.origins import StatusCounts
 from titjudge.records.outcomes import JudgeOutcome
 from titjudge.records.run_record import RunRecord, VariantRecord
 from titjudge.run.runner import run_async
@@ -145,7 +146,7 @@ def test_an_item_is_judged_as_soon_as_its_own_description_returns(tmp_path):
     evaluation = state["evaluation"]
     assert [r.item.item_id for r in evaluation.results] == ids  # ordered by id once, at the end
     assert evaluation.n_failed_items == 0 and evaluation.status_counts == {
-        "reader": {"ok": 12, "fallback": 0, "failed": 0}
+        "reader": StatusCounts(ok=12)
     }
     assert ctx.progress.done == 12
 
@@ -177,7 +178,7 @@ def test_the_runner_writes_the_evaluator_output_as_it_is(synth_data, tmp_path, m
             lines=list(item_lines(kept[:1])),  # the written lines are these, not rebuilt
             metrics=RunRecord(variants={"marker": VariantRecord(pairwise_accuracy=0.123)}),
             pairwise={},
-            status_counts={"marker": {"ok": 7, "fallback": 0, "failed": 5}},
+            status_counts={"marker": StatusCounts(ok=7, failed=5)},
             n_failed_items=5,
         )
 

@@ -76,8 +76,8 @@ def test_local_describer_and_judges(synth_data, tiny, tmp_path):
     ]
     assert described, "the tiny VLM produced no text at all"
     counts = outcome.summary.variants
-    assert counts["tit_score"]["ok"] == len(described)
-    assert counts["tit_llm"]["ok"] == 0 and counts["tit_llm"]["failed"] == 8
+    assert counts["tit_score"].ok == len(described)
+    assert counts["tit_llm"].ok == 0 and counts["tit_llm"].failed == 8
     lines = [
         json.loads(line) for line in (outcome.run_dir / "items.jsonl").read_text().splitlines()
     ]
@@ -134,5 +134,5 @@ def test_loading_local_models_prints_no_third_party_bar(synth_data, tiny, tmp_pa
     capfd.readouterr()
     outcome = titjudge.evaluate(config, limit=2)
     err = capfd.readouterr().err
-    assert outcome.summary.variants["emb"]["ok"] == 2
+    assert outcome.summary.variants["emb"].ok == 2
     assert "it/s" not in err and "%|" not in err and "Loading weights" not in err, err

@@ -122,11 +122,11 @@ def test_fresh_graph_and_cached_pass_write_the_same_run(
     with FakeOpenAIServer(responder=responder) as server, EmbeddingsServer(dim=32) as embed:
         config = _config(one_path_data, server.url, embed.url, tmp_path)
         fresh = titjudge.evaluate(config)
-        fell_back = fresh.summary.variants["tit_llm"]["fallback"]
-        assert fell_back == len(POISONED) and fresh.summary.variants["tit_llm"][
-            "ok"
-        ] == N_ITEMS - len(POISONED)
-        assert fresh.summary.variants["rep"]["ok"] == N_ITEMS
+        fell_back = fresh.summary.variants["tit_llm"].fallback
+        assert fell_back == len(POISONED) and fresh.summary.variants["tit_llm"].ok == N_ITEMS - len(
+            POISONED
+        )
+        assert fresh.summary.variants["rep"].ok == N_ITEMS
         asked, embedded = server.stats.total, len(embed.requests)
         first = _outputs(fresh.run_dir)
 

@@ -196,7 +196,7 @@ def test_replay_describer_needs_no_server_and_rejects_unknown_images(data_copy, 
     stranger = items_of(data_copy)[2]
     Image.new("RGB", (8, 8), (1, 2, 3)).save(data_copy / stranger["image"])
     outcome = titjudge.evaluate(config)
-    assert outcome.summary.variants["lex"] == {"ok": 15, "fallback": 0, "failed": 1}
+    assert outcome.summary.variants["lex"].model_dump() == {"ok": 15, "fallback": 0, "failed": 1}
     bad = [line for line in outcome.item_lines if line.item_id == stranger["item_id"]]
     assert [line.variant for line in bad] == ["lex"]
     assert "holds no description for this image" in (bad[0].error or "")

@@ -99,7 +99,7 @@ def test_the_record_evaluate_returns_is_the_one_load_run_reads(record) -> None:
     assert loaded.summary is not None and record.summary == loaded.summary
     written = json.loads((record.run_dir / "summary.json").read_text())
     assert written == record.summary.summary_json()
-    assert written["variants"]["pw"] == record.summary.variants["pw"]
+    assert written["variants"]["pw"] == record.summary.variants["pw"].model_dump()
     # the pairwise verdicts, in pairs_pw.jsonl's order, are the ones the file holds
     assert list(record.verdicts) == ["pw"] and len(record.verdicts["pw"]) == 24
     assert record.verdicts == loaded.verdicts

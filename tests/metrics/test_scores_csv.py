@@ -9,6 +9,7 @@ import pytest
 from titjudge.data.scores import load_scores, scores_by_variant, status_counts, write_scores
 from titjudge.errors import DataError
 from titjudge.records.items import ScoreRow
+from titjudge.records.origins import StatusCounts
 
 ROWS = [
     ScoreRow("p1_a", "tit", 0.1 + 0.2, "ok"),  # 0.30000000000000004 must survive
@@ -39,8 +40,8 @@ def test_grouping_skips_failed_and_counts_statuses() -> None:
     with pytest.raises(DataError, match="item 'p1_a' has two 'tit' scores"):
         scores_by_variant([*ROWS, ScoreRow("p1_a", "tit", None, "failed")])
     assert status_counts(ROWS) == {
-        "tit": {"ok": 1, "failed": 1, "fallback": 0},
-        "llm": {"ok": 1, "failed": 0, "fallback": 1},
+        "tit": StatusCounts(ok=1, failed=1),
+        "llm": StatusCounts(ok=1, fallback=1),
     }
 
 

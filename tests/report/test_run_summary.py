@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from titjudge.errors import DataError
-from titjudge.records.origins import VariantOrigin
+from titjudge.records.origins import StatusCounts, VariantOrigin
 from titjudge.records.summary import (
     EXIT_BUDGET,
     EXIT_DEGRADED,
@@ -210,7 +210,7 @@ def test_an_older_summary_has_no_origins_not_zero():
 
 
 def _origin(n_fallback: int, stopped: bool = False) -> dict[str, VariantOrigin]:
-    counts = {"ok": 10 - n_fallback, "fallback": n_fallback, "failed": 0}
+    counts = StatusCounts(ok=10 - n_fallback, fallback=n_fallback)
     return {"tit_llm": VariantOrigin.of(counts, fallback="lexical", stopped=stopped)}
 
 

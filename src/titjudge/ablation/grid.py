@@ -35,6 +35,7 @@ from titjudge.models.hub import ModelHub
 from titjudge.records import AblationResult, CellResult, ColumnInfo, RowResult, cache_counts
 from titjudge.records.grid_record import GridCell, GridColumn, GridMarks, GridRecord, GridRow
 from titjudge.records.items import Item
+from titjudge.records.origins import StatusCounts
 from titjudge.records.run_record import RunRecord
 from titjudge.report import runs
 from titjudge.report.run_files import write_run_files
@@ -61,12 +62,12 @@ def _cells(record: RunRecord, columns: list[ColumnInfo]) -> dict[str, CellResult
     variants, summary = record.variants, record.summary
     assert summary is not None, "a finished run's record holds its summary"
     for column in columns:
-        counts = summary.variants.get(column.name, {})
+        counts = summary.variants.get(column.name) or StatusCounts()
         entry = variants.get(column.name)
         cells[column.name] = CellResult(
-            n_items=sum(counts.values()),
-            n_failed=counts.get("failed", 0),
-            n_fallback=counts.get("fallback", 0),
+            n_items=counts.total,
+            n_failed=counts.failed,
+            n_fallback=counts.fallback,
             metrics=entry,
             error=first_error.get(column.name),
             origin=record.origin(column.name),

@@ -80,9 +80,7 @@ def print_outcome(record: RunRecord, console: Console) -> None:
     assert summary is not None and out_dir is not None, "a finished run's record"
     table = plain_table(f"{summary.items} items", ("variant", "ok", "fallback", "failed"))
     for variant, counts in summary.variants.items():
-        add_plain_row(
-            table, variant, str(counts["ok"]), str(counts["fallback"]), str(counts["failed"])
-        )
+        add_plain_row(table, variant, str(counts.ok), str(counts.fallback), str(counts.failed))
     console.print(table)
     if record.variants:  # scored against human pairs
         print_summary(record, console)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import cast, get_args
 
@@ -18,6 +18,7 @@ from titjudge.data.pairs import iter_csv
 from titjudge.errors import DataError, where
 from titjudge.files import atomic_open
 from titjudge.records.items import ScoreRow, ScoreStatus
+from titjudge.records.origins import StatusCounts
 
 SCORE_COLUMNS: tuple[str, ...] = ("item_id", "variant", "score", "status")
 _STATUSES: tuple[str, ...] = get_args(ScoreStatus)
@@ -109,10 +110,10 @@ def scores_by_variant(
     return grouped
 
 
-def status_counts(rows: Iterable[ScoreRow]) -> dict[str, Mapping[str, int]]:
-    """Variant -> {'ok': n, 'fallback': n, 'failed': n}: what the reports must disclose."""
-    counts: dict[str, dict[str, int]] = {}
+def status_counts(rows: Iterable[ScoreRow]) -> dict[str, StatusCounts]:
+    """Each variant's items by status (ok, fallback, failed): what the reports must disclose,
+    in the order the variants first appear."""
+    counts: dict[str, StatusCounts] = {}
     for row in rows:
-        bucket = counts.setdefault(row.variant, dict.fromkeys(_STATUSES, 0))
-        bucket[row.status] += 1
-    return dict(counts)
+        counts.setdefault(row.variant, StatusCounts()).add(row.status)
+    return counts

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from titjudge.data.scores import status_counts
 from titjudge.metrics.catalog import repeat_metrics
 from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.item_line import item_lines
@@ -54,16 +55,12 @@ def evaluate_run(
     )
     lines = list(item_lines(ordered))
     rows = [line.score_row() for line in lines]
-    counts: dict[str, dict[str, int]] = {}
-    for row in rows:
-        per = counts.setdefault(row.variant, {"ok": 0, "fallback": 0, "failed": 0})
-        per[row.status] += 1
     return RunEvaluation(
         results=ordered,
         lines=lines,
         metrics=_metrics(ordered, rows, human, bootstrap, seed, pairwise),
         pairwise=dict(pairwise),
-        status_counts=counts,
+        status_counts=status_counts(rows),
         n_failed_items=sum(1 for r in ordered if r.failed),
     )
 

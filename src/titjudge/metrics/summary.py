@@ -58,6 +58,7 @@ from titjudge.metrics.significance import binomial_p_value, significance_thresho
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.metric_values import finite_or_none
+from titjudge.records.origins import StatusCounts
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_record import RunRecord, Settings, VariantRecord
 
@@ -217,7 +218,7 @@ def _variant(
     name: str,
     vector: np.ndarray,
     item_status: dict[str, str],
-    status: Mapping[str, int],
+    status: StatusCounts,
     verdicts: Sequence[PairVerdict] | None,
     sample: int | None,
     shared: _Shared,
@@ -265,10 +266,10 @@ def _variant(
             if settings.bootstrap
             else dict.fromkeys(ci_metrics())
         ),
-        "n_items": sum(status.values()),
-        "n_scored": status["ok"] + status["fallback"],
-        "n_failed": status["failed"],
-        "n_fallback": status["fallback"],
+        "n_items": status.total,
+        "n_scored": status.scored,
+        "n_failed": status.failed,
+        "n_fallback": status.fallback,
     }
     for metric, values in added.items():  # metrics registered in the catalog
         fields[metric.name] = finite_or_none(values.mean)

@@ -22,7 +22,7 @@ from typing import Any
 from titjudge.records.calls import Usage
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import Item, ScoreRow
-from titjudge.records.origins import VariantOrigin
+from titjudge.records.origins import StatusCounts, VariantOrigin
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.pairs import PairwiseRun
 from titjudge.records.run_record import RunRecord, Thresholds, VariantRecord
@@ -59,7 +59,7 @@ class RunEvaluation:
     lines: list[ItemLine]
     metrics: RunRecord | None
     pairwise: dict[str, PairwiseRun]
-    status_counts: dict[str, dict[str, int]]
+    status_counts: dict[str, StatusCounts]
     n_failed_items: int
 
     @property

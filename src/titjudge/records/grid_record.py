@@ -21,11 +21,11 @@ from titjudge.files import atomic_write, read_json_object, to_json
 GRID_FILE = "ablation.json"
 
 
-class _Open(BaseModel):
+class _GridPart(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class GridColumn(_Open):
+class GridColumn(_GridPart):
     """One comparer column (`records.ColumnInfo`)."""
 
     name: str
@@ -34,7 +34,7 @@ class GridColumn(_Open):
     model: str | None = None
 
 
-class GridMarks(_Open):
+class GridMarks(_GridPart):
     """When a cell's accuracy may be marked best: it stands on at least `min_share_percent`
     of the best-covered cell's pairs (`best_covered_pairs`)."""
 
@@ -42,7 +42,7 @@ class GridMarks(_Open):
     best_covered_pairs: int | None = None
 
 
-class GridCell(_Open):
+class GridCell(_GridPart):
     """One cell: a row's run scored by one column."""
 
     pairwise_accuracy: float | None = None
@@ -60,7 +60,7 @@ class GridCell(_Open):
     first_error: str | None = None
 
 
-class GridRow(_Open):
+class GridRow(_GridPart):
     """One VLM row: its run (rows/<name>/) and its cells."""
 
     name: str | None = None
@@ -76,7 +76,7 @@ class GridRow(_Open):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
-class GridRecord(_Open):
+class GridRecord(_GridPart):
     """ablation.json, field for field in the order it is written."""
 
     name: str | None = None

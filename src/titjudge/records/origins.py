@@ -16,6 +16,28 @@ from titjudge.errors import ModelSpecError
 from titjudge.records.spec import parse_model_spec
 
 
+class StatusCounts(BaseModel):
+    """A variant's items by status (summary.json's `variants`): scored by its judge (`ok`),
+    by its fallback, or failed."""
+
+    ok: int = 0
+    fallback: int = 0
+    failed: int = 0
+
+    @property
+    def scored(self) -> int:
+        """Items with a score: its judge's own or its fallback's."""
+        return self.ok + self.fallback
+
+    @property
+    def total(self) -> int:
+        return self.ok + self.fallback + self.failed
+
+    def add(self, status: str) -> None:
+        """Count one item of `status` (ok, fallback, failed)."""
+        setattr(self, status, getattr(self, status) + 1)
+
+
 class VariantOrigin(BaseModel):
     """Where one variant's scores came from and whether its own model was stopped: what
     stands beside its number wherever it is shown (a variant that fell back for most items
@@ -37,14 +59,13 @@ class VariantOrigin(BaseModel):
     @classmethod
     def of(
         cls,
-        counts: Mapping[str, int],
+        counts: StatusCounts,
         fallback: str | None = None,
         model: str | None = None,
         stopped: bool | None = None,
     ) -> VariantOrigin:
         """From a variant's status counts (ok, fallback, failed)."""
-        scored = counts.get("ok", 0) + counts.get("fallback", 0)
-        n_fallback = counts.get("fallback", 0)
+        scored, n_fallback = counts.scored, counts.fallback
         share = n_fallback / scored if scored else None
         return cls(
             fallback=fallback,
@@ -121,7 +142,7 @@ def _spec(model: str) -> str:
 
 
 def variant_origins(
-    counts: Mapping[str, Mapping[str, int]],
+    counts: Mapping[str, StatusCounts],
     fallbacks: Mapping[str, str | None],
     models: Mapping[str, str | None],
     stopped: Iterable[str],
@@ -133,7 +154,7 @@ def variant_origins(
     for name, per in counts.items():
         model = models.get(name)
         found[name] = VariantOrigin.of(
-            dict(per),
+            per,
             fallback=fallbacks.get(name),
             model=model,
             stopped=model is not None and _spec(model) in halted,

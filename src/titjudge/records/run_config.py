@@ -26,13 +26,13 @@ from titjudge.errors import DataError
 from titjudge.files import atomic_write, load_yaml, yaml_text
 
 
-class _Open(BaseModel):
+class _ConfigSection(BaseModel):
     """A section read from config.yaml: its known keys typed, the others kept."""
 
     model_config = ConfigDict(extra="allow")
 
 
-class ConfigData(_Open):
+class ConfigData(_ConfigSection):
     """`data:`: the files the run read (paths as written, relative to where it ran)."""
 
     manifest: str | None = None
@@ -40,7 +40,7 @@ class ConfigData(_Open):
     ranks: str | None = None
 
 
-class ConfigJudge(_Open):
+class ConfigJudge(_ConfigSection):
     """One entry of `judges:` as configured."""
 
     name: str
@@ -49,7 +49,7 @@ class ConfigJudge(_Open):
     fallback: str | None = None
 
 
-class TemplateFacts(_Open):
+class TemplateFacts(_ConfigSection):
     """A prompt template as a run recorded it (`prompts.loader.PromptTemplate.record`)."""
 
     name: str | None = None
@@ -57,13 +57,13 @@ class TemplateFacts(_Open):
     sha256: str | None = None
 
 
-class ResolvedDescriber(_Open):
+class ResolvedDescriber(_ConfigSection):
     """`resolved.describer`: the describer's backend facts and its template."""
 
     template: TemplateFacts | None = None
 
 
-class ResolvedFacts(_Open):
+class ResolvedFacts(_ConfigSection):
     """`resolved:`: what the config resolved to once the run's models were built."""
 
     describer: ResolvedDescriber | None = None
@@ -74,11 +74,11 @@ class ResolvedFacts(_Open):
     items: int | None = None
     limit: int | None = None
     #: what a model swapped on the command line left out of the config (`config.swap`)
-    swapped: dict[str, Any] | None = None
+    swapped: list[str] | None = None
     packages: dict[str, str] = Field(default_factory=dict)
 
 
-class RunConfigFile(_Open):
+class RunConfigFile(_ConfigSection):
     """config.yaml, typed where a view reads it; `.doc` is the whole mapping as written."""
 
     name: str = ""

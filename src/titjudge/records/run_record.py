@@ -19,7 +19,7 @@ from pydantic import (
 
 from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
-from titjudge.records.origins import VariantOrigin
+from titjudge.records.origins import StatusCounts, VariantOrigin
 from titjudge.records.pairs import PairVerdict
 from titjudge.records.run_files import RunFiles
 from titjudge.records.summary import RunSummary
@@ -282,7 +282,7 @@ class RunRecord(BaseModel):
         if found is None or self.run_dir is not None:
             return None
         return VariantOrigin.of(
-            {"ok": found.n_scored - found.n_fallback, "fallback": found.n_fallback},
+            StatusCounts(ok=found.n_scored - found.n_fallback, fallback=found.n_fallback),
             fallback=found.provenance.fallback if found.provenance is not None else None,
         )
 

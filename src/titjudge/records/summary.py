@@ -34,7 +34,7 @@ from pydantic import (
 
 from titjudge.records.calls import Usage
 from titjudge.records.metric_values import PositionBias
-from titjudge.records.origins import VariantOrigin
+from titjudge.records.origins import StatusCounts, VariantOrigin
 from titjudge.records.provenance import ModelAnswers
 
 
@@ -265,7 +265,7 @@ class RunSummary(BaseModel):
     #: items whose description call failed (an unreadable image is an image error)
     describer_failures: int = 0
     #: per variant, its items' status counts: ok, fallback, failed
-    variants: dict[str, dict[str, int]] = Field(default_factory=dict)
+    variants: dict[str, StatusCounts] = Field(default_factory=dict)
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     cache: CacheCounts = Field(default_factory=CacheCounts)
     answered_by: dict[str, ModelAnswers] = Field(default_factory=dict)

@@ -269,7 +269,7 @@ def legacy_problems(run_dir: Path) -> list[FileProblem]:
     except DataError as error:
         path = run_dir / "summary.json"
         return [*problems, FileProblem(path, str(error).removeprefix(f"{path}: "))]
-    counted = sum(sum(per.values()) for per in summary.variants.values()) if summary else 0
+    counted = sum(per.total for per in summary.variants.values()) if summary else 0
     if counted and counted != lines:
         problems.append(
             FileProblem(
