@@ -18,13 +18,13 @@ from audit_run import PAIRS
 from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.records.run_record import RunRecord
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
     AuditPair,
-    VariantResult,
     classify,
     sorted_pairs,
 )
@@ -238,15 +238,24 @@ def lpg_sized(tmp_path: Path, n_prompts: int = 200, n_models: int = 13) -> Audit
         ids = [f"p{p:04d}_m{m:02d}" for m in range(n_models)]
         for m, item_id in enumerate(ids):
             description = " ".join(rng.choice(words) for _ in range(260))
+            ids_of = {"item_id": item_id, "prompt_id": f"p{p:04d}", "t2i_model": f"model-{m:02d}"}
             results = {
-                "llm": VariantResult(
-                    "ok",
-                    float(rng.randint(1, 10)),
+                "llm": ItemLine.model_construct(
+                    **ids_of,
+                    variant="llm",
+                    status="ok",
+                    score=float(rng.randint(1, 10)),
                     rationale=description[:400],
                     description=description,
                     raw='{"score": 7}',
                 ),
-                "emb": VariantResult("ok", rng.random(), description=description),
+                "emb": ItemLine.model_construct(
+                    **ids_of,
+                    variant="emb",
+                    status="ok",
+                    score=rng.random(),
+                    description=description,
+                ),
             }
             items[item_id] = AuditItem(
                 item_id, f"p{p:04d}", f"model-{m:02d}", str(tmp_path / f"{item_id}.png"), results

@@ -28,11 +28,12 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
-from titjudge.records.items import HumanPair, ScoreStatus
+from titjudge.records.item_line import ItemLine
+from titjudge.records.items import HumanPair
 from titjudge.records.metric_values import PositionBias
 from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
@@ -51,35 +52,21 @@ _GROUP: dict[Outcome, int] = {
 }
 
 
-@dataclass(frozen=True)
-class VariantResult:
-    """One items.jsonl line: what one variant produced for one image."""
-
-    status: ScoreStatus
-    score: float | None
-    rationale: str | None = None
-    error: str | None = None
-    raw: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-    description: str | None = None
-    describer_error: str | None = None
-    cost: float | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached: bool = False
-    #: the models that answered the variant's calls, as their replies say
-    answered_by: tuple[str, ...] = ()
+def describer_error(line: ItemLine) -> str | None:
+    """Why the describer failed on the line's image; None when it did not (ok, or skipped
+    because no judge reads descriptions)."""
+    return line.describer.error if line.describer.status == "failed" else None
 
 
 @dataclass(frozen=True)
 class AuditItem:
-    """One image of the run with its prompt and each variant's result."""
+    """One image of the run with its prompt and each variant's items.jsonl line."""
 
     item_id: str
     prompt_id: str
     t2i_model: str
     image: str
-    results: Mapping[str, VariantResult]
+    results: Mapping[str, ItemLine]
     describer_cost: float | None = None
 
 
@@ -168,8 +155,8 @@ class AuditData:
 
 def classify(
     pair: HumanPair,
-    result_a: VariantResult | None,
-    result_b: VariantResult | None,
+    result_a: ItemLine | None,
+    result_b: ItemLine | None,
     round_digits: int | None = None,
 ) -> AuditVerdict:
     """The verdict of one variant on one human pair (see the module docstring)."""

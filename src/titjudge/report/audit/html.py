@@ -33,6 +33,7 @@ from titjudge.data.images import ImageLoader, load_thumbnail
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.records.calls import total_cost
+from titjudge.records.item_line import ItemLine
 from titjudge.records.provenance import provenance_lines
 from titjudge.report.analysis.plot import length_section
 from titjudge.report.analysis.run import RunData
@@ -40,7 +41,7 @@ from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
     AuditVerdict,
-    VariantResult,
+    describer_error,
     ok_scores,
     position_line,
     provenance_line,
@@ -174,7 +175,7 @@ def _judged_row(verdict: AuditVerdict, intern: _Strings) -> list[Any] | None:
     ]
 
 
-def _result_row(result: VariantResult | None, intern: _Strings) -> list[Any] | None:
+def _result_row(result: ItemLine | None, intern: _Strings) -> list[Any] | None:
     if result is None:
         return None
     return [
@@ -186,7 +187,7 @@ def _result_row(result: VariantResult | None, intern: _Strings) -> list[Any] | N
         intern(result.description),
         intern(details_text(result.details)),
         result.cost,
-        intern(result.describer_error),
+        intern(describer_error(result)),
     ]
 
 
