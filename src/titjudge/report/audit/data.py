@@ -37,6 +37,7 @@ from titjudge.records.items import HumanPair
 from titjudge.records.metric_values import PositionBias
 from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.percent import percent
 from titjudge.records.provenance import ModelAnswers
 from titjudge.records.run_record import Provenance, RunRecord
 
@@ -314,10 +315,6 @@ def score_scale(scores: Iterable[float]) -> float:
 # --------------------------------------------------------------------------- provenance lines
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def provenance_line(name: str, data: AuditData) -> str:
     """'tit_llm: llm, asked litellm:openai/judge, answered by judge; template ... (sha256 ...)'."""
     summary = data.summaries[name]
@@ -344,8 +341,8 @@ def position_line(name: str, position: PositionBias) -> str:
     return (
         f"{name} position: the first-shown image won {position.n_first_wins} and the "
         f"second {position.n_second_wins} of {position.n_decisive} decisive "
-        f"single-order verdicts (first {_pct(position.first_position_win_share)}"
+        f"single-order verdicts (first {percent(position.first_position_win_share)}"
         + (f", p {p_value:.3g}" if p_value is not None else "")
-        + f"); the two orders agreed on {_pct(position.order_agreement_rate)} of "
+        + f"); the two orders agreed on {percent(position.order_agreement_rate)} of "
         f"{position.n_pairs_both_orders} pairs"
     )

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from titjudge.records.item_line import ItemLine
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.percent import percent
 from titjudge.records.provenance import provenance_lines
 from titjudge.report.audit.data import (
     AuditData,
@@ -66,10 +67,6 @@ def fmt_margin(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
-def fmt_pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def print_summary(data: AuditData, console: Console) -> None:
     """Per variant: accuracy and CI, metric-tie rate, outcome counts, failures, cost."""
     table = Table(
@@ -90,12 +87,12 @@ def print_summary(data: AuditData, console: Console) -> None:
         table.add_column(column, justify="left" if column == "variant" else "right")
     for name in data.variants:
         s = data.summaries[name]
-        ci = f"{fmt_pct(s.ci[0])}–{fmt_pct(s.ci[1])}" if s.ci else "—"
+        ci = f"{percent(s.ci[0])}–{percent(s.ci[1])}" if s.ci else "—"
         table.add_row(
             safe(name),
-            fmt_pct(s.pairwise_accuracy),
+            percent(s.pairwise_accuracy),
             ci,
-            fmt_pct(s.metric_tie_rate),
+            percent(s.metric_tie_rate),
             str(s.counts["agree"]),
             str(s.counts["disagree"]),
             str(s.counts["metric_tie"]),
