@@ -28,7 +28,7 @@ from titjudge.report.audit.data import (
     classify,
     sorted_pairs,
 )
-from titjudge.report.audit.html import build_payload, render_page, thumbnail_data_uri
+from titjudge.report.audit.html import build_payload, make_thumbnails, render_page
 from titjudge.report.audit.load import load_audit, summarise_variants
 
 ARGS = [
@@ -284,7 +284,8 @@ def lpg_sized(tmp_path: Path, n_prompts: int = 200, n_models: int = 13) -> Audit
 
 def test_lpg_sized_page_is_usable_fast(browser: Any, tmp_path: Path, handmade_run: Path) -> None:
     data = lpg_sized(tmp_path)
-    uri = thumbnail_data_uri(load_audit(handmade_run).items["P1_m1"].image)  # one real thumbnail
+    image = load_audit(handmade_run).items["P1_m1"].image
+    uri = make_thumbnails([image])[image]  # one real thumbnail
     assert uri is not None
     started = time.perf_counter()
     page_html = render_page(

@@ -14,16 +14,17 @@ from titjudge.errors import DataError
 from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
+    OUTCOMES,
     any_variant_key,
     classify,
     disagreements,
-    filter_options,
     filter_pairs,
     find_pair,
     score_scale,
     sort_key,
     sorted_pairs,
 )
+from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
 
@@ -129,12 +130,11 @@ def test_round_digits_defines_metric_ties() -> None:
 
 def test_filters_and_their_option_lists(handmade_run: Path) -> None:
     data = load_audit(handmade_run)
-    assert filter_options(data) == {
-        "variant": ["llm", "emb"],
-        "t2i_model": ["m1", "m2", "m3"],
-        "prompt": ["P1", "P2"],
-        "outcome": ["agree", "disagree", "metric_tie", "failed", "human_tie"],
-    }
+    payload = build_payload(data, {})  # what the page's filters choose from
+    assert [v["name"] for v in payload["variants"]] == ["llm", "emb"]
+    assert payload["models"] == ["m1", "m2", "m3"]
+    assert [p for p, _ in payload["prompts"]] == ["P1", "P2"]
+    assert OUTCOMES == ("agree", "disagree", "metric_tie", "failed", "human_tie")
     assert ids(filter_pairs(data, "llm", "disagree")) == [2]
     assert ids(filter_pairs(data, "llm", "failed")) == [3, 5]
     assert ids(filter_pairs(data, None, "disagree")) == [1, 2]  # any variant

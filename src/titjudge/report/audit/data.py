@@ -257,17 +257,6 @@ def disagreements(
     return found if limit is None else found[:limit]
 
 
-def filter_options(data: AuditData) -> dict[str, list[str]]:
-    """What each filter can choose from, in display order."""
-    used = {i for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
-    return {
-        "variant": list(data.variants),
-        "t2i_model": sorted({data.items[i].t2i_model for i in used}),
-        "prompt": sorted({p.pair.prompt_id for p in data.pairs}),
-        "outcome": list(OUTCOMES),
-    }
-
-
 def ok_scores(data: AuditData, variant: str) -> list[float]:
     """The variant's scores on items where it judged (status ok): a run's mean score per
     variant, without fallback scores (another judge's scale) or failures."""

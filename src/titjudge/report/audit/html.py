@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.data.images import ImageLoader, load_thumbnail
+from titjudge.data.images import ImageLoader
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.records.calls import total_cost
@@ -82,16 +82,6 @@ def data_uri(image: Image.Image) -> str:
         image.save(buffer, "JPEG", quality=THUMB_QUALITY, optimize=True)
         mime = "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
-
-
-def thumbnail_data_uri(path: str | Path, side: int = THUMB_SIDE) -> str | None:
-    """The image as a thumbnail data URI, read as a run reads it (`load_thumbnail`: the same
-    pixel limits); None, with a warning saying why, when the image cannot be read."""
-    try:
-        return data_uri(load_thumbnail(path, side))
-    except DataError as exc:
-        log.warning("audit: no thumbnail: %s", exc)
-        return None
 
 
 def make_thumbnails(
