@@ -18,17 +18,17 @@ from audit_run import PAIRS
 from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
 
 from titjudge.cli import main
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.records.run_record import RunRecord
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
     AuditPair,
-    VariantResult,
     classify,
     sorted_pairs,
 )
-from titjudge.report.audit.html import build_payload, render_page, thumbnail_data_uri
+from titjudge.report.audit.html import build_payload, make_thumbnails, render_page
 from titjudge.report.audit.load import load_audit, summarise_variants
 
 ARGS = [
@@ -238,15 +238,24 @@ def lpg_sized(tmp_path: Path, n_prompts: int = 200, n_models: int = 13) -> Audit
         ids = [f"p{p:04d}_m{m:02d}" for m in range(n_models)]
         for m, item_id in enumerate(ids):
             description = " ".join(rng.choice(words) for _ in range(260))
+            ids_of = {"item_id": item_id, "prompt_id": f"p{p:04d}", "t2i_model": f"model-{m:02d}"}
             results = {
-                "llm": VariantResult(
-                    "ok",
-                    float(rng.randint(1, 10)),
+                "llm": ItemLine.model_construct(
+                    **ids_of,
+                    variant="llm",
+                    status="ok",
+                    score=float(rng.randint(1, 10)),
                     rationale=description[:400],
                     description=description,
                     raw='{"score": 7}',
                 ),
-                "emb": VariantResult("ok", rng.random(), description=description),
+                "emb": ItemLine.model_construct(
+                    **ids_of,
+                    variant="emb",
+                    status="ok",
+                    score=rng.random(),
+                    description=description,
+                ),
             }
             items[item_id] = AuditItem(
                 item_id, f"p{p:04d}", f"model-{m:02d}", str(tmp_path / f"{item_id}.png"), results
@@ -275,7 +284,8 @@ def lpg_sized(tmp_path: Path, n_prompts: int = 200, n_models: int = 13) -> Audit
 
 def test_lpg_sized_page_is_usable_fast(browser: Any, tmp_path: Path, handmade_run: Path) -> None:
     data = lpg_sized(tmp_path)
-    uri = thumbnail_data_uri(load_audit(handmade_run).items["P1_m1"].image)  # one real thumbnail
+    image = load_audit(handmade_run).items["P1_m1"].image
+    uri = make_thumbnails([image])[image]  # one real thumbnail
     assert uri is not None
     started = time.perf_counter()
     page_html = render_page(

@@ -11,24 +11,33 @@ import pytest
 from audit_run import EXPECTED, PAIRS, SCORES
 
 from titjudge.errors import DataError
+from titjudge.records.item_line import ItemLine
 from titjudge.records.items import HumanPair
 from titjudge.report.audit.data import (
-    VariantResult,
+    OUTCOMES,
     any_variant_key,
     classify,
     disagreements,
-    filter_options,
     filter_pairs,
     find_pair,
     score_scale,
     sort_key,
     sorted_pairs,
 )
+from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
 
 def ids(pairs) -> list[int]:
     return [p.index for p in pairs]
+
+
+def line(status: str, score: float | None) -> ItemLine:
+    """One variant's items.jsonl line for an image: what the audit classifies pairs from."""
+    return ItemLine.model_validate(
+        {"item_id": "x", "prompt_id": "p", "t2i_model": "m", "variant": "v"}
+        | {"status": status, "score": score}
+    )
 
 
 def test_every_verdict_and_margin_matches_the_hand_computed_table(handmade_run: Path) -> None:
@@ -101,11 +110,11 @@ def test_across_variants_margins_are_divided_by_each_variants_spread(handmade_ru
 
 def test_sort_key_groups_and_human_ties_widest_gap_first() -> None:
     pair = HumanPair("p", "x", "y", "tie")
-    near = classify(pair, VariantResult("ok", 1.0), VariantResult("ok", 1.5))
-    wide = classify(pair, VariantResult("ok", 1.0), VariantResult("ok", 4.0))
+    near = classify(pair, line("ok", 1.0), line("ok", 1.5))
+    wide = classify(pair, line("ok", 1.0), line("ok", 4.0))
     assert near.outcome == wide.outcome == "human_tie" and wide.margin == -3.0
     assert sort_key(wide) < sort_key(near)
-    assert sort_key(classify(HumanPair("p", "x", "y", "a"), None, VariantResult("ok", 1.0))) == (
+    assert sort_key(classify(HumanPair("p", "x", "y", "a"), None, line("ok", 1.0))) == (
         2,
         0.0,
     )
@@ -113,20 +122,19 @@ def test_sort_key_groups_and_human_ties_widest_gap_first() -> None:
 
 def test_round_digits_defines_metric_ties() -> None:
     pair = HumanPair("p", "x", "y", "a")
-    a, b = VariantResult("ok", 0.70001), VariantResult("ok", 0.7)
+    a, b = line("ok", 0.70001), line("ok", 0.7)
     assert classify(pair, a, b).outcome == "agree"
     assert classify(pair, a, b, round_digits=3).outcome == "metric_tie"
-    assert classify(pair, a, VariantResult("failed", None)).outcome == "failed"
+    assert classify(pair, a, line("failed", None)).outcome == "failed"
 
 
 def test_filters_and_their_option_lists(handmade_run: Path) -> None:
     data = load_audit(handmade_run)
-    assert filter_options(data) == {
-        "variant": ["llm", "emb"],
-        "t2i_model": ["m1", "m2", "m3"],
-        "prompt": ["P1", "P2"],
-        "outcome": ["agree", "disagree", "metric_tie", "failed", "human_tie"],
-    }
+    payload = build_payload(data, {})  # what the page's filters choose from
+    assert [v["name"] for v in payload["variants"]] == ["llm", "emb"]
+    assert payload["models"] == ["m1", "m2", "m3"]
+    assert [p for p, _ in payload["prompts"]] == ["P1", "P2"]
+    assert OUTCOMES == ("agree", "disagree", "metric_tie", "failed", "human_tie")
     assert ids(filter_pairs(data, "llm", "disagree")) == [2]
     assert ids(filter_pairs(data, "llm", "failed")) == [3, 5]
     assert ids(filter_pairs(data, None, "disagree")) == [1, 2]  # any variant

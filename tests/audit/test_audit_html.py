@@ -20,7 +20,6 @@ from titjudge.report.audit.html import (
     embed_json,
     make_thumbnails,
     render_page,
-    thumbnail_data_uri,
 )
 from titjudge.report.audit.load import load_audit
 
@@ -115,13 +114,13 @@ def test_payload_stores_each_image_and_text_once(handmade_run: Path, tmp_path: P
 def test_thumbnails_are_small_data_uris(handmade_run: Path) -> None:
     data = load_audit(handmade_run)
     image = data.items["P1_m1"].image
-    uri = thumbnail_data_uri(image)
+    thumbs = make_thumbnails([image, image, data.items["P2_m3"].image])
+    assert list(thumbs) == [image, data.items["P2_m3"].image]  # each path once
+    uri = thumbs[image]
     assert uri is not None and uri.startswith("data:image/")
     decoded = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
     assert max(decoded.size) == 128
-    assert thumbnail_data_uri(data.items["P2_m3"].image) is None
-    thumbs = make_thumbnails([image, image, data.items["P2_m3"].image])
-    assert list(thumbs) == [image, data.items["P2_m3"].image]
+    assert thumbs[data.items["P2_m3"].image] is None  # unreadable: no thumbnail, no error
 
 
 def test_details_and_placeholders_render_as_plain_text(handmade_run: Path) -> None:

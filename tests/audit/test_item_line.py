@@ -16,6 +16,7 @@ from titjudge.records.item_line import ItemLine, item_lines, read_item_lines
 from titjudge.records.items import Item, ScoreRow
 from titjudge.records.outcomes import Described, JudgeOutcome
 from titjudge.records.run_record import RunRecord
+from titjudge.report.audit.data import describer_error
 from titjudge.report.audit.load import load_items
 from titjudge.report.run_dir import write_items
 
@@ -100,8 +101,10 @@ def test_written_lines_read_back_through_the_same_record(tmp_path):
     assert (llm.status, llm.score, llm.rationale, llm.cost, llm.tokens_in) == (
         "ok", 7.0, "fine", 0.002, 9,
     )  # fmt: skip
-    assert llm.answered_by == ("gpt-4o-2024-08-06",) and items["b"].results["lex"].answered_by == ()
+    assert llm.answered_by == ["gpt-4o-2024-08-06"] and items["b"].results["lex"].answered_by == []
     assert items["a"].results["llm"].description is None
+    assert describer_error(items["a"].results["llm"]) == "cut"  # shown where the text would be
+    assert describer_error(items["b"].results["llm"]) is None
     assert items["b"].results["lex"].error == "no description"
 
 
@@ -175,7 +178,7 @@ def test_a_skipped_description_is_written_as_skipped_not_failed(tmp_path):
     assert line["describer"]["error"] == "not needed: no judge reads descriptions"
     assert line["status"] == "ok" and line["description"] is None
     items, _ = load_items(tmp_path / "items.jsonl")
-    assert items["a"].results["lmm"].describer_error is None
+    assert describer_error(items["a"].results["lmm"]) is None
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from titjudge.data.pairs import (
+    PanelSize,
     load_pairs,
     load_ranks,
-    load_votes,
     load_votes_with_lines,
     write_pairs,
     write_ranks,
@@ -18,6 +18,12 @@ from titjudge.data.pairs import (
 )
 from titjudge.errors import DataError
 from titjudge.records.items import HumanPair, Item, RankRow, Vote
+
+
+def load_votes(path: Path, panel_size: PanelSize = "same") -> list[Vote]:
+    """The votes as the annotation code reads them (`load_votes_with_lines`), lines dropped."""
+    return [vote for _, vote in load_votes_with_lines(path, panel_size)]
+
 
 VOTE_HEADER = "prompt_id,item_a,item_b,votes_a,votes_b,votes_tie"
 

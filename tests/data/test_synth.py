@@ -16,7 +16,7 @@ from PIL import Image
 from scipy.stats import spearmanr
 
 from titjudge.data.manifest import load_manifest
-from titjudge.data.pairs import load_pairs, load_ranks, load_votes
+from titjudge.data.pairs import load_pairs, load_ranks, load_votes_with_lines
 from titjudge.data.synth.benchmark import SynthResult, synthesize
 from titjudge.data.synth.draw import draw_rendering, png_bytes
 from titjudge.data.synth.scene import Rendering, Scene, Subject, sample_scene
@@ -55,7 +55,7 @@ def test_files_and_shapes(bench: SynthResult) -> None:
     )
     assert items[0].image == out / "images" / "synth-model-01" / "p0001.png"
     assert Image.open(items[0].image).size == (64, 64)
-    votes = load_votes(out / "votes.csv", panel_size=15)
+    votes = [vote for _, vote in load_votes_with_lines(out / "votes.csv", panel_size=15)]
     assert len(votes) == n_pairs and all(len(v.experts) == 3 for v in votes)
     pairs = load_pairs(out / "pairs.csv", {i.item_id: i for i in items})
     assert len(pairs) == n_pairs  # experts vote on every pair, so nothing is unresolved

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from titjudge.metrics.correlation import prompt_correlations, rank_correlations
+from titjudge.metrics.correlation import prompt_correlations
 from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import HumanPair, RankRow
+
+
+def rank_correlations(scores: dict[str, float], ranks: list[RankRow]) -> SimpleNamespace:
+    """Mean per-prompt SRCC and KRCC of one variant's scores, as the evaluator computes them
+    (`prompt_correlations` over the run's `EvalData`)."""
+    data = build_eval_data([], ranks)
+    srcc, krcc = prompt_correlations(data.score_vector(scores), data)
+    return SimpleNamespace(
+        srcc=srcc.mean, krcc=krcc.mean, n_prompts=srcc.n_prompts, n_prompts_skipped=srcc.n_skipped
+    )
 
 
 def ranks_of(prompt: str, **ranks: float) -> list[RankRow]:

@@ -7,8 +7,21 @@ from pathlib import Path
 import pytest
 
 from titjudge.errors import DataError
-from titjudge.metrics.leaderboard import model_leaderboard
+from titjudge.metrics.leaderboard import leaderboard_from_arrays
+from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import Item, RankRow
+from titjudge.records.run_record import Leaderboard
+
+
+def model_leaderboard(
+    scores: dict[str, dict[str, float]], ranks: list[RankRow], items: list[Item]
+) -> Leaderboard:
+    """Each T2I model's average rank by humans and by each variant, as the evaluator computes
+    it (`leaderboard_from_arrays` over the run's `EvalData`)."""
+    data = build_eval_data([], ranks)
+    vectors = {name: data.score_vector(variant) for name, variant in scores.items()}
+    return leaderboard_from_arrays(vectors, data, items)
+
 
 MODELS = ("X", "Y", "Z")
 ITEMS = [

@@ -4,8 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from titjudge.metrics.compare import compare_variants, mcnemar_exact
+from titjudge.metrics.compare import mcnemar_exact, mcnemar_from_outcomes
+from titjudge.metrics.pairwise import pair_outcomes
+from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import HumanPair
+from titjudge.records.run_record import Comparison
+
+
+def compare_variants(
+    scores_a: dict[str, float],
+    scores_b: dict[str, float],
+    pairs: list[HumanPair],
+    names: tuple[str, str] = ("a", "b"),
+) -> Comparison:
+    """McNemar between two variants' scores on the human pairs, as the evaluator computes it
+    (`pair_outcomes` of each, then `mcnemar_from_outcomes`)."""
+    data = build_eval_data(pairs, [])
+    outcomes_a = pair_outcomes(data.score_vector(scores_a), data)
+    outcomes_b = pair_outcomes(data.score_vector(scores_b), data)
+    return mcnemar_from_outcomes(names[0], outcomes_a, names[1], outcomes_b)
 
 
 def build(

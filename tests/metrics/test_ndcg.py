@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from titjudge.metrics.ndcg import gains, mean_ndcg, ndcg_score
+from titjudge.metrics.ndcg import Gain, gains, ndcg_score, prompt_ndcg
+from titjudge.metrics.tables import build_eval_data
 from titjudge.records.items import RankRow
+
+
+def mean_ndcg(
+    scores: dict[str, float], ranks: list[RankRow], gain: Gain = "linear"
+) -> SimpleNamespace:
+    """Mean per-prompt nDCG of one variant's scores, as the evaluator computes it
+    (`prompt_ndcg` over the run's `EvalData`)."""
+    data = build_eval_data([], ranks)
+    values = prompt_ndcg(data.score_vector(scores), data, gain)
+    return SimpleNamespace(
+        ndcg=values.mean, n_prompts=values.n_prompts, n_prompts_skipped=values.n_skipped
+    )
+
 
 LOG3 = math.log2(3)
 

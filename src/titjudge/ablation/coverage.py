@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from titjudge.metrics.significance import significance_thresholds
+from titjudge.records.percent import percent
 
 if TYPE_CHECKING:
     from titjudge.records import CellResult
@@ -80,7 +81,7 @@ def _beats(thresholds: Thresholds) -> tuple[float | None, float | None]:
 
 def _reach(accuracy: float | None) -> str:
     """'at least 51.37%', or 'no accuracy' when the level cannot be reached."""
-    return "no accuracy" if accuracy is None else f"at least {100 * accuracy:.2f}%"
+    return "no accuracy" if accuracy is None else f"at least {percent(accuracy, 2)}"
 
 
 def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
@@ -109,4 +110,4 @@ def chance_text(cells_by_count: Mapping[int, Sequence[str]]) -> str:
 
 def _need(accuracy: float | None) -> str:
     """'51.37%', or 'unreachable' when the level cannot be reached."""
-    return "unreachable" if accuracy is None else f"{100 * accuracy:.2f}%"
+    return "unreachable" if accuracy is None else percent(accuracy, 2)

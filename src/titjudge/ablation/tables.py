@@ -21,6 +21,7 @@ from titjudge.ablation.coverage import (
     rule_text,
 )
 from titjudge.metrics.catalog import PAIRS, table2_columns
+from titjudge.records.percent import percent_of
 from titjudge.records.run_record import Standing
 
 if TYPE_CHECKING:
@@ -86,10 +87,6 @@ def _number(value: float | None, digits: int) -> str:
     return MISSING if value is None else f"{value:.{digits}f}"
 
 
-def _percent(fraction: float | None) -> float | None:
-    return None if fraction is None else 100.0 * fraction
-
-
 def count_suffix(cell: CellResult) -> str:
     """' (n=106)' or ' (n=5, 51 failed, 40% fallback, stopped)': the human pairs an accuracy
     stands on, its failed items, the share of its scores from its fallback judge and whether
@@ -120,7 +117,7 @@ def accuracy_marks(result: AblationResult) -> list[list[Mark | None]]:
     marks = []
     for row in result.shown_rows:
         cells = [row.cells[c.name] for c in result.shown_columns]
-        values = [_percent(cell.accuracy) for cell in cells]
+        values = [percent_of(cell.accuracy) for cell in cells]
         marks.append(mark_best(values, 2, markable(cells, grid)))
     return marks
 
@@ -150,7 +147,7 @@ def table4(result: AblationResult) -> Table:
     rows, csv_rows = [], []
     for row, marks in zip(result.shown_rows, accuracy_marks(result), strict=True):
         cells = [row.cells[c.name] for c in columns]
-        values = [_percent(cell.accuracy) for cell in cells]
+        values = [percent_of(cell.accuracy) for cell in cells]
         rows.append(
             [Cell(row.label)]
             + [

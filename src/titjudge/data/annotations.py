@@ -177,7 +177,7 @@ def count_votes(
     located: Iterable[tuple[int, AnnotationRow]], path: Path, panel_size: PanelSize = "same"
 ) -> CountedVotes:
     """Count each pair's a / b / tie rows into one `Vote` (skips are not votes; a pair with
-    only skips has no row). Panel sizes as `load_votes`: "same" (every pair counts as many
+    only skips has no row). Panel sizes as `load_votes_with_lines`: "same" (every pair counts as many
     votes as the first), an int (exactly that many), None (any)."""
     first: dict[frozenset[str], tuple[int, AnnotationRow]] = {}
     counts: dict[frozenset[str], dict[Choice, int]] = {}

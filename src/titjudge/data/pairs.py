@@ -225,7 +225,8 @@ def _count(row: dict[str, str], key: str, loc: str) -> int:
 
 
 def load_votes_with_lines(path: Path, panel_size: PanelSize = "same") -> list[tuple[int, Vote]]:
-    """Like `load_votes`, keeping each row's line number for reports."""
+    """Annotator votes with each row's line number (for reports); see the module docstring for
+    the panel-size modes."""
     path = Path(path)
     has_experts = [name for name in EXPERT_FIELDS if name in header_of(path, "votes file")]
     if has_experts and len(has_experts) != len(EXPERT_FIELDS):
@@ -265,11 +266,6 @@ def load_votes_with_lines(path: Path, panel_size: PanelSize = "same") -> list[tu
                 )
         out.append((number, Vote(prompt_id, item_a, item_b, votes_a, votes_b, votes_tie, experts)))
     return out
-
-
-def load_votes(path: Path, panel_size: PanelSize = "same") -> list[Vote]:
-    """Load annotator votes; see the module docstring for the panel-size modes."""
-    return [vote for _, vote in load_votes_with_lines(path, panel_size)]
 
 
 def write_votes(votes: Iterable[Vote], path: Path) -> None:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from titjudge.records.percent import percent
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -68,7 +70,7 @@ class Metric:
         """The value as the terminal prints it; '-' where it is undefined."""
         if value is None:
             return "-"
-        return f"{100 * value:.{self.digits}f}%" if self.percent else f"{value:.{self.digits}f}"
+        return percent(value, self.digits) if self.percent else f"{value:.{self.digits}f}"
 
 
 PAIRS = Count("n_pairs", "Pairs")

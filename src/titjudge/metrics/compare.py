@@ -11,14 +11,10 @@ accuracy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
 
 from titjudge.metrics.exact import binomtest_half
-from titjudge.metrics.pairwise import PairOutcomes, pair_outcomes
-from titjudge.metrics.tables import build_eval_data
-from titjudge.records.items import HumanPair
+from titjudge.metrics.pairwise import PairOutcomes
 from titjudge.records.run_record import Comparison
 
 
@@ -52,16 +48,3 @@ def mcnemar_from_outcomes(
         accuracy_a=(both_correct + a_only) / n_pairs if n_pairs else None,
         accuracy_b=(both_correct + b_only) / n_pairs if n_pairs else None,
     )
-
-
-def compare_variants(
-    scores_a: Mapping[str, float],
-    scores_b: Mapping[str, float],
-    pairs: Sequence[HumanPair],
-    names: tuple[str, str] = ("a", "b"),
-) -> Comparison:
-    """Exact McNemar test between two variants' scores on the human non-tie pairs."""
-    data = build_eval_data(pairs, [])
-    outcomes_a = pair_outcomes(data.score_vector(scores_a), data)
-    outcomes_b = pair_outcomes(data.score_vector(scores_b), data)
-    return mcnemar_from_outcomes(names[0], outcomes_a, names[1], outcomes_b)

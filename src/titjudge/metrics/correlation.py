@@ -17,30 +17,15 @@ scores (e.g. an integer LLM judge giving every image 8) or constant human ranks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
 from titjudge.metrics.tables import (
     EvalData,
     PromptValues,
     average_ranks,
-    build_eval_data,
     pairwise_signs,
     row_chunks,
 )
-from titjudge.records.items import RankRow
-
-
-@dataclass(frozen=True)
-class CorrelationResult:
-    """Mean SRCC and KRCC over prompts; None when no prompt had a defined correlation."""
-
-    srcc: float | None
-    krcc: float | None
-    n_prompts: int
-    n_prompts_skipped: int
 
 
 def _correlate_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,10 +87,3 @@ def prompt_correlations(
             srcc[data.group_prompt[chunk]] = rho
             krcc[data.group_prompt[chunk]] = tau
     return PromptValues(srcc, considered), PromptValues(krcc, considered)
-
-
-def rank_correlations(scores: Mapping[str, float], ranks: Sequence[RankRow]) -> CorrelationResult:
-    """Mean per-prompt SRCC and KRCC of one variant's scores against human ranks."""
-    data = build_eval_data([], ranks)
-    srcc, krcc = prompt_correlations(data.score_vector(scores), data)
-    return CorrelationResult(srcc.mean, krcc.mean, srcc.n_prompts, srcc.n_skipped)

@@ -20,8 +20,8 @@ import numpy as np
 from titjudge.errors import DataError
 from titjudge.metrics.correlation import spearman_rho
 from titjudge.metrics.exact import rank_average
-from titjudge.metrics.tables import EvalData, build_eval_data, row_ranks
-from titjudge.records.items import Item, RankRow
+from titjudge.metrics.tables import EvalData, row_ranks
+from titjudge.records.items import Item
 from titjudge.records.run_record import Leaderboard, RankerStandings, Standing
 
 
@@ -103,14 +103,3 @@ def leaderboard_from_arrays(
             for name, standing in variants.items()
         },
     )
-
-
-def model_leaderboard(
-    scores: Mapping[str, Mapping[str, float]],
-    ranks: Sequence[RankRow],
-    items: Sequence[Item],
-) -> Leaderboard:
-    """Average rank of each T2I model by humans and by each variant's scores (Table 3)."""
-    data = build_eval_data([], ranks)
-    vectors = {name: data.score_vector(variant) for name, variant in scores.items()}
-    return leaderboard_from_arrays(vectors, data, items)

@@ -26,8 +26,6 @@ nothing about the metric.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
@@ -35,23 +33,12 @@ import numpy as np
 from titjudge.metrics.tables import (
     EvalData,
     PromptValues,
-    build_eval_data,
     pairwise_signs,
     row_chunks,
 )
-from titjudge.records.items import RankRow
 
 Gain = Literal["linear", "exponential"]
 GAINS: tuple[str, ...] = get_args(Gain)
-
-
-@dataclass(frozen=True)
-class NdcgResult:
-    """Mean nDCG over prompts; None when no prompt had a defined value."""
-
-    ndcg: float | None
-    n_prompts: int
-    n_prompts_skipped: int
 
 
 def gains(ranks: np.ndarray, n_ranked: int | np.ndarray, gain: Gain = "linear") -> np.ndarray:
@@ -119,15 +106,3 @@ def prompt_ndcg(
         for chunk in row_chunks(rows, width):
             values[data.group_prompt[chunk]] = _ndcg_rows(padded[chunk], group_gains[chunk], k)
     return PromptValues(values, considered)
-
-
-def mean_ndcg(
-    scores: Mapping[str, float],
-    ranks: Sequence[RankRow],
-    gain: Gain = "linear",
-    k: int | None = None,
-) -> NdcgResult:
-    """Mean per-prompt nDCG of one variant's scores against human ranks."""
-    data = build_eval_data([], ranks)
-    values = prompt_ndcg(data.score_vector(scores), data, gain, k)
-    return NdcgResult(values.mean, values.n_prompts, values.n_skipped)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel
 
 from titjudge.errors import ModelSpecError
+from titjudge.records.percent import percent
 from titjudge.records.spec import parse_model_spec
 
 
@@ -96,7 +97,7 @@ class VariantOrigin(BaseModel):
         share = self.fallback_share
         if share is None:
             return "?"
-        return "<1%" if 0 < share < 0.01 else f"{100 * share:.0f}%"
+        return "<1%" if 0 < share < 0.01 else percent(share, 0)
 
     def count_text(self) -> str:
         """`30 of 48 (62%)`: the fallback's scores of all scored."""

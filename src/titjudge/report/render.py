@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from titjudge.metrics.catalog import by_name, in_table
 from titjudge.metrics.significance import significance_mark
+from titjudge.records.percent import percent
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,15 +33,13 @@ if TYPE_CHECKING:
 SIGNIFICANCE_HEADER = "sig."
 
 
-def _pct(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{100 * value:.{digits}f}%"
-
-
-def _interval(ci: Sequence[float] | None, percent: bool) -> str:
+def _interval(ci: Sequence[float] | None, in_percent: bool) -> str:
     if ci is None:
         return ""
     low, high = ci  # on its own line in the cell, so a narrow column breaks between the two
-    return f"\n[{100 * low:.2f}, {100 * high:.2f}]" if percent else f"\n[{low:.3f}, {high:.3f}]"
+    if in_percent:
+        return f"\n[{percent(low, 2, sign='')}, {percent(high, 2, sign='')}]"
+    return f"\n[{low:.3f}, {high:.3f}]"
 
 
 def _p(value: float | None) -> str:
@@ -59,7 +58,7 @@ def _threshold(thresholds: Thresholds, level: str) -> str:
     if k > n:
         return f"unreachable ({k:,} of {n:,} pairs needed)"
     accuracy, p = getattr(thresholds, f"acc_{level}"), getattr(thresholds, f"p_{level}")
-    return f"{_pct(accuracy)} ({k:,} / {n:,}, exact p {_p(p)})"
+    return f"{percent(accuracy, 2, missing='-')} ({k:,} / {n:,}, exact p {_p(p)})"
 
 
 def threshold_line(thresholds: Thresholds | None) -> str | None:
@@ -251,7 +250,7 @@ def _verdicts_line(name: str, bias: PositionBias | None) -> str:
             f"p {_p(bias.position_bias_p_value)})"
         )
     if bias is not None and bias.order_agreement_rate is not None:
-        line += f"; the orders agreed on {_pct(bias.order_agreement_rate, 1)} of pairs"
+        line += f"; the orders agreed on {percent(bias.order_agreement_rate, missing='-')} of pairs"
     return line
 
 
@@ -291,8 +290,8 @@ def _print_comparisons(comparisons: list[Comparison], console: Console) -> None:
             c.variant_a,
             c.variant_b,
             f"{c.n_pairs:,}",
-            _pct(c.accuracy_a),
-            _pct(c.accuracy_b),
+            percent(c.accuracy_a, 2, missing="-"),
+            percent(c.accuracy_b, 2, missing="-"),
             f"{c.a_only:,}",
             f"{c.b_only:,}",
             _p(c.p_value),

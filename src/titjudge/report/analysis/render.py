@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from titjudge.records.origins import VariantOrigin
+from titjudge.records.percent import percent
 from titjudge.report.analysis.breakdown import Breakdown
 from titjudge.report.analysis.compare import RunComparison, compared_metrics
 from titjudge.report.render import add_plain_row, plain_table, say
@@ -22,12 +23,8 @@ _TITLES = {
 }
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def _ci(ci: Any) -> str:
-    return "—" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return "—" if not ci else f"[{percent(ci[0], sign='')}, {percent(ci[1], sign='')}]"
 
 
 def _num(value: float | None) -> str:
@@ -59,11 +56,11 @@ def print_breakdown(found: Breakdown, console: Console) -> None:
             row.variant,
             str(row.n_human_pairs),
             str(row.n_pairs),
-            _pct(row.pairwise_accuracy),
+            percent(row.pairwise_accuracy),
             _ci(row.ci),
             _num(row.srcc),
             str(row.n_prompts),
-            f"{row.n_fallback} ({100 * share:.0f}%)" if row.n_fallback and share else "0",
+            f"{row.n_fallback} ({percent(share, 0)})" if row.n_fallback and share else "0",
             "?" if row.model_stopped is None else "yes" if row.model_stopped else "no",
         )
     console.print(table)
@@ -119,8 +116,8 @@ def print_comparison(found: RunComparison, console: Console) -> None:
             test.variant_a,
             test.variant_b,
             str(test.n_pairs),
-            _pct(test.accuracy_a),
-            _pct(test.accuracy_b),
+            percent(test.accuracy_a),
+            percent(test.accuracy_b),
             str(test.a_only),
             str(test.b_only),
             "—" if test.p_value is None else f"{test.p_value:.3g}",

@@ -28,14 +28,16 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from titjudge.errors import DataError, did_you_mean
 from titjudge.records.calls import Usage
-from titjudge.records.items import HumanPair, ScoreStatus
+from titjudge.records.item_line import ItemLine
+from titjudge.records.items import HumanPair
 from titjudge.records.metric_values import PositionBias
 from titjudge.records.origins import VariantOrigin
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.percent import percent
 from titjudge.records.provenance import ModelAnswers
 from titjudge.records.run_record import Provenance, RunRecord
 
@@ -51,35 +53,21 @@ _GROUP: dict[Outcome, int] = {
 }
 
 
-@dataclass(frozen=True)
-class VariantResult:
-    """One items.jsonl line: what one variant produced for one image."""
-
-    status: ScoreStatus
-    score: float | None
-    rationale: str | None = None
-    error: str | None = None
-    raw: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-    description: str | None = None
-    describer_error: str | None = None
-    cost: float | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached: bool = False
-    #: the models that answered the variant's calls, as their replies say
-    answered_by: tuple[str, ...] = ()
+def describer_error(line: ItemLine) -> str | None:
+    """Why the describer failed on the line's image; None when it did not (ok, or skipped
+    because no judge reads descriptions)."""
+    return line.describer.error if line.describer.status == "failed" else None
 
 
 @dataclass(frozen=True)
 class AuditItem:
-    """One image of the run with its prompt and each variant's result."""
+    """One image of the run with its prompt and each variant's items.jsonl line."""
 
     item_id: str
     prompt_id: str
     t2i_model: str
     image: str
-    results: Mapping[str, VariantResult]
+    results: Mapping[str, ItemLine]
     describer_cost: float | None = None
 
 
@@ -168,8 +156,8 @@ class AuditData:
 
 def classify(
     pair: HumanPair,
-    result_a: VariantResult | None,
-    result_b: VariantResult | None,
+    result_a: ItemLine | None,
+    result_b: ItemLine | None,
     round_digits: int | None = None,
 ) -> AuditVerdict:
     """The verdict of one variant on one human pair (see the module docstring)."""
@@ -269,17 +257,6 @@ def disagreements(
     return found if limit is None else found[:limit]
 
 
-def filter_options(data: AuditData) -> dict[str, list[str]]:
-    """What each filter can choose from, in display order."""
-    used = {i for p in data.pairs for i in (p.pair.item_a, p.pair.item_b)}
-    return {
-        "variant": list(data.variants),
-        "t2i_model": sorted({data.items[i].t2i_model for i in used}),
-        "prompt": sorted({p.pair.prompt_id for p in data.pairs}),
-        "outcome": list(OUTCOMES),
-    }
-
-
 def ok_scores(data: AuditData, variant: str) -> list[float]:
     """The variant's scores on items where it judged (status ok): a run's mean score per
     variant, without fallback scores (another judge's scale) or failures."""
@@ -327,10 +304,6 @@ def score_scale(scores: Iterable[float]) -> float:
 # --------------------------------------------------------------------------- provenance lines
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def provenance_line(name: str, data: AuditData) -> str:
     """'tit_llm: llm, asked litellm:openai/judge, answered by judge; template ... (sha256 ...)'."""
     summary = data.summaries[name]
@@ -357,8 +330,8 @@ def position_line(name: str, position: PositionBias) -> str:
     return (
         f"{name} position: the first-shown image won {position.n_first_wins} and the "
         f"second {position.n_second_wins} of {position.n_decisive} decisive "
-        f"single-order verdicts (first {_pct(position.first_position_win_share)}"
+        f"single-order verdicts (first {percent(position.first_position_win_share)}"
         + (f", p {p_value:.3g}" if p_value is not None else "")
-        + f"); the two orders agreed on {_pct(position.order_agreement_rate)} of "
+        + f"); the two orders agreed on {percent(position.order_agreement_rate)} of "
         f"{position.n_pairs_both_orders} pairs"
     )

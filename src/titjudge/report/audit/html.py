@@ -29,10 +29,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.data.images import ImageLoader, load_thumbnail
+from titjudge.data.images import ImageLoader
 from titjudge.errors import DataError
 from titjudge.files import atomic_write
 from titjudge.records.calls import total_cost
+from titjudge.records.item_line import ItemLine
 from titjudge.records.provenance import provenance_lines
 from titjudge.report.analysis.plot import length_section
 from titjudge.report.analysis.run import RunData
@@ -40,7 +41,7 @@ from titjudge.report.audit.data import (
     OUTCOMES,
     AuditData,
     AuditVerdict,
-    VariantResult,
+    describer_error,
     ok_scores,
     position_line,
     provenance_line,
@@ -81,16 +82,6 @@ def data_uri(image: Image.Image) -> str:
         image.save(buffer, "JPEG", quality=THUMB_QUALITY, optimize=True)
         mime = "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
-
-
-def thumbnail_data_uri(path: str | Path, side: int = THUMB_SIDE) -> str | None:
-    """The image as a thumbnail data URI, read as a run reads it (`load_thumbnail`: the same
-    pixel limits); None, with a warning saying why, when the image cannot be read."""
-    try:
-        return data_uri(load_thumbnail(path, side))
-    except DataError as exc:
-        log.warning("audit: no thumbnail: %s", exc)
-        return None
 
 
 def make_thumbnails(
@@ -174,7 +165,7 @@ def _judged_row(verdict: AuditVerdict, intern: _Strings) -> list[Any] | None:
     ]
 
 
-def _result_row(result: VariantResult | None, intern: _Strings) -> list[Any] | None:
+def _result_row(result: ItemLine | None, intern: _Strings) -> list[Any] | None:
     if result is None:
         return None
     return [
@@ -186,7 +177,7 @@ def _result_row(result: VariantResult | None, intern: _Strings) -> list[Any] | N
         intern(result.description),
         intern(details_text(result.details)),
         result.cost,
-        intern(result.describer_error),
+        intern(describer_error(result)),
     ]
 
 

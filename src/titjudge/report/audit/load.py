@@ -35,7 +35,6 @@ from titjudge.report.audit.data import (
     AuditPair,
     AuditVerdict,
     Outcome,
-    VariantResult,
     VariantSummary,
     classify,
     classify_judged,
@@ -44,26 +43,8 @@ from titjudge.report.audit.data import (
 from titjudge.report.record import load_run
 
 
-def _result(line: ItemLine) -> VariantResult:
-    return VariantResult(
-        status=line.status,
-        score=line.score,
-        rationale=line.rationale,
-        error=line.error,
-        raw=line.raw,
-        details=line.details,
-        description=line.description,
-        describer_error=line.describer.error if line.describer.status == "failed" else None,
-        cost=line.cost,
-        tokens_in=line.tokens_in,
-        tokens_out=line.tokens_out,
-        cached=line.cached,
-        answered_by=tuple(line.answered_by),
-    )
-
-
 def load_items(path: Path) -> tuple[dict[str, AuditItem], list[str]]:
-    """items.jsonl -> items by id (results per variant) and the variants in first-seen order."""
+    """items.jsonl -> items by id (each variant's line) and the variants in first-seen order."""
     raw: dict[str, dict[str, Any]] = {}
     variants: list[str] = []
     for number, obj in iter_jsonl(path, "run items file"):
@@ -81,7 +62,7 @@ def load_items(path: Path) -> tuple[dict[str, AuditItem], list[str]]:
         )
         if line.variant in entry["results"]:
             raise DataError(f"{loc}: item {line.item_id!r} has a second {line.variant!r} line")
-        entry["results"][line.variant] = _result(line)
+        entry["results"][line.variant] = line
         if entry["describer_cost"] is None:
             entry["describer_cost"] = line.describer.cost
         if line.variant not in variants:

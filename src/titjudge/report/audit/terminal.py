@@ -13,14 +13,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from titjudge.records.item_line import ItemLine
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.percent import percent
 from titjudge.records.provenance import provenance_lines
 from titjudge.report.audit.data import (
     AuditData,
     AuditItem,
     AuditPair,
     Outcome,
-    VariantResult,
+    describer_error,
     ok_scores,
     position_line,
     provenance_line,
@@ -65,10 +67,6 @@ def fmt_margin(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
-def fmt_pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def print_summary(data: AuditData, console: Console) -> None:
     """Per variant: accuracy and CI, metric-tie rate, outcome counts, failures, cost."""
     table = Table(
@@ -89,12 +87,12 @@ def print_summary(data: AuditData, console: Console) -> None:
         table.add_column(column, justify="left" if column == "variant" else "right")
     for name in data.variants:
         s = data.summaries[name]
-        ci = f"{fmt_pct(s.ci[0])}–{fmt_pct(s.ci[1])}" if s.ci else "—"
+        ci = f"{percent(s.ci[0])}–{percent(s.ci[1])}" if s.ci else "—"
         table.add_row(
             safe(name),
-            fmt_pct(s.pairwise_accuracy),
+            percent(s.pairwise_accuracy),
             ci,
-            fmt_pct(s.metric_tie_rate),
+            percent(s.metric_tie_rate),
             str(s.counts["agree"]),
             str(s.counts["disagree"]),
             str(s.counts["metric_tie"]),
@@ -149,7 +147,7 @@ def _labelled(
     console.print(line)
 
 
-def _result_lines(console: Console, side: str, result: VariantResult | None, full: bool) -> None:
+def _result_lines(console: Console, side: str, result: ItemLine | None, full: bool) -> None:
     if result is None:
         console.print(Text(f"  {side}: not in this run", style="magenta"))
         return
@@ -169,6 +167,15 @@ def _result_lines(console: Console, side: str, result: VariantResult | None, ful
         _labelled(console, f"  {side} raw output", result.raw, None, "dim")
 
 
+def _description(console: Console, label: str, line: ItemLine | None, limit: int | None) -> None:
+    """The line's description, or why the describer failed (red) when it has none."""
+    failed = describer_error(line) if line is not None and line.description is None else None
+    if failed:
+        _labelled(console, label, f"describer failed: {failed}", limit, "red")
+    else:
+        _labelled(console, label, line.description if line else None, limit)
+
+
 def _descriptions(
     console: Console, data: AuditData, audit_pair: AuditPair, variants: list[str], full: bool
 ) -> None:
@@ -179,12 +186,7 @@ def _descriptions(
         for variant in variants if len(texts) > 1 else variants[:1]:
             result = results.get(variant)
             label = f"description {side}" + (f" ({variant})" if len(texts) > 1 else "")
-            if result is not None and result.description is None and result.describer_error:
-                _labelled(
-                    console, label, f"describer failed: {result.describer_error}", limit, "red"
-                )
-            else:
-                _labelled(console, label, result.description if result else None, limit)
+            _description(console, label, result, limit)
 
 
 def print_pair(
@@ -367,10 +369,7 @@ def print_item(data: AuditData, item: AuditItem, console: Console) -> None:
     for name in data.variants if len(descriptions) > 1 else data.variants[:1]:
         result = item.results.get(name)
         label = "description" + (f" ({name})" if len(descriptions) > 1 else "")
-        if result is not None and result.description is None and result.describer_error:
-            _labelled(console, label, f"describer failed: {result.describer_error}", None, "red")
-        else:
-            _labelled(console, label, result.description if result else None, None)
+        _description(console, label, result, None)
     for name in data.variants:
         result = item.results.get(name)
         head = Text("── ", style="dim")
