@@ -60,11 +60,10 @@ def audit(args: argparse.Namespace) -> int:
     from titjudge.report.audit.data import check_variant, disagreements, find_pair
     from titjudge.report.audit.load import load_audit
     from titjudge.report.audit.terminal import (
+        print_audit_summary,
         print_disagreements,
         print_item,
-        print_items_summary,
         print_pair,
-        print_summary,
     )
 
     if args.limit is not None and args.limit < 1:
@@ -91,15 +90,14 @@ def audit(args: argparse.Namespace) -> int:
         check_variant(data, args.variant)
     console = wide_console(prose=True, highlight=False)
     if overview and not args.disagreements:
+        print_audit_summary(data, console, args.limit or DEFAULT_LIMIT)
         if not data.pairs:
-            print_items_summary(data, console, args.limit or DEFAULT_LIMIT)
             console.print(
                 "next: --html FILE (the audit page: items, descriptions, rationales), "
                 "--item ITEM_ID",
                 markup=False,
             )
             return 0
-        print_summary(data, console)
         console.print(
             "next: --html FILE (the audit page), --pair 'A|B', --item ID, "
             "--disagreements [--variant V]",
@@ -135,7 +133,7 @@ def audit(args: argparse.Namespace) -> int:
     if args.disagreements:
         every = disagreements(data, args.variant)
         limit = args.limit or DEFAULT_LIMIT
-        print_summary(data, console)
+        print_audit_summary(data, console, limit)  # pairs: the no-pairs case raised above
         print_disagreements(data, every[:limit], len(every), console, args.variant)
         if len(every) > limit:
             console.print(f"{len(every) - limit} more; raise --limit to see them")

@@ -67,7 +67,16 @@ def fmt_margin(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
-def print_summary(data: AuditData, console: Console) -> None:
+def print_audit_summary(data: AuditData, console: Console, limit: int) -> None:
+    """The audit's one summary: with human pairs, per variant its accuracy and their outcomes
+    (`_print_pairs_summary`); without, its items (`_print_items_summary`, the first `limit`)."""
+    if data.pairs:
+        _print_pairs_summary(data, console)
+    else:
+        _print_items_summary(data, console, limit)
+
+
+def _print_pairs_summary(data: AuditData, console: Console) -> None:
     """Per variant: accuracy and CI, metric-tie rate, outcome counts, failures, cost."""
     table = Table(
         title=f"audit of run {data.name}: {len(data.pairs)} human pairs", title_justify="left"
@@ -317,7 +326,7 @@ def print_disagreements(
 # --------------------------------------------------------------------------- items (no pairs)
 
 
-def print_items_summary(data: AuditData, console: Console, limit: int) -> None:
+def _print_items_summary(data: AuditData, console: Console, limit: int) -> None:
     """A run without human pairs: per variant its statuses and mean score, then the first
     `limit` items with each variant's score; `--item ID` shows one item whole."""
     table = Table(
