@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from titjudge.errors import DataError
-from titjudge.files import atomic_write, read_json_object, to_json
+from titjudge.files import atomic_write, parse_record, read_json_object, to_json
 
 GRID_FILE = "ablation.json"
 
@@ -103,13 +102,7 @@ class GridRecord(_GridPart):
         """A grid dir's ablation.json; a DataError names the file and the first key that does
         not fit."""
         path = grid / GRID_FILE
-        doc = read_json_object(path, "ablation file")
-        try:
-            return cls.model_validate(doc)
-        except ValidationError as error:
-            first = error.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise DataError(f"{path}: not an ablation record ({loc}: {first['msg']})") from None
+        return parse_record(cls, read_json_object(path, "ablation file"), str(path))
 
 
 __all__ = ["GRID_FILE", "GridCell", "GridColumn", "GridMarks", "GridRecord", "GridRow"]

@@ -20,10 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from titjudge.errors import DataError
-from titjudge.files import atomic_write, load_yaml, yaml_text
+from titjudge.files import atomic_write, load_yaml, parse_record, yaml_text
 
 
 class _ConfigSection(BaseModel):
@@ -99,12 +98,7 @@ class RunConfigFile(_ConfigSection):
         """The record of a config.yaml mapping; a DataError names the first key that does not
         fit."""
         plain = json.loads(json.dumps(dict(doc), default=str))  # plain types only
-        try:
-            found = cls.model_validate(plain)
-        except ValidationError as error:
-            first = error.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise DataError(f"{where}: not a run's config ({loc}: {first['msg']})") from None
+        found = parse_record(cls, plain, where)
         found._doc = plain
         return found
 
