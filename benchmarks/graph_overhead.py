@@ -40,13 +40,14 @@ from titjudge.agents.graph import build_graph, run_config  # noqa: E402
 from titjudge.agents.item import RunContext  # noqa: E402
 from titjudge.data.images import ImageLoader  # noqa: E402
 from titjudge.judges.base import Judge  # noqa: E402
+from titjudge.judges.options import JudgeOptions  # noqa: E402
 from titjudge.models.core.base import GenerateRequest  # noqa: E402
 from titjudge.models.core.clients import SEND, CallMode  # noqa: E402
 from titjudge.prompts.loader import load_template  # noqa: E402
 from titjudge.records import ItemResult  # noqa: E402
 from titjudge.records.calls import CallResult  # noqa: E402
 from titjudge.records.items import Item  # noqa: E402
-from titjudge.records.outcomes import Described, JudgeOutcome  # noqa: E402
+from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome  # noqa: E402
 
 TITLE = "7. LangGraph run graph: overhead per item and long-tail latency"
 CONCURRENCY = 64
@@ -83,14 +84,11 @@ class Describer:
 
 
 class Scorer(Judge):
-    name = "judge"
-
     def __init__(self, server: Server):
+        super().__init__(JudgeOptions(name="judge", kind="test"))
         self.server = server
 
-    async def judge(
-        self, item: Item, image: Any, described: Described, *, probe: CallMode
-    ) -> JudgeOutcome:
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
         await self.server.call("judge")
         return JudgeOutcome(self.name, "ok", score=1.0)
 
@@ -116,7 +114,8 @@ async def one_item(ctx: RunContext, item: Item) -> ItemResult:
     request = GenerateRequest(prompt=user, system=system, images=(image,), max_tokens=64)
     call = await ctx.describer.text(request, role="describer", probe=SEND)
     described = Described(text=call.value, call=call)
-    outcomes = [await j.judge(item, image, described, probe=SEND) for j in ctx.judges]
+    given = JudgeInput(item, image, described)
+    outcomes = [await j.judge(given, probe=SEND) for j in ctx.judges]
     return ItemResult(item=item, described=described, outcomes=outcomes)
 
 
@@ -207,7 +206,7 @@ async def chunked_graph(ctx: RunContext, items: list[Item]) -> int:
             image, described = found
             outcomes = list(
                 await asyncio.gather(
-                    *(j.judge(item, image, described, probe=SEND) for j in ctx.judges)
+                    *(j.judge(JudgeInput(item, image, described), probe=SEND) for j in ctx.judges)
                 )
             )
             return ItemResult(item=item, described=described, outcomes=outcomes)

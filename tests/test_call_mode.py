@@ -124,10 +124,11 @@ def test_the_check_finds_each_way_of_defaulting_the_mode(source, offence):
 def test_a_judge_that_forgets_its_mode_cannot_be_called():
     """At run time too: a judge's mode has no default, so a call that leaves it out raises
     before any request could be built."""
-    from titjudge.judges.lexical import LexicalJudge
+    from titjudge.judges.lexical import LexicalJudge, LexicalJudgeConfig
     from titjudge.records.items import Item
-    from titjudge.records.outcomes import Described
+    from titjudge.records.outcomes import Described, JudgeInput
 
     item = Item("i", "p", "a red cube", Path("i.png"), "m")
     with pytest.raises(TypeError, match="probe"):
-        LexicalJudge("lexical").judge(item, None, Described(text="a red cube"))  # type: ignore[call-arg]
+        judge = LexicalJudge(LexicalJudgeConfig(name="lexical", kind="lexical"))
+        judge.judge(JudgeInput(item, None, Described(text="a red cube")))  # type: ignore[call-arg]

@@ -14,6 +14,7 @@ from titjudge.agents.nodes import build_item_graph
 from titjudge.config.load import validate_config
 from titjudge.config.schema import RunConfig
 from titjudge.judges.base import Judge
+from titjudge.judges.options import JudgeOptions
 from titjudge.models.core.clients import SEND
 from titjudge.prompts.loader import load_template
 from titjudge.records import RunEvaluation
@@ -26,16 +27,21 @@ from titjudge.records.run_record import RunRecord, VariantRecord
 from titjudge.run.runner import run_async
 
 
+def _config(name):
+    return JudgeOptions(name=name, kind="test")
+
+
 class FixedJudge(Judge):
-    """Scores every item `score`, or fails every item when `score` is None."""
+    """Scores every item `fixed`, or fails every item when `fixed` is None."""
 
-    def __init__(self, name, score, needs_description=False):
-        self.name, self.score, self.needs_description = name, score, needs_description
+    def __init__(self, name, fixed, needs_description=False):
+        super().__init__(_config(name))
+        self.fixed, self.needs_description = fixed, needs_description
 
-    async def judge(self, item, image, described, *, probe):
-        if self.score is None:
+    async def score(self, given, *, probe):
+        if self.fixed is None:
             return JudgeOutcome.failed(self.name, "refused")
-        return JudgeOutcome(self.name, "ok", score=self.score, rationale="fine")
+        return JudgeOutcome(self.name, "ok", score=self.fixed, rationale="fine")
 
 
 class GatedDescriber:
@@ -55,15 +61,14 @@ class GatedDescriber:
 class RecordingJudge(Judge):
     """Reads descriptions; records the order it judged items in and calls `on_judged`."""
 
-    name = "reader"
-
     def __init__(self, on_judged):
+        super().__init__(_config("reader"))
         self.on_judged, self.order = on_judged, []
 
-    async def judge(self, item, image, described, *, probe):
-        self.order.append(item.item_id)
-        self.on_judged(item.item_id)
-        return JudgeOutcome(self.name, "ok", score=float(len(described.text)))
+    async def score(self, given, *, probe):
+        self.order.append(given.item.item_id)
+        self.on_judged(given.item.item_id)
+        return JudgeOutcome(self.name, "ok", score=float(len(given.description)))
 
 
 def _items(tmp_path, ids):
@@ -205,10 +210,11 @@ class FailsOn(Judge):
     """Fails the item `bad_id`, scores every other item 0.7."""
 
     def __init__(self, name, bad_id):
-        self.name, self.bad_id, self.needs_description = name, bad_id, False
+        super().__init__(_config(name))
+        self.bad_id, self.needs_description = bad_id, False
 
-    async def judge(self, item, image, described, *, probe):
-        if item.item_id == self.bad_id:
+    async def score(self, given, *, probe):
+        if given.item.item_id == self.bad_id:
             return JudgeOutcome.failed(self.name, "refused")
         return JudgeOutcome(self.name, "ok", score=0.7, rationale="fine")
 

@@ -92,7 +92,7 @@ def test_factory_picks_templates_scales_and_wrappers(tmp_path):
     assert isinstance(built, LLMJudge) and built.template.name == "judge_expected"
     assert (built.scoring.lo, built.scoring.hi, built.scoring.request_logprobs) == (1, 9, 20)
     plain = build_judge(judge(**LLM), describer.model, describer, hub)
-    assert plain.record() == {
+    assert plain.facts().doc() == {
         "name": "j",
         "kind": "llm",
         "model": "litellm:openai/judge",
@@ -102,7 +102,7 @@ def test_factory_picks_templates_scales_and_wrappers(tmp_path):
     repeated = build_judge(
         judge(**LLM, temperature=0.7, repeats=3), describer.model, describer, hub
     )
-    assert isinstance(repeated, RepeatedJudge) and repeated.record()["repeats"] == 3
+    assert isinstance(repeated, RepeatedJudge) and repeated.facts().repeats == 3
     with pytest.raises(ConfigError, match="top_logprobs 50 exceeds the 20"):
         build_judge(
             judge(**LLM, score_mode="expected", top_logprobs=50), describer.model, describer, hub

@@ -27,7 +27,7 @@ from titjudge.models.local.hf_generate import decode_images, render_prompt
 from titjudge.prompts.loader import load_template
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import Described, JudgeInput
 
 # tiny local models, built and run on the CPU
 pytestmark = pytest.mark.slow
@@ -101,7 +101,9 @@ def test_expected_score_matches_the_models_own_logits(tmp_path):
     describer = DescriberConfig(model=f"hf:{path}")
     judge = build_judge(config, describer.model, describer, hub)
     item = Item("i1", "p1", PROMPT, tmp_path / "none.png", "m")
-    outcome = asyncio.run(judge.judge(item, None, Described(text=DESCRIPTION), probe=SEND))
+    outcome = asyncio.run(
+        judge.judge(JudgeInput(item, None, Described(text=DESCRIPTION)), probe=SEND)
+    )
     assert outcome.status == "ok", outcome.error
     assert outcome.details["sampled_score"] in (6, 8) and outcome.details["score_tokens"] == 1
 
@@ -136,7 +138,7 @@ def test_lmm_yes_matches_the_vlms_own_logits(tmp_path, synth_data):
     item = Item(
         row["item_id"], row["prompt_id"], row["prompt"], synth_data / row["image"], row["t2i_model"]
     )
-    outcome = asyncio.run(judge.judge(item, image, Described(text=None), probe=SEND))
+    outcome = asyncio.run(judge.judge(JudgeInput(item, image, Described(text=None)), probe=SEND))
     assert outcome.status == "ok", outcome.error
     assert outcome.details["answer_position"] == 0
 

@@ -123,7 +123,9 @@ class _LateConfig(JudgeOptions):
 
 def test_a_kind_registered_after_the_run_config_is_refused():
     with pytest.raises(RuntimeError, match="registered after the run config was built"):
-        judge_kind("late", config=_LateConfig, label="Late")(lambda *args: LexicalJudge("x"))
+        judge_kind("late", config=_LateConfig, label="Late")(
+            lambda config, *args: LexicalJudge(config)
+        )
     assert "late" not in kinds()
 
 
@@ -133,7 +135,8 @@ NEW_KIND = textwrap.dedent(
     from pathlib import Path
     from typing import Literal
 
-    from titjudge.judges.base import Described, Judge, JudgeOutcome
+    from titjudge.judges.base import Judge
+    from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome
     from titjudge.judges.options import JudgeOptions
     from titjudge.judges.registry import judge_kind
     from titjudge.models.core.clients import SEND
@@ -145,16 +148,13 @@ NEW_KIND = textwrap.dedent(
 
 
     class ConstantJudge(Judge):
-        def __init__(self, name, value):
-            self.name, self.value = name, value
-
-        async def judge(self, item, image, described, *, probe):
-            return JudgeOutcome(variant=self.name, status="ok", score=self.value)
+        async def score(self, given, *, probe):
+            return JudgeOutcome(variant=self.name, status="ok", score=self.config.value)
 
 
     @judge_kind("constant", config=ConstantConfig, label="Constant {model}")
     def build_constant(config, describer_model, describer, hub):
-        return ConstantJudge(config.name, config.value)
+        return ConstantJudge(config)
 
 
     from titjudge.cache.store import CallCache
@@ -170,7 +170,7 @@ NEW_KIND = textwrap.dedent(
     config = validate_config(raw, RunConfig, "run.yaml")
     hub = ModelHub(CallCache(Path(sys.argv[1])))
     judges = build_judges(config.judges, config.describer.model, config.describer, hub)
-    outcome = asyncio.run(judges[0].judge(None, None, Described(text="x"), probe=SEND))
+    outcome = asyncio.run(judges[0].judge(JudgeInput(None, None, Described(text="x")), probe=SEND))
     raw["judges"][0]["valeu"] = 1
     try:
         validate_config(raw, RunConfig, "run.yaml")

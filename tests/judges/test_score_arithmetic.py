@@ -12,10 +12,17 @@ from pathlib import Path
 import pytest
 
 from titjudge.judges.embedding import cosine
-from titjudge.judges.lexical import LexicalJudge, content_words, lexical_similarity
+from titjudge.judges.lexical import (
+    LexicalJudge,
+    LexicalJudgeConfig,
+    content_words,
+    lexical_similarity,
+)
 from titjudge.models.core.clients import SEND
 from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import Described, JudgeInput
+
+LEXICAL = LexicalJudge(LexicalJudgeConfig(name="lexical", kind="lexical"))
 
 
 def reference_cosine(a: list[float], b: list[float]) -> float:
@@ -52,7 +59,7 @@ def test_lexical_judge_score_and_words_equal_the_plain_formula() -> None:
     described = "The image shows a brown dog lying near a red barn; a red fox runs past at dawn."
     item = Item(item_id="a", prompt_id="p", prompt=prompt, image=Path("x.png"), t2i_model="m")
     outcome = asyncio.run(
-        LexicalJudge("lexical").judge(item, None, Described(text=described), probe=SEND)
+        LEXICAL.judge(JudgeInput(item, None, Described(text=described)), probe=SEND)
     )
     expected = reference_lexical(prompt, described)
     assert lexical_similarity(prompt, described) == expected
@@ -69,7 +76,7 @@ def test_lexical_judge_score_and_words_equal_the_plain_formula() -> None:
 def test_lexical_judge_without_content_words_fails() -> None:
     item = Item(item_id="a", prompt_id="p", prompt="the and of", image=Path("x.png"), t2i_model="m")
     outcome = asyncio.run(
-        LexicalJudge("lexical").judge(item, None, Described(text="a dog"), probe=SEND)
+        LEXICAL.judge(JudgeInput(item, None, Described(text="a dog")), probe=SEND)
     )
     assert outcome.status == "failed" and "no content words" in (outcome.error or "")
 
@@ -81,7 +88,7 @@ def test_lexical_rationale_lists_tied_words_alphabetically_at_most_twelve() -> N
     item = Item(item_id="a", prompt_id="p", prompt=words, image=Path("x.png"), t2i_model="m")
     reversed_text = " ".join(reversed(words.split()))
     outcome = asyncio.run(
-        LexicalJudge("lexical").judge(item, None, Described(reversed_text), probe=SEND)
+        LEXICAL.judge(JudgeInput(item, None, Described(reversed_text)), probe=SEND)
     )
     assert outcome.rationale == (
         "content-word cosine 1.0000; shared words: lynx, moth, newt, otter, panda, quail, "

@@ -18,13 +18,13 @@ from doubles.embeddings_server import (
 )
 
 from titjudge.cache.store import CallCache
-from titjudge.judges.embedding import EmbeddingJudge
+from titjudge.judges.embedding import EmbeddingJudge, EmbeddingJudgeConfig
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import Described, JudgeInput
 
 VLLM = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 OPENAI = "litellm:openai/text-embedding-3-small"
@@ -92,15 +92,18 @@ def test_an_item_beside_a_refused_text_is_not_failed_by_it(tmp_path, server):
     descriptions = [f"a lighthouse on a cliff, painting number {i}" for i in range(13)]
     for poisoned in (0, 7):
         server.refuse(descriptions[poisoned])
-        judge = EmbeddingJudge("tit_score", served(tmp_path / f"{poisoned}", server), None)
+        judge = EmbeddingJudge(
+            EmbeddingJudgeConfig(name="tit_score", kind="embedding", model=VLLM),
+            served(tmp_path / f"{poisoned}", server),
+        )
 
         async def judge_all(judge: EmbeddingJudge = judge):
             return await asyncio.gather(
                 *(
                     judge.judge(
-                        Item(f"i{i}", "p1", prompt, Path("/x.png"), "t2i"),
-                        None,
-                        Described(d),
+                        JudgeInput(
+                            Item(f"i{i}", "p1", prompt, Path("/x.png"), "t2i"), None, Described(d)
+                        ),
                         probe=SEND,
                     )
                     for i, d in enumerate(descriptions)

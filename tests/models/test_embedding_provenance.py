@@ -17,13 +17,13 @@ import pytest
 from doubles.embeddings_server import EmbeddingsServer
 
 from titjudge.cache.store import CallCache
-from titjudge.judges.embedding import EmbeddingJudge
+from titjudge.judges.embedding import EmbeddingJudge, EmbeddingJudgeConfig
 from titjudge.models.calls.embedding_client import _vector_hit
 from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import Described, JudgeInput
 
 MODEL = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
 PROMPT = "a red fox curled on a mossy stone beside a quiet river"
@@ -40,9 +40,13 @@ def _judge(cache_dir: Path, server: EmbeddingsServer, require_model: str = "repo
     hub = ModelHub(CallCache(cache_dir), require_model=require_model)  # type: ignore[arg-type]
     options = ModelOptions(backoff_initial=0.0, timeout=30, api_base=server.url)
     client = hub.embedding_client(MODEL, options)
-    judge = EmbeddingJudge("tit_score", client, None)
+    judge = EmbeddingJudge(
+        EmbeddingJudgeConfig(name="tit_score", kind="embedding", model=MODEL), client
+    )
     item = Item("i1", "p1", PROMPT, Path("/nonexistent.png"), "t2i")
-    return asyncio.run(judge.judge(item, None, Described(DESCRIPTION), probe=SEND)), client
+    return asyncio.run(
+        judge.judge(JudgeInput(item, None, Described(DESCRIPTION)), probe=SEND)
+    ), client
 
 
 def test_the_answering_model_is_kept_and_a_cached_rerun_still_names_it(tmp_path, server):

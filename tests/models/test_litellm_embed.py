@@ -23,7 +23,7 @@ from doubles.embeddings_server import (
 from doubles.server_text import hashed_embedding
 
 from titjudge.cache.store import CallCache
-from titjudge.judges.embedding import EmbeddingJudge, cosine, query_text
+from titjudge.judges.embedding import EmbeddingJudge, EmbeddingJudgeConfig, cosine, query_text
 from titjudge.models.calls.embedding_client import EmbeddingClient
 from titjudge.models.calls.keys import embedding_key
 from titjudge.models.calls.limits import Limiter
@@ -33,7 +33,7 @@ from titjudge.models.core.lazy import LazyBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
 from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import Described, JudgeInput
 from titjudge.records.spec import parse_model_spec
 
 QWEN = "litellm:hosted_vllm/Qwen/Qwen3-Embedding-8B"
@@ -62,8 +62,13 @@ def item() -> Item:
 
 
 def judge_once(client: EmbeddingClient, instruction: str | None = INSTRUCTION):
-    judge = EmbeddingJudge("tit_score", client, instruction)
-    return asyncio.run(judge.judge(item(), None, Described(DESCRIPTION), probe=SEND))
+    judge = EmbeddingJudge(
+        EmbeddingJudgeConfig(
+            name="tit_score", kind="embedding", model=client.model, instruction=instruction
+        ),
+        client,
+    )
+    return asyncio.run(judge.judge(JudgeInput(item(), None, Described(DESCRIPTION)), probe=SEND))
 
 
 class HashedLocal(EmbeddingBackend):

@@ -31,7 +31,7 @@ from titjudge.prompts.loader import PromptTemplate
 from titjudge.records import ItemResult, Progress
 from titjudge.records.image_input import ImageInput
 from titjudge.records.items import HumanPair, Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +127,8 @@ async def judge(
 ) -> tuple[Route, list[JudgeOutcome]]:
     """The judge step: every per-item judge on the item, concurrently (`gather_eager`), in
     config order, and the route: to `fallback` only when a judge with a fallback failed."""
-    outcomes = await gather_eager(
-        safe_judge(j, item, image, described, probe=ctx.probe) for j in ctx.judges
-    )
+    given = JudgeInput(item, image, described)
+    outcomes = await gather_eager(safe_judge(j, given, probe=ctx.probe) for j in ctx.judges)
     return ("fallback" if needs_fallback(outcomes, ctx.fallbacks) else "done"), outcomes
 
 
@@ -181,20 +180,13 @@ async def answer(
     return finish(item, described, outcomes, None, ctx)
 
 
-async def safe_judge(
-    judge: Judge,
-    item: Item,
-    image: ImageInput | None,
-    described: Described,
-    *,
-    probe: CacheProbe | Send,
-) -> JudgeOutcome:
+async def safe_judge(judge: Judge, given: JudgeInput, *, probe: CacheProbe | Send) -> JudgeOutcome:
     try:
-        return await judge.judge(item, image, described, probe=probe)
+        return await judge.judge(given, probe=probe)
     except (CacheError, MissingCredentialsError):  # the cache cannot be used, or a call must
         raise  # be sent without its key: the whole run stops, not one item
     except Exception as exc:  # a judge bug for one item must not cancel its siblings
-        log.exception("judge %s crashed on item %s", judge.name, item.item_id)
+        log.exception("judge %s crashed on item %s", judge.name, given.item.item_id)
         return JudgeOutcome.failed(judge.name, f"internal error: {type(exc).__name__}: {exc}")
 
 

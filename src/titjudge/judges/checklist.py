@@ -34,37 +34,27 @@ from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
 from titjudge.models.core.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
 
 class ChecklistJudge(SamplingJudge):
+    config: ChecklistJudgeConfig
+
     def __init__(
         self,
-        name: str,
+        config: ChecklistJudgeConfig,
         client: TextCalls,
         decompose: PromptTemplate,
         template: PromptTemplate,
-        weights: dict[str, float],
-        max_tokens: int,
-        temperature: float | None,
     ):
-        self.name = name
-        self.client = client
+        super().__init__(config, client, template)
         self.decompose = decompose
-        self.template = template
-        self.weights = dict(weights)
-        self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.weights = config.checklist_weights
 
-    def record(self) -> dict[str, Any]:
+    def kind_facts(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": "checklist",
-            "model": self.client.model,
             "decompose_template": self.decompose.record(),
-            "template": self.template.record(),
+            **super().kind_facts(),
             "weights": self.weights,
             "score": "weighted share of satisfied elements, 0-1",
         }
@@ -73,25 +63,16 @@ class ChecklistJudge(SamplingJudge):
         """The prompt's element list: cached per (prompt, template, model), never per item."""
         system, user = self.decompose.render(prompt=prompt)
         # greedy, unless the model takes only its provider's default (then the judge's is None)
-        greedy = None if self.temperature is None else 0.0
+        greedy = None if self.config.temperature is None else 0.0
         request = GenerateRequest(
-            prompt=user, system=system, max_tokens=self.max_tokens, temperature=greedy
+            prompt=user, system=system, max_tokens=self.config.max_tokens, temperature=greedy
         )
         return await self.client.structured(
             request, PromptChecklist, role="judge", template=self.decompose.record(), probe=probe
         )
 
-    async def judge_sample(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        sample: int,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
-        if described.text is None:
-            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
+        item = given.item
         split = await self.decomposition(item.prompt, probe=probe)
         if not split.ok or split.value is None:
             outcome = JudgeOutcome.failed(self.name, f"decomposition failed: {split.error}")
@@ -100,14 +81,14 @@ class ChecklistJudge(SamplingJudge):
         checklist = split.value
         schema = verdicts_schema(element_key(checklist))
         system, user = self.template.render(
-            prompt=item.prompt, elements=render_elements(checklist), description=described.text
+            prompt=item.prompt, elements=render_elements(checklist), description=given.description
         )
         request = GenerateRequest(
             prompt=user,
             system=system,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            sample=sample,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+            sample=given.sample,
         )
         call = await self.client.structured(
             request, schema, role="judge", template=self.template.record(), probe=probe
@@ -220,13 +201,4 @@ def build_checklist(
         "decompose",
         frozenset({"prompt"}),
     )
-    judge = ChecklistJudge(
-        config.name,
-        client,
-        decompose,
-        template,
-        config.checklist_weights,
-        config.max_tokens,
-        config.temperature,
-    )
-    return repeated(judge, config.repeats)
+    return repeated(ChecklistJudge(config, client, decompose, template), config.repeats)

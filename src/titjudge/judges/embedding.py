@@ -26,9 +26,7 @@ from titjudge.judges.registry import judge_kind
 from titjudge.models.core.clients import CallMode, ClientSource, EmbeddingCalls
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.rules import cannot_embed
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 from titjudge.records.spec import parse_model_spec
 
 
@@ -52,32 +50,28 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 
 class EmbeddingJudge(Judge):
-    def __init__(self, name: str, client: EmbeddingCalls, instruction: str | None):
-        self.name = name
-        self.client = client
-        self.instruction = instruction
+    config: EmbeddingJudgeConfig
 
-    def record(self) -> dict[str, Any]:
+    def __init__(self, config: EmbeddingJudgeConfig, client: EmbeddingCalls):
+        super().__init__(config)
+        self.client = client
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    def kind_facts(self) -> dict[str, Any]:
+        instruction = self.config.instruction
         return {
-            "name": self.name,
-            "kind": "embedding",
-            "model": self.client.model,
-            "query_side": "instruction+query" if self.instruction else "raw",
-            "instruction": self.instruction,
+            "query_side": "instruction+query" if instruction else "raw",
+            "instruction": instruction,
         }
 
-    async def judge(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
-        if described.text is None:
-            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
         query, document = await self.client.embed(
-            [query_text(item.prompt, self.instruction), described.text], role="judge", probe=probe
+            [query_text(given.item.prompt, self.config.instruction), given.description],
+            role="judge",
+            probe=probe,
         )
         for side, call in (("prompt", query), ("description", document)):
             if not call.ok or call.value is None:
@@ -155,4 +149,4 @@ def build_embedding(
     config: EmbeddingJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
     client = hub.embedding_client(*config.reach(describer_model, describer))
-    return EmbeddingJudge(config.name, client, config.instruction)
+    return EmbeddingJudge(config, client)

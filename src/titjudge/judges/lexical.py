@@ -17,9 +17,7 @@ from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.clients import CallMode, ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 STOPWORDS = frozenset(
@@ -54,8 +52,8 @@ class LexicalJudge(Judge):
     #: prompts whose content words are kept (each prompt is judged once per T2I model)
     PROMPTS_KEPT = 1024
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, config: LexicalJudgeConfig):
+        super().__init__(config)
         self._prompt_words: dict[str, Counter[str]] = {}
 
     def _words_of_prompt(self, prompt: str) -> Counter[str]:
@@ -66,25 +64,11 @@ class LexicalJudge(Judge):
             found = self._prompt_words[prompt] = content_words(prompt)
         return found
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": "lexical",
-            "model": None,
-            "method": "cosine of content-word counts (baseline, not TIT-Score)",
-        }
+    def kind_facts(self) -> dict[str, Any]:
+        return {"method": "cosine of content-word counts (baseline, not TIT-Score)"}
 
-    async def judge(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
-        if described.text is None:
-            return JudgeOutcome.failed(self.name, f"no description: {described.error}")
-        ca, cb = self._words_of_prompt(item.prompt), content_words(described.text)
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
+        ca, cb = self._words_of_prompt(given.item.prompt), content_words(given.description)
         score = counts_cosine(ca, cb)
         if score is None:
             return JudgeOutcome.failed(self.name, "prompt or description has no content words")
@@ -112,4 +96,4 @@ class LexicalJudgeConfig(JudgeOptions):
 def build_lexical(
     config: LexicalJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
 ) -> Judge:
-    return LexicalJudge(config.name)
+    return LexicalJudge(config)

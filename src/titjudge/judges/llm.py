@@ -23,8 +23,7 @@ from titjudge.models.core.options import ModelOptions
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
 from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
 
 @dataclass(frozen=True)
@@ -60,41 +59,25 @@ class Scoring:
 class LLMJudge(SamplingJudge):
     """Reads the prompt and the description (text only) and asks for a verdict."""
 
+    config: ScoredOptions
+
     def __init__(
         self,
-        name: str,
+        config: ScoredOptions,
         client: TextCalls,
         template: PromptTemplate,
-        max_tokens: int,
-        temperature: float | None,
-        kind: str = "llm",
         scoring: Scoring | None = None,
     ):
-        self.name = name
-        self.client = client
-        self.template = template
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.kind = kind
+        super().__init__(config, client, template)
         self.scoring = scoring or Scoring()
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "model": self.client.model,
-            "template": self.template.record(),
-            **self.scoring.record(),
-        }
+    def kind_facts(self) -> dict[str, Any]:
+        return {**super().kind_facts(), **self.scoring.record()}
 
-    def verdict_request(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
-    ) -> GenerateRequest | str:
-        """The request for one sample, or why there can be none."""
-        if described.text is None:
-            return f"no description: {described.error}"
-        system, user = self.template.render(prompt=item.prompt, description=described.text)
-        return self._request(system, user, (), sample)
+    def verdict_request(self, given: JudgeInput) -> GenerateRequest:
+        """The request for one sample of an item that has a description."""
+        system, user = self.template.render(prompt=given.item.prompt, description=given.description)
+        return self._request(system, user, (), given.sample)
 
     def _request(
         self, system: str | None, user: str, images: tuple[ImageInput, ...], sample: int
@@ -103,26 +86,20 @@ class LLMJudge(SamplingJudge):
             prompt=user,
             system=system,
             images=images,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
             top_logprobs=self.scoring.request_logprobs,
             sample=sample,
         )
 
-    async def judge_sample(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        sample: int,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
-        request = self.verdict_request(item, image, described, sample)
-        if isinstance(request, str):
-            return JudgeOutcome.failed(self.name, request)
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
         return await ask_verdict(
-            self.name, self.client, request, self.template, self.scoring, probe=probe
+            self.name,
+            self.client,
+            self.verdict_request(given),
+            self.template,
+            self.scoring,
+            probe=probe,
         )
 
 
@@ -249,16 +226,7 @@ def _build_text_verdict(
         config.reach(describer_model, describer),
         hub,
     )
-    judge = LLMJudge(
-        config.name,
-        client,
-        template,
-        config.max_tokens,
-        config.temperature,
-        kind=config.kind,
-        scoring=scoring,
-    )
-    return repeated(judge, config.repeats)
+    return repeated(LLMJudge(config, client, template, scoring), config.repeats)
 
 
 judge_kind("llm", config=LLMJudgeConfig, label="TIT-Score-{model}")(_build_text_verdict)

@@ -10,41 +10,21 @@ from typing import ClassVar, Literal
 
 from titjudge.judges.base import Judge
 from titjudge.judges.building import repeated
-from titjudge.judges.llm import LLMJudge, Scoring, verdict_parts
+from titjudge.judges.llm import LLMJudge, verdict_parts
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import ClientSource, TextCalls
+from titjudge.models.core.clients import ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.prompts.loader import PromptTemplate
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described
+from titjudge.records.outcomes import JudgeInput
 
 
 class LMMJudge(LLMJudge):
     needs_description = False
 
-    def __init__(
-        self,
-        name: str,
-        client: TextCalls,
-        template: PromptTemplate,
-        max_tokens: int,
-        temperature: float | None,
-        scoring: Scoring | None = None,
-    ):
-        super().__init__(
-            name, client, template, max_tokens, temperature, kind="lmm", scoring=scoring
-        )
-
-    def verdict_request(
-        self, item: Item, image: ImageInput | None, described: Described, sample: int
-    ) -> GenerateRequest | str:
-        if image is None:
-            return "image could not be read"
-        system, user = self.template.render(prompt=item.prompt)
-        return self._request(system, user, (image,), sample)
+    def verdict_request(self, given: JudgeInput) -> GenerateRequest:
+        system, user = self.template.render(prompt=given.item.prompt)
+        return self._request(system, user, (given.picture,), given.sample)
 
 
 class LMMJudgeConfig(ScoredOptions):
@@ -66,5 +46,4 @@ def build_lmm(
         hub,
         image=True,
     )
-    judge = LMMJudge(config.name, client, template, config.max_tokens, config.temperature, scoring)
-    return repeated(judge, config.repeats)
+    return repeated(LMMJudge(config, client, template, scoring), config.repeats)

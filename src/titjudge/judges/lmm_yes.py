@@ -27,13 +27,10 @@ from titjudge.judges.building import checked_template, needs_logprobs, needs_vis
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
+from titjudge.models.core.clients import CallMode, ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import TokenLogprobs
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
 #: tokens generated: enough to get past a leading space or newline to the answer
 ANSWER_TOKENS = 4
@@ -85,51 +82,25 @@ def yes_probability(logprobs: list[TokenLogprobs]) -> dict[str, Any]:
 
 class LMMYesJudge(SamplingJudge):
     needs_description = False
+    config: LogprobOptions
 
-    def __init__(
-        self,
-        name: str,
-        client: TextCalls,
-        template: PromptTemplate,
-        temperature: float | None,
-        top_logprobs: int,
-    ):
-        self.name = name
-        self.client = client
-        self.template = template
-        self.temperature = temperature
-        self.top_logprobs = top_logprobs
-
-    def record(self) -> dict[str, Any]:
+    def kind_facts(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": "lmm_yes",
-            "model": self.client.model,
-            "template": self.template.record(),
-            "top_logprobs": self.top_logprobs,
+            **super().kind_facts(),
+            "top_logprobs": self.config.logprobs_k,
             "score": "P(yes) / (P(yes) + P(no)) at the first answer token",
         }
 
-    async def judge_sample(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        sample: int,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
-        if image is None:
-            return JudgeOutcome.failed(self.name, "image could not be read")
-        system, user = self.template.render(prompt=item.prompt)
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
+        system, user = self.template.render(prompt=given.item.prompt)
         request = GenerateRequest(
             prompt=user,
             system=system,
-            images=(image,),
+            images=(given.picture,),
             max_tokens=ANSWER_TOKENS,
-            temperature=self.temperature,
-            top_logprobs=self.top_logprobs,
-            sample=sample,
+            temperature=self.config.temperature,
+            top_logprobs=self.config.logprobs_k,
+            sample=given.sample,
         )
         # only the first token's probabilities are read: a reply cut after it is complete enough
         call = await self.client.text(
@@ -183,5 +154,4 @@ def build_lmm_yes(
     client = hub.text_client(*config.reach(describer_model, describer))
     needs_vision(config, client)
     needs_logprobs(config, client, "an lmm_yes judge")
-    judge = LMMYesJudge(config.name, client, template, config.temperature, config.logprobs_k)
-    return repeated(judge, config.repeats)
+    return repeated(LMMYesJudge(config, client, template), config.repeats)

@@ -24,19 +24,17 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from titjudge.judges.base import Judge
+from titjudge.judges.base import Judge, TextJudge
 from titjudge.judges.building import checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairReply
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
+from titjudge.models.core.clients import CallMode, ClientSource
 from titjudge.models.core.options import ModelOptions
-from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import sum_costs
-from titjudge.records.image_input import ImageInput
 from titjudge.records.items import HumanPair, Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome
 from titjudge.records.pairs import Choice, OrderVerdict, PairVerdict, PairwiseRun
 
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
@@ -44,43 +42,22 @@ _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
 PAIR_CHUNK = 128
 
 
-class PairwiseJudge(Judge):
+class PairwiseJudge(TextJudge):
     per_item = False
+    config: PairwiseJudgeConfig
 
-    def __init__(
-        self,
-        name: str,
-        client: TextCalls,
-        template: PromptTemplate,
-        max_tokens: int,
-        temperature: float | None,
-        repeats: int = 1,
-    ):
-        self.name = name
-        self.client = client
-        self.template = template
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.repeats = repeats
+    @property
+    def repeats(self) -> int:
+        return self.config.repeats
 
-    def record(self) -> dict[str, Any]:
+    def kind_facts(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": "pairwise",
-            "model": self.client.model,
-            "template": self.template.record(),
+            **super().kind_facts(),
             "repeats": self.repeats,
             "score": "win rate over judged pairs, ties count half",
         }
 
-    async def judge(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
         return JudgeOutcome.failed(
             self.name,
             "a pairwise judge compares two images of one prompt; it scores "
@@ -94,8 +71,8 @@ class PairwiseJudge(Judge):
         request = GenerateRequest(
             prompt=user,
             system=system,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
             sample=sample,
             made_for="pair",  # a refusal of `run.budget_usd` is counted as a pair's
         )
@@ -250,9 +227,7 @@ def build_pairwise(
         frozenset({"prompt", "first", "second"}),
     )
     client = hub.text_client(*config.reach(describer_model, describer))
-    return PairwiseJudge(
-        config.name, client, template, config.max_tokens, config.temperature, config.repeats
-    )
+    return PairwiseJudge(config, client, template)
 
 
 __all__ = [

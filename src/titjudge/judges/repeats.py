@@ -16,44 +16,41 @@ scores alone, for each k) is the evaluator's job: `repeat_score_rows` gives its 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.models.core.clients import CallMode
 from titjudge.records.calls import sum_costs
-from titjudge.records.image_input import ImageInput
-from titjudge.records.items import Item
-from titjudge.records.outcomes import Described, JudgeOutcome
+from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 from titjudge.records.repeats import spread
 
 
 class RepeatedJudge(Judge):
-    """Wraps a `SamplingJudge`; same name, kind and inputs, N samples per item."""
+    """Wraps a `SamplingJudge`; same config, name and inputs, N samples per item."""
 
     def __init__(self, inner: SamplingJudge, repeats: int):
         if repeats < 2:
             raise ValueError("RepeatedJudge needs at least 2 repeats")
+        super().__init__(inner.config)
         self.inner = inner
         self.repeats = repeats
-        self.name = inner.name
         self.needs_description = inner.needs_description
 
-    def record(self) -> dict[str, Any]:
-        return {**self.inner.record(), "repeats": self.repeats, "repeat_score": "median of samples"}
+    @property
+    def model(self) -> str:
+        return self.inner.model
 
-    async def judge(
-        self,
-        item: Item,
-        image: ImageInput | None,
-        described: Described,
-        *,
-        probe: CallMode,
-    ) -> JudgeOutcome:
+    def kind_facts(self) -> dict[str, Any]:
+        return {
+            **self.inner.kind_facts(),
+            "repeats": self.repeats,
+            "repeat_score": "median of samples",
+        }
+
+    async def score(self, given: JudgeInput, *, probe: CallMode) -> JudgeOutcome:
         samples = await asyncio.gather(
-            *(
-                self.inner.judge_sample(item, image, described, k, probe=probe)
-                for k in range(self.repeats)
-            )
+            *(self.inner.score(replace(given, sample=k), probe=probe) for k in range(self.repeats))
         )
         return combine_samples(self.name, list(samples))
 

@@ -1,5 +1,5 @@
 """What every judge produces for one item (`JudgeOutcome`: a score, or a failure with its
-reason) and what the describer produced (`Described`). Kept low, below the judges that fill
+reason), what the describer produced (`Described`) and what a judge is given (`JudgeInput`). Kept low, below the judges that fill
 them in, so records, metrics and reports read them without importing a judge.
 """
 
@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from titjudge.records.calls import CallResult, sum_costs
+from titjudge.records.image_input import ImageInput
+from titjudge.records.items import Item
 
 Status = Literal["ok", "failed", "fallback"]
 #: ok: a description; failed: none, `error` says why; skipped: none asked for, because no
@@ -37,6 +39,44 @@ class Described:
     @property
     def failed(self) -> bool:
         return self.status == "failed"
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """What a judge scores: the item, its image (None when it could not be read), the
+    describer's output and, for a repeated judge, the sample (sample k is the request with
+    `GenerateRequest.sample = k`: its own cache key and seed; sample 0 is the request a
+    non-repeated run sends)."""
+
+    item: Item
+    image: ImageInput | None
+    described: Described
+    sample: int = 0
+
+    def missing(self, *, needs_description: bool) -> str | None:
+        """Why a judge cannot score this item: no description for a judge that reads one, no
+        image for one that looks at it; None when it can."""
+        if needs_description:
+            if self.described.text is None:
+                return f"no description: {self.described.error}"
+        elif self.image is None:
+            return "image could not be read"
+        return None
+
+    @property
+    def description(self) -> str:
+        """The description, for a judge that reads one (`Judge.judge` gives it no item
+        without)."""
+        if self.described.text is None:
+            raise ValueError(f"item {self.item.item_id} has no description")
+        return self.described.text
+
+    @property
+    def picture(self) -> ImageInput:
+        """The image, for a judge that looks at it (`Judge.judge` gives it no item without)."""
+        if self.image is None:
+            raise ValueError(f"item {self.item.item_id} has no readable image")
+        return self.image
 
 
 @dataclass

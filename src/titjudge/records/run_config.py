@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from titjudge.files import atomic_write, load_yaml, parse_record, yaml_text
+from titjudge.records.judge_facts import JudgeFacts, TemplateFacts
 
 
 class _ConfigSection(BaseModel):
@@ -48,14 +49,6 @@ class ConfigJudge(_ConfigSection):
     fallback: str | None = None
 
 
-class TemplateFacts(_ConfigSection):
-    """A prompt template as a run recorded it (`prompts.loader.PromptTemplate.record`)."""
-
-    name: str | None = None
-    version: str | int | None = None
-    sha256: str | None = None
-
-
 class ResolvedDescriber(_ConfigSection):
     """`resolved.describer`: the describer's backend facts and its template."""
 
@@ -67,7 +60,7 @@ class ResolvedFacts(_ConfigSection):
 
     describer: ResolvedDescriber | None = None
     #: each judge as it recorded itself (name, kind, model, template, ...)
-    judges: list[dict[str, Any]] = Field(default_factory=list)
+    judges: list[JudgeFacts] = Field(default_factory=list)
     #: each model the run built, as its backend describes itself
     models: list[dict[str, Any]] = Field(default_factory=list)
     items: int | None = None

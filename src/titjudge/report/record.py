@@ -21,7 +21,7 @@ choice and rationale) stay in pairs_<judge>.jsonl; `load_run` attaches them (`ve
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -35,17 +35,6 @@ from titjudge.records.run_record import RECORD_VERSION, Provenance, RunRecord
 
 #: format-1 metrics.json's run-level keys (the variants were every other key)
 _V1_RUN_KEYS = ("thresholds", "leaderboard", "comparisons", "settings", "notes")
-#: judge config keys that are sampling settings
-_SAMPLING_KEYS = (
-    "temperature",
-    "max_tokens",
-    "repeats",
-    "score_mode",
-    "scale",
-    "top_logprobs",
-)
-
-
 #: a RunRecord subclass a reader asks for (`load_run(path, record_type)`)
 R = TypeVar("R", bound=RunRecord)
 
@@ -58,34 +47,6 @@ def answered_models(results: Iterable[ItemResult]) -> dict[str, list[str]]:
         for outcome in result.outcomes:
             models = found.setdefault(outcome.variant, [])
             models.extend(m for m in outcome.answered_by if m not in models)
-    return found
-
-
-def variant_provenance(
-    judge_configs: Sequence[Mapping[str, Any]],
-    judge_records: Sequence[Mapping[str, Any]],
-    answered: Mapping[str, Iterable[str]],
-) -> dict[str, Provenance]:
-    """Each judge's provenance from its config entry, the run's record of the built judge
-    (template name and hash) and the models that answered its calls."""
-    built = {str(r.get("name")): r for r in judge_records}
-    found = {}
-    for judge in judge_configs:
-        name = str(judge.get("name"))
-        record = built.get(name, {})
-        template = record.get("template")
-        template = template if isinstance(template, Mapping) else {}
-        thinking = judge.get("thinking")
-        found[name] = Provenance(
-            kind=judge.get("kind"),
-            model=judge.get("model") or record.get("model"),
-            answered_by=sorted(set(answered.get(name, ()))),
-            template=template.get("name"),
-            template_sha256=template.get("sha256"),
-            thinking=dict(thinking) if isinstance(thinking, Mapping) else None,
-            sampling={k: judge[k] for k in _SAMPLING_KEYS if judge.get(k) is not None},
-            fallback=judge.get("fallback"),
-        )
     return found
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from titjudge.agents.item import RunContext
 from titjudge.config.schema import RunConfig
 from titjudge.errors import ConfigError
+from titjudge.judges.base import Judge
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.budget import NOT_SENT_BUDGET
 from titjudge.models.calls.provenance import provenance
@@ -38,7 +39,6 @@ from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import (
     answered_models,
     build_record,
-    variant_provenance,
     write_record_files,
 )
 from titjudge.report.run_files import write_run_files
@@ -237,7 +237,7 @@ async def _run_staged(
             await hub.aclose()
     record = _record(config, evaluation, ctx, judges)
     write_record_files(out_dir, record, with_metrics=evaluation.metrics is not None)
-    judge_models = {judge.name: judge.record().get("model") for judge in judges}
+    judge_models = {judge.name: judge.model for judge in judges}
     record.summary = build_summary(
         config.name,
         evaluation,
@@ -256,7 +256,7 @@ async def _run_staged(
 
 
 def _resolved(
-    config: RunConfig, ctx: RunContext, judges: list[Any], hub: ModelHub, limit: int | None
+    config: RunConfig, ctx: RunContext, judges: list[Judge], hub: ModelHub, limit: int | None
 ) -> dict[str, Any]:
     """config.yaml's `resolved`: what the run's models, template and judges turned out to be."""
     return {
@@ -264,7 +264,7 @@ def _resolved(
             **ctx.describer.backend.describe(),
             "template": ctx.describe_template.record(),
         },
-        "judges": [judge.record() for judge in judges],
+        "judges": [judge.facts().doc() for judge in judges],
         "models": hub.describe(),
         "items": ctx.progress.total,
         "limit": limit,
@@ -274,20 +274,17 @@ def _resolved(
 
 
 def _record(
-    config: RunConfig, evaluation: RunEvaluation, ctx: RunContext, judges: list[Any]
+    config: RunConfig, evaluation: RunEvaluation, ctx: RunContext, judges: list[Judge]
 ) -> RunRecord:
     """The run's one record: the evaluator's metrics with each variant's provenance (no human
     pairs: no metrics, the record holds the counts), its item lines and verdicts."""
     record = RunRecord()
     if evaluation.metrics is not None:
         template = ctx.describe_template
+        answered = answered_models(evaluation.results)
         record = build_record(
             evaluation.metrics,
-            variant_provenance(
-                [j.model_dump(mode="json") for j in config.judges],
-                [judge.record() for judge in judges],
-                answered_models(evaluation.results),
-            ),
+            {judge.name: judge.provenance(answered.get(judge.name, ())) for judge in judges},
             {
                 "model": config.describer.model,
                 "template": template.name,
