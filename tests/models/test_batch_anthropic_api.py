@@ -19,6 +19,7 @@ from titjudge.models.core.base import PermanentError, TransientError
 from titjudge.models.core.batch import JobState
 from titjudge.models.litellm.batch import anthropic as batch_anthropic
 from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
+from titjudge.models.litellm.batch.site import BatchSite
 
 KEY = "sk-ant-unit-test-key-0123456789"
 
@@ -37,7 +38,9 @@ def server():
 
 
 def _api(server: AnthropicBatchServer, key: str | None = KEY) -> AnthropicBatchAPI:
-    return AnthropicBatchAPI(None, "claude-sonnet-4-5", server.url, key, 10.0)  # type: ignore[arg-type]
+    return AnthropicBatchAPI(
+        BatchSite(None, "anthropic", "claude-sonnet-4-5", server.url, key, 10.0)
+    )  # type: ignore[arg-type]
 
 
 def _data(n: int, start: int = 0, custom_id: str | None = None) -> bytes:
@@ -93,7 +96,7 @@ def test_a_batch_in_progress_is_not_done_and_expired_lines_are_unfinished(server
 
 
 def test_line_outcomes_the_collector_reads():
-    api = AnthropicBatchAPI(None, "m", "http://127.0.0.1:9", KEY, 1.0)  # type: ignore[arg-type]
+    api = AnthropicBatchAPI(BatchSite(None, "anthropic", "m", "http://127.0.0.1:9", KEY, 1.0))  # type: ignore[arg-type]
     canceled = api.parse({"custom_id": "a", "result": {"type": "canceled"}})
     assert canceled.unfinished and canceled.generation is None
     errored = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
@@ -185,7 +188,7 @@ def test_the_apis_errors_are_transient_or_permanent(server, monkeypatch):
         _run(_api(server, key=None).retrieve(batch_id))
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     assert _run(_api(server, key=None).retrieve(batch_id)).done
-    closed = AnthropicBatchAPI(None, "m", "http://127.0.0.1:9", KEY, 2.0)  # type: ignore[arg-type]
+    closed = AnthropicBatchAPI(BatchSite(None, "anthropic", "m", "http://127.0.0.1:9", KEY, 2.0))  # type: ignore[arg-type]
     with pytest.raises(TransientError, match="connection failed"):
         _run(closed.retrieve(batch_id))
 
@@ -203,14 +206,14 @@ def test_results_are_read_from_the_configured_endpoint_only(server):
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/messages"])
 def test_the_batches_endpoint_follows_api_base_as_litellm_takes_it(server, suffix):
     """api_base as the online call takes it: the root, or with /v1 or /v1/messages."""
-    api = AnthropicBatchAPI(None, "m", server.url + suffix, KEY, 10.0)  # type: ignore[arg-type]
+    api = AnthropicBatchAPI(BatchSite(None, "anthropic", "m", server.url + suffix, KEY, 10.0))  # type: ignore[arg-type]
     assert _run(api.retrieve(_run(api.create(None, _data(1), {})))).done
 
 
 def test_without_api_base_the_environments_base_is_used(server, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_BASE", raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url + "/")
-    api = AnthropicBatchAPI(None, "m", None, KEY, 10.0)  # type: ignore[arg-type]
+    api = AnthropicBatchAPI(BatchSite(None, "anthropic", "m", None, KEY, 10.0))  # type: ignore[arg-type]
     _run(api.create(None, _data(1), {}))
     assert server.batch_creates == 1
 

@@ -65,6 +65,34 @@ def test_qwen3_hf_sets_the_chat_template_argument():
     assert plan.enable_thinking is True and plan.kwargs == {} and plan.body == {}
 
 
+@pytest.mark.parametrize(
+    "thinking",
+    [
+        None,
+        ThinkingOptions(enabled=False),
+        ThinkingOptions(enabled=True),
+        ThinkingOptions(budget=300),
+    ],
+)
+def test_qwen3_is_one_rule_on_a_server_and_on_hf(thinking):
+    """The switch and the reserve are the same wherever Qwen3 runs; only where the switch goes
+    differs (the server's chat_template_kwargs, the local chat template's argument)."""
+    served = plan_thinking(VLLM_QWEN3, thinking)
+    local = plan_local_thinking(parse_model_spec("hf:Qwen/Qwen3-8B"), thinking)
+    assert served.body["chat_template_kwargs"]["enable_thinking"] is local.enable_thinking
+    assert served.reserve == local.reserve == (300 if thinking and thinking.budget else 0)
+
+
+def test_qwen3_refuses_an_effort_on_a_server_and_on_hf_alike():
+    effort = ThinkingOptions(effort="high")
+    with pytest.raises(ThinkingError) as served:
+        plan_thinking(VLLM_QWEN3, effort)
+    with pytest.raises(ThinkingError) as local:
+        plan_local_thinking(parse_model_spec("hf:Qwen/Qwen3-8B"), effort)
+    assert "a switch with no effort levels" in str(served.value)
+    assert str(served.value).split(":", 2)[-1] == str(local.value).split(":", 2)[-1]
+
+
 def test_openai_reasoning_takes_an_effort_and_gpt4o_takes_nothing():
     o3 = parse_model_spec("litellm:openai/o3-mini")
     plan = plan_thinking(o3, ThinkingOptions(effort="high", budget=4000))

@@ -100,6 +100,20 @@ class ThinkingError(SettingRefused):
         super().__init__(message, "thinking", fix)
 
 
+def qwen3_switch(spec: ModelSpec, thinking: ThinkingOptions | None) -> tuple[bool, int]:
+    """Qwen3's thinking, wherever the model runs (a local hf: model's chat template, or a
+    server's `chat_template_kwargs`): a switch, off unless set on, with no effort levels; the
+    budget only reserves room for the thinking on top of max_tokens. Returns (on, reserve)."""
+    on = bool(thinking and thinking.enabled)
+    if thinking is not None and thinking.effort:
+        raise ThinkingError(
+            f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
+            "(and a budget to reserve room for it)",
+            fix="on",
+        )
+    return on, (thinking.budget or 0) if (thinking and on) else 0
+
+
 def plan_thinking(
     spec: ModelSpec, thinking: ThinkingOptions | None, api_base: Any = None
 ) -> ThinkingPlan:
@@ -107,14 +121,7 @@ def plan_thinking(
     ThinkingError when the model refuses it. `litellm:` models: `models.litellm.thinking`."""
     model = spec.model_id.lower()
     if spec.backend == "hf" and "qwen3" in model and "embedding" not in model:
-        on = bool(thinking and thinking.enabled)
-        if thinking is not None and thinking.effort:
-            raise ThinkingError(
-                f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
-                "(and a budget to reserve room for it)",
-                fix="on",
-            )
-        reserve = (thinking.budget or 0) if (thinking and on) else 0
+        on, reserve = qwen3_switch(spec, thinking)
         return ThinkingPlan(reserve=reserve, enable_thinking=on)
     if thinking is None or not thinking.enabled:
         return ThinkingPlan()  # off: what a model without a thinking setting does anyway
@@ -131,4 +138,5 @@ __all__ = [
     "ThinkingOptions",
     "ThinkingPlan",
     "plan_thinking",
+    "qwen3_switch",
 ]

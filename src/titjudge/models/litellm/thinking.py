@@ -18,7 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from titjudge.models.core.thinking import ThinkingError, ThinkingOptions, ThinkingPlan
+from titjudge.models.core.thinking import (
+    ThinkingError,
+    ThinkingOptions,
+    ThinkingPlan,
+    qwen3_switch,
+)
 from titjudge.models.litellm.families import (
     CLAUDE_BUDGETS,
     CLAUDE_MIN_BUDGET,
@@ -199,14 +204,7 @@ def _claude(spec: ModelSpec, family: Family, thinking: ThinkingOptions | None) -
 def _qwen3_server(
     spec: ModelSpec, family: Family, thinking: ThinkingOptions | None
 ) -> ThinkingPlan:
-    on = bool(thinking and thinking.enabled)
-    if thinking is not None and thinking.effort:
-        raise ThinkingError(
-            f"{spec}: Qwen3's thinking is a switch with no effort levels; use thinking: on/off "
-            "(and a budget to reserve room for it)",
-            fix="on",
-        )
-    reserve = (thinking.budget or 0) if (thinking and on) else 0
+    on, reserve = qwen3_switch(spec, thinking)
     return ThinkingPlan(body={"chat_template_kwargs": {"enable_thinking": on}}, reserve=reserve)
 
 

@@ -58,7 +58,8 @@ from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch import anthropic_wire as wire
 from titjudge.models.litellm.batch.http import BatchHTTP
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
+from titjudge.models.litellm.batch.site import BatchSite
+from titjudge.models.litellm.raw import built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -85,36 +86,24 @@ class AnthropicBatchAPI(BatchHTTP):
 
     api_name = "Anthropic batch API"
 
-    def __init__(
-        self,
-        backend: BuildsKwargs,
-        model: str,
-        api_base: str | None,
-        api_key: str | None,
-        timeout: float,
-    ):
-        self._backend = backend
-        self._model = model
+    max_requests = ANTHROPIC_MAX_REQUESTS
+    max_bytes = ANTHROPIC_MAX_BYTES
+    uploads = False
+
+    def __init__(self, site: BatchSite):
+        super().__init__(site)
         base = (
-            api_base
+            site.api_base
             or os.environ.get("ANTHROPIC_API_BASE")
             or os.environ.get("ANTHROPIC_BASE_URL")
             or DEFAULT_BASE
         )
         self._batches = f"{wire.root(base)}/v1/messages/batches"
-        self._api_key = api_key
-        self._timeout = timeout
-        self.max_requests = ANTHROPIC_MAX_REQUESTS
-        self.max_bytes = ANTHROPIC_MAX_BYTES
-        self.uploads = False
         #: what the bodies built here need when sent, by their fingerprint: the betas litellm
         #: names in the online call's headers, the schema of its JSON tool (if any)
         self._betas: dict[str, tuple[str, ...]] = {}
         self._schemas: dict[str, dict[str, Any]] = {}
         self._lines: dict[str, str] = {}
-
-    def provider(self) -> str:
-        return "anthropic"
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
         raw = built(raw_request(self._backend, request))

@@ -20,14 +20,15 @@ else half the list price), or unknown where litellm does not price the model.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
-from titjudge.models.core.batch import BATCH_PROVIDERS, BatchAPI, JobState, LineResult
+from titjudge.models.core.batch import BatchAPI, JobState, LineResult
 from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
 from titjudge.models.litellm.batch.gemini import GeminiBatchAPI
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
+from titjudge.models.litellm.batch.site import BatchSite, SiteAdapter
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
 
@@ -40,38 +41,21 @@ AZURE_MAX_REQUESTS = 100_000
 UNFINISHED = frozenset({"batch_expired", "batch_cancelled"})
 
 
-class OpenAIBatchAPI:
-    """The files and batches endpoints of the provider that serves `backend`'s model."""
+class OpenAIBatchAPI(SiteAdapter):
+    """The files and batches endpoints of the provider that serves the site's model."""
 
-    def __init__(
-        self,
-        backend: BuildsKwargs,
-        provider: str,
-        model: str,
-        api_base: str | None,
-        api_key: str | None,
-        timeout: float,
-        api_version: str | None = None,
-    ):
-        self._backend = backend
-        #: Azure's `api-version` as the model's online calls send it (`params.api_version`);
-        #: None: litellm's own choice (AZURE_API_VERSION, else its default)
-        self._api_version = api_version
-        self._provider = provider
-        self._model = model
-        self._api_base = api_base
-        self._api_key = api_key
-        self._timeout = timeout
-        self.max_requests = AZURE_MAX_REQUESTS if provider == "azure" else OPENAI_MAX_REQUESTS
+    def __init__(self, site: BatchSite):
+        super().__init__(site)
         self.max_bytes = OPENAI_MAX_BYTES
-        self.uploads = True
-
-    def provider(self) -> str:
-        return self._provider
+        self.max_requests = AZURE_MAX_REQUESTS if site.provider == "azure" else OPENAI_MAX_REQUESTS
+        # the online call passes `params` to litellm, api_version with them: so must each
+        # batch step (Azure's `api-version`; None: litellm's own choice, AZURE_API_VERSION
+        # else its default)
+        version = site.params.get("api_version") if site.provider == "azure" else None
+        self._api_version = str(version or "") or None
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = built(raw_request(self._backend, request))
-        body = dict(raw.get("raw_request_body") or {})
+        body = super().body(request)
         # the OpenAI SDK merges extra_body into the JSON it posts
         body.update(body.pop("extra_body", None) or {})
         return body
@@ -207,28 +191,48 @@ def batch_provider(model_id: str, params: dict[str, Any] | None = None) -> str:
     return str(custom) if custom else model_id.partition("/")[0]
 
 
+def _vertex(site: BatchSite) -> BatchAPI:
+    from titjudge.models.litellm.batch.vertex import VertexBatchAPI  # google auth: when used
+
+    return VertexBatchAPI(site)
+
+
+#: the batch adapter of each provider titjudge drives (`BATCH_PROVIDERS`), picked from a table
+#: as the models are (`models.registry`)
+BATCH_ADAPTERS: dict[str, Callable[[BatchSite], BatchAPI]] = {
+    "openai": OpenAIBatchAPI,
+    "azure": OpenAIBatchAPI,
+    "anthropic": AnthropicBatchAPI,
+    "gemini": GeminiBatchAPI,
+    "vertex_ai": _vertex,
+}
+
+
+def batch_site(
+    backend: Any, model_id: str, params: dict[str, Any], api_key: str | None, settings: Any
+) -> BatchSite | None:
+    """Where `backend`'s batch jobs go (`settings`: its api_base and timeout), or None where
+    its provider has no batch API titjudge drives or it has several endpoints."""
+    provider = batch_provider(model_id, params)
+    if provider not in BATCH_ADAPTERS or isinstance(settings.api_base, list):
+        return None
+    return BatchSite(
+        backend=backend,
+        provider=provider,
+        model=model_id.split("/", 1)[1] if "/" in model_id else model_id,
+        api_base=settings.api_base,
+        api_key=api_key,
+        timeout=settings.timeout,
+        params=params,
+    )
+
+
 def batch_api_for(
     backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
 ) -> BatchAPI | None:
     """The batch API of `backend`'s provider (one endpoint), or None where titjudge drives none."""
-    provider = batch_provider(model_id, params)
-    api_base = backend.api_base
-    if provider not in BATCH_PROVIDERS or isinstance(api_base, list):
-        return None
-    model = model_id.split("/", 1)[1] if "/" in model_id else model_id
-    if provider == "anthropic":
-        return AnthropicBatchAPI(backend, model, api_base, api_key, backend.timeout)
-    if provider == "vertex_ai":
-        from titjudge.models.litellm.batch.vertex import VertexBatchAPI
-
-        return VertexBatchAPI(backend, model, params, api_base, backend.timeout)
-    if provider == "gemini":
-        return GeminiBatchAPI(backend, model, api_base, api_key, backend.timeout)
-    # the online call passes `params` to litellm, api_version with them: so must each batch step
-    version = params.get("api_version") if provider == "azure" else None
-    return OpenAIBatchAPI(
-        backend, provider, model, api_base, api_key, backend.timeout, str(version or "") or None
-    )
+    site = batch_site(backend, model_id, params, api_key, backend)
+    return None if site is None else BATCH_ADAPTERS[site.provider](site)
 
 
 def _get(obj: Any, name: str) -> Any:

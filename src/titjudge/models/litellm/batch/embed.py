@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 from titjudge.models.core.base import PermanentError
 from titjudge.models.core.batch import BATCH_EMBEDDING_PROVIDERS, Embedded, LineResult
-from titjudge.models.litellm.batch.api import OpenAIBatchAPI, batch_provider
+from titjudge.models.litellm.batch.api import OpenAIBatchAPI, batch_site
 from titjudge.models.litellm.batch.price import batch_cost
+from titjudge.models.litellm.batch.site import BatchSite
 from titjudge.models.litellm.embed_vectors import normalised, vectors_by_index
 from titjudge.models.litellm.raw import built
 
@@ -38,9 +39,9 @@ class BuildsEmbeddingKwargs(Protocol):
 class OpenAIEmbeddingBatchAPI(OpenAIBatchAPI):
     """OpenAI's files and batches endpoints for one embedding model's lines."""
 
-    def __init__(self, backend: BuildsEmbeddingKwargs, *args: Any, **kwargs: Any):
-        super().__init__(backend, *args, **kwargs)  # type: ignore[arg-type]
-        self._embedder = backend
+    def __init__(self, site: BatchSite, embedder: BuildsEmbeddingKwargs):
+        super().__init__(site)
+        self._embedder = embedder
         # one text per line: the inputs' limit is the lines'
         self.max_requests = min(self.max_requests, OPENAI_MAX_EMBEDDING_INPUTS)
 
@@ -104,14 +105,10 @@ def embedding_batch_api_for(
     backend: Any, model_id: str, params: dict[str, Any], api_key: str | None
 ) -> OpenAIEmbeddingBatchAPI | None:
     """The batch API for `backend`'s embeddings, or None where its provider's takes none."""
-    provider = batch_provider(model_id, params)
-    api_base = backend.settings.api_base
-    if provider not in BATCH_EMBEDDING_PROVIDERS or isinstance(api_base, list):
+    site = batch_site(backend, model_id, params, api_key, backend.settings)
+    if site is None or site.provider not in BATCH_EMBEDDING_PROVIDERS:
         return None
-    model = model_id.split("/", 1)[1] if "/" in model_id else model_id
-    return OpenAIEmbeddingBatchAPI(
-        backend, provider, model, api_base, api_key, backend.settings.timeout
-    )
+    return OpenAIEmbeddingBatchAPI(site, backend)
 
 
 __all__ = [

@@ -53,11 +53,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
+from titjudge.models.core.base import Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
+from titjudge.models.litellm.batch.site import BatchSite
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -99,29 +99,12 @@ class GeminiBatchAPI(BatchHTTP):
 
     api_name = "Gemini batch API"
 
-    def __init__(
-        self,
-        backend: BuildsKwargs,
-        model: str,
-        api_base: str | None,
-        api_key: str | None,
-        timeout: float,
-    ):
-        self._backend = backend
-        self._model = model
-        self._host = gemini_host(api_base)
-        self._api_key = api_key
-        self._timeout = timeout
-        self.max_requests = GEMINI_MAX_REQUESTS
-        self.max_bytes = GEMINI_MAX_BYTES
-        self.uploads = True
+    max_requests = GEMINI_MAX_REQUESTS
+    max_bytes = GEMINI_MAX_BYTES
 
-    def provider(self) -> str:
-        return "gemini"
-
-    def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = built(raw_request(self._backend, request))
-        return dict(raw.get("raw_request_body") or {})
+    def __init__(self, site: BatchSite):
+        super().__init__(site)
+        self._host = gemini_host(site.api_base)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"key": custom_id, "request": body}

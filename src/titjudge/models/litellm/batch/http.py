@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from titjudge.models.core.base import PermanentError, TransientError
+from titjudge.models.litellm.batch.site import SiteAdapter
 from titjudge.models.litellm.http import http_client
 from titjudge.safety import redact
 
@@ -29,13 +30,13 @@ if TYPE_CHECKING:
 TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
-class BatchHTTP:
-    """What a batch adapter inherits: `exchange` (one request, its failures classified).
-    A subclass sets `api_name` and `_timeout`, and says how its error bodies read (`said`)."""
+class BatchHTTP(SiteAdapter):
+    """What a batch adapter inherits: its site (`SiteAdapter`) and `exchange` (one request,
+    its failures classified). A subclass sets `api_name` and says how its error bodies read
+    (`said`)."""
 
     #: how every reason names the API
     api_name = "batch API"
-    _timeout: float
 
     def said(self, body: Any, text: str) -> str:
         """What an error reply says: the provider's JSON error body (`body`, None when the

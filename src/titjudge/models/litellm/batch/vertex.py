@@ -45,11 +45,11 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
+from titjudge.models.core.base import Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
-from titjudge.models.litellm.raw import BuildsKwargs, built, raw_request
+from titjudge.models.litellm.batch.site import BatchSite
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -82,20 +82,15 @@ class VertexBatchAPI(BatchHTTP):
 
     api_name = "Vertex AI batch"
 
-    def __init__(
-        self,
-        backend: BuildsKwargs,
-        model: str,
-        params: dict[str, Any],
-        api_base: str | None,
-        timeout: float,
-    ):
+    max_requests = VERTEX_MAX_REQUESTS
+    max_bytes = VERTEX_MAX_BYTES
+
+    def __init__(self, site: BatchSite):
         from litellm.llms.vertex_ai.vertex_llm_base import VertexBase
 
-        self._backend = backend
-        self._model = model
+        super().__init__(site)
+        model, params, api_base = site.model, site.params, site.api_base
         self._params = dict(params)
-        self._timeout = timeout
         bucket, _, prefix = str(params.get(BUCKET_PARAM) or "").partition("/")
         if not bucket:
             raise PermanentError(f"batch on Vertex AI needs params.{BUCKET_PARAM}")
@@ -114,16 +109,6 @@ class VertexBatchAPI(BatchHTTP):
             from litellm.llms.vertex_ai.common_utils import get_vertex_base_url
 
             self._aiplatform, self._gcs = get_vertex_base_url(self._location).rstrip("/"), GCS
-        self.max_requests = VERTEX_MAX_REQUESTS
-        self.max_bytes = VERTEX_MAX_BYTES
-        self.uploads = True
-
-    def provider(self) -> str:
-        return "vertex_ai"
-
-    def body(self, request: GenerateRequest) -> dict[str, Any]:
-        raw = built(raw_request(self._backend, request))
-        return dict(raw.get("raw_request_body") or {})
 
     def line(self, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
         labels = {**(body.get("labels") or {}), LABEL: custom_id}
