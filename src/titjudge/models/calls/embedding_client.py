@@ -35,12 +35,10 @@ import logging
 import math
 from typing import Any
 
-from titjudge.cache.store import CallCache
 from titjudge.models.calls.batch_answers import Answer, Deferred, batch_embedding
 from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
 from titjudge.models.calls.keys import embedding_key
-from titjudge.models.calls.limits import Limiter
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
@@ -53,7 +51,6 @@ from titjudge.models.core.base import (
     TransientError,
 )
 from titjudge.models.core.clients import SEND, CallMode
-from titjudge.models.core.options import ModelOptions, RequireModel
 from titjudge.records.calls import CallResult
 from titjudge.safety import redact
 
@@ -62,19 +59,6 @@ log = logging.getLogger(__name__)
 
 class EmbeddingClient(CallPipeline[EmbeddingBackend]):
     """Drives one embedding backend: one vector per text, cached per text."""
-
-    def __init__(
-        self,
-        backend: EmbeddingBackend,
-        cache: CallCache,
-        limiter: Limiter,
-        options: ModelOptions,
-        require_model: RequireModel = "report",
-    ):
-        super().__init__(backend, cache, limiter, options)
-        self.params = dict(options.params)
-        #: `exact`: a vector from another model than the configured one is a failure record
-        self.require_model = require_model
 
     async def embed(
         self, texts: list[str], *, role: str, probe: CallMode

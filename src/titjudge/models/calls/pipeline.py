@@ -33,7 +33,7 @@ from titjudge.models.calls.sharing.dedup import InFlight
 from titjudge.models.calls.sharing.run_answers import RunAnswers
 from titjudge.models.core.base import Backend
 from titjudge.models.core.clients import SEND, CallMode
-from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions
+from titjudge.models.core.options import DEFAULT_STOP_AFTER, ModelOptions, RequireModel
 from titjudge.models.core.prices import Rates
 from titjudge.records.calls import CallResult, Usage
 
@@ -54,12 +54,16 @@ class CallPipeline(Generic[B]):
         cache: CallCache,
         limiter: Limiter,
         options: ModelOptions,
+        require_model: RequireModel = "report",
         stop_after: int = DEFAULT_STOP_AFTER,
     ):
         self.backend = backend
         self.cache = cache
         self.limiter = limiter
         self.options = options
+        self.params = dict(options.params)
+        #: `exact`: a reply from another model than the configured one is a failure record
+        self.require_model = require_model
         self.usage: dict[str, Usage] = {}
         self._inflight = InFlight()
         #: retries, limits, budget and breaker of every request this client sends

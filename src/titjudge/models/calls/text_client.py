@@ -57,10 +57,7 @@ class ModelClient(CallPipeline[TextBackend]):
         options: ModelOptions,
         require_model: RequireModel = "report",
     ):
-        super().__init__(backend, cache, limiter, options)
-        self.params = dict(options.params)
-        #: `exact`: a reply from another model than the configured one is a failure record
-        self.require_model = require_model
+        super().__init__(backend, cache, limiter, options, require_model)
         #: images fitted to `max_image_pixels` and the provider's byte limit before keying
         self.fitter = ImageFitter(backend, cache, options.max_image_pixels)
         #: options that change the output besides `params` (thinking): part of every key

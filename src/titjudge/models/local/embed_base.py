@@ -126,6 +126,12 @@ class LocalEmbeddingBackend(EmbeddingBackend):
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(
             with_torch_threads(self._embed_isolated), max_items=16 * self.batch_size, max_wait=wait
         )
+        self.load_model(checkpoint, config, params)
+
+    @abstractmethod
+    def load_model(self, checkpoint: Checkpoint, config: Any, params: dict[str, Any]) -> None:
+        """Load the checkpoint's model and tokenizer; set `model`, `dimension` and
+        `max_length`. Each layout's own (`embed_st`, `embed_last_token`)."""
 
     def _load_error(self, exc: BaseException) -> ModelSpecError:
         return ModelSpecError(

@@ -10,14 +10,12 @@ from typing import Any
 import torch
 
 from titjudge.models.core.base import PermanentError
-from titjudge.models.core.options import ModelOptions
 from titjudge.models.local.common import (
     Checkpoint,
     free_accelerator_memory,
     is_out_of_memory,
 )
 from titjudge.models.local.embed_base import LAST_TOKEN, LocalEmbeddingBackend, capped_length
-from titjudge.records.spec import ModelSpec
 
 
 class LastTokenEmbeddingBackend(LocalEmbeddingBackend):
@@ -25,15 +23,7 @@ class LastTokenEmbeddingBackend(LocalEmbeddingBackend):
 
     layout = LAST_TOKEN
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        options: ModelOptions,
-        checkpoint: Checkpoint,
-        config: Any,
-        params: dict[str, Any],
-    ):
-        super().__init__(spec, options, checkpoint, config, params)
+    def load_model(self, checkpoint: Checkpoint, config: Any, params: dict[str, Any]) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         common: dict[str, Any] = {

@@ -16,14 +16,12 @@ from typing import Any
 import sentence_transformers
 from sentence_transformers import SentenceTransformer
 
-from titjudge.models.core.options import ModelOptions
 from titjudge.models.local.common import Checkpoint, free_accelerator_memory, is_out_of_memory
 from titjudge.models.local.embed_base import (
     SENTENCE_TRANSFORMERS,
     LocalEmbeddingBackend,
     capped_length,
 )
-from titjudge.records.spec import ModelSpec
 
 
 class SentenceTransformerBackend(LocalEmbeddingBackend):
@@ -31,15 +29,7 @@ class SentenceTransformerBackend(LocalEmbeddingBackend):
 
     layout = SENTENCE_TRANSFORMERS
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        options: ModelOptions,
-        checkpoint: Checkpoint,
-        config: Any,
-        params: dict[str, Any],
-    ):
-        super().__init__(spec, options, checkpoint, config, params)
+    def load_model(self, checkpoint: Checkpoint, config: Any, params: dict[str, Any]) -> None:
         try:
             self.model = SentenceTransformer(
                 checkpoint.source,
