@@ -153,7 +153,7 @@ NEW_KIND = textwrap.dedent(
 
 
     @judge_kind("constant", config=ConstantConfig, label="Constant {model}")
-    def build_constant(config, describer_model, describer, hub):
+    def build_constant(config, building):
         return ConstantJudge(config)
 
 

@@ -4,16 +4,37 @@ ConfigError naming the judge."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from titjudge.errors import ConfigError
 from titjudge.judges.base import SamplingJudge
-from titjudge.judges.options import JudgeOptions, LogprobOptions
+from titjudge.judges.options import JudgeOptions, LogprobOptions, ModelJudgeOptions
 from titjudge.judges.repeats import RepeatedJudge
-from titjudge.models.core.clients import TextCalls
+from titjudge.models.core.clients import ClientSource, EmbeddingCalls, TextCalls
+from titjudge.models.core.options import ModelOptions
 from titjudge.models.core.rules import supports_top_logprobs
 from titjudge.prompts.loader import PromptTemplate, load_template
 
 #: OpenAI-compatible servers return at most this many alternatives per token
 API_MAX_TOP_LOGPROBS = 20
+
+
+@dataclass(frozen=True)
+class Building:
+    """What a kind's build function is given beside its config: the run's clients (`hub`)
+    and the describer's model and options, which a describer-bound judge that names no model
+    calls, reached the describer's way."""
+
+    describer_model: str
+    describer: ModelOptions
+    hub: ClientSource
+
+    def text_client(self, config: ModelJudgeOptions) -> TextCalls:
+        """The client of the text model `config` calls: its own, or the describer's."""
+        return self.hub.text_client(*config.reach(self.describer_model, self.describer))
+
+    def embedding_client(self, config: ModelJudgeOptions) -> EmbeddingCalls:
+        return self.hub.embedding_client(*config.reach(self.describer_model, self.describer))
 
 
 def checked_template(

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from titjudge.judges.base import Judge, SamplingJudge
-from titjudge.judges.building import checked_template, repeated
+from titjudge.judges.building import Building, checked_template, repeated
 from titjudge.judges.checklist_schema import (
     ElementType,
     PromptChecklist,
@@ -30,8 +30,7 @@ from titjudge.judges.checklist_schema import (
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode, TextCalls
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
 from titjudge.records.outcomes import JudgeInput, JudgeOutcome
@@ -185,16 +184,14 @@ class ChecklistJudgeConfig(SampledOptions):
 
 
 @judge_kind("checklist", config=ChecklistJudgeConfig, label="Checklist-{model}")
-def build_checklist(
-    config: ChecklistJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def build_checklist(config: ChecklistJudgeConfig, building: Building) -> Judge:
     template = checked_template(
         config,
         config.prompt or "checklist_judge",
         "judge",
         frozenset({"prompt", "elements", "description"}),
     )
-    client = hub.text_client(*config.reach(describer_model, describer))
+    client = building.text_client(config)
     decompose = checked_template(
         config,
         config.decompose_prompt or "checklist_decompose",

@@ -21,10 +21,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from titjudge.judges.base import Judge
+from titjudge.judges.building import Building
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.core.clients import CallMode, ClientSource, EmbeddingCalls
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode, EmbeddingCalls
 from titjudge.models.core.rules import cannot_embed
 from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 from titjudge.records.spec import parse_model_spec
@@ -145,8 +145,6 @@ def _no_embedding_batches(model_id: str, params: dict[str, object]) -> str | Non
     label="TIT-Score",
     label_several="TIT-Score ({model})",
 )
-def build_embedding(
-    config: EmbeddingJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
-    client = hub.embedding_client(*config.reach(describer_model, describer))
+def build_embedding(config: EmbeddingJudgeConfig, building: Building) -> Judge:
+    client = building.embedding_client(config)
     return EmbeddingJudge(config, client)

@@ -13,10 +13,10 @@ from collections import Counter
 from typing import Any, ClassVar, Literal
 
 from titjudge.judges.base import Judge
+from titjudge.judges.building import Building
 from titjudge.judges.options import JudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.core.clients import CallMode, ClientSource
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
 from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
@@ -93,7 +93,5 @@ class LexicalJudgeConfig(JudgeOptions):
 
 
 @judge_kind("lexical", config=LexicalJudgeConfig, label="Lexical")
-def build_lexical(
-    config: LexicalJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def build_lexical(config: LexicalJudgeConfig, building: Building) -> Judge:
     return LexicalJudge(config)

@@ -12,14 +12,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from titjudge.judges.base import Judge, SamplingJudge
-from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
+from titjudge.judges.building import (
+    Building,
+    checked_template,
+    needs_logprobs,
+    needs_vision,
+    repeated,
+)
 from titjudge.judges.expected import ExpectedScoreError, expected_score
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import JudgeVerdict, ScoreVerdict, verdict_schema
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource, TextCalls
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode, TextCalls
 from titjudge.prompts.loader import PromptTemplate
 from titjudge.records.calls import CallResult
 from titjudge.records.image_input import ImageInput
@@ -200,15 +205,14 @@ def verdict_parts(
     config: ScoredOptions,
     templates: tuple[str, str],
     role: str,
-    reach: tuple[str, ModelOptions],
-    hub: ClientSource,
+    building: Building,
     image: bool = False,
 ) -> tuple[PromptTemplate, TextCalls, Scoring]:
     """Template (`templates` are the sampled and expected defaults), client and scoring of a
     verdict judge, checked: vision for image judges, log-probabilities in expected mode."""
     default = templates[1] if config.score_mode == "expected" else templates[0]
     template = checked_template(config, config.prompt or default, role)
-    client = hub.text_client(*reach)
+    client = building.text_client(config)
     if image:
         needs_vision(config, client)
     if config.score_mode == "expected":
@@ -216,15 +220,12 @@ def verdict_parts(
     return template, client, scoring_for(config, template)
 
 
-def _build_text_verdict(
-    config: ScoredOptions, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def _build_text_verdict(config: ScoredOptions, building: Building) -> Judge:
     template, client, scoring = verdict_parts(
         config,
         ("judge_similarity", "judge_expected"),
         "judge",
-        config.reach(describer_model, describer),
-        hub,
+        building,
     )
     return repeated(LLMJudge(config, client, template, scoring), config.repeats)
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from titjudge.judges.base import Judge
-from titjudge.judges.building import repeated
+from titjudge.judges.building import Building, repeated
 from titjudge.judges.llm import LLMJudge, verdict_parts
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import ClientSource
-from titjudge.models.core.options import ModelOptions
 from titjudge.records.outcomes import JudgeInput
 
 
@@ -35,15 +33,12 @@ class LMMJudgeConfig(ScoredOptions):
 
 
 @judge_kind("lmm", config=LMMJudgeConfig, label="LMM Score")
-def build_lmm(
-    config: LMMJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def build_lmm(config: LMMJudgeConfig, building: Building) -> Judge:
     template, client, scoring = verdict_parts(
         config,
         ("lmm_score", "lmm_expected"),
         "lmm",
-        config.reach(describer_model, describer),
-        hub,
+        building,
         image=True,
     )
     return repeated(LMMJudge(config, client, template, scoring), config.repeats)

@@ -23,12 +23,17 @@ import math
 from typing import Any, ClassVar, Literal
 
 from titjudge.judges.base import Judge, SamplingJudge
-from titjudge.judges.building import checked_template, needs_logprobs, needs_vision, repeated
+from titjudge.judges.building import (
+    Building,
+    checked_template,
+    needs_logprobs,
+    needs_vision,
+    repeated,
+)
 from titjudge.judges.options import LogprobOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
 from titjudge.records.calls import TokenLogprobs
 from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 
@@ -147,11 +152,9 @@ class LMMYesJudgeConfig(LogprobOptions):
 
 
 @judge_kind("lmm_yes", config=LMMYesJudgeConfig, label="LMM P(yes)")
-def build_lmm_yes(
-    config: LMMYesJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def build_lmm_yes(config: LMMYesJudgeConfig, building: Building) -> Judge:
     template = checked_template(config, config.prompt or "lmm_yes", "lmm", frozenset({"prompt"}))
-    client = hub.text_client(*config.reach(describer_model, describer))
+    client = building.text_client(config)
     needs_vision(config, client)
     needs_logprobs(config, client, "an lmm_yes judge")
     return repeated(LMMYesJudge(config, client, template), config.repeats)

@@ -25,13 +25,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import model_validator
 
 from titjudge.judges.base import Judge, TextJudge
-from titjudge.judges.building import checked_template
+from titjudge.judges.building import Building, checked_template
 from titjudge.judges.options import SampledOptions, reply_budget
 from titjudge.judges.registry import judge_kind
 from titjudge.judges.schemas import PairReply
 from titjudge.models.core.base import GenerateRequest
-from titjudge.models.core.clients import CallMode, ClientSource
-from titjudge.models.core.options import ModelOptions
+from titjudge.models.core.clients import CallMode
 from titjudge.records.calls import sum_costs
 from titjudge.records.items import HumanPair, Item
 from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome
@@ -217,16 +216,14 @@ class PairwiseJudgeConfig(SampledOptions):
 
 
 @judge_kind("pairwise", config=PairwiseJudgeConfig, label="Pairwise-{model}")
-def build_pairwise(
-    config: PairwiseJudgeConfig, describer_model: str, describer: ModelOptions, hub: ClientSource
-) -> Judge:
+def build_pairwise(config: PairwiseJudgeConfig, building: Building) -> Judge:
     template = checked_template(
         config,
         config.prompt or "pairwise",
         "pairwise",
         frozenset({"prompt", "first", "second"}),
     )
-    client = hub.text_client(*config.reach(describer_model, describer))
+    client = building.text_client(config)
     return PairwiseJudge(config, client, template)
 
 

@@ -15,12 +15,13 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from titjudge.judges.base import Judge
+from titjudge.judges.building import Building
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.models.core.clients import ClientSource
 from titjudge.models.core.options import ModelOptions
 
-#: build(config, describer_model, describer_options, hub): the judge, checked against its model
-Builder = Callable[[Any, str, ModelOptions, ClientSource], Judge]
+#: build(config, building): the judge, checked against its model
+Builder = Callable[[Any, Building], Judge]
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def build_judge(
 ) -> Judge:
     """Build one configured judge; describer-bound kinds that name no model use the describer's
     model, reached with the describer's options."""
-    return kinds()[config.kind].build(config, describer_model, describer, hub)
+    return kinds()[config.kind].build(config, Building(describer_model, describer, hub))
 
 
 def build_judges(
