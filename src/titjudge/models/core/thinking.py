@@ -123,12 +123,24 @@ def plan_thinking(
     if spec.backend == "hf" and "qwen3" in model and "embedding" not in model:
         on, reserve = qwen3_switch(spec, thinking)
         return ThinkingPlan(reserve=reserve, enable_thinking=on)
+    return no_thinking_setting(
+        spec,
+        thinking,
+        "titjudge sets thinking for Qwen3 on hf: and for litellm: models of known families",
+    )
+
+
+def no_thinking_setting(
+    spec: ModelSpec, thinking: ThinkingOptions | None, known: str, instead: str = ""
+) -> ThinkingPlan:
+    """The plan of a model with no thinking setting titjudge knows: nothing to add when
+    thinking is off or unset (what such a model does anyway); asked for, a ThinkingError that
+    says which models titjudge does set it for (`known`) and what else to do (`instead`)."""
     if thinking is None or not thinking.enabled:
-        return ThinkingPlan()  # off: what a model without a thinking setting does anyway
+        return ThinkingPlan()
     raise ThinkingError(
-        f"{spec}: titjudge sets thinking for Qwen3 on hf: and for litellm: models of known "
-        "families; this model has no thinking setting it knows. Remove 'thinking' (or set it "
-        "off)",
+        f"{spec}: {known}; this model has no thinking setting it knows. Remove 'thinking' (or "
+        f"set it off){instead}",
         fix="off",
     )
 
@@ -137,6 +149,7 @@ __all__ = [
     "ThinkingError",
     "ThinkingOptions",
     "ThinkingPlan",
+    "no_thinking_setting",
     "plan_thinking",
     "qwen3_switch",
 ]

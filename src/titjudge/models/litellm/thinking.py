@@ -22,6 +22,7 @@ from titjudge.models.core.thinking import (
     ThinkingError,
     ThinkingOptions,
     ThinkingPlan,
+    no_thinking_setting,
     qwen3_switch,
 )
 from titjudge.models.litellm.families import (
@@ -74,13 +75,12 @@ def plan_thinking(
     }.get(family.key)
     if planner is not None:
         return planner(spec, family, thinking)
-    if thinking is None or not thinking.enabled:
-        return ThinkingPlan()  # off: what a model without a thinking setting does anyway
-    raise ThinkingError(
-        f"{spec}: titjudge sets thinking for OpenAI reasoning models (o-series, gpt-5), Gemini "
-        "2.5 and 3, Claude and Qwen3; this model has no thinking setting it knows. Remove "
-        "'thinking' (or set it off), or pass the provider's own parameter under 'params'",
-        fix="off",
+    return no_thinking_setting(
+        spec,
+        thinking,
+        "titjudge sets thinking for OpenAI reasoning models (o-series, gpt-5), Gemini 2.5 and 3, "
+        "Claude and Qwen3",
+        ", or pass the provider's own parameter under 'params'",
     )
 
 
