@@ -5,16 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from titjudge.cli.common import (
-    LIMIT,
-    arg,
-    command,
-    config_arg,
-    out_arg,
-    preflight,
-    set_arg,
-    wide_console,
-)
+from titjudge.cli.common import arg, command, config_args, out_arg, preflight, wide_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,10 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ablation",
         ablation,
         "the paper's Table 4 grid (VLM rows x comparer columns) plus Tables 2 and 3, in one run",
-        config_arg("ablation config (YAML): describers (rows) and comparers (columns)"),
+        *config_args(
+            "ablation config (YAML): describers (rows) and comparers (columns)",
+            "e.g. describers.gpt-4o.enabled=false",
+        ),
         out_arg("output folder"),
-        set_arg("e.g. describers.gpt-4o.enabled=false"),
-        LIMIT,
         arg("--bootstrap", type=int, help="bootstrap resamples for CIs (default: the config's)"),
     )
 

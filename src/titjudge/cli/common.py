@@ -99,6 +99,17 @@ def out_arg(what: str) -> Arg:
 LIMIT = arg("--limit", type=int, help="only the first N manifest items")
 
 
+def config_args(
+    help: str = "run config (YAML)",
+    example: str = "e.g. describer.model=litellm:openai/gpt-4o",
+    *,
+    limit: bool = True,
+) -> tuple[Arg, ...]:
+    """What a command that runs or plans a config takes: the config, `--set K=V` and, where it
+    goes over the items, `--limit N`."""
+    return (config_arg(help), set_arg(example), *((LIMIT,) if limit else ()))
+
+
 def json_arg(what: str, note: str = "") -> Arg:
     """`--json`: print `what` as JSON instead of tables."""
     return arg("--json", action="store_true", help=f"print {what} as JSON{note}")

@@ -7,15 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from titjudge.cli.common import (
-    LIMIT,
-    command,
-    config_arg,
-    json_arg,
-    preflight,
-    set_arg,
-    wide_console,
-)
+from titjudge.cli.common import command, config_args, json_arg, preflight, wide_console
 
 if TYPE_CHECKING:
     from titjudge.ablation.config import AblationConfig
@@ -31,9 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         estimate,
         "the calls, tokens and dollars a run or ablation config would spend now (cache misses "
         "only), after the run's own preflight; sends nothing",
-        config_arg("run or ablation config (YAML)"),
-        set_arg(),
-        LIMIT,
+        *config_args("run or ablation config (YAML)"),
         json_arg("the estimate"),
     )
 

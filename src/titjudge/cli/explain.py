@@ -21,7 +21,7 @@ import asyncio
 import json
 from typing import Any
 
-from titjudge.cli.common import command, config_arg, preflight, set_arg
+from titjudge.cli.common import command, config_args, preflight
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         explain,
         "print the exact request each model would be sent for the first prompt, sending "
         "nothing, after the run's own preflight",
-        config_arg(),
-        set_arg(),
+        *config_args(limit=False),
     )
 
 

@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from titjudge.cli.analysis import add_breakdown
 from titjudge.cli.common import (
-    LIMIT,
     arg,
     command,
-    config_arg,
+    config_args,
     out_arg,
     preflight,
     set_arg,
@@ -34,9 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         run,
         "describe and judge every item of a config's manifest",
-        config_arg(),
-        set_arg(),
-        LIMIT,
+        *config_args(),
         out_arg("the run dir"),
         arg(
             "--progress-every",
