@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from titjudge.errors import ConfigError
 from titjudge.judges.base import SamplingJudge
-from titjudge.judges.options import JudgeOptions, LogprobOptions, ModelJudgeOptions
+from titjudge.judges.options import JudgeOptions, LogprobOptions, ModelJudgeOptions, SampledOptions
 from titjudge.judges.repeats import RepeatedJudge
 from titjudge.models.core.clients import ClientSource, EmbeddingCalls, TextCalls
 from titjudge.models.core.options import ModelOptions
@@ -37,12 +37,22 @@ class Building:
         return self.hub.embedding_client(*config.reach(self.describer_model, self.describer))
 
 
+#: the variables of a template that renders only the prompt (the image judges', the
+#: checklist's decomposition)
+PROMPT_ONLY = frozenset({"prompt"})
+
+
 def checked_template(
-    config: JudgeOptions, name: str, role: str, variables: frozenset[str] | None = None
+    config: SampledOptions,
+    default: str,
+    role: str,
+    variables: frozenset[str] | None = None,
+    *,
+    given: str | None = None,
 ) -> PromptTemplate:
-    """Load template `name`; its role must be `role` and, when `variables` is given, it must
-    take exactly those."""
-    template = load_template(name)
+    """The judge's template: the one it names (`given`, else its `prompt`), else `default`;
+    its role must be `role` and, when `variables` is given, it must take exactly those."""
+    template = load_template(given or config.prompt or default)
     if template.role and template.role != role:
         raise ConfigError(
             f"judge {config.name!r} ({config.kind}) uses template {template.name!r}, whose role is "

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from titjudge.judges.base import Judge, SamplingJudge
-from titjudge.judges.building import Building, checked_template, repeated
+from titjudge.judges.building import PROMPT_ONLY, Building, checked_template, repeated
 from titjudge.judges.checklist_schema import (
     ElementType,
     PromptChecklist,
@@ -135,6 +135,8 @@ def _add_decomposition_usage(outcome: JudgeOutcome, split: CallResult[Any]) -> N
         outcome.cached = False
 
 
+#: what the element verdicts' template renders
+ELEMENT_VARIABLES = frozenset({"prompt", "elements", "description"})
 #: checklist replies list every element with a reason, so they get more room by default
 CHECKLIST_MAX_TOKENS = 4096
 #: weight per element type; entities weigh double because attributes and relations hang off them
@@ -185,17 +187,9 @@ class ChecklistJudgeConfig(SampledOptions):
 
 @judge_kind("checklist", config=ChecklistJudgeConfig, label="Checklist-{model}")
 def build_checklist(config: ChecklistJudgeConfig, building: Building) -> Judge:
-    template = checked_template(
-        config,
-        config.prompt or "checklist_judge",
-        "judge",
-        frozenset({"prompt", "elements", "description"}),
-    )
+    template = checked_template(config, "checklist_judge", "judge", ELEMENT_VARIABLES)
     client = building.text_client(config)
     decompose = checked_template(
-        config,
-        config.decompose_prompt or "checklist_decompose",
-        "decompose",
-        frozenset({"prompt"}),
+        config, "checklist_decompose", "decompose", PROMPT_ONLY, given=config.decompose_prompt
     )
     return repeated(ChecklistJudge(config, client, decompose, template), config.repeats)

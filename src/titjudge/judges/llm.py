@@ -211,7 +211,7 @@ def verdict_parts(
     """Template (`templates` are the sampled and expected defaults), client and scoring of a
     verdict judge, checked: vision for image judges, log-probabilities in expected mode."""
     default = templates[1] if config.score_mode == "expected" else templates[0]
-    template = checked_template(config, config.prompt or default, role)
+    template = checked_template(config, default, role)
     client = building.text_client(config)
     if image:
         needs_vision(config, client)

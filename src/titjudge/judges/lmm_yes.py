@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from titjudge.judges.base import Judge, SamplingJudge
 from titjudge.judges.building import (
+    PROMPT_ONLY,
     Building,
     checked_template,
     needs_logprobs,
@@ -153,7 +154,7 @@ class LMMYesJudgeConfig(LogprobOptions):
 
 @judge_kind("lmm_yes", config=LMMYesJudgeConfig, label="LMM P(yes)")
 def build_lmm_yes(config: LMMYesJudgeConfig, building: Building) -> Judge:
-    template = checked_template(config, config.prompt or "lmm_yes", "lmm", frozenset({"prompt"}))
+    template = checked_template(config, "lmm_yes", "lmm", PROMPT_ONLY)
     client = building.text_client(config)
     needs_vision(config, client)
     needs_logprobs(config, client, "an lmm_yes judge")

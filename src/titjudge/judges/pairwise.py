@@ -36,6 +36,8 @@ from titjudge.records.items import HumanPair, Item
 from titjudge.records.outcomes import Described, JudgeInput, JudgeOutcome
 from titjudge.records.pairs import Choice, OrderVerdict, PairVerdict, PairwiseRun
 
+#: what the pairwise template renders: the prompt and the two descriptions in their order
+PAIR_VARIABLES = frozenset({"prompt", "first", "second"})
 _CODE: dict[str, int] = {"first": 1, "tie": 0, "second": -1}
 #: pairs judged concurrently per step; the model's limiter bounds requests in flight
 PAIR_CHUNK = 128
@@ -217,12 +219,7 @@ class PairwiseJudgeConfig(SampledOptions):
 
 @judge_kind("pairwise", config=PairwiseJudgeConfig, label="Pairwise-{model}")
 def build_pairwise(config: PairwiseJudgeConfig, building: Building) -> Judge:
-    template = checked_template(
-        config,
-        config.prompt or "pairwise",
-        "pairwise",
-        frozenset({"prompt", "first", "second"}),
-    )
+    template = checked_template(config, "pairwise", "pairwise", PAIR_VARIABLES)
     client = building.text_client(config)
     return PairwiseJudge(config, client, template)
 
