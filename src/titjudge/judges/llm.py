@@ -65,6 +65,9 @@ class LLMJudge(SamplingJudge):
     """Reads the prompt and the description (text only) and asks for a verdict."""
 
     config: ScoredOptions
+    #: the default templates, sampled and expected mode, and the role they must have
+    templates: ClassVar[tuple[str, str]] = ("judge_similarity", "judge_expected")
+    role: ClassVar[str] = "judge"
 
     def __init__(
         self,
@@ -201,33 +204,24 @@ def scoring_for(config: ScoredOptions, template: PromptTemplate) -> Scoring:
     )
 
 
-def verdict_parts(
-    config: ScoredOptions,
-    templates: tuple[str, str],
-    role: str,
-    building: Building,
-    image: bool = False,
-) -> tuple[PromptTemplate, TextCalls, Scoring]:
-    """Template (`templates` are the sampled and expected defaults), client and scoring of a
-    verdict judge, checked: vision for image judges, log-probabilities in expected mode."""
-    default = templates[1] if config.score_mode == "expected" else templates[0]
-    template = checked_template(config, default, role)
+def verdict_judge(judge_type: type[LLMJudge], config: ScoredOptions, building: Building) -> Judge:
+    """A verdict judge of `judge_type` with its template (the type's sampled or expected
+    default unless the config names one), client and scoring, checked: vision for a judge
+    that looks at the image, log-probabilities in expected mode."""
+    sampled, expected = judge_type.templates
+    default = expected if config.score_mode == "expected" else sampled
+    template = checked_template(config, default, judge_type.role)
     client = building.text_client(config)
-    if image:
+    if not judge_type.needs_description:
         needs_vision(config, client)
     if config.score_mode == "expected":
         needs_logprobs(config, client, "score_mode 'expected'", "score_mode=sampled")
-    return template, client, scoring_for(config, template)
+    judge = judge_type(config, client, template, scoring_for(config, template))
+    return repeated(judge, config.repeats)
 
 
 def _build_text_verdict(config: ScoredOptions, building: Building) -> Judge:
-    template, client, scoring = verdict_parts(
-        config,
-        ("judge_similarity", "judge_expected"),
-        "judge",
-        building,
-    )
-    return repeated(LLMJudge(config, client, template, scoring), config.repeats)
+    return verdict_judge(LLMJudge, config, building)
 
 
 judge_kind("llm", config=LLMJudgeConfig, label="TIT-Score-{model}")(_build_text_verdict)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from titjudge.judges.base import Judge
-from titjudge.judges.building import Building, repeated
-from titjudge.judges.llm import LLMJudge, verdict_parts
+from titjudge.judges.building import Building
+from titjudge.judges.llm import LLMJudge, verdict_judge
 from titjudge.judges.options import ScoredOptions
 from titjudge.judges.registry import judge_kind
 from titjudge.models.core.base import GenerateRequest
@@ -19,6 +19,8 @@ from titjudge.records.outcomes import JudgeInput
 
 class LMMJudge(LLMJudge):
     needs_description = False
+    templates = ("lmm_score", "lmm_expected")
+    role = "lmm"
 
     def verdict_request(self, given: JudgeInput) -> GenerateRequest:
         system, user = self.template.render(prompt=given.item.prompt)
@@ -34,11 +36,4 @@ class LMMJudgeConfig(ScoredOptions):
 
 @judge_kind("lmm", config=LMMJudgeConfig, label="LMM Score")
 def build_lmm(config: LMMJudgeConfig, building: Building) -> Judge:
-    template, client, scoring = verdict_parts(
-        config,
-        ("lmm_score", "lmm_expected"),
-        "lmm",
-        building,
-        image=True,
-    )
-    return repeated(LMMJudge(config, client, template, scoring), config.repeats)
+    return verdict_judge(LMMJudge, config, building)

@@ -36,7 +36,7 @@ rates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
@@ -199,13 +199,8 @@ def metrics_record(
             for a, b in combinations(sorted(found), 2)
         ],
         settings=Settings(
-            bootstrap=settings.bootstrap,
+            **asdict(settings),
             bootstrap_unit="prompt",
-            confidence=settings.confidence,
-            seed=settings.seed,
-            gain=settings.gain,
-            top_k=settings.top_k,
-            round_digits=settings.round_digits,
             n_prompts=data.n_prompts,
             n_human_pairs=int(data.pair_winner.size),
             n_human_ties=data.n_human_ties,
