@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import Field, create_model, field_validator, model_validator
 
-from titjudge.config.load import configured, refuse_other_command, validate_config
+from titjudge.config.load import load_configured, validate_config
 from titjudge.config.schema import (
     DataConfig,
     DescriberConfig,
@@ -27,7 +27,6 @@ from titjudge.config.schema import (
     fallback_cycle,
 )
 from titjudge.errors import did_you_mean
-from titjudge.files import load_yaml
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
 from titjudge.judges.registry import kinds, tagged_union
 from titjudge.models.core.options import ModelOptions
@@ -262,7 +261,5 @@ def preflight_ablation(config: AblationConfig, source: str) -> list[str]:
 
 def load_ablation_config(path: str | Path, overrides: list[str] | None = None) -> AblationConfig:
     """Load, override (`describers.gpt-4o.enabled=false`) and validate an ablation config."""
-    raw = load_yaml(path)
-    refuse_other_command(raw, path, "ablation")
-    config: AblationConfig = configured(raw, overrides or [], AblationConfig, str(path))
+    config: AblationConfig = load_configured(path, overrides, AblationConfig, "ablation")
     return config

@@ -298,11 +298,17 @@ def configured(raw: dict[str, Any], overrides: list[str], model: Any, source: st
     return config
 
 
+def load_configured(path: str | Path, overrides: list[str] | None, model: Any, command: str) -> Any:
+    """The config file at `path`, overridden and validated as `model`; a file written for
+    another command than `command` is refused naming it (`refuse_other_command`)."""
+    raw = load_yaml(path)
+    refuse_other_command(raw, path, command)
+    return configured(raw, overrides or [], model, str(path))
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Load, override and validate a run config."""
-    raw = load_yaml(path)
-    refuse_other_command(raw, path, "run")
-    config: RunConfig = configured(raw, overrides or [], RunConfig, str(path))
+    config: RunConfig = load_configured(path, overrides, RunConfig, "run")
     return config
 
 

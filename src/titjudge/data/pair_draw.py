@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from titjudge.data.pairs import check_pair_items, iter_csv
+from titjudge.data.pairs import check_pair_ids, check_pair_items, iter_csv
 from titjudge.errors import DataError, where
 from titjudge.records.items import Item
 
@@ -54,14 +54,7 @@ def load_pairs_to_judge(path: Path, items: Mapping[str, Item]) -> list[PairToJud
             if not row[key]:
                 raise DataError(f"{loc}: field '{key}' is empty")
         prompt_id, item_a, item_b = (row[key] for key in PAIR_COLUMNS)
-        if item_a == item_b:
-            raise DataError(f"{loc}: item_a and item_b are the same item {item_a!r}")
-        unordered = frozenset((item_a, item_b))
-        if unordered in seen:
-            raise DataError(
-                f"{loc}: pair {item_a!r} / {item_b!r} appears twice (first at line {seen[unordered]})"
-            )
-        seen[unordered] = number
+        check_pair_ids(item_a, item_b, path, number, seen)
         check_pair_items(prompt_id, item_a, item_b, items, loc)
         pairs.append(PairToJudge(prompt_id, item_a, item_b))
     if not pairs:

@@ -98,7 +98,7 @@ def parse_winner(value: str, field: str, loc: str) -> Winner:
     return cast(Winner, lowered)
 
 
-def _check_pair_ids(
+def check_pair_ids(
     item_a: str, item_b: str, path: Path, number: int, seen: dict[frozenset[str], int]
 ) -> None:
     """Two distinct items, and each unordered pair at most once per file."""
@@ -125,7 +125,7 @@ def load_pairs(path: Path, items: Mapping[str, Item] | None = None) -> list[Huma
         loc = where(path, number)
         prompt_id, item_a, item_b = (_nonempty(row, key, loc) for key in PAIR_FIELDS[:3])
         winner = parse_winner(row["winner"], "winner", loc)
-        _check_pair_ids(item_a, item_b, path, number, seen)
+        check_pair_ids(item_a, item_b, path, number, seen)
         if items is not None:
             check_pair_items(prompt_id, item_a, item_b, items, loc)
         pairs.append(HumanPair(prompt_id, item_a, item_b, winner))
@@ -241,7 +241,7 @@ def load_votes_with_lines(path: Path, panel_size: PanelSize = "same") -> list[tu
     for number, row in iter_csv(path, VOTE_FIELDS, "votes file"):
         loc = where(path, number)
         prompt_id, item_a, item_b = (_nonempty(row, key, loc) for key in VOTE_FIELDS[:3])
-        _check_pair_ids(item_a, item_b, path, number, seen)
+        check_pair_ids(item_a, item_b, path, number, seen)
         votes_a, votes_b, votes_tie = (_count(row, key, loc) for key in VOTE_FIELDS[3:])
         total = votes_a + votes_b + votes_tie
         if total == 0:

@@ -65,21 +65,16 @@ def load(target: str, spec: ModelSpec) -> Callable[..., Any]:
 def factory_of(kind: Kind, spec: ModelSpec) -> str:
     """The `module:function` building `spec`'s backend of this kind; a backend that does not
     make this kind is a ModelSpecError naming the ones that do."""
-    if kind == "text":
-        target = TEXT_FACTORIES.get(spec.backend)
-        if target is None:
-            raise ModelSpecError(
-                f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; "
-                f"use one of {', '.join(p + ':' for p in TEXT_FACTORIES)} here"
-            )
+    factories = TEXT_FACTORIES if kind == "text" else EMBED_FACTORIES
+    target = factories.get(spec.backend)
+    if target is not None:
         return target
-    target = EMBED_FACTORIES.get(spec.backend)
-    if target is None:
-        raise ModelSpecError(
-            f"{spec}: embedding judges need an embedding backend ({', '.join(p + ':' for p in EMBED_FACTORIES)}), "
-            f"not '{spec.backend}:'"
-        )
-    return target
+    makes = ", ".join(p + ":" for p in factories)
+    raise ModelSpecError(
+        f"{spec}: the '{spec.backend}:' backend makes embeddings, not text; use one of {makes} here"
+        if kind == "text"
+        else f"{spec}: embedding judges need an embedding backend ({makes}), not '{spec.backend}:'"
+    )
 
 
 def build_now(kind: Kind, spec: ModelSpec, options: ModelOptions) -> Backend:
