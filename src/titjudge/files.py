@@ -116,12 +116,15 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     return loaded
 
 
-def parse_record(record: type[R], obj: dict[str, Any], loc: str) -> R:
-    """Validate one file line as `record`; the first problem is one DataError at `loc`.
+def parse_record(record: type[R], obj: Any, loc: str, what: str | None = None) -> R:
+    """Validate one file line as `record`; the first problem is one DataError at `loc`
+    (`what`: the file's kind, said first: `not a run summary: ...`).
 
     A validator's own message (`ValueError`) is quoted as written; pydantic's messages name
     the field.
     """
+    if what is not None:
+        loc = f"{loc}: not a {what}"
     try:
         return record.model_validate(obj)
     except ValidationError as exc:

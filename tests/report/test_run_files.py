@@ -150,4 +150,4 @@ def test_an_old_run_names_a_cut_pairs_file_and_a_bad_summary(tmp_path: Path) -> 
     (run / "summary.json").write_text('{"items": "many"}')
     found = [p.line() for p in legacy_problems(run)]
     assert found[0] == f"{run / 'pairs_pw.jsonl'}: cut: line 2 is not a whole JSON line"
-    assert found[1].startswith(f"{run / 'summary.json'}: not a run summary (items:")
+    assert found[1].startswith(f"{run / 'summary.json'}: not a run summary: field 'items':")

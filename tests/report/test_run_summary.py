@@ -178,9 +178,12 @@ def test_a_summary_laid_out_by_hand_loads_with_what_it_says(tmp_path: Path):
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        (OLD_SUMMARY.replace('"items": 18', '"items": "many"'), "not a run summary (items: "),
-        (OLD_SUMMARY.replace('"hits": 12, "misses": 42', '"hits": [12]'), "(cache.hits: "),
-        (OLD_SUMMARY.replace('"count": 1', '"count": null'), "(failures.groups.0.count: "),
+        (
+            OLD_SUMMARY.replace('"items": 18', '"items": "many"'),
+            "not a run summary: field 'items': ",
+        ),
+        (OLD_SUMMARY.replace('"hits": 12, "misses": 42', '"hits": [12]'), "field 'cache.hits': "),
+        (OLD_SUMMARY.replace('"count": 1', '"count": null'), "field 'failures.groups.0.count': "),
         (OLD_SUMMARY[:200], "summary.json"),
         ("[1, 2]", "summary.json"),
     ],

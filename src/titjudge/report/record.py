@@ -27,6 +27,7 @@ from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
+from titjudge import files
 from titjudge.errors import DataError
 from titjudge.files import atomic_write, iter_jsonl, read_json_object
 from titjudge.records import ItemResult
@@ -107,12 +108,7 @@ def parse_record(
             f"{where}: metrics format {version!r} is not one this titjudge reads "
             f"(up to {RECORD_VERSION}); upgrade titjudge"
         )
-    try:
-        return record_type.model_validate(doc)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise DataError(f"{where}: not a run record ({loc}: {first['msg']})") from None
+    return files.parse_record(record_type, doc, where, "run record")
 
 
 def load_record(run_dir: Path, record_type: type[RunRecord] = RunRecord) -> RunRecord | None:

@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from titjudge.errors import DataError
-from titjudge.files import read_json_object
+from titjudge.files import parse_record, read_json_object
 from titjudge.records import RunEvaluation
 from titjudge.records.calls import Usage
 from titjudge.records.origins import variant_origins
@@ -29,12 +26,7 @@ from titjudge.records.summary import RunSummary, StoppedModel
 def parse_summary(doc: Mapping[str, Any], where: str) -> RunSummary:
     """A summary.json object as a `RunSummary`; a DataError names the first key that does
     not fit."""
-    try:
-        return RunSummary.model_validate(doc)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise DataError(f"{where}: not a run summary ({loc}: {first['msg']})") from None
+    return parse_record(RunSummary, doc, where, "run summary")
 
 
 def load_summary(run_dir: Path) -> RunSummary | None:
