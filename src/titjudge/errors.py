@@ -71,3 +71,16 @@ def listing(items: list[str]) -> str:
 def where(path: object, line: int | None = None) -> str:
     """Format a file location for error messages: 'path:line' or 'path'."""
     return f"{path}:{line}" if line is not None else f"{path}"
+
+
+def whole_number(value: str, what: str, *, minimum: int = 0, other: str = "") -> int:
+    """`value` as a whole number of at least `minimum`, or one DataError naming `what`
+    (`other`: what else the setting takes, said in the message: " or 'any'")."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise DataError(f"{what} must be a whole number{other}, got {value!r}") from None
+    if number < minimum:
+        floor = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+        raise DataError(f"{what} {floor}, got {number}")
+    return number

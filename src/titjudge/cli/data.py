@@ -181,19 +181,13 @@ def synth(args: argparse.Namespace) -> int:
 
 def _panel_mode(value: str | None) -> PanelSize:
     """--panel-size: default 'same' (rows must agree), 'any' (flexible) or a number."""
-    from titjudge.errors import DataError
+    from titjudge.errors import whole_number
 
     if value is None:
         return "same"
     if value.strip().lower() == "any":
         return None
-    try:
-        size = int(value)
-    except ValueError:
-        raise DataError(f"--panel-size must be a whole number or 'any', got {value!r}") from None
-    if size < 1:
-        raise DataError(f"--panel-size must be at least 1, got {size}")
-    return size
+    return whole_number(value, "--panel-size", minimum=1, other=" or 'any'")
 
 
 def aggregate_votes(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
-from titjudge.errors import DataError, did_you_mean, where
+from titjudge.errors import DataError, did_you_mean, where, whole_number
 from titjudge.files import atomic_open, read_text
 from titjudge.records.items import HumanPair, Item, RankRow, Vote, Winner
 
@@ -214,14 +214,7 @@ def write_ranks(rows: Iterable[RankRow], path: Path) -> None:
 
 
 def _count(row: dict[str, str], key: str, loc: str) -> int:
-    value = row[key]
-    try:
-        count = int(value)
-    except ValueError:
-        raise DataError(f"{loc}: {key} must be a whole number, got {value!r}") from None
-    if count < 0:
-        raise DataError(f"{loc}: {key} must not be negative, got {count}")
-    return count
+    return whole_number(row[key], f"{loc}: {key}")
 
 
 def load_votes_with_lines(path: Path, panel_size: PanelSize = "same") -> list[tuple[int, Vote]]:
