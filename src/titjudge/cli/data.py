@@ -37,6 +37,10 @@ judged more often can reach larger scores; items in no pair are not ranked. With
 pair judged and consistent outcomes the human order is reproduced exactly.
 """
 
+#: `data.public.presets.PRESETS`' names, here so that building the parser imports no preset
+#: (tests/data/test_public_pickapic.py holds the two equal)
+PRESET_NAMES = ("pickapic-v2",)
+
 IMPORT_EPILOG = """\
 accepted folder layouts (detected; two at once is an error):
   (A) prompt file + image folders
@@ -54,6 +58,13 @@ accepted folder layouts (detected; two at once is an error):
 <ext>: png, jpg, jpeg, webp, bmp, gif, tif, tiff (any case). Item ids are
 <prompt_id>__<model>. A prompt without an image for some model is listed as missing (a
 warning, left out of the manifest); an image whose prompt id has no prompt is an error.
+
+a public preference set (--preset NAME; --out is then a folder):
+  SOURCE is a snapshot folder laid out as the Hugging Face hub serves the dataset, or
+  hf:<owner>/<name>[@revision] in the local Hugging Face cache (nothing is downloaded).
+  Writes DIR/manifest.jsonl, DIR/pairs.csv, DIR/images/ (one file per image, named by its
+  sha256) and DIR/DATASET.md (source, revision, split, counts, what was dropped and why,
+  the set's protocol). Presets: {presets}.
 """
 
 
@@ -119,9 +130,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "turn a folder of prompts and generated images into a manifest",
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = IMPORT_EPILOG
-    p.add_argument("dir", metavar="DIR", type=Path, help="folder holding prompts and images")
-    p.add_argument("--out", type=Path, required=True, help="manifest JSONL to write")
+    p.epilog = IMPORT_EPILOG.format(presets=", ".join(PRESET_NAMES))
+    p.add_argument(
+        "dir",
+        metavar="SOURCE",
+        help="folder holding prompts and images; with --preset, a dataset snapshot or hf:<repo>",
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="manifest JSONL to write (with --preset: a folder)"
+    )
+    p.add_argument("--preset", help="a public preference set's schema and protocol (see below)")
+    p.add_argument("--split", help="with --preset: the split (default: the preset's test split)")
+    p.add_argument(
+        "--limit", type=int, help="with --preset: a uniform sample of N valid rows (see --seed)"
+    )
+    p.add_argument(
+        "--min-prompt-words",
+        type=int,
+        metavar="N",
+        help="with --preset: only rows whose prompt has at least N words (long prompts)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="with --preset --limit: the sample's seed")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --preset: refuse the first row outside the schema, naming it (default: "
+        "skip it and count it in DATASET.md)",
+    )
     p.add_argument(
         "--mapping",
         type=Path,
@@ -270,12 +305,57 @@ def rank(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_preset(args: argparse.Namespace) -> int:
+    """`data import SOURCE --preset NAME --out DIR`: a public preference set -> titjudge data."""
+    from titjudge.data.public.importer import ImportOptions, import_public
+    from titjudge.errors import DataError
+
+    if args.mapping:
+        raise DataError("--mapping is for a folder of prompts and images, not with --preset")
+    for name in ("limit", "min_prompt_words"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise DataError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    options = ImportOptions(
+        split=args.split,
+        limit=args.limit,
+        min_prompt_words=args.min_prompt_words,
+        seed=args.seed,
+        strict=args.strict,
+    )
+    counts = import_public(args.dir, args.preset, Path(args.out), options)
+    _summary(
+        f"imported {args.dir} ({args.preset}) into {args.out}",
+        [
+            ("rows read", counts.rows),
+            ("pairs", f"{counts.pairs} ({counts.ties} ties)"),
+            ("items", counts.items),
+            ("prompts", counts.prompts),
+            ("images written", counts.images_written),
+            ("images already there", counts.images_present),
+            ("rows dropped", sum(counts.dropped.values())),
+        ],
+    )
+    return 0
+
+
 def import_dir(args: argparse.Namespace) -> int:
     """`data import`: folder of prompts and images -> manifest JSONL."""
     from titjudge.data.importer import import_folder
     from titjudge.data.manifest import write_manifest
     from titjudge.errors import DataError
 
+    if args.preset is not None:
+        return import_preset(args)
+    given = [
+        f"--{n.replace('_', '-')}"
+        for n in ("split", "limit", "min_prompt_words")
+        if getattr(args, n) is not None
+    ]
+    if given or args.strict:
+        raise DataError(
+            f"{', '.join(given or ['--strict'])} go with --preset (a public preference set)"
+        )
     result = import_folder(Path(args.dir), Path(args.mapping) if args.mapping else None)
     if not result.items:
         raise DataError(

@@ -1,0 +1,134 @@
+"""A split's shards in a snapshot, streamed a batch of rows at a time.
+
+The hub names a split's files by the split: `data/<split>-00000-of-00004-<hash>.parquet`
+(what `push_to_hub` writes), `<split>-*.parquet`, a folder `<split>/` (the parquet
+conversion's `<config>/<split>/0000.parquet`), or `<split>.jsonl`. Parquet is read with pyarrow
+one record batch at a time, only the columns asked for, so a shard of image bytes is never
+held whole; JSON Lines line by line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from titjudge.errors import DataError, install_hint
+
+SHARD_SUFFIXES = (".parquet", ".jsonl")
+#: rows per batch read: a Pick-a-Pic row holds two images (~0.5-1 MB), so a batch stays small
+BATCH_ROWS = 64
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    #: rows the shard holds, where its format says without reading it (parquet's footer)
+    rows: int | None = None
+
+
+def _in_split(relative: Path, split: str) -> bool:
+    if split in relative.parts[:-1]:
+        return True
+    return (
+        re.fullmatch(rf"{re.escape(split)}(-\d+-of-\d+.*)?", relative.name.split(".")[0])
+        is not None
+    )
+
+
+def split_shards(folder: Path, split: str) -> list[Shard]:
+    """Every shard of `split` under `folder`, in name order; a DataError naming the splits
+    the snapshot has when it has none of this one."""
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix in SHARD_SUFFIXES
+        and p.is_file()
+        and not any(s.startswith(".") for s in p.relative_to(folder).parts)
+    )
+    found = [p for p in files if _in_split(p.relative_to(folder), split)]
+    if not found:
+        have = sorted({_split_name(p.relative_to(folder)) for p in files})
+        listed = ", ".join(have) if have else "no parquet or jsonl shards at all"
+        raise DataError(f"{folder}: no shards of split {split!r} (this snapshot has: {listed})")
+    return [Shard(p, _row_count(p)) for p in found]
+
+
+def _split_name(relative: Path) -> str:
+    stem = relative.name.split(".")[0]
+    return (
+        re.sub(r"-\d+-of-\d+.*$", "", stem)
+        if relative.parent == Path(".") or relative.parent.name == "data"
+        else relative.parent.name
+    )
+
+
+def _row_count(path: Path) -> int | None:
+    if path.suffix != ".parquet":
+        return None
+    return _parquet(path).metadata.num_rows
+
+
+def _parquet(path: Path) -> Any:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(
+            f"{path}: reading parquet needs pyarrow; install it with: {install_hint('datasets')}"
+        ) from None
+    try:
+        return pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow's ArrowInvalid and OSError: not a parquet file
+        raise DataError(f"{path}: not a readable parquet file ({exc})") from None
+
+
+def shard_columns(shard: Shard) -> list[str]:
+    """The column names a shard holds."""
+    if shard.path.suffix == ".parquet":
+        return list(_parquet(shard.path).schema_arrow.names)
+    for row in _jsonl_rows(shard.path):
+        return list(row)
+    return []
+
+
+def check_columns(shards: Sequence[Shard], needed: Sequence[str], preset: str) -> None:
+    """Every shard holds every column the preset reads, or one DataError naming the missing."""
+    for shard in shards:
+        have = set(shard_columns(shard))
+        missing = [c for c in needed if c not in have]
+        if missing:
+            raise DataError(
+                f"{shard.path}: not the {preset} schema: missing column(s) {', '.join(missing)}"
+            )
+
+
+def iter_rows(shard: Shard, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """The shard's rows, only `columns`, a batch at a time."""
+    if shard.path.suffix == ".parquet":
+        for batch in _parquet(shard.path).iter_batches(
+            batch_size=BATCH_ROWS, columns=list(columns)
+        ):
+            yield from batch.to_pylist()
+        return
+    for row in _jsonl_rows(shard.path):
+        yield {c: row.get(c) for c in columns}
+
+
+def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{number}: a row must be a JSON object")
+            yield row
+
+
+__all__ = ["BATCH_ROWS", "Shard", "check_columns", "iter_rows", "shard_columns", "split_shards"]
