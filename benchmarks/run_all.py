@@ -39,6 +39,7 @@ import graph_overhead  # noqa: E402
 import image_memory  # noqa: E402
 import long_tail  # noqa: E402
 import long_tail_dialects  # noqa: E402
+import public_import  # noqa: E402
 import rate_limit  # noqa: E402
 import ray_actors  # noqa: E402
 import replicas  # noqa: E402
@@ -67,6 +68,7 @@ ORDER = (
     "estimate",
     "batch_spend",
     "batch_lines",
+    "public_import",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -88,6 +90,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "estimate": (("estimate",), estimate_cost.run),
     "batch_spend": (("batch_spend",), batch_spend.run),
     "batch_lines": (("batch_lines",), batch_line_build.run),
+    "public_import": (("public_import",), public_import.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

@@ -1,26 +1,16 @@
 """`titjudge data import SOURCE --preset pickapic-v2 --out DIR` on a small Pick-a-Pic v2 sample
-built in the dataset's documented schema.
-
-Schema: the dataset card's `dataset_info` (https://huggingface.co/datasets/yuvalkirstain/
-pickapic_v2, README.md): are_different bool, best_image_uid string, caption string,
-created_at timestamp[ns], has_label bool, image_0_uid / image_1_uid / image_0_url /
-image_1_url string, jpg_0 / jpg_1 binary (the image bytes), label_0 / label_1 float64,
-model_0 / model_1 string, ranking_id / user_id / num_example_per_prompt / __index_level_0__
-int64; splits train, validation, test, validation_unique, test_unique. Shards as the hub
-serves them: data/<split>-00000-of-00001.parquet.
-"""
+built in the dataset's documented schema (the card's dataset_info, cited in
+`doubles.pickapic`)."""
 
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from doubles.pickapic import Row, write_split
 from PIL import Image
 
 from titjudge.cli import main
@@ -29,29 +19,6 @@ from titjudge.data.pairs import load_pairs
 from titjudge.data.public.importer import ImportOptions, import_public, prompt_id_of
 from titjudge.errors import DataError
 
-SCHEMA = pa.schema(
-    [
-        ("are_different", pa.bool_()),
-        ("best_image_uid", pa.string()),
-        ("caption", pa.string()),
-        ("created_at", pa.timestamp("ns")),
-        ("has_label", pa.bool_()),
-        ("image_0_uid", pa.string()),
-        ("image_0_url", pa.string()),
-        ("image_1_uid", pa.string()),
-        ("image_1_url", pa.string()),
-        ("jpg_0", pa.binary()),
-        ("jpg_1", pa.binary()),
-        ("label_0", pa.float64()),
-        ("label_1", pa.float64()),
-        ("model_0", pa.string()),
-        ("model_1", pa.string()),
-        ("ranking_id", pa.int64()),
-        ("user_id", pa.int64()),
-        ("num_example_per_prompt", pa.int64()),
-        ("__index_level_0__", pa.int64()),
-    ]
-)
 LONG = "a red fox asleep on a mossy stone beside a cold river at dawn in thick fog"
 
 
@@ -75,40 +42,12 @@ ROWS = [
 ]
 
 
-def table(rows=ROWS, drop: tuple[str, ...] = ()) -> pa.Table:
-    columns: dict[str, list] = {name: [] for name in SCHEMA.names}
-    for n, (caption, a, b, l0, l1, labelled, different) in enumerate(rows):
-        values = {
-            "are_different": different,
-            "best_image_uid": f"u{n}a" if l0 > l1 else f"u{n}b",
-            "caption": caption,
-            "created_at": dt.datetime(2023, 5, 1),
-            "has_label": labelled,
-            "image_0_uid": f"u{n}a",
-            "image_0_url": f"https://example.invalid/{n}a.jpg",
-            "image_1_uid": f"u{n}b",
-            "image_1_url": f"https://example.invalid/{n}b.jpg",
-            "jpg_0": a,
-            "jpg_1": b,
-            "label_0": l0,
-            "label_1": l1,
-            "model_0": "sdxl",
-            "model_1": "dalle-2",
-            "ranking_id": n,
-            "user_id": 100 + n,
-            "num_example_per_prompt": 1,
-            "__index_level_0__": n,
-        }
-        for name in SCHEMA.names:
-            columns[name].append(values[name])
-    found = pa.table(columns, schema=SCHEMA)
-    return found.drop_columns(list(drop)) if drop else found
-
-
 def snapshot(folder: Path, rows=ROWS, drop: tuple[str, ...] = ()) -> Path:
-    (folder / "data").mkdir(parents=True)
-    pq.write_table(table(rows, drop), folder / "data" / "test_unique-00000-of-00001.parquet")
-    pq.write_table(table(rows[:1], drop), folder / "data" / "train-00000-of-00001.parquet")
+    shaped = [
+        Row(c, a, b, l0, l1, labelled, different) for c, a, b, l0, l1, labelled, different in rows
+    ]
+    write_split(folder, "test_unique", [shaped], drop)
+    write_split(folder, "train", [shaped[:1]], drop)
     return folder
 
 

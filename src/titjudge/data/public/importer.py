@@ -15,9 +15,12 @@ image's digest, so both are the same in every import of the same data.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
+import os
 import random
+import shutil
 import sys
 from array import array
 from collections.abc import Callable
@@ -25,16 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from titjudge.data.manifest import manifest_line
-from titjudge.data.pairs import write_pairs
+from titjudge.data.pairs import PAIR_FIELDS
 from titjudge.data.public.presets import Dropped, Preset, preset_named
 from titjudge.data.public.shards import Shard, check_columns, iter_rows, split_shards
 from titjudge.data.public.source import Snapshot, resolve_source
 from titjudge.errors import DataError
-from titjudge.files import atomic_write
-from titjudge.records.items import HumanPair, Item, Winner
-
-#: PIL's format names, as the extension an image file is written with
-EXTENSIONS = {"JPEG": ".jpg", "PNG": ".png", "WEBP": ".webp", "GIF": ".gif", "BMP": ".bmp"}
+from titjudge.files import atomic_open, atomic_write
+from titjudge.records.items import Item, Winner
 
 
 @dataclass(frozen=True)
@@ -64,32 +64,10 @@ class ImportCounts:
     #: the rows imported are a `--limit` sample of the valid ones
     sampled: bool = False
     #: digests of the images this import has stored (written or found present)
-    stored: set[str] = field(default_factory=set, repr=False)
+    stored: set[int] = field(default_factory=set, repr=False)
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
-
-
-@dataclass
-class _Votes:
-    prompt_id: str
-    item_a: str
-    item_b: str
-    a: int = 0
-    b: int = 0
-    tie: int = 0
-
-    def add(self, winner: Winner, flipped: bool) -> None:
-        if winner == "tie":
-            self.tie += 1
-        elif (winner == "a") != flipped:
-            self.a += 1
-        else:
-            self.b += 1
-
-    @property
-    def winner(self) -> Winner:
-        return "a" if self.a > self.b else "b" if self.b > self.a else "tie"
 
 
 def prompt_id_of(prompt: str) -> str:
@@ -116,21 +94,26 @@ def import_public(
     counts = ImportCounts()
     chosen = _choose(shards, preset, options, counts)
     say(f"{preset.name} {split}: {counts.rows} rows, {counts.chosen} chosen; reading their images")
-    votes, lines = _read_images(shards, preset, chosen, out, options, counts, say)
-    pairs = [HumanPair(v.prompt_id, v.item_a, v.item_b, v.winner) for v in votes.values()]
-    counts.pairs, counts.ties = len(pairs), sum(p.winner == "tie" for p in pairs)
-    if not pairs:
-        raise DataError(f"{source}: no row of split {split!r} could be imported ({_drops(counts)})")
-    atomic_write(out / "manifest.jsonl", "".join(line + "\n" for line in lines))
-    write_pairs(pairs, out / "pairs.csv")
-    atomic_write(out / "DATASET.md", dataset_card(preset, snapshot, split, options, counts))
+    staging = out / ".import"
+    staging.mkdir(parents=True, exist_ok=True)
+    try:
+        tally = _read_images(shards, preset, chosen, out, staging, options, counts, say)
+        if not counts.pairs:
+            raise DataError(
+                f"{source}: no row of split {split!r} could be imported ({_drops(counts)})"
+            )
+        _write_pairs(staging / "pairs.tsv", tally, out / "pairs.csv", counts)
+        os.replace(staging / "manifest.jsonl", out / "manifest.jsonl")
+        atomic_write(out / "DATASET.md", dataset_card(preset, snapshot, split, options, counts))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return counts
 
 
 def _choose(
     shards: list[Shard], preset: Preset, options: ImportOptions, counts: ImportCounts
-) -> set[int]:
-    """The indexes (over the split's rows in shard order) of the rows to import."""
+) -> array[int]:
+    """The indexes (over the split's rows in shard order, ascending) of the rows to import."""
     valid = array("q")
     for shard in shards:
         for row in iter_rows(shard, preset.light):
@@ -153,58 +136,112 @@ def _choose(
         valid = array("q", (v for i, v in enumerate(valid) if i in picked))
         counts.sampled = True
     counts.chosen = len(valid)
-    return set(valid)
+    return valid
+
+
+@dataclass
+class _Tally:
+    """Each pair's votes, kept compact: the pair's number by the digest of its two item ids,
+    and three counters per number; the pairs' ids are in the staging file, in number order."""
+
+    numbers: dict[int, int] = field(default_factory=dict)
+    a: array[int] = field(default_factory=lambda: array("l"))
+    b: array[int] = field(default_factory=lambda: array("l"))
+    tie: array[int] = field(default_factory=lambda: array("l"))
+    #: 1 where the pair's item_a (its first image when first read) has the smaller id
+    a_first: array[int] = field(default_factory=lambda: array("b"))
+
+    def winner(self, number: int) -> Winner:
+        a, b = self.a[number], self.b[number]
+        return "a" if a > b else "b" if b > a else "tie"
+
+
+def _key(*parts: str) -> int:
+    """An 8-byte digest of `parts`: what the import keeps per item and pair instead of ids."""
+    return int.from_bytes(hashlib.blake2b("\0".join(parts).encode(), digest_size=8).digest(), "big")
 
 
 def _read_images(
     shards: list[Shard],
     preset: Preset,
-    chosen: set[int],
+    chosen: array[int],
     out: Path,
+    staging: Path,
     options: ImportOptions,
     counts: ImportCounts,
     say: Callable[[str], None],
-) -> tuple[dict[tuple[str, str], _Votes], list[str]]:
-    """Every chosen row's images written once, its items' manifest lines, its vote counted."""
-    votes: dict[tuple[str, str], _Votes] = {}
-    seen_items: set[str] = set()
-    prompts: set[str] = set()
-    lines: list[str] = []
-    index = -1
-    for number, shard in enumerate(shards, 1):
-        for row in iter_rows(shard, preset.columns):
-            index += 1
-            if index not in chosen:
-                continue
-            try:
-                prompt = preset.prompt(row)
-                found = [
-                    _item(data, model, prompt, out, counts)
-                    for data, model in preset.pair_images(row)
-                ]
-                if found[0].item_id == found[1].item_id:
-                    raise Dropped("the two images are the same bytes")
-            except Dropped as why:
-                if options.strict:
-                    raise DataError(f"{shard.path}: row {index}: {why} (--strict)") from None
-                counts.drop(str(why))
-                continue
-            for item in found:
-                if item.item_id not in seen_items:
-                    seen_items.add(item.item_id)
-                    lines.append(manifest_line(item, out))
-            ids = [item.item_id for item in found]
-            prompt_id = found[0].prompt_id
-            prompts.add(prompt_id)
-            key = (min(ids), max(ids))
-            if key not in votes:
-                votes[key] = _Votes(prompt_id, ids[0], ids[1])
-            else:
-                counts.merged_rows += 1
-            votes[key].add(preset.pair_label(row), flipped=ids[0] != votes[key].item_a)
-        say(f"  shard {number}/{len(shards)} read ({shard.path.name})")
-    counts.items, counts.prompts = len(seen_items), len(prompts)
-    return votes, lines
+) -> _Tally:
+    """Every chosen row's images written once, its new items' manifest lines and its new
+    pair's ids streamed to `staging`, its vote counted."""
+    tally = _Tally()
+    seen_items: set[int] = set()
+    prompts: set[int] = set()
+    index, next_chosen = -1, 0
+    with (
+        (staging / "manifest.jsonl").open("w", encoding="utf-8") as manifest,
+        (staging / "pairs.tsv").open("w", encoding="utf-8") as pair_ids,
+    ):
+        for number, shard in enumerate(shards, 1):
+            for row in iter_rows(shard, preset.columns):
+                index += 1
+                if next_chosen >= len(chosen) or chosen[next_chosen] != index:
+                    continue
+                next_chosen += 1
+                try:
+                    prompt = preset.prompt(row)
+                    found = [
+                        _item(data, model, prompt, out, counts)
+                        for data, model in preset.pair_images(row)
+                    ]
+                    if found[0].item_id == found[1].item_id:
+                        raise Dropped("the two images are the same bytes")
+                except Dropped as why:
+                    if options.strict:
+                        raise DataError(f"{shard.path}: row {index}: {why} (--strict)") from None
+                    counts.drop(str(why))
+                    continue
+                for item in found:
+                    if _key(item.item_id) not in seen_items:
+                        seen_items.add(_key(item.item_id))
+                        manifest.write(manifest_line(item, out) + "\n")
+                first, second = found[0].item_id, found[1].item_id
+                prompts.add(_key(found[0].prompt_id))
+                pair = _key(min(first, second), max(first, second))
+                slot = tally.numbers.get(pair)
+                if slot is None:
+                    slot = tally.numbers[pair] = len(tally.a)
+                    for counter in (tally.a, tally.b, tally.tie):
+                        counter.append(0)
+                    tally.a_first.append(first < second)
+                    pair_ids.write(f"{found[0].prompt_id}\t{first}\t{second}\n")
+                else:
+                    counts.merged_rows += 1
+                # this row shows the pair's images the other way round from its first row
+                flipped = (first < second) != bool(tally.a_first[slot])
+                winner = preset.pair_label(row)
+                if winner == "tie":
+                    tally.tie[slot] += 1
+                elif (winner == "a") != flipped:
+                    tally.a[slot] += 1
+                else:
+                    tally.b[slot] += 1
+            say(f"  shard {number}/{len(shards)} read ({shard.path.name})")
+    counts.items, counts.prompts, counts.pairs = len(seen_items), len(prompts), len(tally.a)
+    return tally
+
+
+def _write_pairs(ids: Path, tally: _Tally, path: Path, counts: ImportCounts) -> None:
+    """pairs.csv from the staged pairs' ids and their tallies, streamed."""
+    ties = 0
+    with ids.open(encoding="utf-8") as staged, atomic_open(path) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(PAIR_FIELDS)
+        for number, line in enumerate(staged):
+            prompt_id, item_a, item_b = line.rstrip("\n").split("\t")
+            winner = tally.winner(number)
+            ties += winner == "tie"
+            writer.writerow((prompt_id, item_a, item_b, winner))
+    counts.ties = ties
 
 
 def _item(data: bytes, model: str, prompt: str, out: Path, counts: ImportCounts) -> Item:
@@ -215,28 +252,64 @@ def _item(data: bytes, model: str, prompt: str, out: Path, counts: ImportCounts)
     return Item(f"{prompt_id}-{digest[:12]}", prompt_id, prompt, path, model)
 
 
+#: an image file's first bytes, as the extension it is written with (PIL's formats)
+MAGIC = (
+    (b"\xff\xd8\xff", ".jpg"),
+    (b"\x89PNG\r\n\x1a\n", ".png"),
+    (b"GIF8", ".gif"),
+    (b"BM", ".bmp"),
+)
+
+
+def _extension(data: bytes) -> str:
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ".webp"
+    return next((ext for magic, ext in MAGIC if data.startswith(magic)), ".img")
+
+
 def _stored(data: bytes, digest: str, out: Path, counts: ImportCounts) -> Path:
-    folder = out / "images"
-    if digest in counts.stored:  # a second pair showing this image: stored already
-        return next(folder.glob(f"{digest}.*"))
-    present = next(iter(folder.glob(f"{digest}.*")), None) if folder.is_dir() else None
-    if present is not None and present.stat().st_size == len(data):
+    """The image's file, `images/<sha256>.<ext>`: written when it is not there yet, after its
+    bytes decoded (a truncated or corrupt image is dropped)."""
+    path = out / "images" / f"{digest}{_extension(data)}"
+    if _key(digest) in counts.stored:  # a second pair showing this image: stored already
+        return path
+    if _holds(path, digest):
         counts.images_present += 1
-        counts.stored.add(digest)
-        return present
+        counts.stored.add(_key(digest))
+        return path
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as image:
-            kind = image.format or ""
-            image.load()  # decoded once, here: a truncated or corrupt image is dropped
+            image.load()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise Dropped(f"image bytes that do not decode ({type(exc).__name__})") from None
-    path = folder / f"{digest}{EXTENSIONS.get(kind, '.img')}"
-    atomic_write(path, data)
+    _write_image(path, data)
     counts.images_written += 1
-    counts.stored.add(digest)
+    counts.stored.add(_key(digest))
     return path
+
+
+def _holds(path: Path, digest: str) -> bool:
+    """Whether `path` holds the image of this digest (a file a crash left torn does not)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    except OSError:
+        return False
+
+
+def _write_image(path: Path, data: bytes) -> None:
+    """The image into its file by a rename, so no reader sees half of it. Not flushed to disk
+    one by one (that would be most of an import's time): a file a crash leaves torn fails
+    `_holds` on the re-run and is written again."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
 def _drops(counts: ImportCounts) -> str:

@@ -103,14 +103,23 @@ PICKAPIC_V2 = Preset(
     pair_images=_pickapic_images,
     protocol=(
         "one row is one user's choice between two images of one caption: label (1, 0) is a win "
-        "for image 0, (0, 1) for image 1, (0.5, 0.5) a tie. A tie is kept as a tie in pairs.csv: "
-        "titjudge's pairwise accuracy counts only decided pairs (ties inform win rates and the "
-        "tie rate, never accuracy). Several rows on the same two images (several users) are one "
-        "pair whose winner is the image more users chose (a tie when as many chose each)."
+        "for image 0, (0, 1) for image 1, (0.5, 0.5) a tie. A tie is kept as a tie in pairs.csv. "
+        "Several rows on the same two images (several users) are one pair whose winner is the "
+        "image more users chose (a tie when as many chose each).\n\n"
+        "titjudge's pairwise accuracy counts decided pairs only (ties inform win rates and the "
+        "tie rate, never accuracy). PickScore's own protocol is not that "
+        "(github.com/yuvalkirstain/PickScore, trainer/scripts/eval_preference_predictor.py): "
+        "every test_unique example counts, ties included; a model predicts a tie when its two "
+        "images' softmax probabilities differ by at most a threshold chosen on "
+        "validation_unique (0, 0.1, ... 1); a prediction scores 1 when it equals the label, 0.5 "
+        "when one of the two is a tie, else 0. titjudge does not compute that score yet, so its "
+        "accuracy on this set is not the number PickScore's 70.5% is."
     ),
     published=(
-        "PickScore: 70.5% pairwise accuracy (Kirstain et al. 2023, arXiv:2305.01569)",
-        "HPSv3: 72.8% (as the issue that specified this preset quotes it)",
+        "PickScore: 70.5% (Kirstain et al. 2023, arXiv:2305.01569), by the tie-aware protocol "
+        "above on test_unique",
+        "HPSv3: 72.8% (as the issue that specified this preset quotes it; protocol not checked "
+        "here)",
     ),
 )
 

@@ -80,7 +80,9 @@ def _parquet(path: Path) -> Any:
             f"{path}: reading parquet needs pyarrow; install it with: {install_hint('datasets')}"
         ) from None
     try:
-        return pq.ParquetFile(path)
+        # column chunks read through a 1 MiB buffer, not pre-buffered: a row group of image
+        # bytes is streamed, not held whole
+        return pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
     except Exception as exc:  # pyarrow's ArrowInvalid and OSError: not a parquet file
         raise DataError(f"{path}: not a readable parquet file ({exc})") from None
 
