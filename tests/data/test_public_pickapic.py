@@ -127,7 +127,9 @@ def test_limit_is_a_seeded_sample_and_min_prompt_words_keeps_long_prompts(tmp_pa
 
 def test_strict_refuses_the_first_row_outside_the_schema_and_writes_nothing(tmp_path):
     source, out = snapshot(tmp_path / "snap"), tmp_path / "out"
-    with pytest.raises(DataError, match=r"row 3: no label \(has_label false\) \(--strict\)"):
+    with pytest.raises(
+        DataError, match=r"row 3 \(row 3 of the split\): no label \(has_label false\) \(--strict\)"
+    ):
         import_public(
             str(source), "pickapic-v2", out, ImportOptions(strict=True), say=lambda _: None
         )
@@ -244,3 +246,20 @@ def test_the_help_lists_every_preset():
     from titjudge.data.public.presets import PRESETS
 
     assert tuple(PRESETS) == PRESET_NAMES
+
+
+def test_an_image_too_large_to_decode_safely_is_dropped_not_a_traceback(tmp_path, monkeypatch):
+    """PIL refuses an image over twice its pixel limit (DecompressionBombError): counted with
+    the undecodable ones; a set of nothing but such rows is one line."""
+    from PIL import Image as PILImage
+
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 20)  # the 8x8 test images are 64 pixels
+    source = snapshot(tmp_path / "snap")
+    with pytest.raises(
+        DataError,
+        match=r"could be imported \(.*image bytes that do not decode \(DecompressionBombError\)",
+    ):
+        import_public(
+            str(source), "pickapic-v2", tmp_path / "out", ImportOptions(), say=lambda _: None
+        )
+    assert not (tmp_path / "out" / "manifest.jsonl").exists()

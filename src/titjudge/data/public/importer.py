@@ -116,7 +116,7 @@ def _choose(
     """The indexes (over the split's rows in shard order, ascending) of the rows to import."""
     valid = array("q")
     for shard in shards:
-        for row in iter_rows(shard, preset.light):
+        for local, row in enumerate(iter_rows(shard, preset.light)):
             index = counts.rows
             counts.rows += 1
             try:
@@ -124,7 +124,7 @@ def _choose(
                 preset.pair_label(row)
             except Dropped as why:
                 if options.strict:
-                    raise DataError(f"{shard.path}: row {index}: {why} (--strict)") from None
+                    raise _refused(shard, local, index, why) from None
                 counts.drop(str(why))
                 continue
             if options.min_prompt_words and len(prompt.split()) < options.min_prompt_words:
@@ -182,7 +182,7 @@ def _read_images(
         (staging / "pairs.tsv").open("w", encoding="utf-8") as pair_ids,
     ):
         for number, shard in enumerate(shards, 1):
-            for row in iter_rows(shard, preset.columns):
+            for local, row in enumerate(iter_rows(shard, preset.columns)):
                 index += 1
                 if next_chosen >= len(chosen) or chosen[next_chosen] != index:
                     continue
@@ -197,7 +197,7 @@ def _read_images(
                         raise Dropped("the two images are the same bytes")
                 except Dropped as why:
                     if options.strict:
-                        raise DataError(f"{shard.path}: row {index}: {why} (--strict)") from None
+                        raise _refused(shard, local, index, why) from None
                     counts.drop(str(why))
                     continue
                 for item in found:
@@ -282,7 +282,13 @@ def _stored(data: bytes, digest: str, out: Path, counts: ImportCounts) -> Path:
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (
+        UnidentifiedImageError,
+        Image.DecompressionBombError,
+        OSError,
+        SyntaxError,
+        ValueError,
+    ) as exc:
         raise Dropped(f"image bytes that do not decode ({type(exc).__name__})") from None
     _write_image(path, data)
     counts.images_written += 1
@@ -310,6 +316,11 @@ def _write_image(path: Path, data: bytes) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DataError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _refused(shard: Shard, local: int, index: int, why: Dropped) -> DataError:
+    """`--strict`'s refusal: the row by its place in its shard and in the split."""
+    return DataError(f"{shard.path}: row {local} (row {index} of the split): {why} (--strict)")
 
 
 def _drops(counts: ImportCounts) -> str:
