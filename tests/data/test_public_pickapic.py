@@ -207,7 +207,7 @@ def test_an_hf_source_resolves_in_the_local_hub_cache(tmp_path, monkeypatch, cap
     assert code == 2 and "hf download someone/absent --repo-type dataset" in err
 
 
-def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(tmp_path):
+def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(tmp_path, capsys):
     source, out = snapshot(tmp_path / "snap"), tmp_path / "set"
     import_public(str(source), "pickapic-v2", out, ImportOptions(), say=lambda _: None)
     items = load_manifest(out / "manifest.jsonl")
@@ -235,7 +235,19 @@ def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(
     path = tmp_path / "run.yaml"
     path.write_text(json.dumps(config))
     assert main(["run", str(path), "--out", str(tmp_path / "run")]) == 0
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())["variants"]["lexical"]
+    shown = capsys.readouterr().out
+    written = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    metrics = written["variants"]["lexical"]
+    # the run says which set and protocol its numbers follow, and that PickScore's do not
+    assert (
+        written["dataset"]["preset"] == "pickapic-v2" and written["dataset"]["comparable"] is False
+    )
+    assert (
+        "data: Pick-a-Pic v2 (pickapic-v2; split test_unique): pairwise accuracy over the decided"
+        in " ".join(shown.split())
+    )
+    assert main(["metrics", str(tmp_path / "run")]) == 0
+    assert "follow their own protocol" in " ".join(capsys.readouterr().out.split())
     # three pairs: the cat pair (sdxl won), the long one (dalle-2 won), the dog tie; the tie
     # is never an accuracy pair, so 1 of 2 decided pairs is right
     assert (metrics["n_pairs"], metrics["n_correct"]) == (2, 1)
@@ -263,3 +275,24 @@ def test_an_image_too_large_to_decode_safely_is_dropped_not_a_traceback(tmp_path
             str(source), "pickapic-v2", tmp_path / "out", ImportOptions(), say=lambda _: None
         )
     assert not (tmp_path / "out" / "manifest.jsonl").exists()
+
+
+def test_a_broken_dataset_file_is_one_line_before_the_run(tmp_path, capsys):
+    source, out = snapshot(tmp_path / "snap"), tmp_path / "set"
+    import_public(str(source), "pickapic-v2", out, ImportOptions(), say=lambda _: None)
+    (out / "dataset.json").write_text(json.dumps({"preset": "pickapic-v2"}))
+    replay = out / "descriptions.jsonl"
+    replay.write_text(json.dumps({"image_sha256": "0" * 64, "description": "a cat"}) + "\n")
+    config = {
+        "name": "broken",
+        "data": {"manifest": str(out / "manifest.jsonl"), "human_pairs": str(out / "pairs.csv")},
+        "describer": {"model": f"replay:{replay}"},
+        "judges": [{"name": "lexical", "kind": "lexical"}],
+        "run": {"out": str(tmp_path / "runs"), "cache_dir": str(tmp_path / "cache")},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(config))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "dataset.json: not a dataset file: field 'title'" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()

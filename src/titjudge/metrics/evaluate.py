@@ -29,6 +29,7 @@ from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.item_line import item_lines
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
 from titjudge.records.pairs import PairVerdict, PairwiseRun
+from titjudge.records.public_set import PublicSet
 from titjudge.records.repeats import repeat_count, repeat_score_rows
 from titjudge.records.run_record import RepeatSpreads, RunRecord, Spread, VariantRecord
 
@@ -38,6 +39,8 @@ class HumanData:
     pairs: list[HumanPair]
     ranks: list[RankRow]
     items: list[Item]
+    #: the public set the data was imported from (its dataset.json), when it was
+    dataset: PublicSet | None = None
 
 
 def evaluate_run(

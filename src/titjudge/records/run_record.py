@@ -21,6 +21,7 @@ from titjudge.records.item_line import ItemLine, read_item_lines
 from titjudge.records.metric_values import Num, PositionBias
 from titjudge.records.origins import StatusCounts, VariantOrigin
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.public_set import PublicSet
 from titjudge.records.run_files import RunFiles
 from titjudge.records.summary import RunSummary
 
@@ -234,6 +235,9 @@ class RunRecord(BaseModel):
     notes: list[str] = Field(default_factory=list)
     #: the describer that wrote every description the judges read (config facts)
     describer: dict[str, Any] | None = None
+    #: the public preference set the human data was imported from and the protocol the
+    #: numbers follow (its dataset.json); absent from metrics.json when the data is not one
+    dataset: PublicSet | None = None
     #: filled by `load_run`, never written to metrics.json
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
@@ -288,7 +292,10 @@ class RunRecord(BaseModel):
 
     def metrics_json(self) -> dict[str, Any]:
         """The dict metrics.json holds (and `metrics --json` gives)."""
-        return self.model_dump(mode="json")
+        doc = self.model_dump(mode="json")
+        if doc.get("dataset") is None:
+            doc.pop("dataset", None)
+        return doc
 
 
 __all__ = [

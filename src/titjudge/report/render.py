@@ -202,6 +202,8 @@ def print_summary(record: RunRecord, console: Console) -> None:
             ),
         )
     console.print(pairwise)
+    if record.dataset is not None:  # which set, and whether the published numbers compare
+        say(console, record.dataset.line())
     for line in origin_lines(record):  # beside the numbers: whose scores they are
         say(console, line)
     console.print(ranking)

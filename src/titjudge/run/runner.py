@@ -32,6 +32,7 @@ from titjudge.records import ItemResult, Progress, RunEvaluation, cache_counts
 from titjudge.records.calls import Usage
 from titjudge.records.items import Item
 from titjudge.records.pairs import PairVerdict
+from titjudge.records.public_set import PublicSet
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import StoppedModel
 from titjudge.report import run_dir, runs
@@ -75,7 +76,8 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
         return items, None
     kept = {item.item_id for item in items}
     pairs, ranks = run_human_data(all_items, kept, config.data.human_pairs, config.data.ranks)
-    return items, HumanData(pairs=pairs, ranks=ranks, items=items)
+    dataset = PublicSet.beside(Path(config.data.manifest))
+    return items, HumanData(pairs=pairs, ranks=ranks, items=items, dataset=dataset)
 
 
 def history_dir(config: RunConfig) -> Path:
@@ -293,6 +295,7 @@ def _record(
                 "temperature": config.describer.temperature,
             },
         )
+        record.dataset = ctx.human.dataset if ctx.human is not None else None
     record.item_lines = evaluation.lines
     record.verdicts = {name: run.in_order() for name, run in evaluation.pairwise.items()}
     return record

@@ -35,6 +35,7 @@ from titjudge.data.public.source import Snapshot, resolve_source
 from titjudge.errors import DataError
 from titjudge.files import atomic_open, atomic_write
 from titjudge.records.items import Item, Winner
+from titjudge.records.public_set import PublicSet
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,17 @@ def import_public(
         _write_pairs(staging / "pairs.tsv", tally, out / "pairs.csv", counts)
         os.replace(staging / "manifest.jsonl", out / "manifest.jsonl")
         atomic_write(out / "DATASET.md", dataset_card(preset, snapshot, split, options, counts))
+        PublicSet(
+            preset=preset.name,
+            title=preset.title,
+            source=snapshot.source,
+            repo=snapshot.repo,
+            revision=snapshot.revision,
+            split=split,
+            accuracy=preset.accuracy,
+            comparable=preset.comparable,
+            published=list(preset.published),
+        ).write(out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return counts

@@ -45,6 +45,10 @@ class Preset:
     pair_images: Callable[[Row], tuple[tuple[bytes, str], tuple[bytes, str]]]
     #: how the set's judgments become titjudge's pairs, in words (DATASET.md)
     protocol: str
+    #: how titjudge's pairwise accuracy counts on this set, in one sentence (a run's report)
+    accuracy: str = "pairwise accuracy over the decided pairs (human ties excluded)"
+    #: whether the published numbers follow that protocol
+    comparable: bool = False
     #: the numbers published on this set, as `name: value (source)` lines
     published: tuple[str, ...] = ()
 
