@@ -9,6 +9,7 @@ which honours `HF_HUB_CACHE` / `HF_HOME` as every hub tool does.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,17 @@ def resolve_source(source: str) -> Snapshot:
             f"hf download {repo} --repo-type dataset{at}"
         ) from None
     return Snapshot(folder, source, repo, folder.name)
+
+
+def _hub_cache() -> str | None:
+    """The hub cache as the environment names it now (`HF_HUB_CACHE`, else `HF_HOME`/hub);
+    None: huggingface_hub's default. Read at each call: the library reads the variables once,
+    when it is first imported."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    if os.environ.get("HF_HOME"):
+        return os.path.join(os.environ["HF_HOME"], "hub")
+    return None
 
 
 __all__ = ["Snapshot", "resolve_source"]
