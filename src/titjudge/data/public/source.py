@@ -51,7 +51,13 @@ def resolve_source(source: str) -> Snapshot:
         ) from None
     try:
         folder = Path(
-            snapshot_download(repo, repo_type="dataset", revision=revision, local_files_only=True)
+            snapshot_download(
+                repo,
+                repo_type="dataset",
+                revision=revision,
+                cache_dir=_hub_cache(),
+                local_files_only=True,
+            )
         )
     except LocalEntryNotFoundError:
         at = f" --revision {revision}" if revision else ""
