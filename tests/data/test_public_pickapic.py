@@ -76,7 +76,7 @@ def test_an_import_keeps_each_image_once_and_each_pair_by_the_sets_labels(tmp_pa
     assert len(list((out / "images").iterdir())) == 6
     pairs = load_pairs(out / "pairs.csv", items)
     by_prompt = {p.prompt_id: p for p in pairs}
-    assert len(pairs) == 3 and (counts.pairs, counts.ties, counts.merged_rows) == (3, 1, 1)
+    assert len(pairs) == 3 and (counts.pairs, counts.ties, counts.tallied.merged) == (3, 1, 1)
     x_item = next(i for i in items.values() if i.prompt_id == cat and i.t2i_model == "sdxl")
     cat_pair = by_prompt[cat]
     winner = cat_pair.item_a if cat_pair.winner == "a" else cat_pair.item_b
@@ -255,9 +255,9 @@ def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(
 
 def test_the_help_lists_every_preset():
     from titjudge.cli.data import PRESET_NAMES
-    from titjudge.data.public.presets import PRESETS
+    from titjudge.data.public.presets import presets
 
-    assert tuple(PRESETS) == PRESET_NAMES
+    assert tuple(presets()) == PRESET_NAMES
 
 
 def test_an_image_too_large_to_decode_safely_is_dropped_not_a_traceback(tmp_path, monkeypatch):

@@ -15,7 +15,6 @@ image's digest, so both are the same in every import of the same data.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import os
@@ -28,13 +27,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from titjudge.data.manifest import manifest_line
-from titjudge.data.pairs import PAIR_FIELDS
-from titjudge.data.public.presets import Dropped, Preset, preset_named
+from titjudge.data.public.judgments import Judgments, Tallied, key
+from titjudge.data.public.presets import (
+    Dropped,
+    GroupRank,
+    Label,
+    Preset,
+    Ranks,
+    Rating,
+    preset_named,
+)
 from titjudge.data.public.shards import Shard, check_columns, iter_rows, split_shards
 from titjudge.data.public.source import Snapshot, resolve_source
 from titjudge.errors import DataError
-from titjudge.files import atomic_open, atomic_write
-from titjudge.records.items import Item, Winner
+from titjudge.files import atomic_write
+from titjudge.records.items import Item
 from titjudge.records.public_set import PublicSet
 
 
@@ -59,9 +66,7 @@ class ImportCounts:
     images_present: int = 0
     items: int = 0
     prompts: int = 0
-    pairs: int = 0
-    ties: int = 0
-    merged_rows: int = 0
+    tallied: Tallied = field(default_factory=Tallied)
     #: the rows imported are a `--limit` sample of the valid ones
     sampled: bool = False
     #: digests of the images this import has stored (written or found present)
@@ -69,6 +74,14 @@ class ImportCounts:
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    @property
+    def pairs(self) -> int:
+        return self.tallied.pairs
+
+    @property
+    def ties(self) -> int:
+        return self.tallied.ties
 
 
 def prompt_id_of(prompt: str) -> str:
@@ -97,13 +110,14 @@ def import_public(
     say(f"{preset.name} {split}: {counts.rows} rows, {counts.chosen} chosen; reading their images")
     staging = out / ".import"
     staging.mkdir(parents=True, exist_ok=True)
+    judgments = Judgments(staging)
     try:
-        tally = _read_images(shards, preset, chosen, out, staging, options, counts, say)
-        if not counts.pairs:
+        _read_images(shards, preset, chosen, out, judgments, staging, options, counts, say)
+        if not counts.items:
             raise DataError(
                 f"{source}: no row of split {split!r} could be imported ({_drops(counts)})"
             )
-        _write_pairs(staging / "pairs.tsv", tally, out / "pairs.csv", counts)
+        counts.tallied = judgments.write(out)
         os.replace(staging / "manifest.jsonl", out / "manifest.jsonl")
         atomic_write(out / "DATASET.md", dataset_card(preset, snapshot, split, options, counts))
         PublicSet(
@@ -118,6 +132,7 @@ def import_public(
             published=list(preset.published),
         ).write(out)
     finally:
+        judgments.close()
         shutil.rmtree(staging, ignore_errors=True)
     return counts
 
@@ -133,7 +148,7 @@ def _choose(
             counts.rows += 1
             try:
                 prompt = preset.prompt(row)
-                preset.pair_label(row)
+                preset.label(row)
             except Dropped as why:
                 if options.strict:
                     raise _refused(shard, local, index, why) from None
@@ -151,48 +166,23 @@ def _choose(
     return valid
 
 
-@dataclass
-class _Tally:
-    """Each pair's votes, kept compact: the pair's number by the digest of its two item ids,
-    and three counters per number; the pairs' ids are in the staging file, in number order."""
-
-    numbers: dict[int, int] = field(default_factory=dict)
-    a: array[int] = field(default_factory=lambda: array("l"))
-    b: array[int] = field(default_factory=lambda: array("l"))
-    tie: array[int] = field(default_factory=lambda: array("l"))
-    #: 1 where the pair's item_a (its first image when first read) has the smaller id
-    a_first: array[int] = field(default_factory=lambda: array("b"))
-
-    def winner(self, number: int) -> Winner:
-        a, b = self.a[number], self.b[number]
-        return "a" if a > b else "b" if b > a else "tie"
-
-
-def _key(*parts: str) -> int:
-    """An 8-byte digest of `parts`: what the import keeps per item and pair instead of ids."""
-    return int.from_bytes(hashlib.blake2b("\0".join(parts).encode(), digest_size=8).digest(), "big")
-
-
 def _read_images(
     shards: list[Shard],
     preset: Preset,
     chosen: array[int],
     out: Path,
+    judgments: Judgments,
     staging: Path,
     options: ImportOptions,
     counts: ImportCounts,
     say: Callable[[str], None],
-) -> _Tally:
-    """Every chosen row's images written once, its new items' manifest lines and its new
-    pair's ids streamed to `staging`, its vote counted."""
-    tally = _Tally()
+) -> None:
+    """Every chosen row's images written once, its new items' manifest lines streamed to
+    `staging`, its label added to `judgments`."""
     seen_items: set[int] = set()
     prompts: set[int] = set()
     index, next_chosen = -1, 0
-    with (
-        (staging / "manifest.jsonl").open("w", encoding="utf-8") as manifest,
-        (staging / "pairs.tsv").open("w", encoding="utf-8") as pair_ids,
-    ):
+    with (staging / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
         for number, shard in enumerate(shards, 1):
             for local, row in enumerate(iter_rows(shard, preset.columns)):
                 index += 1
@@ -200,60 +190,38 @@ def _read_images(
                     continue
                 next_chosen += 1
                 try:
-                    prompt = preset.prompt(row)
-                    found = [
-                        _item(data, model, prompt, out, counts)
-                        for data, model in preset.pair_images(row)
-                    ]
-                    if found[0].item_id == found[1].item_id:
-                        raise Dropped("the two images are the same bytes")
+                    prompt, label = preset.prompt(row), preset.label(row)
+                    shown = preset.images(row, shard.root)
+                    _check_count(label, len(shown))
+                    found = [_item(data, model, prompt, out, counts) for data, model in shown]
+                    if len({item.item_id for item in found}) < len(found):
+                        raise Dropped("the same image bytes twice in one row")
                 except Dropped as why:
                     if options.strict:
                         raise _refused(shard, local, index, why) from None
                     counts.drop(str(why))
                     continue
                 for item in found:
-                    if _key(item.item_id) not in seen_items:
-                        seen_items.add(_key(item.item_id))
+                    if key(item.item_id) not in seen_items:
+                        seen_items.add(key(item.item_id))
                         manifest.write(manifest_line(item, out) + "\n")
-                first, second = found[0].item_id, found[1].item_id
-                prompts.add(_key(found[0].prompt_id))
-                pair = _key(min(first, second), max(first, second))
-                slot = tally.numbers.get(pair)
-                if slot is None:
-                    slot = tally.numbers[pair] = len(tally.a)
-                    for counter in (tally.a, tally.b, tally.tie):
-                        counter.append(0)
-                    tally.a_first.append(first < second)
-                    pair_ids.write(f"{found[0].prompt_id}\t{first}\t{second}\n")
-                else:
-                    counts.merged_rows += 1
-                # this row shows the pair's images the other way round from its first row
-                flipped = (first < second) != bool(tally.a_first[slot])
-                winner = preset.pair_label(row)
-                if winner == "tie":
-                    tally.tie[slot] += 1
-                elif (winner == "a") != flipped:
-                    tally.a[slot] += 1
-                else:
-                    tally.b[slot] += 1
+                prompts.add(key(found[0].prompt_id))
+                judgments.add(label, found)
             say(f"  shard {number}/{len(shards)} read ({shard.path.name})")
-    counts.items, counts.prompts, counts.pairs = len(seen_items), len(prompts), len(tally.a)
-    return tally
+    counts.items, counts.prompts = len(seen_items), len(prompts)
 
 
-def _write_pairs(ids: Path, tally: _Tally, path: Path, counts: ImportCounts) -> None:
-    """pairs.csv from the staged pairs' ids and their tallies, streamed."""
-    ties = 0
-    with ids.open(encoding="utf-8") as staged, atomic_open(path) as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(PAIR_FIELDS)
-        for number, line in enumerate(staged):
-            prompt_id, item_a, item_b = line.rstrip("\n").split("\t")
-            winner = tally.winner(number)
-            ties += winner == "tie"
-            writer.writerow((prompt_id, item_a, item_b, winner))
-    counts.ties = ties
+def _check_count(label: Label, images: int) -> None:
+    """A label judges as many images as the row gives."""
+    wanted = (
+        len(label.ranks)
+        if isinstance(label, Ranks)
+        else 1
+        if isinstance(label, (GroupRank, Rating))
+        else 2
+    )
+    if images != wanted:
+        raise Dropped(f"{images} images for a label on {wanted}")
 
 
 def _item(data: bytes, model: str, prompt: str, out: Path, counts: ImportCounts) -> Item:
@@ -283,11 +251,11 @@ def _stored(data: bytes, digest: str, out: Path, counts: ImportCounts) -> Path:
     """The image's file, `images/<sha256>.<ext>`: written when it is not there yet, after its
     bytes decoded (a truncated or corrupt image is dropped)."""
     path = out / "images" / f"{digest}{_extension(data)}"
-    if _key(digest) in counts.stored:  # a second pair showing this image: stored already
+    if key(digest) in counts.stored:  # a second pair showing this image: stored already
         return path
     if _holds(path, digest):
         counts.images_present += 1
-        counts.stored.add(_key(digest))
+        counts.stored.add(key(digest))
         return path
     from PIL import Image, UnidentifiedImageError
 
@@ -304,7 +272,7 @@ def _stored(data: bytes, digest: str, out: Path, counts: ImportCounts) -> Path:
         raise Dropped(f"image bytes that do not decode ({type(exc).__name__})") from None
     _write_image(path, data)
     counts.images_written += 1
-    counts.stored.add(_key(digest))
+    counts.stored.add(key(digest))
     return path
 
 
@@ -344,6 +312,21 @@ def _drops(counts: ImportCounts) -> str:
     return "; ".join(parts)
 
 
+def _judged_lines(tallied: Tallied) -> list[str]:
+    lines = []
+    if tallied.ranked_items:
+        lines.append(f"- ranks.csv: {tallied.ranked_items} ranked images")
+    if tallied.regrouped_prompts:
+        lines.append(
+            f"- ranks.csv not written: {tallied.regrouped_prompts} prompts are ranked by more "
+            "than one group (a run derives ranks from the pairs)"
+        )
+    if tallied.rated_items:
+        lines.append(f"- ratings.csv: {tallied.rated_items} rated images")
+    lines.append(f"- files: {', '.join(tallied.files)}")
+    return lines
+
+
 def dataset_card(
     preset: Preset, snapshot: Snapshot, split: str, options: ImportOptions, counts: ImportCounts
 ) -> str:
@@ -372,8 +355,9 @@ def dataset_card(
         f"- rows shorter than --min-prompt-words {options.min_prompt_words}: {counts.short}"
         if options.min_prompt_words
         else "- --min-prompt-words: not set",
-        f"- pairs: {counts.pairs} ({counts.ties} ties); {counts.merged_rows} rows were further "
-        "votes on a pair already read",
+        f"- pairs: {counts.pairs} ({counts.ties} ties); {counts.tallied.merged} further "
+        "votes on a pair already voted on",
+        *_judged_lines(counts.tallied),
         f"- items: {counts.items} over {counts.prompts} prompts",
         f"- images: {counts.images_written} written, {counts.images_present} already present",
         "",

@@ -1,17 +1,31 @@
-"""Each public set's schema and protocol, as its dataset card documents them.
+"""What a public set's rows say, and the registry of the sets titjudge reads.
 
 A preset names the columns it reads (a snapshot missing one is refused before anything is
 written), the light columns a first pass reads to choose rows without image bytes, and how a
-row becomes one human judgment of a pair: `pair_label` (from the light columns: the winner, or
-why the row is dropped) and `pair_images` (the two images' bytes and models).
+row becomes human judgments: `label` (from the light columns) says what the row judges, or
+raises `Dropped` with the reason; `images` (from every column, and the snapshot's folder for
+sets that keep images as files) gives the images the label is about, in its order.
+
+A label is one of four shapes, as the sets publish them:
+
+- a `Winner` (`'a'`, `'b'` or `'tie'`): one person's choice between the row's two images
+  (Pick-a-Pic, HPDv3);
+- `Ranks`: a ranking of the row's images, 1 = best (HPDv2's ranked groups);
+- `GroupRank`: the row's one image's rank in a group several rows share (ImageRewardDB, one
+  row per image);
+- `Rating`: the row's one image's absolute ratings by its raters (EvalMuse-40K, GenAI-Bench),
+  their mean the mean opinion score.
+
+Each set's preset, with the card or repository its schema and protocol come from, lives in
+`titjudge.data.public.sets`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from titjudge.errors import DataError
 from titjudge.records.items import Winner
@@ -25,24 +39,56 @@ class Dropped(Exception):
 
 
 @dataclass(frozen=True)
+class Ranks:
+    """A ranking of the row's images, one rank per image in `images`' order; 1 = best,
+    equal ranks a tie."""
+
+    ranks: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class GroupRank:
+    """The rank (1 = best) of the row's one image in the group `group` names; the rows of a
+    group need not be next to each other."""
+
+    group: str
+    rank: float
+
+
+@dataclass(frozen=True)
+class Rating:
+    """The ratings of the row's one image, one per rater, on the set's scale."""
+
+    ratings: tuple[float, ...]
+
+
+Label = Winner | Ranks | GroupRank | Rating
+#: what the set's judgments are, which says what an import writes beside pairs.csv
+Shape = Literal["pairs", "ranks", "ratings"]
+
+
+@dataclass(frozen=True)
 class Preset:
     name: str
     title: str
-    #: the dataset card the schema is taken from
+    #: the dataset card (or repository file) the schema is taken from
     card: str
     #: the hub dataset a snapshot of this set comes from
     repo: str
     licence: str
     default_split: str
+    #: "pairs": pairwise choices; "ranks": rankings (pairs.csv and ranks.csv are written);
+    #: "ratings": absolute ratings (ratings.csv, and the pairs and ranks they imply)
+    shape: Shape
     #: what a row is read for: the prompt, the label and the filters (no image bytes)
     light: tuple[str, ...]
     #: the image and model columns, read for the rows chosen
     heavy: tuple[str, ...]
     prompt: Callable[[Row], str]
-    #: the row's winner ('a' = the first image), or Dropped with the reason
-    pair_label: Callable[[Row], Winner]
-    #: the two images' bytes and their T2I models
-    pair_images: Callable[[Row], tuple[tuple[bytes, str], tuple[bytes, str]]]
+    label: Callable[[Row], Label]
+    #: the row's images' bytes and T2I models, in the label's order (the snapshot's folder
+    #: for a set whose images are files)
+    images: Callable[[Row, Path], Sequence[tuple[bytes, str]]]
     #: how the set's judgments become titjudge's pairs, in words (DATASET.md)
     protocol: str
     #: how titjudge's pairwise accuracy counts on this set, in one sentence (a run's report)
@@ -57,85 +103,64 @@ class Preset:
         return self.light + self.heavy
 
 
-def _pickapic_label(row: Row) -> Winner:
-    if row.get("has_label") is False:
-        raise Dropped("no label (has_label false)")
-    if row.get("are_different") is False:
-        raise Dropped("the two images are the same (are_different false)")
-    labels = (row.get("label_0"), row.get("label_1"))
-    if not all(isinstance(v, (int, float)) and not math.isnan(v) for v in labels):
-        raise Dropped("label_0/label_1 missing or not numbers")
-    found = {(1.0, 0.0): "a", (0.0, 1.0): "b", (0.5, 0.5): "tie"}.get(
-        (float(labels[0]), float(labels[1]))  # type: ignore[arg-type]
-    )
-    if found is None:
-        raise Dropped("label_0/label_1 outside the schema's (1, 0), (0, 1), (0.5, 0.5)")
-    return found  # type: ignore[return-value]
-
-
-def _pickapic_images(row: Row) -> tuple[tuple[bytes, str], tuple[bytes, str]]:
-    first, second = row.get("jpg_0"), row.get("jpg_1")
-    if not isinstance(first, bytes) or not isinstance(second, bytes):
-        raise Dropped("jpg_0/jpg_1 hold no image bytes")
-    return (first, str(row.get("model_0") or "unknown")), (
-        second,
-        str(row.get("model_1") or "unknown"),
-    )
-
-
-def _caption(row: Row) -> str:
-    value = row.get("caption")
+def text_field(row: Row, name: str) -> str:
+    """A non-empty string column, or Dropped."""
+    value = row.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise Dropped("empty caption")
+        raise Dropped(f"empty {name}")
     return value
 
 
-PICKAPIC_V2 = Preset(
-    name="pickapic-v2",
-    title="Pick-a-Pic v2",
-    # features and splits: the dataset card's dataset_info (train 959,040 rows; validation
-    # 20,596; test 20,716; validation_unique and test_unique 500 each); jpg_0 / jpg_1 hold the
-    # image bytes, label_0 / label_1 the user's preference (1/0, 0/1, or 0.5/0.5 for a tie)
-    card="https://huggingface.co/datasets/yuvalkirstain/pickapic_v2",
-    repo="yuvalkirstain/pickapic_v2",
-    licence="as the dataset card states it (not checked here)",
-    default_split="test_unique",
-    light=("caption", "label_0", "label_1", "has_label", "are_different"),
-    heavy=("jpg_0", "jpg_1", "model_0", "model_1"),
-    prompt=_caption,
-    pair_label=_pickapic_label,
-    pair_images=_pickapic_images,
-    protocol=(
-        "one row is one user's choice between two images of one caption: label (1, 0) is a win "
-        "for image 0, (0, 1) for image 1, (0.5, 0.5) a tie. A tie is kept as a tie in pairs.csv. "
-        "Several rows on the same two images (several users) are one pair whose winner is the "
-        "image more users chose (a tie when as many chose each).\n\n"
-        "titjudge's pairwise accuracy counts decided pairs only (ties inform win rates and the "
-        "tie rate, never accuracy). PickScore's own protocol is not that "
-        "(github.com/yuvalkirstain/PickScore, trainer/scripts/eval_preference_predictor.py): "
-        "every test_unique example counts, ties included; a model predicts a tie when its two "
-        "images' softmax probabilities differ by at most a threshold chosen on "
-        "validation_unique (0, 0.1, ... 1); a prediction scores 1 when it equals the label, 0.5 "
-        "when one of the two is a tie, else 0. titjudge does not compute that score yet, so its "
-        "accuracy on this set is not the number PickScore's 70.5% is."
-    ),
-    published=(
-        "PickScore: 70.5% (Kirstain et al. 2023, arXiv:2305.01569), by the tie-aware protocol "
-        "above on test_unique",
-        "HPSv3: 72.8% (as the issue that specified this preset quotes it; protocol not checked "
-        "here)",
-    ),
-)
+def number(value: object) -> float | None:
+    """`value` as a finite float; None for anything else (bool, NaN, text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    found = float(value)
+    return found if found == found and abs(found) != float("inf") else None
 
-PRESETS: dict[str, Preset] = {preset.name: preset for preset in (PICKAPIC_V2,)}
+
+def image_file(folder: Path, relative: object, under: str = "") -> bytes:
+    """The bytes of an image a set keeps as a file: `relative` under `folder/under`, never
+    outside the snapshot; Dropped when it is not there."""
+    if not isinstance(relative, str) or not relative.strip():
+        raise Dropped("no image path")
+    base = (folder / under).resolve()
+    path = (base / relative).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise Dropped("an image path outside the snapshot")
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise Dropped(f"an image file that is not in the snapshot ({under or '.'}/...)") from None
+
+
+def presets() -> dict[str, Preset]:
+    """Every preset, by name, in the order the docs list them."""
+    from titjudge.data.public.sets import ALL
+
+    return {preset.name: preset for preset in ALL}
 
 
 def preset_named(name: str) -> Preset:
     """The preset called `name`, or a DataError listing those titjudge has."""
-    found = PRESETS.get(name)
+    found = presets().get(name)
     if found is None:
-        raise DataError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+        raise DataError(f"unknown preset {name!r}; presets: {', '.join(presets())}")
     return found
 
 
-__all__ = ["PICKAPIC_V2", "PRESETS", "Dropped", "Preset", "preset_named"]
+__all__ = [
+    "Dropped",
+    "GroupRank",
+    "Label",
+    "Preset",
+    "Rating",
+    "Ranks",
+    "Row",
+    "Shape",
+    "image_file",
+    "number",
+    "preset_named",
+    "presets",
+    "text_field",
+]

@@ -2,9 +2,11 @@
 
 The hub names a split's files by the split: `data/<split>-00000-of-00004-<hash>.parquet`
 (what `push_to_hub` writes), `<split>-*.parquet`, a folder `<split>/` (the parquet
-conversion's `<config>/<split>/0000.parquet`), or `<split>.jsonl`. Parquet is read with pyarrow
-one record batch at a time, only the columns asked for, so a shard of image bytes is never
-held whole; JSON Lines line by line.
+conversion's `<config>/<split>/0000.parquet`), `<split>.jsonl`, or `<split>.json` (a JSON
+array of row objects, as HPDv2 and ImageReward ship their test annotations). Parquet is read
+with pyarrow one record batch at a time, only the columns asked for, so a shard of image bytes
+is never held whole; JSON Lines line by line; a JSON array whole (such files hold annotations
+and image paths, never image bytes).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from titjudge.errors import DataError, install_hint
 
-SHARD_SUFFIXES = (".parquet", ".jsonl")
+SHARD_SUFFIXES = (".parquet", ".jsonl", ".json")
 #: rows per batch read: a Pick-a-Pic row holds two images (~0.5-1 MB), so a batch stays small
 BATCH_ROWS = 64
 
@@ -26,6 +28,8 @@ BATCH_ROWS = 64
 @dataclass(frozen=True)
 class Shard:
     path: Path
+    #: the snapshot's folder (where a set that keeps images as files has them)
+    root: Path
     #: rows the shard holds, where its format says without reading it (parquet's footer)
     rows: int | None = None
 
@@ -54,7 +58,7 @@ def split_shards(folder: Path, split: str) -> list[Shard]:
         have = sorted({_split_name(p.relative_to(folder)) for p in files})
         listed = ", ".join(have) if have else "no parquet or jsonl shards at all"
         raise DataError(f"{folder}: no shards of split {split!r} (this snapshot has: {listed})")
-    return [Shard(p, _row_count(p)) for p in found]
+    return [Shard(p, folder, _row_count(p)) for p in found]
 
 
 def _split_name(relative: Path) -> str:
@@ -120,6 +124,9 @@ def iter_rows(shard: Shard, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
+    if path.suffix == ".json":
+        yield from _json_array_rows(path)
+        return
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -131,6 +138,19 @@ def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{number}: a row must be a JSON object")
             yield row
+
+
+def _json_array_rows(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: a JSON shard must be an array of row objects")
+    for number, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: element {number} of the array is not an object")
+        yield row
 
 
 __all__ = ["BATCH_ROWS", "Shard", "check_columns", "iter_rows", "shard_columns", "split_shards"]
