@@ -17,7 +17,6 @@ REGISTERING = {"judge_kind"}
 #: reached from outside src/ on purpose, or not yet removed; each with its reason
 ALLOWED = {
     # public API, for the library's user: the package docstring and docs/ show them
-    "evaluate": "__init__.py",  # `titjudge.evaluate(config)`, README and docs/python-api.md
     "evaluate_async": "__init__.py",  # `await titjudge.evaluate_async(...)` in a notebook
     "find_run": "__init__.py",  # docs/runs-and-analysis.md, docs/commands.md
     "load_runs": "__init__.py",  # docs/runs-and-analysis.md

@@ -14,6 +14,7 @@ import pytest
 from builders import LOOPBACK_JUDGE, loopback, run_config, write_config
 from doubles.server import FakeOpenAIServer
 from doubles.server_app import CHAT, EMBEDDINGS
+from doubles.tiny_models import build_tiny_clip
 
 from titjudge.cli import main
 from titjudge.judges.registry import JudgeKind, kinds
@@ -22,6 +23,8 @@ from titjudge.judges.registry import JudgeKind, kinds
 #: here gets the loopback LLM judge (a kind that needs more fails below, naming itself)
 NEEDS: dict[str, dict[str, Any]] = {
     "embedding": {"model": "litellm:openai/text-embedding-3-small"},
+    # a local model (a tiny checkpoint built by the test): no api_base, nothing to send
+    "clip": {"api_base": None},
 }
 
 
@@ -53,9 +56,10 @@ def test_estimate_and_explain_send_nothing_for_every_judge_kind(
 ):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     kind = kinds()[name]
-    config = run_config(
-        synth_data, tmp_path, url=server.url, judges=[_judge(name, kind, server.url)]
-    )
+    judge = _judge(name, kind, server.url)
+    if name == "clip":
+        judge["model"] = f"clip:{build_tiny_clip(tmp_path / 'clip')}"
+    config = run_config(synth_data, tmp_path, url=server.url, judges=[judge])
     path = str(write_config(config, tmp_path))
     server.reset_stats()
     capsys.readouterr()

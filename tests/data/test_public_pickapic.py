@@ -139,7 +139,10 @@ def test_strict_refuses_the_first_row_outside_the_schema_and_writes_nothing(tmp_
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--preset", "pick-a-pic"], "unknown preset 'pick-a-pic'; presets: pickapic-v2"),
+        (
+            ["--preset", "pick-a-pic"],
+            "unknown preset 'pick-a-pic'; presets: pickapic-v2, hpdv2, hpdv3",
+        ),
         (
             ["--preset", "pickapic-v2", "--split", "dev"],
             "no shards of split 'dev' (this snapshot has: test_unique, train)",
@@ -255,7 +258,7 @@ def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(
 
 def test_the_help_lists_every_preset():
     from titjudge.cli.data import PRESET_NAMES
-    from titjudge.data.public.presets import presets
+    from titjudge.data.public.sets import presets
 
     assert tuple(presets()) == PRESET_NAMES
 

@@ -463,6 +463,41 @@ def build_tiny_sentence_transformer(path: str | Path, seed: int = 0) -> Path:
     return path
 
 
+def build_tiny_clip(path: str | Path, seed: int = 0, *, processor: Path | None = None) -> Path:
+    """A 2-layer `CLIPModel` (text and vision towers, 16-d projections, 32x32 images) with a
+    character-level `CLIPTokenizer` (its byte-pair vocabulary with no merges: every printable
+    character, alone and as a word's end `</w>`) and a `CLIPImageProcessor`: the layout of
+    openai/clip-vit-*. With `processor`, the tokenizer and image processor are saved there
+    instead, as PickScore_v1 is used with another checkpoint's processor."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    path = Path(path)
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    for suffix in ("", "</w>"):
+        for code in range(33, 127):
+            vocab.setdefault(chr(code) + suffix, len(vocab))
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77)
+    images = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    tower = {"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2}
+    config = CLIPConfig(
+        text_config={
+            **tower,
+            "num_attention_heads": 4,
+            "vocab_size": len(vocab),
+            "max_position_embeddings": 77,
+            "bos_token_id": 0,
+            "eos_token_id": 1,
+            "pad_token_id": 1,
+        },
+        vision_config={**tower, "num_attention_heads": 4, "image_size": 32, "patch_size": 8},
+        projection_dim=16,
+    )
+    _seed(seed)
+    CLIPModel(config).eval().save_pretrained(path)
+    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(processor or path)
+    return path
+
+
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

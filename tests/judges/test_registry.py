@@ -40,6 +40,7 @@ def test_every_kind_is_registered_once_with_its_own_config():
         "llm",
         "self_eval",
         "embedding",
+        "clip",
         "lmm",
         "lmm_yes",
         "lexical",
@@ -104,7 +105,9 @@ def test_an_unknown_kind_gets_a_registered_kind_suggested():
 def test_a_dumped_config_reloads_the_same(kind, tmp_path):
     judge = {"name": "j", "kind": kind}
     if not kinds()[kind].describer_bound and kind != "lexical":
-        judge["model"] = "embed:x" if kind == "embedding" else "litellm:openai/judge"
+        judge["model"] = {"embedding": "embed:x", "clip": "clip:openai/clip-vit-base-patch32"}.get(
+            kind, "litellm:openai/judge"
+        )
     config = run_config(judge)
     path = tmp_path / "dumped.yaml"
     path.write_text(dump_config(config))

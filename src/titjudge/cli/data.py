@@ -37,9 +37,9 @@ judged more often can reach larger scores; items in no pair are not ranked. With
 pair judged and consistent outcomes the human order is reproduced exactly.
 """
 
-#: `data.public.presets.presets()`' names, here so that building the parser imports no preset
+#: `data.public.sets.presets()`' names, here so that building the parser imports no preset
 #: (tests/data/test_public_pickapic.py holds the two equal)
-PRESET_NAMES = ("pickapic-v2",)
+PRESET_NAMES = ("pickapic-v2", "hpdv2", "hpdv3")
 
 IMPORT_EPILOG = """\
 accepted folder layouts (detected; two at once is an error):

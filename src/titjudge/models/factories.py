@@ -29,6 +29,7 @@ TEXT_FACTORIES: dict[str, str] = {
 }
 EMBED_FACTORIES: dict[str, str] = {
     "embed": "titjudge.models.local.embed:build",
+    "clip": "titjudge.models.local.clip:build",
     "litellm": "titjudge.models.litellm.embed:build",
 }
 #: backend -> module:function giving its BackendPlan from the config alone (light imports only)
@@ -38,10 +39,11 @@ TEXT_PLANS: dict[str, str] = {
 }
 EMBED_PLANS: dict[str, str] = {
     "embed": "titjudge.models.local.embed_plan:plan",
+    "clip": "titjudge.models.local.embed_plan:clip_plan",
     "litellm": "titjudge.models.litellm.embed_settings:plan",
 }
 #: which pip extra provides each backend's libraries
-EXTRAS: dict[str, str] = {"hf": "local", "embed": "local"}
+EXTRAS: dict[str, str] = {"hf": "local", "embed": "local", "clip": "local"}
 
 
 def load(target: str, spec: ModelSpec) -> Callable[..., Any]:

@@ -63,7 +63,7 @@ def model_problems(spec: ModelSpec, options: ModelOptions) -> list[str]:
         from titjudge.models.litellm.backend import setup_problems
 
         return setup_problems(spec, options.api_base, options.api_key_env, options.params)
-    if spec.backend in ("hf", "embed"):
+    if spec.backend in ("hf", "embed", "clip"):
         return _local_problems(spec, options)
     if spec.backend == "replay" and not Path(spec.model_id).is_file():
         return [f"replay descriptions file {spec.model_id} not found"]

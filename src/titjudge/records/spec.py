@@ -14,6 +14,7 @@ BACKENDS: dict[str, str] = {
     "litellm": "any litellm provider, e.g. litellm:gemini/gemini-2.5-pro, litellm:openai/gpt-4o",
     "hf": "local transformers VLM or causal LM, e.g. hf:Qwen/Qwen2.5-VL-7B-Instruct or hf:/path",
     "embed": "local text-embedding model, e.g. embed:Qwen/Qwen3-Embedding-8B or embed:/path",
+    "clip": "local CLIP-family model scoring prompt and image, e.g. clip:openai/clip-vit-large-patch14 or clip:yuvalkirstain/PickScore_v1",
     "replay": "descriptions read from a JSONL file instead of a model, e.g. replay:descriptions.jsonl",
 }
 

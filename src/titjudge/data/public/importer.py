@@ -15,6 +15,7 @@ image's digest, so both are the same in every import of the same data.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -22,7 +23,7 @@ import random
 import shutil
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +36,8 @@ from titjudge.data.public.presets import (
     Preset,
     Ranks,
     Rating,
-    preset_named,
 )
+from titjudge.data.public.sets import preset_named
 from titjudge.data.public.shards import Shard, check_columns, iter_rows, split_shards
 from titjudge.data.public.source import Snapshot, resolve_source
 from titjudge.errors import DataError
@@ -112,7 +113,9 @@ def import_public(
     staging.mkdir(parents=True, exist_ok=True)
     judgments = Judgments(staging)
     try:
-        _read_images(shards, preset, chosen, out, judgments, staging, options, counts, say)
+        target = _Target(out, staging, judgments, counts)
+        with _bar(counts.chosen) as advance:
+            _read_images(shards, preset, chosen, target, options, say, advance)
         if not counts.items:
             raise DataError(
                 f"{source}: no row of split {split!r} could be imported ({_drops(counts)})"
@@ -166,29 +169,40 @@ def _choose(
     return valid
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where an import writes: the output folder, its staging folder, the judgments tallied
+    there and the counts kept."""
+
+    out: Path
+    staging: Path
+    judgments: Judgments
+    counts: ImportCounts
+
+
 def _read_images(
     shards: list[Shard],
     preset: Preset,
     chosen: array[int],
-    out: Path,
-    judgments: Judgments,
-    staging: Path,
+    target: _Target,
     options: ImportOptions,
-    counts: ImportCounts,
     say: Callable[[str], None],
+    advance: Callable[[], None],
 ) -> None:
     """Every chosen row's images written once, its new items' manifest lines streamed to
-    `staging`, its label added to `judgments`."""
+    the staging folder, its label added to the judgments; `advance` after each chosen row."""
+    out, counts, judgments = target.out, target.counts, target.judgments
     seen_items: set[int] = set()
     prompts: set[int] = set()
     index, next_chosen = -1, 0
-    with (staging / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
+    with (target.staging / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
         for number, shard in enumerate(shards, 1):
             for local, row in enumerate(iter_rows(shard, preset.columns)):
                 index += 1
                 if next_chosen >= len(chosen) or chosen[next_chosen] != index:
                     continue
                 next_chosen += 1
+                advance()
                 try:
                     prompt, label = preset.prompt(row), preset.label(row)
                     shown = preset.images(row, shard.root)
@@ -209,6 +223,22 @@ def _read_images(
                 judgments.add(label, found)
             say(f"  shard {number}/{len(shards)} read ({shard.path.name})")
     counts.items, counts.prompts = len(seen_items), len(prompts)
+
+
+@contextlib.contextmanager
+def _bar(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar over the chosen rows on a terminal (rich, on stderr); elsewhere nothing
+    (the shard lines say how far an import got)."""
+    if not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("rows", total=total)
+        yield lambda: bar.advance(task)
 
 
 def _check_count(label: Label, images: int) -> None:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from titjudge.errors import DataError
 from titjudge.records.items import Winner
 
 Row = Mapping[str, Any]
@@ -134,21 +133,6 @@ def image_file(folder: Path, relative: object, under: str = "") -> bytes:
         raise Dropped(f"an image file that is not in the snapshot ({under or '.'}/...)") from None
 
 
-def presets() -> dict[str, Preset]:
-    """Every preset, by name, in the order the docs list them."""
-    from titjudge.data.public.sets import ALL
-
-    return {preset.name: preset for preset in ALL}
-
-
-def preset_named(name: str) -> Preset:
-    """The preset called `name`, or a DataError listing those titjudge has."""
-    found = presets().get(name)
-    if found is None:
-        raise DataError(f"unknown preset {name!r}; presets: {', '.join(presets())}")
-    return found
-
-
 __all__ = [
     "Dropped",
     "GroupRank",
@@ -160,7 +144,5 @@ __all__ = [
     "Shape",
     "image_file",
     "number",
-    "preset_named",
-    "presets",
     "text_field",
 ]

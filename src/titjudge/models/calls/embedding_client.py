@@ -38,7 +38,7 @@ from typing import Any
 from titjudge.models.calls.batch_answers import Answer, Deferred, batch_embedding
 from titjudge.models.calls.batch_spend import line_worst
 from titjudge.models.calls.estimate_probe import Asked
-from titjudge.models.calls.keys import embedding_key
+from titjudge.models.calls.keys import embedding_key, image_embedding_key
 from titjudge.models.calls.pipeline import CallPipeline
 from titjudge.models.calls.probe import Answers, Computed
 from titjudge.models.calls.provenance import refusal
@@ -52,6 +52,7 @@ from titjudge.models.core.base import (
 )
 from titjudge.models.core.clients import SEND, CallMode
 from titjudge.records.calls import CallResult
+from titjudge.records.image_input import ImageInput
 from titjudge.safety import redact
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,56 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             return found
 
         return await self._run(role, [(key, key) for key in keys], accept, compute, probe=probe)
+
+    async def embed_images(
+        self, images: list[ImageInput], *, role: str, probe: CallMode
+    ) -> list[CallResult[list[float]]]:
+        """One result per image, in order, in the space `embed` puts texts in (a CLIP-family
+        model, `clip:`): keyed by the image's content hash, so an image several pairs show is
+        embedded once; checked, cached, shared and failed as texts are. A deferred image's
+        bytes are read only when it must really be sent."""
+        keys = [
+            image_embedding_key(self.backend.spec, image.sha256, self.params) for image in images
+        ]
+        if probe is not SEND:
+            for key in keys:
+                probe.note(key, Asked(role, "embedding", text=""))
+
+        async def compute(positions: list[int], answers: Answers | None) -> list[Computed]:
+            if answers is not None:  # no provider takes images into embedding batch jobs
+                raise PermanentError(f"{self.model}: images are not sent as batch jobs")
+            todo = [images[i] for i in positions]
+            size = self.backend.max_batch or len(todo)
+            requests = [todo[start : start + size] for start in range(0, len(todo), size)]
+            done = await asyncio.gather(*(self._image_call(batch) for batch in requests))
+            return [computed for batch in done for computed in batch]
+
+        def accept(hit: Any) -> CallResult[Any] | None:
+            found = _vector_hit(hit)
+            if found is not None and self._refusal(found.answered_by, cached=True):
+                return None
+            return found
+
+        return await self._run(role, [(key, key) for key in keys], accept, compute, probe=probe)
+
+    async def _image_call(self, images: list[ImageInput]) -> list[Computed]:
+        """One request for `images` (their bytes read first); an image the model cannot read
+        is that image's failure record, the others' vectors kept."""
+        try:
+            loaded = [await image.load() for image in images]
+            done = await self._attempt(
+                lambda: self.backend.embed_images([image.data for image in loaded]),
+                0,
+                Worst(0, 0, "item"),
+            )
+            vectors = _answers(done.value, len(images))
+        except Exception as exc:  # a failed embedding is a failure record, never a vector
+            failed = self.failure(exc)
+            return [(dataclasses.replace(failed), None) for _ in images]
+        sizes = [0] * len(images)
+        return self._computed(
+            sizes, vectors, self.backend.spec.model_id, done.attempts, done.latency
+        )
 
     def _refusal(self, answered_by: str | None, *, cached: bool = False) -> str | None:
         """Why `run.require_model: exact` refuses a vector from `answered_by` (None: kept)."""
@@ -122,7 +173,8 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
                 return first + second
             failed = self.failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
-        return self._computed(texts, vectors, answered_by, done.attempts, done.latency)
+        sizes = [embedding_tokens([text]) for text in texts]
+        return self._computed(sizes, vectors, answered_by, done.attempts, done.latency)
 
     def _batch_call(self, texts: list[str], answers: dict[str, Answer]) -> list[Computed]:
         """`texts` answered by a batch job's line (`models.calls.batch.collect`): checked and kept as
@@ -137,7 +189,8 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             failed = self.failure(exc)
             return [(dataclasses.replace(failed), None) for _ in texts]
         each = embedded.cost / len(texts) if embedded.cost is not None else None
-        return self._computed(texts, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
+        sizes = [embedding_tokens([text]) for text in texts]
+        return self._computed(sizes, vectors, embedded.model, 1, 0.0, batch=True, batch_cost=each)
 
     def _batch_worst(self, texts: list[str]) -> float:
         """A batch line's worst case under the run's budget (`batch_spend.line_worst`)."""
@@ -146,7 +199,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
 
     def _computed(
         self,
-        texts: list[str],
+        sizes: list[int],
         answers: list[list[float] | BaseException],
         answered_by: str | None,
         attempts: int,
@@ -155,12 +208,13 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
         batch: bool = False,
         batch_cost: float | None = None,
     ) -> list[Computed]:
-        """Each text's result from a checked reply. A `batch` reply costs half the `price`
-        option where the model has one, else `batch_cost` (its line's batch price per text)."""
-        latency = latency / len(texts)
+        """Each input's result from a checked reply (`sizes`: each one's input tokens). A
+        `batch` reply costs half the `price` option where the model has one, else `batch_cost`
+        (its line's batch price per text)."""
+        latency = latency / len(sizes)
         refused = self._refusal(answered_by)
         computed: list[Computed] = []
-        for text, answer in zip(texts, answers, strict=True):
+        for size, answer in zip(sizes, answers, strict=True):
             if isinstance(answer, BaseException):
                 computed.append((self._text_failure(answer, attempts), None))
             elif refused is not None:  # a failure record naming both models, never cached
@@ -172,7 +226,7 @@ class EmbeddingClient(CallPipeline[EmbeddingBackend]):
             else:
                 result = CallResult(ok=True, value=answer, attempts=attempts, latency=latency)
                 if self.rates is not None:  # a local model's $0, or its `price` option
-                    full = self.rates.cost(embedding_tokens([text]), 0)
+                    full = self.rates.cost(size, 0)
                     result.cost = full / 2 if batch else full
                 elif batch:
                     result.cost = batch_cost

@@ -60,6 +60,20 @@ def generation_key(
     return _digest(payload)
 
 
+def image_embedding_key(spec: ModelSpec, sha256: str, params: dict[str, Any]) -> str:
+    """Key for one embedded image (a CLIP-family model's image side), by its content hash."""
+    return _digest(
+        {
+            "format": CACHE_FORMAT,
+            "purpose": "image-embedding",
+            "backend": spec.backend,
+            "model": spec.model_id,
+            "image_sha256": sha256,
+            "params": params,
+        }
+    )
+
+
 def embedding_key(spec: ModelSpec, text: str, *, params: dict[str, Any] | None = None) -> str:
     """Key for one embedded text (the caller has already applied any instruction)."""
     return _digest(

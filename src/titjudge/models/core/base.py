@@ -272,6 +272,12 @@ class EmbeddingBackend(Backend, ABC):
         served one (`litellm:`) says so in its reply (None when it did not say)."""
         return await self.embed_each(texts), self.spec.model_id
 
+    async def embed_images(self, images: list[bytes]) -> list[list[float] | BaseException]:
+        """One L2-normalised vector per image (encoded bytes), in the space `embed` puts texts
+        in, or that image's own error; a text-only model raises PermanentError (a CLIP-family
+        model, `clip:`, overrides this)."""
+        raise PermanentError(f"{self.spec} embeds texts, not images")
+
     def batch_api(self) -> Any:
         """The provider's batch API for this model's embeddings (`models.core.batch.BatchAPI`
         with `embedding_body`), or None where it has none titjudge drives."""

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from titjudge.models.core.base import EmbeddingBackend, GenerateRequest, TextBackend
 from titjudge.models.core.options import ModelOptions
 from titjudge.records.calls import CallResult, Usage
+from titjudge.records.image_input import ImageInput
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -106,6 +107,10 @@ class EmbeddingCalls(Protocol):
 
     async def embed(
         self, texts: list[str], *, role: str, probe: CallMode
+    ) -> list[CallResult[list[float]]]: ...
+
+    async def embed_images(
+        self, images: list[ImageInput], *, role: str, probe: CallMode
     ) -> list[CallResult[list[float]]]: ...
 
 

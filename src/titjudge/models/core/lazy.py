@@ -147,6 +147,11 @@ class LazyBackend(TextBackend, EmbeddingBackend):
         assert isinstance(self.real, EmbeddingBackend)
         return await self.real.embed_answered(texts)
 
+    async def embed_images(self, images: list[bytes]) -> list[list[float] | BaseException]:
+        await self.ready()
+        assert isinstance(self.real, EmbeddingBackend)
+        return await self.real.embed_images(images)
+
     def batch_api(self) -> Any:
         """The built backend's batch API (None before the build: `ready()` first)."""
         real = self.real

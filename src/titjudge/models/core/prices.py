@@ -25,7 +25,7 @@ from titjudge.models.core.base import Generation
 from titjudge.records.spec import ModelSpec
 
 #: backends that run in the process or in Ray: no API spend
-LOCAL_BACKENDS = frozenset({"hf", "embed", "replay"})
+LOCAL_BACKENDS = frozenset({"hf", "embed", "clip", "replay"})
 PRICE_MAP_FILE = "model_prices_and_context_window_backup.json"
 PER_MILLION = 1_000_000
 

@@ -8,6 +8,7 @@ the run; the weights load on the first embedding not in the cache (`models.core.
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 from titjudge.errors import MissingDependencyError, ModelSpecError, install_hint
 from titjudge.models.core.lazy import BackendPlan
@@ -38,14 +39,37 @@ def embedding_checkpoint(spec: ModelSpec, revision: str | None) -> Checkpoint:
     return checkpoint
 
 
+#: a `clip:` model's params (`models.local.clip`)
+CLIP_PARAMS: dict[str, type | tuple[type, ...]] = {
+    "processor": str,
+    "revision": str,
+    "max_wait_ms": (int, float),
+}
+
+
 def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
     """The lazy backend's plan (registry entry point)."""
-    params = check_params(spec, options.params, PARAMS)
+    return _plan(spec, options, PARAMS)
+
+
+def clip_plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
+    """A `clip:` model's lazy plan: its params, its checkpoint (and `processor`'s) found."""
+    plan = _plan(spec, options, CLIP_PARAMS)
+    processor = options.params.get("processor")
+    if processor and not Path(str(processor)).expanduser().is_dir():
+        embedding_checkpoint(ModelSpec("clip", str(processor)), None)  # a hub id, or no folder
+    return plan
+
+
+def _plan(
+    spec: ModelSpec, options: ModelOptions, allowed: dict[str, type | tuple[type, ...]]
+) -> BackendPlan:
+    params = check_params(spec, options.params, allowed)
     checkpoint = embedding_checkpoint(spec, params.get("revision"))
     for module in ("torch", "transformers"):
         if importlib.util.find_spec(module) is None:
             raise MissingDependencyError(
-                f"the 'embed:' backend needs {module!r}, which is not installed; install it "
+                f"the '{spec.backend}:' backend needs {module!r}, which is not installed; install it "
                 f"with: {install_hint('local')}"
             )
     batch = options.batch_size or CPU_BATCH
@@ -53,4 +77,4 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
     return BackendPlan(default_concurrency=CONCURRENCY_PER_BATCH * batch, facts=facts)
 
 
-__all__ = ["PARAMS", "embedding_checkpoint", "plan"]
+__all__ = ["CLIP_PARAMS", "PARAMS", "clip_plan", "embedding_checkpoint", "plan"]
