@@ -22,10 +22,10 @@ from pydantic import Field, model_validator
 
 from titjudge.judges.base import Judge
 from titjudge.judges.building import Building
-from titjudge.judges.embedding import cosine
+from titjudge.judges.embedding import VectorJudge, cosine
 from titjudge.judges.options import ModelJudgeOptions, no_sampled_call
 from titjudge.judges.registry import judge_kind
-from titjudge.models.core.clients import CallMode, EmbeddingCalls
+from titjudge.models.core.clients import CallMode
 from titjudge.records.outcomes import JudgeInput, JudgeOutcome
 from titjudge.records.spec import parse_model_spec
 
@@ -33,17 +33,9 @@ from titjudge.records.spec import parse_model_spec
 CLIPSCORE_WEIGHT = 2.5
 
 
-class ClipJudge(Judge):
+class ClipJudge(VectorJudge):
     needs_description = False
     config: ClipJudgeConfig
-
-    def __init__(self, config: ClipJudgeConfig, client: EmbeddingCalls):
-        super().__init__(config)
-        self.client = client
-
-    @property
-    def model(self) -> str:
-        return self.client.model
 
     def kind_facts(self) -> dict[str, Any]:
         return {"score": self.config.score}

@@ -49,16 +49,20 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / norm
 
 
-class EmbeddingJudge(Judge):
-    config: EmbeddingJudgeConfig
+class VectorJudge(Judge):
+    """A judge that scores with an embedding model's vectors (this kind, `judges.clip`)."""
 
-    def __init__(self, config: EmbeddingJudgeConfig, client: EmbeddingCalls):
+    def __init__(self, config: ModelJudgeOptions, client: EmbeddingCalls):
         super().__init__(config)
         self.client = client
 
     @property
     def model(self) -> str:
         return self.client.model
+
+
+class EmbeddingJudge(VectorJudge):
+    config: EmbeddingJudgeConfig
 
     def kind_facts(self) -> dict[str, Any]:
         instruction = self.config.instruction
