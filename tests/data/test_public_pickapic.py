@@ -141,7 +141,8 @@ def test_strict_refuses_the_first_row_outside_the_schema_and_writes_nothing(tmp_
     [
         (
             ["--preset", "pick-a-pic"],
-            "unknown preset 'pick-a-pic'; presets: pickapic-v2, hpdv2, hpdv3",
+            "unknown preset 'pick-a-pic'; presets: pickapic-v2, hpdv2, hpdv3, imagerewarddb, "
+            "evalmuse, genai-bench, longt2ibench",
         ),
         (
             ["--preset", "pickapic-v2", "--split", "dev"],
@@ -254,6 +255,15 @@ def test_a_judge_runs_on_the_imported_set_and_its_accuracy_counts_decided_pairs(
     # three pairs: the cat pair (sdxl won), the long one (dalle-2 won), the dog tie; the tie
     # is never an accuracy pair, so 1 of 2 decided pairs is right
     assert (metrics["n_pairs"], metrics["n_correct"]) == (2, 1)
+    # PickScore's tie-aware score counts all three: the cat pair right (1), the long pair
+    # wrong (0), the dog tie called a win at threshold 0 (0.5): 1.5 / 3. Every score
+    # difference is 1.0 (1.0 against 0.0), so the best threshold is 1.0, every pair a
+    # predicted tie: 0.5 + 0.5 + 1 = 2 / 3
+    protocol = metrics["protocol"]
+    assert protocol["measure"] == "tie-aware" and protocol["n"] == 3
+    assert protocol["value"] == pytest.approx(0.5)
+    assert protocol["values"]["best_threshold_value"] == pytest.approx(2 / 3)
+    assert protocol["values"]["best_threshold"] == pytest.approx(1.0)
 
 
 def test_the_help_lists_every_preset():
@@ -299,3 +309,86 @@ def test_a_broken_dataset_file_is_one_line_before_the_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "dataset.json: not a dataset file: field 'title'" in err and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_save_to_disk_folder_of_arrow_streams_imports_as_its_parquet_does(tmp_path):
+    """The `datasets` library's save_to_disk layout (its arrow_dataset.py / arrow_writer.py:
+    `<split>/data-00000-of-00001.arrow`, Arrow IPC streams written by RecordBatchStreamWriter,
+    beside dataset_info.json and state.json)."""
+    import pyarrow as pa
+    from doubles.pickapic import table
+
+    shaped = [Row(c, a, b, l0, l1, lab, diff) for c, a, b, l0, l1, lab, diff in ROWS]
+    folder = tmp_path / "saved" / "test_unique"
+    folder.mkdir(parents=True)
+    found = table(shaped)
+    with pa.ipc.new_stream(str(folder / "data-00000-of-00001.arrow"), found.schema) as writer:
+        for batch in found.to_batches(max_chunksize=3):  # several batches, as datasets writes
+            writer.write_batch(batch)
+    (folder / "state.json").write_text("{}")
+    arrow = import_public(
+        str(tmp_path / "saved"), "pickapic-v2", tmp_path / "a", ImportOptions(), say=lambda _: None
+    )
+    parquet = import_public(
+        str(snapshot(tmp_path / "snap")),
+        "pickapic-v2",
+        tmp_path / "p",
+        ImportOptions(),
+        say=lambda _: None,
+    )
+    assert (arrow.rows, arrow.pairs, arrow.dropped) == (
+        parquet.rows,
+        parquet.pairs,
+        parquet.dropped,
+    )
+    assert (tmp_path / "a" / "pairs.csv").read_bytes() == (
+        tmp_path / "p" / "pairs.csv"
+    ).read_bytes()
+
+
+def test_webdataset_tar_shards_import_as_the_parquet_does(tmp_path):
+    """WebDataset shards (github.com/webdataset/webdataset README, "WebDataset format": a
+    sample's files are adjacent and share the name up to the first dot, each extension one
+    field; the hub's webdataset loader reads `.json` as an object): here `<key>.json` holds
+    the light columns and `<key>.jpg_0` / `<key>.jpg_1` the images."""
+    import tarfile
+
+    shaped = [Row(c, a, b, l0, l1, lab, diff) for c, a, b, l0, l1, lab, diff in ROWS]
+    (tmp_path / "wds").mkdir()
+    with tarfile.open(tmp_path / "wds" / "test_unique-000000.tar", "w") as archive:
+        for n, row in enumerate(shaped):
+            meta = {
+                "caption": row.caption,
+                "label_0": row.label_0,
+                "label_1": row.label_1,
+                "has_label": row.has_label,
+                "are_different": row.are_different,
+                "model_0": row.model_0,
+                "model_1": row.model_1,
+            }
+            for name, data in (
+                (f"s{n:04d}.json", json.dumps(meta).encode()),
+                (f"s{n:04d}.jpg_0", row.jpg_0),
+                (f"s{n:04d}.jpg_1", row.jpg_1),
+            ):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    tarred = import_public(
+        str(tmp_path / "wds"), "pickapic-v2", tmp_path / "t", ImportOptions(), say=lambda _: None
+    )
+    parquet = import_public(
+        str(snapshot(tmp_path / "snap")),
+        "pickapic-v2",
+        tmp_path / "p",
+        ImportOptions(),
+        say=lambda _: None,
+    )
+    assert (tarred.rows, tarred.pairs, tarred.dropped) == (
+        parquet.rows,
+        parquet.pairs,
+        parquet.dropped,
+    )
+    assert (tmp_path / "t" / "pairs.csv").read_bytes() == (
+        tmp_path / "p" / "pairs.csv"
+    ).read_bytes()

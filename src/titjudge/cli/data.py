@@ -39,7 +39,15 @@ pair judged and consistent outcomes the human order is reproduced exactly.
 
 #: `data.public.sets.presets()`' names, here so that building the parser imports no preset
 #: (tests/data/test_public_pickapic.py holds the two equal)
-PRESET_NAMES = ("pickapic-v2", "hpdv2", "hpdv3")
+PRESET_NAMES = (
+    "pickapic-v2",
+    "hpdv2",
+    "hpdv3",
+    "imagerewarddb",
+    "evalmuse",
+    "genai-bench",
+    "longt2ibench",
+)
 
 IMPORT_EPILOG = """\
 accepted folder layouts (detected; two at once is an error):

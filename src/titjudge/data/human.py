@@ -32,3 +32,37 @@ def run_human_data(
     else:
         ranks = rank_items(pairs)
     return pairs, ranks
+
+
+def load_ratings(path: Path, kept: Collection[str]) -> dict[str, float]:
+    """A rated set's mean opinion score per image (`ratings.csv`: prompt_id, item_id, mos,
+    n_ratings, as `titjudge data import` writes it), for the kept items; a missing file or a
+    row that is not a finite number is one DataError naming the line."""
+    import csv
+    import math
+
+    from titjudge.errors import DataError
+
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise DataError(
+            f"{path}: cannot read the set's ratings ({exc.strerror or exc}); dataset.json "
+            "beside the manifest says the set is rated, so its import writes ratings.csv"
+        ) from None
+    found: dict[str, float] = {}
+    with handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in ("item_id", "mos") if c not in (reader.fieldnames or ())]
+        if missing:
+            raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+        for line, row in enumerate(reader, 2):
+            try:
+                mos = float(row["mos"] or "")
+            except ValueError:
+                mos = math.nan
+            if not math.isfinite(mos):
+                raise DataError(f"{path}:{line}: mos {row['mos']!r} is not a finite number")
+            if row["item_id"] in kept:
+                found[row["item_id"]] = mos
+    return found

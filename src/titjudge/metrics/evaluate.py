@@ -25,6 +25,7 @@ from typing import Any
 
 from titjudge.data.scores import status_counts
 from titjudge.metrics.catalog import repeat_metrics
+from titjudge.metrics.protocols import ProtocolInput
 from titjudge.records import ItemResult, RunEvaluation
 from titjudge.records.item_line import item_lines
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
@@ -41,6 +42,14 @@ class HumanData:
     items: list[Item]
     #: the public set the data was imported from (its dataset.json), when it was
     dataset: PublicSet | None = None
+    #: a ratings set's mean opinion score per image (its ratings.csv), for its measure
+    ratings: dict[str, float] | None = None
+
+    def protocol(self) -> ProtocolInput | None:
+        """The set's own measure, where it publishes another number than the accuracy."""
+        if self.dataset is None or self.dataset.measure == "pairwise":
+            return None
+        return ProtocolInput(self.dataset.measure, self.ratings)
 
 
 def evaluate_run(
@@ -109,6 +118,7 @@ def _metrics(
         human.items,
         verdicts=verdicts,
         settings=MetricSettings(bootstrap=bootstrap, seed=seed),
+        protocol=human.protocol(),
     )
     for variant, found in _repeat_spreads(results, human, verdicts).items():
         if variant in record.variants:

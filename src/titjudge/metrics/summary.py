@@ -54,6 +54,7 @@ from titjudge.metrics.ndcg import GAINS, Gain, prompt_ndcg
 from titjudge.metrics.outcomes import variant_outcomes
 from titjudge.metrics.pairwise import PairOutcomes, calibrate_ties, summarise_outcomes
 from titjudge.metrics.pairwise_stats import position_bias
+from titjudge.metrics.protocols import ProtocolInput, protocol_score
 from titjudge.metrics.significance import binomial_p_value, significance_thresholds
 from titjudge.metrics.tables import EvalData, PromptValues, build_eval_data
 from titjudge.records.items import HumanPair, Item, RankRow, ScoreRow
@@ -147,6 +148,7 @@ def metrics_record(
     verdicts: Mapping[str, Sequence[PairVerdict]] | None = None,
     sample: int | None = None,
     settings: MetricSettings = MetricSettings(),
+    protocol: ProtocolInput | None = None,
 ) -> RunRecord:
     """All metrics for every variant in `scores` against human pairs and ranks, as the run
     record holds them (without provenance, which the run adds: `report.record`).
@@ -154,7 +156,9 @@ def metrics_record(
     `verdicts`: a pairwise judge's judgements by variant; that variant's pair outcomes come
     from them (sample `sample` of a repeated judge; None = the pair's verdict), its rank
     metrics from its scores (win rates). Without `items` there is no model per image, so the
-    leaderboard is None and a note says why.
+    leaderboard is None and a note says why. `protocol`: the public set's own measure
+    (`metrics.protocols`), computed for every variant scored by scores (a pairwise judge's
+    verdicts are not scores to threshold or correlate: it has none).
     """
     settings.check()
     verdicts = verdicts or {}
@@ -181,6 +185,12 @@ def metrics_record(
         for name in sorted(by_variant)
     }
     variants = {name: v.record for name, v in found.items()}
+    if protocol is not None:
+        for name, variant in found.items():
+            if name in verdicts:
+                continue
+            own = {i: s for i, s in by_variant[name].items() if item_status[name][i] == "ok"}
+            variants[name].protocol = protocol_score(protocol, variant.rank_vector, data, own)
     largest = max((v.n_pairs for v in variants.values()), default=0)
     notes: list[str] = []
     board = None

@@ -30,6 +30,14 @@ class PublicSet(BaseModel):
     #: whether that is the protocol the set's published numbers follow
     comparable: bool
     published: list[str] = Field(default_factory=list)
+    #: the number the set's papers publish, when it is not the pairwise accuracy
+    #: (`metrics.protocols`): "inversion", "tie-aware", "ratings"; "pairwise" otherwise
+    measure: str = "pairwise"
+
+    @property
+    def rated(self) -> bool:
+        """Whether the set's measure reads its ratings.csv (each image's mean rating)."""
+        return self.measure in ("ratings", "ratings-pairwise")
 
     def line(self) -> str:
         """What a run's report says under its numbers."""
@@ -41,11 +49,16 @@ class PublicSet(BaseModel):
             )
             if part
         )
+        number = (
+            "the accuracy"
+            if self.measure == "pairwise"
+            else "the set's own number (the table below, each variant's `protocol`)"
+        )
         same = (
-            "the published numbers on this set follow the same protocol"
+            f"the published numbers on this set follow the same protocol as {number}"
             if self.comparable
-            else "the published numbers on this set follow their own protocol, so they are not "
-            "these numbers (DATASET.md beside the manifest says how)"
+            else f"the published numbers on this set follow their own protocol, so {number} "
+            "is not theirs (DATASET.md beside the manifest says how)"
         )
         return f"data: {self.title} ({self.preset}; {where}): {self.accuracy}; {same}"
 

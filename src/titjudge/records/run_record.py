@@ -85,6 +85,20 @@ _WHERE_THEY_APPLY = (
 )
 
 
+class ProtocolScore(BaseModel):
+    """A public set's own number for one variant, as the set's paper computes it
+    (`metrics.protocols`): `value` the headline, `values` the numbers reported beside it."""
+
+    #: "inversion" (HPSv2), "tie-aware" (PickScore), "ratings" (SRCC vs the mean opinion score)
+    measure: str
+    value: Num = None
+    #: what the value is over (`unit`: prompts, pairs or images) and how many were left out
+    n: int = 0
+    unit: str = ""
+    skipped: int = 0
+    values: dict[str, Num] = Field(default_factory=dict)
+
+
 class VariantRecord(BaseModel):
     """One variant's metrics and its provenance. Every field `metrics.summary.metrics_record`
     gives is declared here; a metric registered in the catalog (`metrics.catalog.register`)
@@ -115,6 +129,9 @@ class VariantRecord(BaseModel):
     n_prompts_skipped_ndcg: int = 0
     tie_calibrated_accuracy: Num = None
     tie_epsilon: Num = None
+    #: on data imported from a public set whose papers publish another number than the
+    #: pairwise accuracy: that number (dataset.json's `measure`)
+    protocol: ProtocolScore | None = None
     #: per metric with an interval (`metrics.catalog`), its [low, high] (None: none drawn)
     ci: dict[str, list[float] | None] = Field(default_factory=dict)
     #: score rows; scored (ok + fallback); failed; fallback
@@ -303,6 +320,7 @@ __all__ = [
     "Comparison",
     "Leaderboard",
     "PositionBias",
+    "ProtocolScore",
     "Provenance",
     "Num",
     "RankerStandings",

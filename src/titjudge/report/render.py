@@ -118,6 +118,36 @@ def say(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False)
 
 
+def protocol_table(record: RunRecord) -> Table | None:
+    """The public set's own number per variant (`metrics.protocols`), where its papers
+    publish another than the pairwise accuracy; None otherwise."""
+    from titjudge.metrics.protocols import MEASURES
+
+    rows = {n: v.protocol for n, v in record.variants.items() if v.protocol is not None}
+    if record.dataset is None or not rows:
+        return None
+    extra = sorted({key for found in rows.values() for key in found.values})
+    table = plain_table(
+        f"The set's own number: {MEASURES.get(record.dataset.measure, record.dataset.measure)}",
+        ("variant", "value", "over", "left out", *extra, "fallback"),
+    )
+    for name, found in rows.items():
+        add_plain_row(
+            table,
+            name,
+            _number(found.value),
+            f"{found.n:,} {found.unit}",
+            f"{found.skipped:,}",
+            *(_number(found.values.get(key)) for key in extra),
+            fallback_cell(record, name, record.variants[name].n_fallback),
+        )
+    return table
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
 def fallback_cell(record: RunRecord, name: str, n_fallback: int) -> str:
     """A variant's fallback scores with their share of its scores: `48 (100%)`; the count
     alone where the share is not recorded (a run from an older titjudge)."""
@@ -204,6 +234,9 @@ def print_summary(record: RunRecord, console: Console) -> None:
     console.print(pairwise)
     if record.dataset is not None:  # which set, and whether the published numbers compare
         say(console, record.dataset.line())
+        protocol = protocol_table(record)
+        if protocol is not None:
+            console.print(protocol)
     for line in origin_lines(record):  # beside the numbers: whose scores they are
         say(console, line)
     console.print(ranking)

@@ -61,7 +61,7 @@ class ShowProgress:
 
 
 def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], HumanData | None]:
-    from titjudge.data.human import run_human_data
+    from titjudge.data.human import load_ratings, run_human_data
     from titjudge.data.manifest import load_manifest
 
     if config.data is None:
@@ -77,7 +77,10 @@ def load_run_data(config: RunConfig, limit: int | None) -> tuple[list[Item], Hum
     kept = {item.item_id for item in items}
     pairs, ranks = run_human_data(all_items, kept, config.data.human_pairs, config.data.ranks)
     dataset = PublicSet.beside(Path(config.data.manifest))
-    return items, HumanData(pairs=pairs, ranks=ranks, items=items, dataset=dataset)
+    ratings = None
+    if dataset is not None and dataset.rated:
+        ratings = load_ratings(Path(config.data.manifest).parent / "ratings.csv", kept)
+    return items, HumanData(pairs=pairs, ranks=ranks, items=items, dataset=dataset, ratings=ratings)
 
 
 def history_dir(config: RunConfig) -> Path:

@@ -35,6 +35,7 @@ from titjudge.data.public.presets import (
     Label,
     Preset,
     Ranks,
+    RatedImages,
     Rating,
 )
 from titjudge.data.public.sets import preset_named
@@ -101,7 +102,7 @@ def import_public(
     preset = preset_named(preset_name)
     snapshot = resolve_source(source)
     split = options.split or preset.default_split
-    shards = split_shards(snapshot.folder, split)
+    shards = split_shards(snapshot.folder, split, preset.files)
     check_columns(shards, preset.columns, preset.name)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder")
@@ -131,8 +132,9 @@ def import_public(
             revision=snapshot.revision,
             split=split,
             accuracy=preset.accuracy,
-            comparable=preset.comparable,
+            comparable=comparable(preset, counts),
             published=list(preset.published),
+            measure=preset.measure,
         ).write(out)
     finally:
         judgments.close()
@@ -243,15 +245,21 @@ def _bar(total: int) -> Iterator[Callable[[], None]]:
 
 def _check_count(label: Label, images: int) -> None:
     """A label judges as many images as the row gives."""
-    wanted = (
-        len(label.ranks)
-        if isinstance(label, Ranks)
-        else 1
-        if isinstance(label, (GroupRank, Rating))
-        else 2
-    )
+    if isinstance(label, Ranks):
+        wanted = len(label.ranks)
+    elif isinstance(label, RatedImages):
+        wanted = len(label.per_image)
+    else:
+        wanted = 1 if isinstance(label, (GroupRank, Rating)) else 2
     if images != wanted:
         raise Dropped(f"{images} images for a label on {wanted}")
+
+
+def comparable(preset: Preset, counts: ImportCounts) -> bool:
+    """Whether the published numbers follow titjudge's protocol on this import: the preset's
+    word, unless votes were merged (several rows on the same two images are then one pair,
+    where the set's own evaluation counts each row)."""
+    return preset.comparable and not counts.tallied.merged
 
 
 def _item(data: bytes, model: str, prompt: str, out: Path, counts: ImportCounts) -> Item:
@@ -386,7 +394,12 @@ def dataset_card(
         if options.min_prompt_words
         else "- --min-prompt-words: not set",
         f"- pairs: {counts.pairs} ({counts.ties} ties); {counts.tallied.merged} further "
-        "votes on a pair already voted on",
+        "votes on a pair already voted on"
+        + (
+            " (so the published numbers, which count each row, are not comparable here)"
+            if preset.comparable and counts.tallied.merged
+            else ""
+        ),
         *_judged_lines(counts.tallied),
         f"- items: {counts.items} over {counts.prompts} prompts",
         f"- images: {counts.images_written} written, {counts.images_present} already present",

@@ -23,7 +23,7 @@ from itertools import combinations
 from pathlib import Path
 
 from titjudge.data.pairs import PAIR_FIELDS, RANK_FIELDS, format_rank
-from titjudge.data.public.presets import GroupRank, Label, Ranks, Rating
+from titjudge.data.public.presets import GroupRank, Label, Ranks, RatedImages, Rating
 from titjudge.files import atomic_open
 from titjudge.records.items import Item, Winner
 
@@ -81,6 +81,9 @@ class Judgments:
                 group.append((items[0].prompt_id, items[0].item_id, label.rank))
         elif isinstance(label, Rating):
             self._rating(items[0], label.ratings)
+        elif isinstance(label, RatedImages):
+            for item, ratings in zip(items, label.per_image, strict=True):
+                self._rating(item, ratings)
         else:
             self.vote(items[0].prompt_id, items[0].item_id, items[1].item_id, label)
 

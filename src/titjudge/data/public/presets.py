@@ -13,8 +13,9 @@ A label is one of four shapes, as the sets publish them:
 - `Ranks`: a ranking of the row's images, 1 = best (HPDv2's ranked groups);
 - `GroupRank`: the row's one image's rank in a group several rows share (ImageRewardDB, one
   row per image);
-- `Rating`: the row's one image's absolute ratings by its raters (EvalMuse-40K, GenAI-Bench),
-  their mean the mean opinion score.
+- `Rating`: the row's one image's absolute ratings by its raters (EvalMuse-40K,
+  LongT2IBench), their mean the mean opinion score;
+- `RatedImages`: the ratings of each of the row's images (GenAI-Bench).
 
 Each set's preset, with the card or repository its schema and protocol come from, lives in
 `titjudge.data.public.sets`.
@@ -22,6 +23,8 @@ Each set's preset, with the card or repository its schema and protocol come from
 
 from __future__ import annotations
 
+import functools
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +64,15 @@ class Rating:
     ratings: tuple[float, ...]
 
 
-Label = Winner | Ranks | GroupRank | Rating
+@dataclass(frozen=True)
+class RatedImages:
+    """The ratings of each of the row's images (in `images`' order), one per rater
+    (GenAI-Bench: one row per prompt, each model's image rated by three people)."""
+
+    per_image: tuple[tuple[float, ...], ...]
+
+
+Label = Winner | Ranks | GroupRank | Rating | RatedImages
 #: what the set's judgments are, which says what an import writes beside pairs.csv
 Shape = Literal["pairs", "ranks", "ratings"]
 
@@ -96,6 +107,14 @@ class Preset:
     comparable: bool = False
     #: the numbers published on this set, as `name: value (source)` lines
     published: tuple[str, ...] = ()
+    #: the number the set's papers publish (`metrics.protocols`): "pairwise" (the accuracy
+    #: is that number, or no other is computed), "inversion", "tie-aware", "ratings",
+    #: "ratings-pairwise"
+    measure: str = "pairwise"
+    #: where the split's files are when the set does not name them by the hub's convention
+    #: (`<split>-*.parquet`, `<split>.json`, ...): patterns under the snapshot, `{split}`
+    #: standing for the split (ImageRewardDB's metadata-{split}.parquet)
+    files: tuple[str, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -120,17 +139,48 @@ def number(value: object) -> float | None:
 
 def image_file(folder: Path, relative: object, under: str = "") -> bytes:
     """The bytes of an image a set keeps as a file: `relative` under `folder/under`, never
-    outside the snapshot; Dropped when it is not there."""
+    outside the snapshot, or inside a zip archive of one of its folders as the hub ships them
+    (`images/test/test_1.zip` holding `test_1/<uuid>.webp` or `<uuid>.webp` for
+    `images/test/test_1/<uuid>.webp`); Dropped when it is in neither."""
     if not isinstance(relative, str) or not relative.strip():
         raise Dropped("no image path")
-    base = (folder / under).resolve()
-    path = (base / relative).resolve()
-    if not path.is_relative_to(folder.resolve()):
+    root = folder.resolve()
+    path = (root / under / relative).resolve()
+    if not path.is_relative_to(root):
         raise Dropped("an image path outside the snapshot")
     try:
         return path.read_bytes()
     except OSError:
-        raise Dropped(f"an image file that is not in the snapshot ({under or '.'}/...)") from None
+        pass
+    found = _zipped(root, path.relative_to(root).parts)
+    if found is None:
+        raise Dropped(f"an image file that is not in the snapshot ({under or '.'}/...)")
+    return found
+
+
+def _zipped(root: Path, parts: tuple[str, ...]) -> bytes | None:
+    """The file `parts` (relative to `root`) from the zip of the nearest folder above it
+    that has one; None when no such archive holds it."""
+    for depth in range(len(parts) - 1, 0, -1):
+        archive = root.joinpath(*parts[: depth - 1], parts[depth - 1] + ".zip")
+        if not archive.is_file():
+            continue
+        opened = _archive(archive)
+        for member in ("/".join(parts[depth - 1 :]), "/".join(parts[depth:])):
+            try:
+                return opened.read(member)
+            except KeyError:
+                continue
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _archive(path: Path) -> zipfile.ZipFile:
+    """An archive opened once for the images read from it (its index read once)."""
+    try:
+        return zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise Dropped(f"an image archive that does not open ({type(exc).__name__})") from None
 
 
 __all__ = [
@@ -140,6 +190,7 @@ __all__ = [
     "Preset",
     "Rating",
     "Ranks",
+    "RatedImages",
     "Row",
     "Shape",
     "image_file",

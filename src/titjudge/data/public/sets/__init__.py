@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from titjudge.data.public.presets import Preset
 from titjudge.data.public.sets.hpd import HPDV2, HPDV3
+from titjudge.data.public.sets.imagereward import IMAGEREWARDDB
 from titjudge.data.public.sets.pickapic import PICKAPIC_V2
+from titjudge.data.public.sets.ratings import EVALMUSE, GENAI_BENCH, LONGT2IBENCH
 from titjudge.errors import DataError
 
 #: every preset, in the order the docs list them
-ALL: tuple[Preset, ...] = (PICKAPIC_V2, HPDV2, HPDV3)
+ALL: tuple[Preset, ...] = (
+    PICKAPIC_V2,
+    HPDV2,
+    HPDV3,
+    IMAGEREWARDDB,
+    EVALMUSE,
+    GENAI_BENCH,
+    LONGT2IBENCH,
+)
 
 
 def presets() -> dict[str, Preset]:
@@ -25,4 +35,15 @@ def preset_named(name: str) -> Preset:
     return found
 
 
-__all__ = ["ALL", "HPDV2", "HPDV3", "PICKAPIC_V2", "preset_named", "presets"]
+__all__ = [
+    "ALL",
+    "EVALMUSE",
+    "GENAI_BENCH",
+    "HPDV2",
+    "HPDV3",
+    "IMAGEREWARDDB",
+    "LONGT2IBENCH",
+    "PICKAPIC_V2",
+    "preset_named",
+    "presets",
+]

@@ -71,12 +71,17 @@ HPDV2 = Preset(
         "hpsv2/src/training/train.py inversion_score) is the mean over prompts of "
         "1 - discordant pairs / (n(n-1)/2), a tie in `rank` never discordant and the model's "
         "order strict; titjudge's pairwise accuracy pools the pairs of every prompt and leaves "
-        "human ties out, so it is not that number."
+        "human ties out, so it is not that number. A run computes HPSv2's number too (each "
+        "variant's `protocol` block, from ranks.csv when the config names it as data.ranks): "
+        "two images the judge scores equally and people do not count half discordant, HPSv2's "
+        "number in expectation over the arbitrary order its argsort gives tied scores."
     ),
     accuracy=(
         "pairwise accuracy over the decided pairs of every ranked group, pooled (HPSv2 "
         "reports the mean per-prompt inversion score instead)"
     ),
+    measure="inversion",
+    comparable=True,
     published=(
         "HPSv2: 83.3%, PickScore: 79.8%, ImageReward: 74.0%, HPS: 77.6%, Aesthetic: 76.8%, "
         "a single human annotator: 78.1% (tgxs002/HPSv2 README; mean inversion score on test)",

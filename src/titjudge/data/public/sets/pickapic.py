@@ -60,9 +60,13 @@ PICKAPIC_V2 = Preset(
         "every test_unique example counts, ties included; a model predicts a tie when its two "
         "images' softmax probabilities differ by at most a threshold chosen on "
         "validation_unique (0, 0.1, ... 1); a prediction scores 1 when it equals the label, 0.5 "
-        "when one of the two is a tie, else 0. titjudge does not compute that score yet, so its "
-        "accuracy on this set is not the number PickScore's 70.5% is."
+        "when one of the two is a tie, else 0. A run computes that score too (each variant's "
+        "`protocol` block): at threshold 0 (a tie predicted only for equal scores) and at the "
+        "best threshold on the run's own pairs, on score differences (a judge's scores are not "
+        "PickScore's softmax probabilities); the second is chosen on the pairs it is scored "
+        "on, so neither is the number PickScore's 70.5% is."
     ),
+    measure="tie-aware",
     published=(
         "PickScore: 70.5% (Kirstain et al. 2023, arXiv:2305.01569), by the tie-aware protocol "
         "above on test_unique",
