@@ -43,6 +43,7 @@ import public_import  # noqa: E402
 import rate_limit  # noqa: E402
 import ray_actors  # noqa: E402
 import replicas  # noqa: E402
+import workbench_scale  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
 RESULTS = HERE / "RESULTS.md"
@@ -69,6 +70,7 @@ ORDER = (
     "batch_spend",
     "batch_lines",
     "public_import",
+    "workbench",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -91,6 +93,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "batch_spend": (("batch_spend",), batch_spend.run),
     "batch_lines": (("batch_lines",), batch_line_build.run),
     "public_import": (("public_import",), public_import.run),
+    "workbench": (("workbench",), workbench_scale.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

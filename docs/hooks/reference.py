@@ -32,6 +32,10 @@ SCREENSHOTS = {
     "audit.png": "tests/audit/test_audit_browser.py",
     "annotate.png": "tests/annotate/test_annotate_browser.py",
     "table4.png": "tests/ablation/test_ablation_grid.py",
+    "workbench-runs.png": "tests/workbench/test_workbench_browser.py",
+    "workbench-pairs.png": "tests/workbench/test_workbench_browser.py",
+    "workbench-pair.png": "tests/workbench/test_workbench_browser.py",
+    "workbench-pictures.png": "tests/workbench/test_workbench_browser.py",
 }
 IMAGE = re.compile(r"!\[([^\]]*)\]\(images/([\w.-]+)\)")
 

@@ -10,22 +10,16 @@ Routes (every one under the token when the server has one):
     POST /api/undo         {annotator}
     GET  /api/status       every annotator's counts and the agreement (annotate.status)
 
-Safety: every response carries a strict Content-Security-Policy (scripts, styles, images
-and requests from this server only; no inline script, no framing), `nosniff` and
-`no-referrer` (the token in the URL never leaves in a Referer). Without a token (the
-loopback default) a request must name a loopback host (a page elsewhere that rebinds its
-DNS name to 127.0.0.1 is refused); with one, every request but the page's own script and
-style must carry it (`?token=` or the `X-Titjudge-Token` header; the page adds it). POSTs must be JSON (a cross-site form cannot send that without
-asking first) from this origin. Prompts and names reach the page as JSON and are put in
-as text (`textContent`), never as markup.
+Safety as every titjudge web app has it (`annotate.web`: the strict CSP, the loopback-or-token
+guard, JSON POSTs from this origin only). Prompts and names reach the page as JSON and are
+put in as text (`textContent`), never as markup.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -33,20 +27,17 @@ from aiohttp import web
 
 from titjudge.annotate.session import Refused, Session, check_name
 from titjudge.annotate.status import status_json, summarise
+from titjudge.annotate.web import (
+    CSP,
+    Handler,
+    error,
+    is_loopback,
+    listen,
+    refusal,
+    secure_headers,
+)
 from titjudge.errors import TitjudgeError
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 ASSETS = {
     "app.js": "application/javascript",
     "app.css": "text/css",
@@ -55,26 +46,10 @@ ASSETS = {
 }
 PAGES = {"/": "index.html", "/status": "status.html"}
 SESSION: web.AppKey[Session] = web.AppKey("session", Session)
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _asset(name: str) -> bytes:
     return resources.files("titjudge.annotate").joinpath("assets", name).read_bytes()
-
-
-def is_loopback(host: str) -> bool:
-    return host.strip().lower() in LOOPBACK
-
-
-def _hostname(host_header: str) -> str:
-    """The name in a Host header, without its port ('[::1]:80' -> '[::1]')."""
-    if host_header.startswith("["):
-        return host_header.split("]", 1)[0] + "]"
-    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
-
-
-def _error(message: str, status: int) -> web.Response:
-    return web.json_response({"error": message}, status=status)
 
 
 def make_app(session: Session, token: str | None = None) -> web.Application:
@@ -85,25 +60,15 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
 
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if secret is None:
-            if not is_loopback(_hostname(request.host)):
-                return _error("this server answers loopback addresses only", 403)
-        elif not request.path.startswith("/assets/"):  # the app's own code is no secret
-            given = request.query.get("token") or request.headers.get("X-Titjudge-Token") or ""
-            if not hmac.compare_digest(given.encode(), secret):
-                return _error("missing or wrong token: open the URL the server printed", 403)
-        if request.method == "POST":
-            if request.content_type != "application/json":
-                return _error("send JSON", 415)
-            origin = request.headers.get("Origin")
-            if origin is not None and origin != f"{request.scheme}://{request.host}":
-                return _error("cross-origin request refused", 403)
+        refused = refusal(request, secret)
+        if refused is not None:
+            return refused
         try:
             return await handler(request)
         except Refused as exc:
-            return _error(str(exc), exc.status)
+            return error(str(exc), exc.status)
         except TitjudgeError as exc:
-            return _error(f"not saved: {exc}", 500)
+            return error(f"not saved: {exc}", 500)
 
     async def page(request: web.Request) -> web.Response:
         body = pages[request.path]
@@ -126,7 +91,7 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
         try:
             loaded = await asyncio.to_thread(load_image, session.images[number])
         except TitjudgeError as exc:  # changed on disk since the server checked it
-            return _error(f"cannot show this image: {exc}", 500)
+            return error(f"cannot show this image: {exc}", 500)
         return web.Response(
             body=loaded.data,
             content_type=loaded.mime,
@@ -159,14 +124,9 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
     async def status(request: web.Request) -> web.Response:
         return web.json_response(status_json(summarise(session.rows)))
 
-    async def headers(request: web.Request, response: web.StreamResponse) -> None:
-        response.headers.update(HEADERS)
-        if request.path.startswith("/api/") or request.path in PAGES:
-            response.headers["Cache-Control"] = "no-store"
-
     app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
     app[SESSION] = session
-    app.on_response_prepare.append(headers)
+    app.on_response_prepare.append(secure_headers(frozenset(PAGES)))
     for path in PAGES:
         app.router.add_get(path, page)
     app.router.add_get("/assets/{name}", asset)
@@ -204,19 +164,7 @@ async def serve(
     session: Session, host: str, port: int, token: str | None, ready: Callable[[int], None]
 ) -> None:
     """Listen on host:port until cancelled; `ready(port)` once listening (the bound port)."""
-    runner = web.AppRunner(make_app(session, token), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    try:
-        await site.start()
-    except OSError as exc:
-        await runner.cleanup()
-        from titjudge.errors import ConfigError
+    await listen(make_app(session, token), host, port, ready)
 
-        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-    bound = runner.addresses[0][1] if runner.addresses else port
-    ready(bound)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()
+
+__all__ = ["CSP", "is_loopback", "make_app", "serve", "state"]

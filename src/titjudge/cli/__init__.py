@@ -32,6 +32,7 @@ from titjudge.cli import (
     metrics,
     run,
     runs,
+    view,
 )
 from titjudge.cli.common import OneLineParser
 from titjudge.submodules import lazy_submodules
@@ -53,6 +54,7 @@ COMMAND_MODULES = (
     audit,
     analysis,
     annotate,
+    view,
 )
 
 

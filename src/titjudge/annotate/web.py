@@ -1,0 +1,113 @@
+"""What every titjudge web app shares (the annotation app and the workbench): the headers
+that confine a page to its own server, the loopback-or-token guard, and listening.
+
+Safety: every response carries a strict Content-Security-Policy (scripts, styles, images
+and requests from this server only; no inline script, no framing), `nosniff` and
+`no-referrer` (the token in the URL never leaves in a Referer). Without a token (the
+loopback default) a request must name a loopback host (a page elsewhere that rebinds its
+DNS name to 127.0.0.1 is refused); with one, every request but the app's own script and
+style must carry it (`?token=` or the `X-Titjudge-Token` header; the page adds it). POSTs
+must be JSON (a cross-site form cannot send that without asking first) from this origin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def is_loopback(host: str) -> bool:
+    return host.strip().lower() in LOOPBACK
+
+
+def hostname(host_header: str) -> str:
+    """The name in a Host header, without its port ('[::1]:80' -> '[::1]')."""
+    if host_header.startswith("["):
+        return host_header.split("]", 1)[0] + "]"
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+def error(message: str, status: int) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def refusal(request: web.Request, secret: bytes | None) -> web.Response | None:
+    """Why the guard refuses `request` (a response to send), or None to let it through."""
+    if secret is None:
+        if not is_loopback(hostname(request.host)):
+            return error("this server answers loopback addresses only", 403)
+    elif not request.path.startswith("/assets/"):  # the app's own code is no secret
+        given = request.query.get("token") or request.headers.get("X-Titjudge-Token") or ""
+        if not hmac.compare_digest(given.encode(), secret):
+            return error("missing or wrong token: open the URL the server printed", 403)
+    if request.method == "POST":
+        if request.content_type != "application/json":
+            return error("send JSON", 415)
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"{request.scheme}://{request.host}":
+            return error("cross-origin request refused", 403)
+    return None
+
+
+def secure_headers(
+    pages: frozenset[str],
+) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
+    """The response hook adding HEADERS; the API and `pages` are never cached."""
+
+    async def headers(request: web.Request, response: web.StreamResponse) -> None:
+        response.headers.update(HEADERS)
+        if request.path.startswith("/api/") or request.path in pages:
+            response.headers["Cache-Control"] = "no-store"
+
+    return headers
+
+
+async def listen(app: web.Application, host: str, port: int, ready: Callable[[int], None]) -> None:
+    """Serve `app` on host:port until cancelled; `ready(port)` once listening (the bound
+    port); a port that cannot be had is one ConfigError."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        from titjudge.errors import ConfigError
+
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+    bound = runner.addresses[0][1] if runner.addresses else port
+    ready(bound)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+__all__ = [
+    "CSP",
+    "HEADERS",
+    "LOOPBACK",
+    "error",
+    "hostname",
+    "is_loopback",
+    "listen",
+    "refusal",
+    "secure_headers",
+]

@@ -1,0 +1,185 @@
+"""The workbench web app (aiohttp): one page, its script and style, a JSON API over the runs'
+records, and the runs' images.
+
+Routes (every one under the token when the server has one):
+
+    GET /                      the app (one page; its views are the URL's #fragment)
+    GET /assets/<name>         its script, style and icon (a fixed list, from the package)
+    GET /api/runs              every run: headline numbers, models, cost, status
+    GET /api/compare?a=&b=     two runs: config changes, paired tests (`titjudge compare`)
+    GET /api/pairs?runs=&filter=&a=&b=&min_words=&max_words=&model=&q=&kind=&page=
+                               one page of the runs' pairs that pass the filters
+    GET /api/pair?key=&runs=   one pair in every chosen run, side by side
+    GET /api/pictures?runs=&focus=
+                               heatmap, accuracy by length, leaderboard, calibration
+    GET /image/<run>/<item>    an image of a run's manifest (by ids, never by a path)
+
+The app reads run dirs and never writes them. Safety as every titjudge web app has it
+(`annotate.web`): a strict CSP with no inline script, loopback only without a token, the
+token on every request otherwise; every string reaches the page as JSON and is put in as
+text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from titjudge.annotate.web import Handler, error, listen, refusal, secure_headers
+from titjudge.errors import DataError, TitjudgeError
+from titjudge.workbench.catalog import Catalog
+from titjudge.workbench.views import (
+    PairFilter,
+    compare_view,
+    pair_view,
+    pairs_view,
+    pictures_view,
+    runs_view,
+    split_ids,
+)
+
+ASSETS = {
+    "app.js": "application/javascript",
+    "app.css": "text/css",
+    "icon.svg": "image/svg+xml",
+}
+PAGES = frozenset({"/"})
+CATALOG: web.AppKey[Catalog] = web.AppKey("catalog", Catalog)
+
+
+def asset(name: str) -> bytes:
+    """One of the app's files; the icon is the annotation app's (one mark for both)."""
+    package = "titjudge.annotate" if name == "icon.svg" else "titjudge.workbench"
+    return resources.files(package).joinpath("assets", name).read_bytes()
+
+
+def _number(query: Any, name: str) -> int | None:
+    value = query.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise DataError(f"{name} must be a whole number, got {value!r}") from None
+
+
+def pair_filter(query: Any) -> PairFilter:
+    """The pairs view's filters from a query string (the page's form)."""
+    return PairFilter(
+        which=query.get("filter") or "all",
+        run_a=query.get("a") or None,
+        run_b=query.get("b") or None,
+        min_words=_number(query, "min_words"),
+        max_words=_number(query, "max_words"),
+        t2i_model=query.get("model") or None,
+        query=query.get("q") or None,
+    )
+
+
+def make_app(catalog: Catalog, token: str | None = None) -> web.Application:
+    """The app over `catalog`; with `token`, every request must carry it."""
+    secret = token.encode() if token is not None else None
+    assets = {name: asset(name) for name in ASSETS}
+    page_body = asset("index.html")
+    # the views read files and build indexes: one at a time, off the event loop
+    lock = asyncio.Lock()
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = refusal(request, secret)
+        if refused is not None:
+            return refused
+        try:
+            return await handler(request)
+        except DataError as exc:
+            return error(str(exc), 404 if str(exc).startswith("no run") else 400)
+        except TitjudgeError as exc:
+            return error(str(exc), 500)
+
+    async def computed(view: Callable[[], Any]) -> web.Response:
+        async with lock:
+            found = await asyncio.to_thread(view)
+        return web.json_response(found)
+
+    async def page(_request: web.Request) -> web.Response:
+        return web.Response(body=page_body, content_type="text/html", charset="utf-8")
+
+    async def asset_route(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in assets:
+            raise web.HTTPNotFound()
+        kind = ASSETS[name]
+        charset = None if kind.startswith("image/") else "utf-8"
+        return web.Response(body=assets[name], content_type=kind, charset=charset)
+
+    async def runs(_request: web.Request) -> web.Response:
+        return await computed(lambda: runs_view(catalog))
+
+    async def compare(request: web.Request) -> web.Response:
+        q = request.query
+        return await computed(lambda: compare_view(catalog, q.get("a", ""), q.get("b", "")))
+
+    async def pairs(request: web.Request) -> web.Response:
+        q = request.query
+        chosen, found = split_ids(q.get("runs")), pair_filter(q)
+        number = _number(q, "page") or 1
+        kind = q.get("kind") or None
+        return await computed(lambda: pairs_view(catalog, chosen, found, number, kind))
+
+    async def pair(request: web.Request) -> web.Response:
+        q = request.query
+        return await computed(
+            lambda: pair_view(catalog, q.get("key", ""), split_ids(q.get("runs")))
+        )
+
+    async def pictures(request: web.Request) -> web.Response:
+        q = request.query
+        return await computed(
+            lambda: pictures_view(catalog, split_ids(q.get("runs")), q.get("focus") or None)
+        )
+
+    async def image(request: web.Request) -> web.Response:
+        run_id, item_id = request.match_info["run"], request.match_info["item"]
+
+        def load() -> Any:
+            from titjudge.data.images import load_image
+
+            found = catalog.readable(run_id).audit.items.get(item_id)
+            if found is None:
+                raise DataError(f"no image {item_id!r} in run {run_id}")
+            return load_image(found.image)
+
+        async with lock:
+            loaded = await asyncio.to_thread(load)
+        return web.Response(
+            body=loaded.data,
+            content_type=loaded.mime,
+            headers={"Cache-Control": "private, max-age=3600"},
+        )
+
+    app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
+    app[CATALOG] = catalog
+    app.on_response_prepare.append(secure_headers(PAGES))
+    app.router.add_get("/", page)
+    app.router.add_get("/assets/{name}", asset_route)
+    app.router.add_get("/api/runs", runs)
+    app.router.add_get("/api/compare", compare)
+    app.router.add_get("/api/pairs", pairs)
+    app.router.add_get("/api/pair", pair)
+    app.router.add_get("/api/pictures", pictures)
+    app.router.add_get(r"/image/{run:r\d{1,6}}/{item}", image)
+    return app
+
+
+async def serve(
+    catalog: Catalog, host: str, port: int, token: str | None, ready: Callable[[int], None]
+) -> None:
+    """Listen on host:port until cancelled; `ready(port)` once listening."""
+    await listen(make_app(catalog, token), host, port, ready)
+
+
+__all__ = ["ASSETS", "make_app", "pair_filter", "serve"]

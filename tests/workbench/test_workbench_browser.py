@@ -1,0 +1,251 @@
+"""The workbench in a real headless Chromium (Debian's package, driven by Playwright), served
+and as a bundle from file://, over two real runs of one config with its judge swapped.
+
+Every number a page shows is checked against the run's own files (metrics.json,
+summary.json), and every filter's pairs against the pairs worked out here from items.jsonl
+and pairs.csv (a pair is right when the human winner scored strictly higher). Screenshots go
+to ci-artifacts/ (the docs page's pictures are taken by `test_the_docs_screenshots`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
+from workbench_server import WorkbenchServer
+
+pytestmark = BROWSER_MARKS
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--allow-file-access-from-files"]  # fmt: skip
+
+
+def shot(page: Any, name: str) -> None:
+    """The screenshot docs/workbench.md shows (the site build takes it from ci-artifacts/,
+    docs/hooks/reference.py SCREENSHOTS), from the served app."""
+    if page.url.startswith("http"):
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / name))
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f}%"
+
+
+def run_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("items.jsonl"))
+
+
+def outcomes(run: Path) -> dict[str, str]:
+    """Per pair key: agree / wrong (disagree or tie) / tie (human), from the run's files."""
+    scores = {}
+    for line in (run / "items.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        scores[row["item_id"]] = row["score"]
+    config = (run / "config.yaml").read_text()
+    pairs_file = next(
+        Path(line.split(":", 1)[1].strip().strip("'\""))
+        for line in config.splitlines()
+        if line.strip().startswith("human_pairs:")
+    )
+    found = {}
+    with pairs_file.open() as handle:
+        for row in csv.DictReader(handle):
+            a, b = sorted((row["item_a"], row["item_b"]))
+            key = f"{row['prompt_id']}|{a}|{b}"
+            if row["winner"] == "tie":
+                found[key] = "tie"
+                continue
+            win, lose = (row["item_a"], row["item_b"])[:: 1 if row["winner"] == "a" else -1]
+            found[key] = "agree" if scores[win] > scores[lose] else "wrong"
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory, swapped: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=str(CHROMIUM),
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1000},
+        )
+        yield context
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def served(swapped: Path) -> Iterator[WorkbenchServer]:
+    with WorkbenchServer(swapped) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory, swapped: Path) -> Path:
+    from titjudge.cli import main
+
+    out = tmp_path_factory.mktemp("bundle") / "workbench"
+    assert main(["view", str(swapped), "--bundle", str(out)]) == 0
+    return out / "index.html"
+
+
+def opened(browser: Any, url: str) -> tuple[Any, list[str]]:
+    page = browser.new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    go(page, url)
+    return page, errors
+
+
+def go(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function("() => document.body.dataset.ready === (location.hash || '#/runs')")
+
+
+@pytest.fixture(params=["served", "bundle"])
+def where(request: pytest.FixtureRequest, served: WorkbenchServer, bundle: Path) -> str:
+    """The app's base URL: the server's, or the bundle's index.html from file://."""
+    return served.url + "/" if request.param == "served" else bundle.as_uri()
+
+
+def test_the_runs_page_shows_each_runs_numbers_as_its_records_hold_them(browser, where, swapped):
+    page, errors = opened(browser, where + "#/runs")
+    for number, run in enumerate(run_dirs(swapped), 1):
+        metrics = json.loads((run / "metrics.json").read_text())
+        summary = json.loads((run / "summary.json").read_text())
+        for name, variant in metrics["variants"].items():
+            cell = f"[data-run=r{number}][data-variant={name}]"
+            assert page.inner_text(f"td{cell}[data-field=accuracy]") == pct(
+                variant["pairwise_accuracy"]
+            )
+            low, high = variant["ci"]["pairwise_accuracy"]
+            assert page.inner_text(f"td{cell}[data-field=ci]") == f"[{pct(low)}, {pct(high)}]"
+            assert page.inner_text(f"td{cell}[data-field=n_pairs]") == str(variant["n_pairs"])
+            assert page.inner_text(f"td{cell}[data-field=kind]") == variant["provenance"]["kind"]
+        unpriced = sum(role["unpriced_calls"] for role in summary["usage"].values())
+        priced = sum(role["priced_cost"] for role in summary["usage"].values())
+        cost = page.locator("td[data-field=cost]").nth(number - 1).inner_text()
+        if unpriced:  # the LLM judge's calls have no price: unknown, never $0
+            assert cost == f"cost unknown ({unpriced} unpriced calls)"
+        else:
+            assert cost == f"${priced:.4f}"
+    assert errors == []
+    shot(page, "workbench-runs.png")
+
+
+def shown_keys(page: Any) -> list[str]:
+    return page.eval_on_selector_all("#pairs tr[data-key]", "rows => rows.map(r => r.dataset.key)")
+
+
+@pytest.mark.parametrize("which", ["changed", "all_wrong", "disagree", "all"])
+def test_each_filter_shows_the_pairs_the_runs_files_say(browser, where, swapped, which):
+    first, second = (outcomes(run) for run in run_dirs(swapped))
+    expected = []
+    for key in first:
+        a, b = first[key], second[key]
+        scored = [o for o in (a, b) if o != "tie"]
+        keep = {
+            "changed": a != "tie" and a != b,
+            "all_wrong": bool(scored) and "agree" not in scored,
+            "disagree": "agree" in scored and "wrong" in scored,
+            "all": True,
+        }[which]
+        if keep:
+            expected.append(key)
+    url = (
+        where + f"#/pairs?runs=r1,r2&filter={which}" + ("&a=r1&b=r2" if which == "changed" else "")
+    )
+    page, errors = opened(browser, url)
+    assert sorted(shown_keys(page)) == sorted(expected)
+    assert page.get_attribute("#total", "data-total") == str(len(expected))
+    assert errors == []
+    if which == "changed":
+        shot(page, "workbench-pairs.png")
+
+
+def test_a_pairs_rationales_from_both_runs_are_side_by_side(browser, where, swapped):
+    runs = run_dirs(swapped)
+    page, errors = opened(browser, where + "#/pairs?runs=r1,r2&filter=changed&a=r1&b=r2")
+    key = shown_keys(page)[0]
+    page.click(f"#pairs tr[data-key='{key}'] a")
+    page.wait_for_function("() => document.body.dataset.ready.startsWith('#/pair?')")
+    _, item_a, item_b = key.split("|")
+    for number, run in enumerate(runs, 1):
+        lines = {
+            (row["item_id"], row["variant"]): row
+            for row in map(json.loads, (run / "items.jsonl").read_text().splitlines())
+        }
+        block = page.locator(f".variant[data-run=r{number}][data-variant=judge]")
+        shown = block.locator("[data-field=rationale]").all_inner_texts()
+        # image A's rationale, then image B's, as items.jsonl holds them
+        assert shown == [
+            lines[(item_a, "judge")]["rationale"],
+            lines[(item_b, "judge")]["rationale"],
+        ]
+    # both runs' blocks sit in one page: the lexical one and the LLM one
+    assert page.locator(".variant").count() == 2
+    widths = page.eval_on_selector_all(".images img", "imgs => imgs.map(i => i.naturalWidth)")
+    assert len(widths) == 2 and all(w > 0 for w in widths)
+    assert errors == []
+    page.locator(".variant").first.scroll_into_view_if_needed()
+    shot(page, "workbench-pair.png")
+
+
+def test_compare_and_pictures_show_the_records_numbers(browser, served, swapped):
+    from titjudge.report.analysis.compare import compare_runs
+    from titjudge.report.analysis.run import RunData
+
+    runs = run_dirs(swapped)
+    found = compare_runs([RunData.load(r) for r in runs], labels=["r1", "r2"]).as_dict()
+    page, errors = opened(browser, served.url + "/#/compare?a=r1&b=r2")
+    for column in found["variants"]:
+        cell = f"td[data-column='{column['column']}'][data-field=accuracy]"
+        assert page.inner_text(cell) == pct(column["pairwise_accuracy"])
+    assert page.inner_text("td[data-field=p_value]") == f"{found['mcnemar'][0]['p_value']:.4g}"
+    assert "kind" in page.inner_text("#changes")  # lexical -> llm is a config change
+    go(page, served.url + "/#/pictures?runs=r1,r2")
+    for number, run in enumerate(runs, 1):
+        accuracy = json.loads((run / "metrics.json").read_text())["variants"]["judge"]
+        cell = page.inner_text(f"#heatmap td[data-run=r{number}][data-variant=judge]")
+        assert cell == pct(accuracy["pairwise_accuracy"])
+    assert page.locator("#calibration svg circle").count() > 0
+    assert errors == []
+    shot(page, "workbench-pictures.png")
+
+
+def test_hostile_strings_are_text_and_run_nothing_served_and_bundled(
+    browser, hostile_runs, tmp_path
+):
+    from audit.audit_run import HOSTILE
+
+    from titjudge.cli import main
+
+    out = tmp_path / "bundle"
+    assert main(["view", str(hostile_runs), "--bundle", str(out)]) == 0
+    with WorkbenchServer(hostile_runs) as server:
+        for base in (server.url + "/", (out / "index.html").as_uri()):
+            page, errors = opened(browser, base + "#/pairs?runs=r1")
+            keys = shown_keys(page)
+            assert keys
+            for key in keys:
+                go(page, base + f"#/pair?key={key}&runs=r1")
+                assert page.evaluate("() => window.__pwned") is None
+            go(page, base + "#/pairs?runs=r1&q=pwned")  # the rationale's text is searchable
+            assert shown_keys(page)
+            shown = page.inner_text("body")
+            go(page, base + f"#/pair?key={shown_keys(page)[0]}&runs=r1")
+            assert HOSTILE.split(" ")[0] in page.inner_text("body")
+            assert page.evaluate("() => window.__pwned") is None
+            # only the app's own scripts ever ran: none came from the runs' text
+            assert page.evaluate("() => document.scripts.length") <= 2
+            assert errors == [] or all("Failed to load resource" in e for e in errors), errors
+            assert shown

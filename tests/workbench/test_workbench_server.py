@@ -1,0 +1,115 @@
+"""The workbench's server and command without a browser: its safety (loopback only, the
+token, the CSP, ids never paths), its refusals (one line, exit 2), that it never writes a run
+dir, and its JSON against the records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from workbench_server import WorkbenchServer
+
+from titjudge.cli import main
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_every_view_answers_from_the_records_and_writes_nothing(swapped):
+    before = digests(swapped)
+    with WorkbenchServer(swapped) as server:
+        status, headers, body = get(server.url + "/")
+        assert status == 200 and "script-src 'self'" in headers["Content-Security-Policy"]
+        assert "<script>" not in body.decode()  # the page's only script is its own file
+        runs = json.loads(get(server.url + "/api/runs")[2])["runs"]
+        assert [r["id"] for r in runs] == ["r1", "r2"]
+        pairs = json.loads(get(server.url + "/api/pairs?runs=r2,r1&filter=all")[2])
+        assert pairs["total"] == 24 and [c["label"] for c in pairs["columns"]] == [
+            "r1:judge",
+            "r2:judge",
+        ]  # the columns in the runs' order, whatever order the query gave
+        key = pairs["rows"][0]["key"]
+        one = json.loads(get(server.url + f"/api/pair?key={key}&runs=r1,r2")[2])
+        status, headers, image = get(server.url + one["images"][0]["url"])
+        assert status == 200 and headers["Content-Type"].startswith("image/")
+        for path in ("/api/compare?a=r1&b=r2", "/api/pictures?runs=r1,r2"):
+            assert get(server.url + path)[0] == 200
+    assert digests(swapped) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "says"),
+    [
+        ("/api/pairs?runs=r9", 404, "no run 'r9' here"),
+        ("/api/pairs?runs=r1&filter=wrongest", 400, "unknown filter 'wrongest'"),
+        ("/api/pairs?runs=r1&filter=changed", 400, "filter 'changed' needs two runs"),
+        ("/api/pairs?runs=r1&min_words=many", 400, "min_words must be a whole number"),
+        ("/api/pair?key=nope&runs=r1", 400, "no chosen run has the pair"),
+        ("/image/r1/..%2F..%2Fetc%2Fpasswd", 400, "no image"),
+        ("/image/../../etc/passwd", 404, None),
+    ],
+)
+def test_a_bad_request_is_one_line_and_reaches_no_other_file(swapped, path, status, says):
+    with WorkbenchServer(swapped) as server:
+        found, _, body = get(server.url + path)
+    assert found == status
+    if says is not None:
+        assert says in json.loads(body)["error"]
+
+
+def test_without_a_token_only_loopback_names_and_with_one_only_the_token(swapped):
+    with WorkbenchServer(swapped) as server:
+        assert get(server.url + "/api/runs", {"Host": "evil.example:80"})[0] == 403
+    with WorkbenchServer(swapped, token="s3cret") as server:
+        assert get(server.url + "/api/runs")[0] == 403
+        assert get(server.url + "/api/runs?token=wrong")[0] == 403
+        assert get(server.url + "/api/runs?token=s3cret")[0] == 200
+        assert get(server.url + "/api/runs", {"X-Titjudge-Token": "s3cret"})[0] == 200
+        assert get(server.url + "/assets/app.js")[0] == 200  # the app's own code is no secret
+
+
+def test_the_command_refuses_bad_input_in_one_line(tmp_path, capsys, swapped):
+    assert main(["view", str(tmp_path / "none")]) == 2
+    assert main(["view", str(tmp_path)]) == 2  # a folder holding no run
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("mine")
+    assert main(["view", str(swapped), "--bundle", str(taken)]) == 2
+    assert (taken / "x").read_text() == "mine" and not (tmp_path / ".taken.partial").exists()
+    assert main(["view", str(swapped), "--port", "70000"]) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 4 and "Traceback" not in err
+    assert "none: not found" in lines[0] and "no run under it" in lines[1]
+    assert "not an empty folder" in lines[2] and "--port must be 0 to 65535" in lines[3]
+
+
+def test_a_run_in_progress_is_listed_as_such(tmp_path, swapped):
+    import shutil
+
+    root = tmp_path / "runs"
+    shutil.copytree(swapped, root)
+    (root / "swap" / "20991231T000000Z-0000.partial").mkdir()
+    from titjudge.workbench.catalog import Catalog
+    from titjudge.workbench.views import runs_view
+
+    runs = runs_view(Catalog.find(root))["runs"]
+    assert [r.get("in_progress") for r in runs] == [False, False, True]

@@ -1,0 +1,43 @@
+"""The workbench app served from a daemon thread on 127.0.0.1, for its tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class WorkbenchServer:
+    """The real app (`workbench.server.make_app`) served from a daemon thread on 127.0.0.1."""
+
+    def __init__(self, root: Path, token: str | None = None):
+        from doubles.loopback import LoopbackThread
+
+        from titjudge.workbench.catalog import Catalog
+        from titjudge.workbench.server import make_app
+
+        catalog = Catalog.find(root)
+
+        class Thread(LoopbackThread):
+            thread_name = "workbench"
+
+            def __init__(self) -> None:
+                self._thread = None
+                self._loop = None
+                self.port = 0
+
+            async def astart(self) -> str:
+                self.port = await self.serve(make_app(catalog, token))
+                return self.url
+
+            @property
+            def url(self) -> str:
+                return f"http://127.0.0.1:{self.port}"
+
+        self.thread = Thread()
+        self.catalog = catalog
+
+    def __enter__(self) -> WorkbenchServer:
+        self.url = self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.thread.stop()
