@@ -26,7 +26,8 @@ RECIPE = re.compile(r"^#\s{2,}((?:titjudge|python3?) .*?)\s*(?:#.*)?$")
 
 def port_defaults() -> dict[str, int]:
     """Every `add_argument("--port", ..., default=N)` (or the CLI's `arg("--port", ...)`,
-    `cli.common.arg`) of a shipped command, by file."""
+    `cli.common.arg`, or `web_args(N)`, `cli.common.web_args`) of a shipped command, by
+    file."""
     found = {}
     for path in COMMAND_SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -37,6 +38,10 @@ def port_defaults() -> dict[str, int]:
                     or getattr(node.func, "id", "") == "arg"
                 )
             ):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "web_args":
+                    (port,) = node.args
+                    assert isinstance(port, ast.Constant), f"{path}: web_args(a constant)"
+                    found[path.relative_to(REPO).as_posix()] = port.value
                 continue
             flags = [a.value for a in node.args if isinstance(a, ast.Constant)]
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
@@ -48,6 +53,7 @@ def port_defaults() -> dict[str, int]:
 def test_no_two_shipped_commands_default_to_one_port():
     ports = port_defaults()
     assert "src/titjudge/cli/annotate.py" in ports and "benchmarks/ablation_offline.py" in ports
+    assert ports["src/titjudge/cli/view.py"] == 8767
     assert len(set(ports.values())) == len(ports), ports
 
 

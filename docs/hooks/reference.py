@@ -36,6 +36,7 @@ SCREENSHOTS = {
     "workbench-pairs.png": "tests/workbench/test_workbench_browser.py",
     "workbench-pair.png": "tests/workbench/test_workbench_browser.py",
     "workbench-pictures.png": "tests/workbench/test_workbench_browser.py",
+    "workbench-annotate.png": "tests/workbench/test_workbench_browser.py",
 }
 IMAGE = re.compile(r"!\[([^\]]*)\]\(images/([\w.-]+)\)")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from audit_run import PAIRS
-from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
+from browser import ARTIFACTS, BROWSER_MARKS, chromium_context
 
 from titjudge.cli import main
 from titjudge.records.item_line import ItemLine
@@ -31,15 +31,6 @@ from titjudge.report.audit.data import (
 from titjudge.report.audit.html import build_payload, make_thumbnails, render_page
 from titjudge.report.audit.load import load_audit, summarise_variants
 
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = ARTIFACTS / "audit.png"
 
 pytestmark = BROWSER_MARKS
@@ -54,18 +45,8 @@ def browser(
     Sync Playwright keeps an event loop running on this thread, so the pipeline runs
     (which use asyncio.run) are built first.
     """
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=str(CHROMIUM),
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 1000},
-        )
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
         yield context
-        context.close()
 
 
 def open_page(browser: Any, html: Path) -> tuple[Any, list[str], list[str]]:

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import csv
 import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import ARTIFACTS, BROWSER_MARKS, CHROMIUM
+from browser import ARTIFACTS, BROWSER_MARKS, chromium_context
 from workbench_server import WorkbenchServer
 
 pytestmark = BROWSER_MARKS
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--allow-file-access-from-files"]  # fmt: skip
 
 
 def shot(page: Any, name: str) -> None:
@@ -67,18 +65,8 @@ def outcomes(run: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory, swapped: Path) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=str(CHROMIUM),
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1400, "height": 1000},
-        )
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile"), width=1400) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +237,51 @@ def test_hostile_strings_are_text_and_run_nothing_served_and_bundled(
             assert page.evaluate("() => document.scripts.length") <= 2
             assert errors == [] or all("Failed to load resource" in e for e in errors), errors
             assert shown
+
+
+def test_a_filters_pairs_go_to_the_annotation_queue_and_kappa_follows_the_votes(
+    browser, swapped, tmp_path
+):
+    from titjudge.annotate.status import status_json, summarise
+    from titjudge.data.annotations import load_annotations
+
+    votes = tmp_path / "votes.csv"
+    with WorkbenchServer(swapped, votes=votes) as server:
+        page, errors = opened(browser, server.url + "/#/pairs?runs=r1,r2&filter=disagree")
+        total = int(page.get_attribute("#total", "data-total"))
+        assert page.text_content("#to-queue") == f"Annotate these {total} pairs"
+        page.click("#to-queue")
+        page.wait_for_selector("#open-queue")
+        assert page.text_content("#queue-result").startswith(f"{total} pairs of ")
+        with urllib.request.urlopen(server.url + "/api/queue") as response:
+            queue = json.loads(response.read())["queue"]
+        assert queue["pairs"] == total
+        page.click("#open-queue")
+        page.wait_for_url("**/annotate/")
+        # one page, two annotators in turn (the page remembers one name): the queue's first
+        # two pairs, in its order, for each; ann left then tie, bea tie then tie
+        for name, answers in (("ann", ("left", "tie")), ("bea", ("tie", "tie"))):
+            if name == "bea":
+                page.click("#rename")
+            page.fill("#name-input", name)
+            page.click("#name-start")
+            for n, answer in enumerate(answers):
+                page.wait_for_function(
+                    "id => document.body.dataset.pair === id && document.body.dataset.state === 'ready'",
+                    arg=queue["first"][n]["pair"],
+                )
+                page.click({"left": "#vote-left", "tie": "#vote-tie"}[answer])
+            page.wait_for_function(
+                "id => document.body.dataset.pair === id && document.body.dataset.state === 'ready'",
+                arg=queue["first"][2]["pair"],
+            )
+        status = status_json(summarise([row for _, row in load_annotations(votes)]))
+        assert status["shared_pairs"] == 2 and status["fleiss_kappa"] is not None
+        fixed = [
+            page.evaluate("v => v.toFixed(2)", status[k])
+            for k in ("fleiss_kappa", "chance_agreement")
+        ]
+        assert page.text_content("#agreement") == f"κ {fixed[0]} (chance {fixed[1]}, 2 shared)"
+        shot(page, "workbench-annotate.png")
+        assert errors == []
+        page.close()

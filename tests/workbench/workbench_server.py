@@ -8,7 +8,7 @@ from pathlib import Path
 class WorkbenchServer:
     """The real app (`workbench.server.make_app`) served from a daemon thread on 127.0.0.1."""
 
-    def __init__(self, root: Path, token: str | None = None):
+    def __init__(self, root: Path, token: str | None = None, votes: Path | None = None):
         from doubles.loopback import LoopbackThread
 
         from titjudge.workbench.catalog import Catalog
@@ -25,7 +25,7 @@ class WorkbenchServer:
                 self.port = 0
 
             async def astart(self) -> str:
-                self.port = await self.serve(make_app(catalog, token))
+                self.port = await self.serve(make_app(catalog, token, votes))
                 return self.url
 
             @property

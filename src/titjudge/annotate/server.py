@@ -10,6 +10,10 @@ Routes (every one under the token when the server has one):
     POST /api/undo         {annotator}
     GET  /api/status       every annotator's counts and the agreement (annotate.status)
 
+The same routes serve the workbench's annotation view (`titjudge view --votes`) under
+`/annotate/` (`add_annotation`, with its queue as the session); the page's every URL is
+relative, so it works under either.
+
 Safety as every titjudge web app has it (`annotate.web`: the strict CSP, the loopback-or-token
 guard, JSON POSTs from this origin only). Prompts and names reach the page as JSON and are
 put in as text (`textContent`), never as markup.
@@ -20,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 from aiohttp import web
@@ -30,9 +33,13 @@ from titjudge.annotate.status import status_json, summarise
 from titjudge.annotate.web import (
     CSP,
     Handler,
+    asset_route,
     error,
+    image_response,
     is_loopback,
     listen,
+    page_response,
+    read_assets,
     refusal,
     secure_headers,
 )
@@ -45,24 +52,13 @@ ASSETS = {
     "icon.svg": "image/svg+xml",
 }
 PAGES = {"/": "index.html", "/status": "status.html"}
-SESSION: web.AppKey[Session] = web.AppKey("session", Session)
 
 
-def _asset(name: str) -> bytes:
-    return resources.files("titjudge.annotate").joinpath("assets", name).read_bytes()
+def refusable(handler: Handler) -> Handler:
+    """`handler` with what the session refuses (and a vote that could not be saved) as a
+    JSON error with its status."""
 
-
-def make_app(session: Session, token: str | None = None) -> web.Application:
-    """The app for `session`; with `token`, every request must carry it."""
-    secret = token.encode() if token is not None else None
-    pages = {path: _asset(name) for path, name in PAGES.items()}
-    assets = {name: _asset(name) for name in ASSETS}
-
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        refused = refusal(request, secret)
-        if refused is not None:
-            return refused
+    async def handle(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except Refused as exc:
@@ -70,19 +66,31 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
         except TitjudgeError as exc:
             return error(f"not saved: {exc}", 500)
 
-    async def page(request: web.Request) -> web.Response:
-        body = pages[request.path]
-        return web.Response(body=body, content_type="text/html", charset="utf-8")
+    return handle
 
-    async def asset(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in assets:
-            raise web.HTTPNotFound()
-        kind = ASSETS[name]
-        charset = None if kind.startswith("image/") else "utf-8"
-        return web.Response(body=assets[name], content_type=kind, charset=charset)
+
+async def body_of(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise Refused("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise Refused("the body must be a JSON object")
+    return body
+
+
+def add_annotation(app: web.Application, current: Callable[[], Session], prefix: str = "") -> None:
+    """The annotation page, status page, assets, images and API under `prefix` ("" or
+    "/annotate"), on the session `current()` returns (it raises Refused when there is none)."""
+    assets = read_assets("titjudge.annotate", ASSETS)
+    html = read_assets("titjudge.annotate", {name: "text/html" for name in PAGES.values()})
+    pages = {prefix + path: html[name][0] for path, name in PAGES.items()}
+
+    async def page(request: web.Request) -> web.Response:
+        return page_response(pages[request.path])
 
     async def image(request: web.Request) -> web.Response:
+        session = current()
         number = int(request.match_info["number"])
         if number >= len(session.images):
             raise web.HTTPNotFound()
@@ -92,54 +100,56 @@ def make_app(session: Session, token: str | None = None) -> web.Application:
             loaded = await asyncio.to_thread(load_image, session.images[number])
         except TitjudgeError as exc:  # changed on disk since the server checked it
             return error(f"cannot show this image: {exc}", 500)
-        return web.Response(
-            body=loaded.data,
-            content_type=loaded.mime,
-            headers={"Cache-Control": "private, max-age=3600"},
-        )
-
-    async def body_of(request: web.Request) -> dict[str, Any]:
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise Refused("the body is not JSON") from None
-        if not isinstance(body, dict):
-            raise Refused("the body must be a JSON object")
-        return body
+        return image_response(loaded)
 
     async def next_pair(request: web.Request) -> web.Response:
+        session = current()
         return web.json_response(state(session, check_name(request.query.get("annotator"))))
 
     async def answer(request: web.Request) -> web.Response:
         body = await body_of(request)
+        session = current()
         row = await session.answer(
             body.get("annotator"), body.get("pair"), body.get("answer"), body.get("seconds")
         )
         return web.json_response(state(session, row.annotator))
 
     async def undo(request: web.Request) -> web.Response:
+        session = current()
         row = await session.undo((await body_of(request)).get("annotator"))
         return web.json_response(state(session, row.annotator))
 
     async def status(request: web.Request) -> web.Response:
-        return web.json_response(status_json(summarise(session.rows)))
+        return web.json_response(status_json(summarise(current().rows)))
+
+    for path in pages:
+        app.router.add_get(path, page)
+    app.router.add_get(prefix + "/assets/{name}", asset_route(assets))
+    app.router.add_get(prefix + r"/image/{number:\d{1,9}}", refusable(image))
+    app.router.add_get(prefix + "/api/next", refusable(next_pair))
+    app.router.add_post(prefix + "/api/answer", refusable(answer))
+    app.router.add_post(prefix + "/api/undo", refusable(undo))
+    app.router.add_get(prefix + "/api/status", refusable(status))
+
+
+def make_app(session: Session, token: str | None = None) -> web.Application:
+    """The app for `session`; with `token`, every request must carry it."""
+    secret = token.encode() if token is not None else None
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = refusal(request, secret)
+        return refused if refused is not None else await handler(request)
 
     app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
-    app[SESSION] = session
     app.on_response_prepare.append(secure_headers(frozenset(PAGES)))
-    for path in PAGES:
-        app.router.add_get(path, page)
-    app.router.add_get("/assets/{name}", asset)
-    app.router.add_get(r"/image/{number:\d{1,9}}", image)
-    app.router.add_get("/api/next", next_pair)
-    app.router.add_post("/api/answer", answer)
-    app.router.add_post("/api/undo", undo)
-    app.router.add_get("/api/status", status)
+    add_annotation(app, lambda: session)
     return app
 
 
 def state(session: Session, annotator: str) -> dict[str, Any]:
-    """What the page shows an annotator: progress, and the next pair (None when done)."""
+    """What the page shows an annotator: progress, and the next pair (None when done), and
+    the agreement so far (`annotate.status`), so the page shows it change with each vote."""
     shown = session.next_pair(annotator)
     pair = None
     if shown is not None:
@@ -148,15 +158,23 @@ def state(session: Session, annotator: str) -> dict[str, Any]:
             "id": shown.pair.pair_id,
             "prompt_id": shown.pair.prompt_id,
             "prompt": item.prompt,
-            "left": f"/image/{session.image_number[shown.left_item]}",
-            "right": f"/image/{session.image_number[shown.right_item]}",
+            # relative: the page is at / (annotate) or /annotate/ (the workbench)
+            "left": f"image/{session.image_number[shown.left_item]}",
+            "right": f"image/{session.image_number[shown.right_item]}",
         }
+    agreement = summarise(session.rows)
     return {
         "annotator": annotator,
         "done": session.done(annotator),
         "total": len(session.pairs),
         "can_undo": session.can_undo(annotator),
         "pair": pair,
+        "agreement": {
+            "shared_pairs": agreement.shared_pairs,
+            "fleiss_kappa": agreement.kappa,
+            "observed": agreement.observed,
+            "chance": agreement.chance,
+        },
     }
 
 
@@ -167,4 +185,4 @@ async def serve(
     await listen(make_app(session, token), host, port, ready)
 
 
-__all__ = ["CSP", "is_loopback", "make_app", "serve", "state"]
+__all__ = ["CSP", "add_annotation", "is_loopback", "make_app", "serve", "state"]

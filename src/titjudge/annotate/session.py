@@ -4,7 +4,8 @@ No web library here: the server (`titjudge.annotate.server`) calls these methods
 tests call them directly too.
 
 Orders: each annotator sees every pair once, in an order and with left/right sides drawn by
-a generator seeded with the session seed and the annotator's name, so the same name gets
+a generator seeded with the session seed and the annotator's name (a queue, `ordered`: in the
+order given, the sides still drawn), so the same name gets
 the same order after a reload or a restart, and different names get different orders. The
 next pair is the first in that order the annotator has not answered (a vote or a skip).
 
@@ -92,12 +93,20 @@ class Session:
     """Pairs, orders and answers of one `titjudge annotate` server."""
 
     def __init__(
-        self, items: Sequence[Item], pairs: Sequence[PairToJudge], votes: Path, seed: int = 0
+        self,
+        items: Sequence[Item],
+        pairs: Sequence[PairToJudge],
+        votes: Path,
+        seed: int = 0,
+        ordered: bool = False,
     ):
         self.items = {item.item_id: item for item in items}
         self.pairs = list(pairs)
         self.votes_path = Path(votes)
         self.seed = seed
+        #: every annotator sees the pairs in the given order (a queue: the workbench's,
+        #: most disagreement first); sides are still drawn per annotator
+        self.ordered = ordered
         self.index = {frozenset((p.item_a, p.item_b)): i for i, p in enumerate(self.pairs)}
         self.by_id = {p.pair_id: i for i, p in enumerate(self.pairs)}
         used = {i for p in self.pairs for i in (p.item_a, p.item_b)}
@@ -158,7 +167,8 @@ class Session:
         if annotator not in self._orders:
             rng = random.Random(f"{self.seed}\x00{annotator}")
             indices = list(range(len(self.pairs)))
-            rng.shuffle(indices)
+            if not self.ordered:
+                rng.shuffle(indices)
             self._orders[annotator] = [
                 Shown(i, self.pairs[i], "a" if rng.random() < 0.5 else "b") for i in indices
             ]

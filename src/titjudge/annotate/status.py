@@ -3,7 +3,9 @@
 `titjudge annotate --status VOTES` prints it and the server's status page shows it. Shared
 pairs are those with votes (a, b or tie; skips are not votes) from two annotators or more;
 Krippendorff's alpha and Fleiss' kappa are computed on them (titjudge.metrics.agreement),
-each None ("n/a") where undefined. "Left" is the share of an annotator's a/b votes that
+each None ("n/a") where undefined; kappa comes with its observed agreement and its chance
+agreement (the base rate it corrects for: with one label on most votes, a high observed
+agreement is mostly chance). "Left" is the share of an annotator's a/b votes that
 went to the image shown on the left: far from 50% hints at position bias. "Rules" is what
 `titjudge data aggregate-votes VOTES --panel-size any` would decide from the votes so far
 (the paper's A.11 rules, each pair's own vote count setting its thresholds).
@@ -20,7 +22,7 @@ from typing import Any
 
 from titjudge.data.annotations import AnnotationRow, count_votes, oriented
 from titjudge.data.votes import aggregate_votes
-from titjudge.metrics.agreement import fleiss_kappa, krippendorff_alpha_nominal
+from titjudge.metrics.agreement import fleiss_kappa, fleiss_parts, krippendorff_alpha_nominal
 
 
 @dataclass
@@ -55,6 +57,10 @@ class Status:
     alpha: float | None
     kappa: float | None
     rules: dict[str, int]
+    #: kappa's parts: the observed agreement and the chance agreement (its base rate: what
+    #: two annotators would agree on by the labels' shares alone); None where kappa is
+    observed: float | None = None
+    chance: float | None = None
 
 
 def summarise(rows: Sequence[AnnotationRow]) -> Status:
@@ -79,6 +85,7 @@ def summarise(rows: Sequence[AnnotationRow]) -> Status:
     counted = count_votes(enumerate(rows, start=2), Path("votes"), panel_size=None)
     result = aggregate_votes([vote for _, vote in counted.votes])
     rules = Counter(decision.rule for decision in result.decisions)
+    parts = fleiss_parts(shared)
     return Status(
         annotators=sorted(people.values(), key=lambda p: p.name),
         pairs_voted=len(units),
@@ -86,6 +93,8 @@ def summarise(rows: Sequence[AnnotationRow]) -> Status:
         alpha=krippendorff_alpha_nominal(shared),
         kappa=fleiss_kappa(shared),
         rules={rule: rules.get(rule, 0) for rule in ("strong", "advantage", "unresolved")},
+        observed=parts[0] if parts is not None else None,
+        chance=parts[1] if parts is not None else None,
     )
 
 
@@ -108,6 +117,8 @@ def status_json(status: Status) -> dict[str, Any]:
         "shared_pairs": status.shared_pairs,
         "krippendorff_alpha": status.alpha,
         "fleiss_kappa": status.kappa,
+        "observed_agreement": status.observed,
+        "chance_agreement": status.chance,
         "rules": status.rules,
     }
 
@@ -143,7 +154,8 @@ def status_lines(status: Status) -> list[str]:
         f"pairs voted       {status.pairs_voted}",
         f"shared pairs      {status.shared_pairs} (voted by 2 or more annotators)",
         f"Krippendorff's α  {_number(status.alpha, '.3f')} (nominal, on shared pairs)",
-        f"Fleiss' κ         {_number(status.kappa, '.3f')} (on shared pairs)",
+        f"Fleiss' κ         {_number(status.kappa, '.3f')} (on shared pairs; observed "
+        f"{_number(status.observed, '.3f')}, chance {_number(status.chance, '.3f')})",
         f"paper's rules     strong {rules['strong']}, advantage {rules['advantage']}, "
         f"need experts {rules['unresolved']} (each pair's own votes; aggregate-votes "
         "--panel-size any)",

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from importlib import resources
+from typing import Any
 
 from aiohttp import web
 
@@ -31,6 +33,12 @@ HEADERS = {
 }
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: paths of the apps' own scripts and styles (no secret, fetched without the token: a
+#: <script src> cannot carry a header); the workbench serves the annotation page's under
+#: /annotate/
+ASSET_PREFIXES = ("/assets/", "/annotate/assets/")
+#: what a response may be cached as (the browser keeps an image an hour)
+IMAGE_CACHE = "private, max-age=3600"
 
 
 def is_loopback(host: str) -> bool:
@@ -53,7 +61,7 @@ def refusal(request: web.Request, secret: bytes | None) -> web.Response | None:
     if secret is None:
         if not is_loopback(hostname(request.host)):
             return error("this server answers loopback addresses only", 403)
-    elif not request.path.startswith("/assets/"):  # the app's own code is no secret
+    elif not request.path.startswith(ASSET_PREFIXES):  # the app's own code is no secret
         given = request.query.get("token") or request.headers.get("X-Titjudge-Token") or ""
         if not hmac.compare_digest(given.encode(), secret):
             return error("missing or wrong token: open the URL the server printed", 403)
@@ -69,14 +77,47 @@ def refusal(request: web.Request, secret: bytes | None) -> web.Response | None:
 def secure_headers(
     pages: frozenset[str],
 ) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
-    """The response hook adding HEADERS; the API and `pages` are never cached."""
+    """The response hook adding HEADERS; every API (`/api/`, `/annotate/api/`) and `pages`
+    are never cached."""
 
     async def headers(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.update(HEADERS)
-        if request.path.startswith("/api/") or request.path in pages:
+        path = request.path
+        if path.startswith(("/api/", "/annotate/api/")) or path in pages:
             response.headers["Cache-Control"] = "no-store"
 
     return headers
+
+
+def read_assets(package: str, kinds: Mapping[str, str]) -> dict[str, tuple[bytes, str]]:
+    """Each named file of `package`'s assets folder with its content type."""
+    folder = resources.files(package).joinpath("assets")
+    return {name: (folder.joinpath(name).read_bytes(), kind) for name, kind in kinds.items()}
+
+
+def asset_route(assets: Mapping[str, tuple[bytes, str]]) -> Handler:
+    """The handler of `/assets/{name}`: one of `assets` (a fixed list), else 404."""
+
+    async def route(request: web.Request) -> web.Response:
+        found = assets.get(request.match_info["name"])
+        if found is None:
+            raise web.HTTPNotFound()
+        body, kind = found
+        charset = None if kind.startswith("image/") else "utf-8"
+        return web.Response(body=body, content_type=kind, charset=charset)
+
+    return route
+
+
+def page_response(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type="text/html", charset="utf-8")
+
+
+def image_response(loaded: Any) -> web.Response:
+    """An image `data.images.load_image` read (its bytes and type), kept by the browser."""
+    return web.Response(
+        body=loaded.data, content_type=loaded.mime, headers={"Cache-Control": IMAGE_CACHE}
+    )
 
 
 async def listen(app: web.Application, host: str, port: int, ready: Callable[[int], None]) -> None:
@@ -101,13 +142,18 @@ async def listen(app: web.Application, host: str, port: int, ready: Callable[[in
 
 
 __all__ = [
+    "ASSET_PREFIXES",
     "CSP",
     "HEADERS",
     "LOOPBACK",
+    "asset_route",
     "error",
     "hostname",
+    "image_response",
     "is_loopback",
     "listen",
+    "page_response",
+    "read_assets",
     "refusal",
     "secure_headers",
 ]

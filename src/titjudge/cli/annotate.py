@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from titjudge.cli.common import arg, command
+from titjudge.cli.common import app_url, arg, command, web_args, web_token
 
 EPILOG = """\
 Opens a web page where annotators compare two images of the same prompt: A / B / tie
@@ -37,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     arg("--per-prompt", type=int, metavar="K", help="draw K pairs per prompt (balanced)").add(which)
     for argument in (
         arg("--seed", type=int, default=0, help="seed of the draw and of the orders"),
-        arg("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"),
-        arg("--port", type=int, default=8765, help="port (default 8765; 0 picks one)"),
+        *web_args(8765),
         arg(
             "--status",
             type=Path,
@@ -62,8 +61,6 @@ def annotate(args: argparse.Namespace) -> int:
         raise ConfigError("--json goes with --status VOTES")
     if args.manifest is None or args.out is None:
         raise ConfigError("annotate needs MANIFEST and --out VOTES (or --status VOTES)")
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be 0 to 65535, got {args.port}")
     return serve(args)
 
 
@@ -89,16 +86,14 @@ def print_status(path: Path, as_json: bool) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     import asyncio
-    import secrets
-    import socket
 
     from titjudge.annotate.session import Session
     from titjudge.data.manifest import check_images, load_manifest
     from titjudge.data.pair_draw import draw_pairs, load_pairs_to_judge
     from titjudge.errors import DataError, MissingDependencyError, install_hint
 
+    token = web_token(args.host, args.port)
     try:
-        from titjudge.annotate.server import is_loopback
         from titjudge.annotate.server import serve as run_server
     except ImportError as exc:
         raise MissingDependencyError(
@@ -116,15 +111,9 @@ def serve(args: argparse.Namespace) -> int:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DataError(f"{len(problems)} image(s) cannot be shown: {problems[0]}{more}")
     session = Session(items, pairs, Path(args.out), seed=args.seed)
-    token = None if is_loopback(args.host) else secrets.token_urlsafe(18)
     prompts = len({p.prompt_id for p in pairs})
 
     def ready(port: int) -> None:
-        host = args.host
-        if host in ("0.0.0.0", "::", ""):
-            host = socket.gethostname()
-        shown = f"[{host}]" if ":" in host else host
-        query = f"?token={token}" if token else ""
         print(
             f"annotating {len(pairs)} pairs ({prompts} prompts, {len(used)} images) into "
             f"{args.out}; {len(session.rows)} answers already there"
@@ -133,8 +122,8 @@ def serve(args: argparse.Namespace) -> int:
             print(
                 f"note: {session.foreign} answers in {args.out} are for pairs not in this session"
             )
-        print(f"open   http://{shown}:{port}/{query}", flush=True)
-        print(f"status http://{shown}:{port}/status{query}   (Ctrl-C stops)", flush=True)
+        print(f"open   {app_url(args.host, port, token)}", flush=True)
+        print(f"status {app_url(args.host, port, token, '/status')}   (Ctrl-C stops)", flush=True)
 
     try:
         asyncio.run(run_server(session, args.host, args.port, token, ready))

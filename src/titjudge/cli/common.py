@@ -153,3 +153,35 @@ def wide_console(*, prose: bool = False, **options: Any) -> Console:
         return Console(width=max(100, probe.width), **options)
     options.setdefault("soft_wrap", True)
     return Console(width=max(PIPE_WIDTH, probe.width), **options)
+
+
+def web_args(port: int) -> list[Arg]:
+    """--host and --port of a command that serves a web app (`annotate`, `view`)."""
+    return [
+        arg("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"),
+        arg("--port", type=int, default=port, help=f"port (default {port}; 0 picks one)"),
+    ]
+
+
+def web_token(host: str, port: int) -> str | None:
+    """The token a server on `host` requires (None on loopback); a port out of range is a
+    ConfigError."""
+    import secrets
+
+    from titjudge.annotate.web import is_loopback
+    from titjudge.errors import ConfigError
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be 0 to 65535, got {port}")
+    return None if is_loopback(host) else secrets.token_urlsafe(18)
+
+
+def app_url(host: str, port: int, token: str | None, path: str = "/") -> str:
+    """The URL to print for a server listening on host:port (its token in the query)."""
+    import socket
+
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    shown = f"[{host}]" if ":" in host else host
+    query = f"?token={token}" if token else ""
+    return f"http://{shown}:{port}{path}{query}"

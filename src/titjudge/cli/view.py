@@ -1,12 +1,12 @@
-"""`titjudge view [RUNS] [--host H] [--port N] [--open] [--bundle DIR]`: the workbench, one
-local web app over every run and ablation grid under a folder."""
+"""`titjudge view [RUNS] [--host H] [--port N] [--open] [--votes VOTES] [--bundle DIR]`: the
+workbench, one local web app over every run and ablation grid under a folder."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from titjudge.cli.common import arg, command
+from titjudge.cli.common import app_url, arg, command, web_args, web_token
 
 EPILOG = """\
 Every run under RUNS (a run dir, a <run.out>/<name> folder, a run.out folder, an ablation
@@ -15,9 +15,13 @@ cost and status; two runs' config changes and paired tests; every human pair wit
 run's each judge's verdict and rationale side by side, filtered (every judge wrong, judges
 disagree, changed between two runs, prompt length, T2I model, judge kind, text in the
 rationales); the Table 4 heatmap, accuracy by prompt length, the leaderboard and each
-judge's calibration. It reads run dirs and never writes them. Binds 127.0.0.1; any other
---host requires the token the printed URL carries. --bundle DIR writes the same as a
-folder whose index.html works from file:// instead of serving it.
+judge's calibration. A run in progress shows its progress as it goes. With --votes VOTES,
+the pairs a filter shows go to an annotation queue (the pairs the judges part on most
+first) at /annotate/, whose answers are appended to VOTES (read by `titjudge data
+aggregate-votes`; the agreement updates as votes come in). It reads run dirs and never
+writes them. Binds 127.0.0.1; any other --host requires the token the printed URL carries.
+--bundle DIR writes the same as a folder whose index.html works from file:// instead of
+serving it.
 """
 
 
@@ -34,9 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.epilog = EPILOG
     for argument in (
         arg("--config", type=Path, help="take RUNS from this config's run.out"),
-        arg("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"),
-        arg("--port", type=int, default=8767, help="port (default 8767; 0 picks one)"),
+        *web_args(8767),
         arg("--open", action="store_true", help="open the page in a browser"),
+        arg(
+            "--votes",
+            type=Path,
+            metavar="VOTES",
+            help="votes CSV the annotation queue appends to (resumed; as `annotate --out`)",
+        ),
         arg("--bundle", type=Path, metavar="DIR", help="write a static copy to DIR and exit"),
     ):
         argument.add(p)
@@ -61,8 +70,9 @@ def view(args: argparse.Namespace) -> int:
     """Serve the workbench, or write its bundle."""
     from titjudge.errors import ConfigError, MissingDependencyError, install_hint
 
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be 0 to 65535, got {args.port}")
+    token = web_token(args.host, args.port)
+    if args.bundle is not None and args.votes is not None:
+        raise ConfigError("--votes is for the served app; a --bundle is read only")
     try:
         from titjudge.workbench.catalog import Catalog
     except ImportError as exc:  # aiohttp, through the app's safety module
@@ -76,35 +86,48 @@ def view(args: argparse.Namespace) -> int:
         page = write_bundle(catalog, Path(args.bundle))
         print(f"wrote {page} ({len(catalog.runs)} runs): open it in a browser")
         return 0
-    return serve(catalog, args)
+    return serve(catalog, args, token)
 
 
-def serve(catalog: object, args: argparse.Namespace) -> int:
+def check_votes(path: Path) -> Path:
+    """VOTES, read now: a votes file of another shape (or a folder) is one line at start,
+    not at the first queue."""
+    from titjudge.data.annotations import is_annotation_file
+    from titjudge.errors import DataError
+
+    if path.is_dir():
+        raise DataError(f"{path}: expected a votes file, found a folder")
+    if path.is_file() and path.stat().st_size and not is_annotation_file(path):
+        raise DataError(
+            f"{path}: not a votes file of `titjudge annotate` (no annotator and choice "
+            "columns); give --votes a new file"
+        )
+    if not path.parent.is_dir():
+        raise DataError(f"{path}: its folder {path.parent} does not exist")
+    return path
+
+
+def serve(catalog: object, args: argparse.Namespace, token: str | None) -> int:
     import asyncio
-    import secrets
-    import socket
 
-    from titjudge.annotate.web import is_loopback
     from titjudge.workbench.server import serve as run_server
 
-    token = None if is_loopback(args.host) else secrets.token_urlsafe(18)
+    votes = check_votes(Path(args.votes)) if args.votes is not None else None
 
     def ready(port: int) -> None:
-        host = args.host
-        if host in ("0.0.0.0", "::", ""):
-            host = socket.gethostname()
-        shown = f"[{host}]" if ":" in host else host
-        query = f"?token={token}" if token else ""
-        url = f"http://{shown}:{port}/{query}"
+        url = app_url(args.host, port, token)
         print(f"{len(catalog.runs)} runs under {catalog.root}")  # type: ignore[attr-defined]
+        if votes is not None:
+            print(f"annotation queue answers go to {votes} (/annotate/)")
         print(f"open {url}   (Ctrl-C stops)", flush=True)
         if args.open:
             import webbrowser
 
             webbrowser.open(url)
 
+    where = (args.host, args.port)
     try:
-        asyncio.run(run_server(catalog, args.host, args.port, token, ready))  # type: ignore[arg-type]
+        asyncio.run(run_server(catalog, where, token, votes, ready))  # type: ignore[arg-type]
     except KeyboardInterrupt:
         print("stopped")
     return 0

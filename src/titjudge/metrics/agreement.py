@@ -49,8 +49,10 @@ def krippendorff_alpha_nominal(units: Iterable[Sequence[Hashable]]) -> float | N
     return 1.0 - (n - 1) * observed / expected
 
 
-def fleiss_kappa(units: Iterable[Sequence[Hashable]]) -> float | None:
-    """Fleiss' kappa; None when undefined (see module docstring)."""
+def fleiss_parts(units: Iterable[Sequence[Hashable]]) -> tuple[float, float] | None:
+    """Fleiss' kappa's observed agreement (the mean share of agreeing pairs of raters per
+    unit) and its chance agreement (the base rate: the sum of each label's squared share);
+    None when kappa is undefined (see module docstring)."""
     rated = _rated(units)
     if not rated:
         return None
@@ -65,5 +67,13 @@ def fleiss_kappa(units: Iterable[Sequence[Hashable]]) -> float | None:
     chance = sum((count / labels) ** 2 for count in totals.values())
     if chance >= 1.0:
         return None
-    observed = sum(per_unit) / len(per_unit)
+    return sum(per_unit) / len(per_unit), chance
+
+
+def fleiss_kappa(units: Iterable[Sequence[Hashable]]) -> float | None:
+    """Fleiss' kappa; None when undefined (see module docstring)."""
+    parts = fleiss_parts(units)
+    if parts is None:
+        return None
+    observed, chance = parts
     return (observed - chance) / (1.0 - chance)

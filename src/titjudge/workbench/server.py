@@ -13,11 +13,17 @@ Routes (every one under the token when the server has one):
     GET /api/pictures?runs=&focus=
                                heatmap, accuracy by length, leaderboard, calibration
     GET /image/<run>/<item>    an image of a run's manifest (by ids, never by a path)
+    POST /api/queue            {runs, filter, a, b, min_words, max_words, model, q, kind,
+                               limit}: the filter's pairs become the annotation queue
+    GET  /api/queue            the queue now (null when none)
+    /annotate/...              the annotation page on the queue (`annotate.server`'s routes:
+                               the page, its status page, next / answer / undo / status)
 
-The app reads run dirs and never writes them. Safety as every titjudge web app has it
-(`annotate.web`): a strict CSP with no inline script, loopback only without a token, the
-token on every request otherwise; every string reaches the page as JSON and is put in as
-text.
+The app reads run dirs and never writes them; with `votes` (`titjudge view --votes VOTES`)
+it appends the queue's answers to that one file, as `titjudge annotate` does. Safety as
+every titjudge web app has it (`annotate.web`): a strict CSP with no inline script,
+loopback only without a token, the token on every request otherwise; every string reaches
+the page as JSON and is put in as text.
 """
 
 from __future__ import annotations
@@ -25,13 +31,27 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from titjudge.annotate.web import Handler, error, listen, refusal, secure_headers
+from titjudge.annotate.server import add_annotation, body_of
+from titjudge.annotate.session import Refused, Session
+from titjudge.annotate.web import (
+    Handler,
+    asset_route,
+    error,
+    image_response,
+    listen,
+    page_response,
+    read_assets,
+    refusal,
+    secure_headers,
+)
 from titjudge.errors import DataError, TitjudgeError
 from titjudge.workbench.catalog import Catalog
+from titjudge.workbench.queue import Queue, build_queue
 from titjudge.workbench.views import (
     PairFilter,
     compare_view,
@@ -47,7 +67,9 @@ ASSETS = {
     "app.css": "text/css",
     "icon.svg": "image/svg+xml",
 }
-PAGES = frozenset({"/"})
+PAGES = frozenset({"/", "/annotate/", "/annotate/status"})
+#: what POST /api/queue reads besides `limit` (the pairs view's query, as text)
+QUEUE_FIELDS = ("runs", "filter", "a", "b", "min_words", "max_words", "model", "q", "kind")
 CATALOG: web.AppKey[Catalog] = web.AppKey("catalog", Catalog)
 
 
@@ -59,8 +81,10 @@ def asset(name: str) -> bytes:
 
 def _number(query: Any, name: str) -> int | None:
     value = query.get(name)
-    if value in (None, ""):
+    if value is None or value == "":
         return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise DataError(f"{name} must be a whole number, got {value!r}")
     try:
         return int(value)
     except ValueError:
@@ -80,10 +104,14 @@ def pair_filter(query: Any) -> PairFilter:
     )
 
 
-def make_app(catalog: Catalog, token: str | None = None) -> web.Application:
-    """The app over `catalog`; with `token`, every request must carry it."""
+def make_app(
+    catalog: Catalog, token: str | None = None, votes: Path | None = None
+) -> web.Application:
+    """The app over `catalog`; with `token`, every request must carry it; with `votes`, the
+    annotation queue appends its answers there."""
     secret = token.encode() if token is not None else None
-    assets = {name: asset(name) for name in ASSETS}
+    assets = read_assets("titjudge.workbench", {k: v for k, v in ASSETS.items() if k != "icon.svg"})
+    assets.update(read_assets("titjudge.annotate", {"icon.svg": ASSETS["icon.svg"]}))
     page_body = asset("index.html")
     # the views read files and build indexes: one at a time, off the event loop
     lock = asyncio.Lock()
@@ -95,6 +123,8 @@ def make_app(catalog: Catalog, token: str | None = None) -> web.Application:
             return refused
         try:
             return await handler(request)
+        except Refused as exc:
+            return error(str(exc), exc.status)
         except DataError as exc:
             return error(str(exc), 404 if str(exc).startswith("no run") else 400)
         except TitjudgeError as exc:
@@ -106,15 +136,7 @@ def make_app(catalog: Catalog, token: str | None = None) -> web.Application:
         return web.json_response(found)
 
     async def page(_request: web.Request) -> web.Response:
-        return web.Response(body=page_body, content_type="text/html", charset="utf-8")
-
-    async def asset_route(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in assets:
-            raise web.HTTPNotFound()
-        kind = ASSETS[name]
-        charset = None if kind.startswith("image/") else "utf-8"
-        return web.Response(body=assets[name], content_type=kind, charset=charset)
+        return page_response(page_body)
 
     async def runs(_request: web.Request) -> web.Response:
         return await computed(lambda: runs_view(catalog))
@@ -155,31 +177,88 @@ def make_app(catalog: Catalog, token: str | None = None) -> web.Application:
 
         async with lock:
             loaded = await asyncio.to_thread(load)
-        return web.Response(
-            body=loaded.data,
-            content_type=loaded.mime,
-            headers={"Cache-Control": "private, max-age=3600"},
-        )
+        return image_response(loaded)
 
     app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
     app[CATALOG] = catalog
     app.on_response_prepare.append(secure_headers(PAGES))
     app.router.add_get("/", page)
-    app.router.add_get("/assets/{name}", asset_route)
+    app.router.add_get("/assets/{name}", asset_route(assets))
     app.router.add_get("/api/runs", runs)
     app.router.add_get("/api/compare", compare)
     app.router.add_get("/api/pairs", pairs)
     app.router.add_get("/api/pair", pair)
     app.router.add_get("/api/pictures", pictures)
     app.router.add_get(r"/image/{run:r\d{1,6}}/{item}", image)
+    add_queue(app, catalog, lock, votes)
     return app
 
 
-async def serve(
-    catalog: Catalog, host: str, port: int, token: str | None, ready: Callable[[int], None]
+def add_queue(
+    app: web.Application, catalog: Catalog, lock: asyncio.Lock, votes: Path | None
 ) -> None:
-    """Listen on host:port until cancelled; `ready(port)` once listening."""
-    await listen(make_app(catalog, token), host, port, ready)
+    """/api/queue (the filter's pairs to people) and the annotation page on the queue under
+    /annotate/; without `votes` both say how to start the app with a votes file."""
+    queue: list[Queue] = []
+
+    def no_votes() -> Refused:
+        return Refused(
+            "annotating needs a votes file: start the workbench with "
+            "`titjudge view RUNS --votes VOTES.csv`",
+            409,
+        )
+
+    def current() -> Session:
+        if votes is None:
+            raise no_votes()
+        if not queue:
+            raise Refused("no annotation queue yet: send a filter's pairs from the pairs view", 409)
+        return queue[0].session
+
+    async def queue_now(_request: web.Request) -> web.Response:
+        return web.json_response(
+            {"votes": str(votes) if votes else None, "queue": queue[0].summary() if queue else None}
+        )
+
+    async def make_queue(request: web.Request) -> web.Response:
+        body = await body_of(request)
+        if votes is None:
+            raise no_votes()
+        fields = {name: _text(body, name) for name in QUEUE_FIELDS}
+        chosen, found = split_ids(fields["runs"]), pair_filter(fields)
+        limit, kind = _number(body, "limit"), fields["kind"] or None
+        async with lock:
+            built = await asyncio.to_thread(
+                lambda: build_queue(catalog, chosen, found, votes, kind, limit)
+            )
+        queue[:] = [built]
+        return web.json_response({"votes": str(votes), "queue": built.summary()})
+
+    app.router.add_get("/api/queue", queue_now)
+    app.router.add_post("/api/queue", make_queue)
+    add_annotation(app, current, "/annotate")
+
+
+def _text(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise DataError(f"{name} must be text")
+    return value
+
+
+async def serve(
+    catalog: Catalog,
+    where: tuple[str, int],
+    token: str | None,
+    votes: Path | None,
+    ready: Callable[[int], None],
+) -> None:
+    """Listen on `where` (host, port) until cancelled; `ready(port)` once listening."""
+    await listen(make_app(catalog, token, votes), where[0], where[1], ready)
 
 
 __all__ = ["ASSETS", "make_app", "pair_filter", "serve"]

@@ -199,14 +199,18 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
         winner = pair.winner if pair.winner == "tie" else ("a" if _winner(pair) == a else "b")
         prompt = audit.prompts.get(pair.prompt_id, "")
         outcomes: list[str | None] = []
+        sides: list[str | None] = []
         texts: list[str] = []
         for column in columns:
             found = indexes[column.run.id].get(key)
             if found is None:
                 outcomes.append(None)
+                sides.append(None)
                 texts.append("")
                 continue
-            outcomes.append(found.verdicts[column.variant].outcome)
+            verdict = found.verdicts[column.variant]
+            outcomes.append(verdict.outcome)
+            sides.append(preferred_side(found.pair, verdict, a))
             texts.append(_rationales(column.run.audit, found, column.variant))
         rows.append(
             {
@@ -217,6 +221,7 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
                 "models": [audit.items[a].t2i_model, audit.items[b].t2i_model],
                 "winner": winner,
                 "outcomes": outcomes,
+                "sides": sides,
                 "runs": [r for r in run_ids if key in indexes[r]],
                 "text": [t.lower() for t in texts],
             }
@@ -226,6 +231,40 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
 
 def _winner(pair: HumanPair) -> str:
     return pair.item_a if pair.winner == "a" else pair.item_b
+
+
+def preferred_side(pair: HumanPair, verdict: AuditVerdict, first: str) -> str | None:
+    """Which of the key's images (`first` is its "a") the variant preferred: "a", "b" or
+    "tie"; None where it gave no verdict (a failure). A pairwise judge's from its verdict,
+    a pointwise judge's from the margin the audit counted (its sign against the human
+    winner, or image a minus image b on a human tie)."""
+    if verdict.outcome == "failed":
+        return None
+    if verdict.judged is not None:
+        said = verdict.judged.verdict
+        if said is None or said == "tie":
+            return said
+        chosen = verdict.judged.item_a if said == "a" else verdict.judged.item_b
+    else:
+        if verdict.margin is None:
+            return None
+        if verdict.margin == 0:
+            return "tie"
+        if pair.winner == "tie":
+            chosen = pair.item_a if verdict.margin > 0 else pair.item_b
+        else:
+            other = pair.item_b if pair.winner == "a" else pair.item_a
+            chosen = _winner(pair) if verdict.margin > 0 else other
+    return "a" if chosen == first else "b"
+
+
+def disagreement(sides: Sequence[str | None]) -> float:
+    """How far the judges' verdicts on a pair part: 1 minus the largest share of one
+    verdict (a, b or tie) among those that gave one; 0 where fewer than two did."""
+    given = [side for side in sides if side is not None]
+    if len(given) < 2:
+        return 0.0
+    return 1.0 - max(given.count(side) for side in set(given)) / len(given)
 
 
 @dataclass(frozen=True)
@@ -286,6 +325,18 @@ def keeps(row: Mapping[str, Any], found: PairFilter, changed: Sequence[tuple[int
     return True
 
 
+def filtered_rows(
+    catalog: Catalog, run_ids: Sequence[str], found: PairFilter, kind: str | None = None
+) -> tuple[list[Column], list[dict[str, Any]]]:
+    """The chosen runs' columns and every pair row that passes the filter, in order."""
+    found.check()
+    if not run_ids:
+        raise DataError("choose at least one run")
+    columns = columns_of(catalog, run_ids, kind)
+    changed = changed_columns([c.label for c in columns], found)
+    return columns, [row for row in pair_rows(catalog, run_ids, kind) if keeps(row, found, changed)]
+
+
 def pairs_view(
     catalog: Catalog,
     run_ids: Sequence[str],
@@ -294,12 +345,7 @@ def pairs_view(
     kind: str | None = None,
 ) -> dict[str, Any]:
     """One page of the chosen runs' pairs that pass the filter, with the total."""
-    found.check()
-    if not run_ids:
-        raise DataError("choose at least one run")
-    columns = columns_of(catalog, run_ids, kind)
-    changed = changed_columns([c.label for c in columns], found)
-    rows = [row for row in pair_rows(catalog, run_ids, kind) if keeps(row, found, changed)]
+    columns, rows = filtered_rows(catalog, run_ids, found, kind)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     page = min(max(1, page), pages)
     shown = rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -523,11 +569,14 @@ __all__ = [
     "PairFilter",
     "compare_view",
     "changed_columns",
+    "disagreement",
+    "filtered_rows",
     "keeps",
     "pair_key",
     "pair_rows",
     "pair_view",
     "pairs_view",
     "pictures_view",
+    "preferred_side",
     "runs_view",
 ]

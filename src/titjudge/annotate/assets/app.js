@@ -44,7 +44,24 @@
     return data;
   }
 
+  const fixed = (value) => (value === null || value === undefined ? "n/a" : value.toFixed(2));
+
+  function showAgreement(agreement) {
+    if (!agreement) return;
+    const shared = agreement.shared_pairs;
+    const box = $("agreement");
+    box.textContent = shared
+      ? "κ " + fixed(agreement.fleiss_kappa) + " (chance " + fixed(agreement.chance) + ", " + shared + " shared)"
+      : "κ n/a";
+    box.title = shared
+      ? "Fleiss' kappa " + fixed(agreement.fleiss_kappa) + ": observed agreement " + fixed(agreement.observed) +
+        ", chance agreement (its base rate) " + fixed(agreement.chance) + ", on " + shared +
+        " pair(s) voted by two annotators or more"
+      : "no pair has two annotators' votes yet";
+  }
+
   function show(state) {
+    showAgreement(state.agreement);
     $("progress").textContent = state.done + " / " + state.total;
     $("progress-bar").max = Math.max(state.total, 1);
     $("progress-bar").value = state.done;
@@ -137,6 +154,10 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     $("status-link").href = withToken("status");
+    if (location.pathname.startsWith("/annotate/")) {  // the workbench's annotation view
+      $("workbench-link").href = withToken("../#/pairs");
+      $("workbench-link").hidden = false;
+    }
     $("vote-left").addEventListener("click", () => answer("left"));
     $("vote-right").addEventListener("click", () => answer("right"));
     $("vote-tie").addEventListener("click", () => answer("tie"));

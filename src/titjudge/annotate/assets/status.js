@@ -32,6 +32,8 @@
       ["shared pairs", status.shared_pairs],
       ["Krippendorff's alpha (nominal)", fixed(status.krippendorff_alpha, 3)],
       ["Fleiss' kappa", fixed(status.fleiss_kappa, 3)],
+      ["observed agreement", fixed(status.observed_agreement, 3)],
+      ["chance agreement (kappa's base rate)", fixed(status.chance_agreement, 3)],
       ["paper's rules", "strong " + rules.strong + ", advantage " + rules.advantage + ", need experts " + rules.unresolved],
     ];
     for (const [term, value] of lines) {

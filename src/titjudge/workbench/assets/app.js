@@ -42,6 +42,22 @@ function go(name, params) {
 
 // ------------------------------------------------------------------------------- data
 
+async function post(name, body) {
+  const query = TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : "";
+  const response = await fetch(`/api/${name}${query}`, {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const found = await response.json();
+  if (!response.ok) throw new Error(found.error || response.statusText);
+  return found;
+}
+
+function annotateUrl() {
+  return TOKEN ? `annotate/?token=${encodeURIComponent(TOKEN)}` : "annotate/";
+}
+
 async function api(name, params) {
   if (BUNDLE) return local(name, params);
   const query = new URLSearchParams(params);
@@ -300,7 +316,29 @@ async function viewPairs(params) {
     el("span", { id: "total", "data-total": doc.total, text: `${doc.total} pairs · page ${doc.page} of ${doc.pages}` }));
   return [el("h2", { text: `Pairs of ${runs.join(", ")}` }), filterForm(params, doc, runs),
     el("p", { class: "note", text: "✓ agrees with people · ✗ prefers the other image · = scores tied · ! not scored · ~ people tied" }),
+    BUNDLE ? null : queueBox(query, doc.total),
     pager, table];
+}
+
+// the current filter's pairs to people: POST /api/queue, then the annotation page
+function queueBox(query, total) {
+  const result = el("span", { id: "queue-result" });
+  const send = async () => {
+    result.replaceChildren("sending…");
+    try {
+      const found = await post("queue", { ...query, page: undefined });
+      const q = found.queue;
+      const more = q.left_out ? ` (${q.left_out} more left out)` : "";
+      result.replaceChildren(
+        `${q.pairs} pairs of ${q.prompts} prompts queued, the judges' most split first${more}; ` +
+        `${q.answers_already} answers already in ${found.votes}. `,
+        el("a", { id: "open-queue", href: annotateUrl(), text: "Open the annotation page" }));
+    } catch (error) {
+      result.replaceChildren(el("span", { class: "error", text: String(error.message || error) }));
+    }
+  };
+  return el("p", { class: "queue" },
+    el("button", { id: "to-queue", text: `Annotate these ${total} pairs`, disabled: !total, onclick: send }), " ", result);
 }
 
 function sideCard(side) {
