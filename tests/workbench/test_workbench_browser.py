@@ -285,3 +285,53 @@ def test_a_filters_pairs_go_to_the_annotation_queue_and_kappa_follows_the_votes(
         shot(page, "workbench-annotate.png")
         assert errors == []
         page.close()
+
+
+def test_the_runs_page_follows_a_run_in_progress_as_its_answers_arrive(browser, swapped, tmp_path):
+    import shutil
+
+    from titjudge.files import atomic_write
+    from titjudge.records import ItemResult, Progress
+    from titjudge.records.items import Item
+    from titjudge.records.outcomes import Described, JudgeOutcome
+    from titjudge.report.live import LIVE_FILE, LiveState
+
+    root = tmp_path / "runs"
+    shutil.copytree(swapped, root)
+    staging = root / "swap" / ".20991231T000000Z-0000.partial"
+    staging.mkdir()
+    progress = Progress(total=16)
+    state = LiveState("swap", progress)
+
+    def answered(n: int) -> None:
+        item = Item(f"P1_m{n}", "P1", "p", tmp_path / "x.png", "m1")
+        outcome = JudgeOutcome("judge", "ok", score=0.5, rationale=f"<b>rationale {n}</b>")
+        state.item(ItemResult(item, Described("d"), [outcome]))
+        progress.done += 1
+        atomic_write(staging / LIVE_FILE, json.dumps(state.doc()))
+
+    answered(1)
+    with WorkbenchServer(root) as server:
+        page, errors = opened(browser, server.url + "/#/runs")
+        # the staging dir sorts first (a hidden name): r1; the finished runs r2, r3
+        page.locator("#runs input[data-run='r2']").check()  # kept ticked across refreshes
+        live = "section.live[data-run='r1'] [data-field='live-progress']"
+        assert page.text_content(live).startswith(" 1 / 16 items (6%), 0 failed")
+        for n in range(2, 5):
+            answered(n)
+        page.wait_for_function(
+            "sel => document.querySelector(sel).textContent.startsWith(' 4 / 16 items')",
+            arg=live,
+        )
+        rows = page.locator("section.live li[data-item]")
+        assert rows.first.get_attribute("data-item") == "P1_m4"  # the latest first
+        assert "<b>rationale 4</b>" in rows.first.text_content()  # as text, not markup
+        assert page.locator("section.live b").count() == 0
+        assert page.locator("#runs input[data-run='r2']").is_checked()
+        # the run finishes: its staging dir goes, its run dir comes, the page says so
+        shutil.rmtree(staging)
+        shutil.copytree(run_dirs(swapped)[0], root / "swap" / "20991231T000000Z-0000")
+        page.wait_for_function("() => !document.querySelector('section.live')")
+        page.wait_for_selector("#runs input[data-run='r4']")
+        assert errors == []
+        page.close()

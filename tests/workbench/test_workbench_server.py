@@ -107,9 +107,12 @@ def test_a_run_in_progress_is_listed_as_such(tmp_path, swapped):
 
     root = tmp_path / "runs"
     shutil.copytree(swapped, root)
-    (root / "swap" / "20991231T000000Z-0000.partial").mkdir()
+    from titjudge.report.runs import stage_run
     from titjudge.workbench.catalog import Catalog
     from titjudge.workbench.views import runs_view
 
+    staged = stage_run(history=root / "swap")  # the staging dir a run writes into
+    assert staged.staging.name.startswith(".") and staged.staging.is_dir()
     runs = runs_view(Catalog.find(root))["runs"]
-    assert [r.get("in_progress") for r in runs] == [False, False, True]
+    assert [r["in_progress"] for r in runs] == [True, False, False]  # hidden names sort first
+    assert runs[0]["live"] is None  # no live.json: nothing but "in progress" to say

@@ -102,6 +102,8 @@ class Progress:
     #: (the hub's, `ModelHub.stopped`), named from the moment they stop
     stopped: Callable[[], list[str]] = list
     on_update: Callable[[Progress], None] | None = None
+    #: called with each item's result as it is done (the live record, `report.live`)
+    on_item: Callable[[ItemResult], None] | None = None
     #: called once when a phase ends, with the phase's name (described, judged, pairs)
     on_phase_end: Callable[[Progress, str], None] | None = None
     clock: Callable[[], float] = time.monotonic
@@ -119,6 +121,8 @@ class Progress:
     def item_done(self, result: ItemResult) -> None:
         self.done += 1
         self.failed_items += result.failed
+        if self.on_item is not None:
+            self.on_item(result)
         self._updated("judged" if self.done == self.total else None)
 
     def pairs_begin(self, total: int) -> None:

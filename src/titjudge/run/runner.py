@@ -36,6 +36,7 @@ from titjudge.records.public_set import PublicSet
 from titjudge.records.run_record import RunRecord
 from titjudge.records.summary import StoppedModel
 from titjudge.report import run_dir, runs
+from titjudge.report.live import LiveRecord
 from titjudge.report.progress import RECORD_INTERVAL, ProgressDisplay
 from titjudge.report.record import (
     answered_models,
@@ -229,7 +230,7 @@ async def _run_staged(
         display = ProgressDisplay(
             ctx.progress, show=progress is not None, title=shown.title, interval=shown.interval
         )
-        async with display:
+        async with LiveRecord(out_dir, config.name, ctx.progress), display:
             evaluation = await _run_items(items, ctx, config.run.concurrency)
         # once, after the graph: a model is loaded (and its facts known) only once a call
         # misses the cache

@@ -3,17 +3,19 @@ asked for and kept.
 
 A run dir is a folder holding items.jsonl (what `titjudge run` writes); an ablation grid's
 rows are run dirs under `<grid>/rows/`, so they are found like any other. A folder whose name
-ends in `.partial` is a run still in progress (or one that died): it is listed as such, with
-nothing read from it. Each run is known to the app by a short id (`r1`, `r2`, ... in the
-order of their paths), never by a path a request names, so a request can reach no file but
-the runs' own.
+ends in `.partial` (a run's staging dir, `.<run id>.partial`) is a run still in progress (or
+one that died): it is listed as such, with its live record (`report.live`: live.json, the
+newest under it, a grid's row's) and nothing else read from it. `refresh` looks again (the
+runs page asks on every visit and while a run is in progress): a run that finished appears,
+its staging dir goes. Each run is known to the app by a short id (`r1`, `r2`, ... in the
+order they were found), never by a path a request names, so a request can reach no file but
+the runs' own; an id, once given, stays the run's while the app lasts.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,23 @@ class RunRef:
     _record: RunRecord | None = field(default=None, repr=False)
     _audit: AuditData | None = field(default=None, repr=False)
     _by_key: dict[str, AuditPair] | None = field(default=None, repr=False)
+
+    @property
+    def live(self) -> dict[str, Any] | None:
+        """A run in progress: its newest live.json (None for a finished run, or one that
+        writes none: an old titjudge's, or one killed outright)."""
+        if not self.in_progress:
+            return None
+        from titjudge.report.live import LIVE_FILE, read_live
+
+        found = [p for p in self.path.glob(f"**/{LIVE_FILE}") if p.is_file()]
+        if not found:
+            return None
+        try:
+            newest = max(found, key=lambda p: p.stat().st_mtime)
+        except OSError:  # replaced while looked at
+            return None
+        return read_live(newest)
 
     @property
     def record(self) -> RunRecord:
@@ -85,6 +104,9 @@ class Catalog:
     rows: dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]] = field(
         default_factory=dict, repr=False
     )
+    #: ids of runs in progress that have since left (their ids are never given again)
+    gone: list[str] = field(default_factory=list, repr=False)
+    by_id: dict[str, RunRef] = field(default_factory=dict, repr=False)
 
     @classmethod
     def find(cls, root: Path) -> Catalog:
@@ -100,15 +122,29 @@ class Catalog:
                 f"{root}: no run under it (a run dir holds items.jsonl; make one with "
                 "`titjudge run`)"
             )
-        runs = []
-        for number, path in enumerate(found, 1):
-            label = path.relative_to(root).as_posix() if path != root else root.name
-            runs.append(RunRef(f"r{number}", path, label, path.name.endswith(PARTIAL)))
-        return cls(root, runs)
+        catalog = cls(root, [])
+        catalog._add(found)
+        return catalog
 
-    @cached_property
-    def by_id(self) -> dict[str, RunRef]:
-        return {run.id: run for run in self.runs}
+    def _add(self, paths: list[Path]) -> None:
+        for path in paths:
+            label = path.relative_to(self.root).as_posix() if path != self.root else self.root.name
+            number = len(self.runs) + len(self.gone) + 1
+            self.runs.append(RunRef(f"r{number}", path, label, path.name.endswith(PARTIAL)))
+        self.by_id = {run.id: run for run in self.runs}
+
+    def refresh(self) -> None:
+        """Look under the root again: new runs get the next ids, a staging dir that is gone
+        (its run finished, or failed and was removed) leaves the list."""
+        found = sorted(_run_dirs(self.root)) if self.root.is_dir() else []
+        known = {run.path for run in self.runs}
+        still = set(found)
+        for run in [r for r in self.runs if r.in_progress and r.path not in still]:
+            self.runs.remove(run)
+            self.gone.append(run.id)
+        self._add([path for path in found if path not in known])
+        self.runs.sort(key=lambda run: int(run.id[1:]))
+        self.by_id = {run.id: run for run in self.runs}
 
     def get(self, run_id: str) -> RunRef:
         """The run of this id; an unknown id is a DataError (the API's 404)."""
@@ -140,7 +176,10 @@ def _run_dirs(root: Path) -> list[Path]:
             found.append(here)
             dirs[:] = []  # a run's own folders hold no other run
             continue
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith("."))
+        # a staging dir is hidden (`.<run id>.partial`): the one hidden folder walked into
+        dirs[:] = sorted(
+            d for d in dirs if d not in SKIPPED and (not d.startswith(".") or d.endswith(PARTIAL))
+        )
     return found
 
 

@@ -49,7 +49,7 @@ def run_entry(run: RunRef) -> dict[str, Any]:
     says why, a run in progress says so)."""
     entry: dict[str, Any] = {"id": run.id, "label": run.label, "in_progress": run.in_progress}
     if run.in_progress:
-        return entry
+        return {**entry, "live": run.live}
     try:
         record = run.record
     except DataError as exc:
@@ -96,6 +96,9 @@ def run_entry(run: RunRef) -> dict[str, Any]:
 
 
 def runs_view(catalog: Catalog) -> dict[str, Any]:
+    """Every run, looked for again first (a run that finished since appears; one in progress
+    shows its live record)."""
+    catalog.refresh()
     return {"root": str(catalog.root), "runs": [run_entry(run) for run in catalog.runs]}
 
 

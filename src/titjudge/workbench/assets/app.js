@@ -192,9 +192,41 @@ function selected(params, doc) {
   return doc.runs.filter((r) => !r.in_progress && !r.problem).map((r) => r.id);
 }
 
+function liveBlock(run) {
+  const live = run.live;
+  if (!live) return el("p", { class: "note", text: `${run.id} ${run.label}: in progress (no live record: an older titjudge, or a run that died)` });
+  const share = live.total ? Math.round((100 * live.done) / live.total) : 0;
+  const bar = el("progress", { max: Math.max(live.total, 1), value: live.done, "data-run": run.id });
+  const eta = live.eta_seconds === null ? "" : ` · about ${Math.round(live.eta_seconds)} s left`;
+  const pairs = live.pairs_total ? ` · pairs ${live.pairs_done} / ${live.pairs_total}` : "";
+  const judges = el("table", { class: "live-judges", "data-run": run.id }, el("tr", {}, ["judge", "ok", "fallback", "failed", "mean score"].map((h) => el("th", { text: h }))),
+    Object.entries(live.judges).map(([name, j]) => el("tr", { "data-judge": name }, el("td", { text: name }),
+      [j.ok, j.fallback, j.failed].map((n) => el("td", { class: "num", text: n })), el("td", { class: "num", text: num(j.mean_score) }))));
+  const recent = el("ul", { class: "live-recent", "data-run": run.id }, [...live.recent].reverse().map((a) => el("li", { "data-item": a.item_id },
+    `${a.item_id} · ${a.judge}: `, el("strong", { text: a.status === "failed" ? "failed" : num(a.score) }),
+    a.answered_by.length ? ` (${a.answered_by.join(", ")})` : "",
+    a.rationale ? el("span", { class: "rationale", text: ` — ${a.rationale}` }) : null,
+    a.error ? el("span", { class: "error", text: ` — ${a.error}` }) : null)));
+  return el("section", { class: "live", "data-run": run.id },
+    el("h3", { text: `${run.id} ${live.name} is running (${run.label})` }),
+    el("p", { "data-field": "live-progress" }, bar, ` ${live.done} / ${live.total} items (${share}%), ${live.failed_items} failed${pairs}${eta} · ${live.calls} calls, ${live.cost_text}` +
+      (live.stopped.length ? ` · stopped: ${live.stopped.join(", ")}` : "") + ` · updated ${live.updated}`),
+    judges, el("h4", { text: "Latest answers" }), recent);
+}
+
+let LIVE_TIMER = null;
+
 async function viewRuns(params) {
+  RUNS = null;  // the runs page looks again every time (a run may have finished)
   const doc = await runsDoc();
-  const chosen = new Set(ids(params.get("sel")));
+  if (LIVE_TIMER) { clearTimeout(LIVE_TIMER); LIVE_TIMER = null; }
+  const running = doc.runs.filter((r) => r.in_progress);
+  if (running.length && !BUNDLE) {
+    LIVE_TIMER = setTimeout(() => { if (route().name === "runs") render(); }, 2000);
+  }
+  // what is ticked stays ticked when the page looks again (a run in progress refreshes it)
+  const ticked = [...document.querySelectorAll("#runs input:checked")].map((b) => b.value);
+  const chosen = new Set([...ids(params.get("sel")), ...ticked]);
   const boxes = [];
   const table = el("table", { id: "runs" },
     el("tr", {}, ["", "run", "name", "items", "failed", "cost", "status", "variant", "kind", "model (answered by)",
@@ -240,7 +272,7 @@ async function viewRuns(params) {
     el("button", { id: "to-pictures", text: "Pictures", onclick: () => go("pictures", { runs: picked().join(",") || selected(params, doc).join(",") }) }),
     el("span", { id: "message", class: "error" }));
   const notes = doc.runs.filter((r) => r.dataset).map((r) => el("p", { class: "note", text: `${r.id}: ${r.dataset}` }));
-  return [el("h2", { text: `Runs under ${doc.root}` }), actions, table, notes];
+  return [el("h2", { text: `Runs under ${doc.root}` }), running.map(liveBlock), actions, table, notes];
 }
 
 function alertLine(text) {
