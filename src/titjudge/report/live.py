@@ -126,9 +126,7 @@ class LiveRecord:
     """`async with LiveRecord(staging, name, progress)`: live.json kept while the run lasts,
     removed at the end (whatever the end)."""
 
-    def __init__(
-        self, staging: Path, name: str, progress: Progress, interval: float | None = None
-    ):
+    def __init__(self, staging: Path, name: str, progress: Progress, interval: float | None = None):
         self.path = Path(staging) / LIVE_FILE
         self.state = LiveState(name, progress)
         self.interval = LIVE_INTERVAL if interval is None else interval
