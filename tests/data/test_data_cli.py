@@ -72,7 +72,9 @@ def test_aggregate_votes_reports_unresolved_rows(
     votes.write_text(VOTES)
     out = tmp_path / "pairs.csv"
     assert main(["data", "aggregate-votes", str(votes), "--out", str(out)]) == 0
-    assert out.read_text() == "prompt_id,item_a,item_b,winner\np1,a,b,a\np1,b,c,b\n"
+    assert out.read_text() == (  # each pair with the votes that decided it
+        "prompt_id,item_a,item_b,winner,votes_a,votes_b,votes_tie\np1,a,b,a,10,5,0\np1,b,c,b,7,6,2\n"
+    )
     captured = capsys.readouterr()
     assert "strong consensus       1" in captured.out and "unresolved (left out)  1" in captured.out
     assert f"{votes}:3: p1 a vs c (votes a/b/tie 7/6/2)" in captured.err
@@ -93,7 +95,7 @@ def test_aggregate_votes_panel_size(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["data", "aggregate-votes", str(votes), "--out", out]) == 2
     assert f"{votes}:3: votes add up to 9 but the panel has 15" in capsys.readouterr().err
     assert main(["data", "aggregate-votes", str(votes), "--out", out, "--panel-size", "any"]) == 0
-    assert Path(out).read_text().splitlines()[2] == "p1,a,c,a"  # 6 of 9 is a strong consensus
+    assert Path(out).read_text().splitlines()[2] == "p1,a,c,a,6,2,1"  # 6 of 9: strong consensus
     assert (
         main(["data", "aggregate-votes", str(votes), "--out", out, "--panel-size", "fifteen"]) == 2
     )

@@ -200,3 +200,33 @@ def test_incomplete_expert_columns(tmp_path: Path) -> None:
         match=err(path, 1, "expert columns must be all of expert_1..expert_3; missing expert_3"),
     ):
         load_votes(path)
+
+
+def test_a_pairs_files_votes_are_read_back_as_written_and_not_part_of_the_pair(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pairs.csv"
+    pairs = [HumanPair("p1", "a", "b", "a", (7, 2, 1)), HumanPair("p1", "a", "c", "tie", None)]
+    write_pairs(pairs, path)
+    assert path.read_text().splitlines() == [
+        "prompt_id,item_a,item_b,winner,votes_a,votes_b,votes_tie",
+        "p1,a,b,a,7,2,1",
+        "p1,a,c,tie,,,",
+    ]
+    back = load_pairs(path)
+    assert [p.votes for p in back] == [(7, 2, 1), None]
+    assert back == [HumanPair("p1", "a", "b", "a"), HumanPair("p1", "a", "c", "tie")]
+    write_pairs([HumanPair("p1", "a", "b", "a")], path)  # no votes: the four columns only
+    assert path.read_text() == "prompt_id,item_a,item_b,winner\np1,a,b,a\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [("p1,a,b,a,7,,1", "filled together or not at all"), ("p1,a,b,a,7,x,1", "votes_b")],
+)
+def test_a_bad_votes_cell_is_one_line_naming_the_row(tmp_path: Path, row: str, says: str) -> None:
+    path = tmp_path / "pairs.csv"
+    path.write_text(f"prompt_id,item_a,item_b,winner,votes_a,votes_b,votes_tie\n{row}\n")
+    with pytest.raises(DataError, match=says) as found:
+        load_pairs(path)
+    assert f"{path}:2" in str(found.value)

@@ -81,7 +81,9 @@ def test_an_import_keeps_each_image_once_and_each_pair_by_the_sets_labels(tmp_pa
     cat_pair = by_prompt[cat]
     winner = cat_pair.item_a if cat_pair.winner == "a" else cat_pair.item_b
     assert winner == x_item.item_id  # 2 votes to 0
-    assert by_prompt[dog].winner == "tie"
+    # the votes that decided each pair, kept in pairs.csv: rows 0 and 1 merged, 2-0
+    assert cat_pair.votes == ((2, 0, 0) if cat_pair.winner == "a" else (0, 2, 0))
+    assert by_prompt[dog].winner == "tie" and by_prompt[dog].votes == (0, 0, 1)
     v_item = next(i for i in items.values() if i.prompt_id == long and i.t2i_model == "dalle-2")
     long_pair = by_prompt[long]
     assert (long_pair.item_b if long_pair.winner == "b" else long_pair.item_a) == v_item.item_id
@@ -311,6 +313,28 @@ def test_a_broken_dataset_file_is_one_line_before_the_run(tmp_path, capsys):
     assert not (tmp_path / "runs").exists()
 
 
+def assert_imports_as_the_parquet(source: Path, tmp_path: Path) -> None:
+    """`source` (the same ROWS in another layout) imports to the counts and the pairs.csv,
+    byte for byte, that the parquet snapshot of ROWS imports to."""
+    other = import_public(
+        str(source), "pickapic-v2", tmp_path / "other", ImportOptions(), say=lambda _: None
+    )
+    parquet = import_public(
+        str(snapshot(tmp_path / "snap")),
+        "pickapic-v2",
+        tmp_path / "p",
+        ImportOptions(),
+        say=lambda _: None,
+    )
+    assert (other.rows, other.pairs, other.dropped) == (
+        parquet.rows,
+        parquet.pairs,
+        parquet.dropped,
+    )
+    pairs = (tmp_path / "other" / "pairs.csv").read_bytes()
+    assert pairs == (tmp_path / "p" / "pairs.csv").read_bytes()
+
+
 def test_a_save_to_disk_folder_of_arrow_streams_imports_as_its_parquet_does(tmp_path):
     """The `datasets` library's save_to_disk layout (its arrow_dataset.py / arrow_writer.py:
     `<split>/data-00000-of-00001.arrow`, Arrow IPC streams written by RecordBatchStreamWriter,
@@ -326,24 +350,7 @@ def test_a_save_to_disk_folder_of_arrow_streams_imports_as_its_parquet_does(tmp_
         for batch in found.to_batches(max_chunksize=3):  # several batches, as datasets writes
             writer.write_batch(batch)
     (folder / "state.json").write_text("{}")
-    arrow = import_public(
-        str(tmp_path / "saved"), "pickapic-v2", tmp_path / "a", ImportOptions(), say=lambda _: None
-    )
-    parquet = import_public(
-        str(snapshot(tmp_path / "snap")),
-        "pickapic-v2",
-        tmp_path / "p",
-        ImportOptions(),
-        say=lambda _: None,
-    )
-    assert (arrow.rows, arrow.pairs, arrow.dropped) == (
-        parquet.rows,
-        parquet.pairs,
-        parquet.dropped,
-    )
-    assert (tmp_path / "a" / "pairs.csv").read_bytes() == (
-        tmp_path / "p" / "pairs.csv"
-    ).read_bytes()
+    assert_imports_as_the_parquet(tmp_path / "saved", tmp_path)
 
 
 def test_webdataset_tar_shards_import_as_the_parquet_does(tmp_path):
@@ -374,21 +381,4 @@ def test_webdataset_tar_shards_import_as_the_parquet_does(tmp_path):
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 archive.addfile(info, io.BytesIO(data))
-    tarred = import_public(
-        str(tmp_path / "wds"), "pickapic-v2", tmp_path / "t", ImportOptions(), say=lambda _: None
-    )
-    parquet = import_public(
-        str(snapshot(tmp_path / "snap")),
-        "pickapic-v2",
-        tmp_path / "p",
-        ImportOptions(),
-        say=lambda _: None,
-    )
-    assert (tarred.rows, tarred.pairs, tarred.dropped) == (
-        parquet.rows,
-        parquet.pairs,
-        parquet.dropped,
-    )
-    assert (tmp_path / "t" / "pairs.csv").read_bytes() == (
-        tmp_path / "p" / "pairs.csv"
-    ).read_bytes()
+    assert_imports_as_the_parquet(tmp_path / "wds", tmp_path)

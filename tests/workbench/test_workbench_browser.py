@@ -38,6 +38,18 @@ def run_dirs(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob("items.jsonl"))
 
 
+def human_pairs(run: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """The run's pairs file's rows by (item_a, item_b), as the file has them."""
+    config = (run / "config.yaml").read_text()
+    pairs_file = next(
+        Path(line.split(":", 1)[1].strip().strip("'\""))
+        for line in config.splitlines()
+        if line.strip().startswith("human_pairs:")
+    )
+    with pairs_file.open() as handle:
+        return {(row["item_a"], row["item_b"]): row for row in csv.DictReader(handle)}
+
+
 def outcomes(run: Path) -> dict[str, str]:
     """Per pair key: agree / wrong (disagree or tie) / tie (human), from the run's files."""
     scores = {}
@@ -179,6 +191,14 @@ def test_a_pairs_rationales_from_both_runs_are_side_by_side(browser, where, swap
             lines[(item_a, "judge")]["rationale"],
             lines[(item_b, "judge")]["rationale"],
         ]
+    # people's votes and margin, as the pairs file keeps them (in the key's image order)
+    rows = human_pairs(runs[0])
+    human = rows.get((item_a, item_b)) or rows[(item_b, item_a)]
+    votes = [int(human[k]) for k in ("votes_a", "votes_b", "votes_tie")]
+    if human["item_a"] != item_a:
+        votes = [votes[1], votes[0], votes[2]]
+    assert f"{votes[0]}–{votes[1]}" in page.text_content("#people")
+    assert f"margin {abs(votes[0] - votes[1])} of {sum(votes)}" in page.text_content("#people")
     # both runs' blocks sit in one page: the lexical one and the LLM one
     assert page.locator(".variant").count() == 2
     widths = page.eval_on_selector_all(".images img", "imgs => imgs.map(i => i.naturalWidth)")

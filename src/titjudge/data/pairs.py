@@ -24,6 +24,8 @@ from titjudge.files import atomic_open, read_text
 from titjudge.records.items import HumanPair, Item, RankRow, Vote, Winner
 
 PAIR_FIELDS = ("prompt_id", "item_a", "item_b", "winner")
+#: optional columns of a pairs file: the judgements that decided each pair
+PAIR_VOTE_FIELDS = ("votes_a", "votes_b", "votes_tie")
 RANK_FIELDS = ("prompt_id", "item_id", "rank")
 VOTE_FIELDS = ("prompt_id", "item_a", "item_b", "votes_a", "votes_b", "votes_tie")
 EXPERT_FIELDS = ("expert_1", "expert_2", "expert_3")
@@ -128,8 +130,20 @@ def load_pairs(path: Path, items: Mapping[str, Item] | None = None) -> list[Huma
         check_pair_ids(item_a, item_b, path, number, seen)
         if items is not None:
             check_pair_items(prompt_id, item_a, item_b, items, loc)
-        pairs.append(HumanPair(prompt_id, item_a, item_b, winner))
+        pairs.append(HumanPair(prompt_id, item_a, item_b, winner, _pair_votes(row, loc)))
     return pairs
+
+
+def _pair_votes(row: dict[str, str], loc: str) -> tuple[int, int, int] | None:
+    """A pairs row's votes_a / votes_b / votes_tie, where its file has all three and the row
+    fills them (all or none: a row with some is a DataError)."""
+    cells = [row.get(key) for key in PAIR_VOTE_FIELDS]
+    if any(cell is None for cell in cells) or not any(cells):
+        return None
+    if not all(cells):
+        raise DataError(f"{loc}: votes_a, votes_b and votes_tie are filled together or not at all")
+    a, b, tie = (_count(row, key, loc) for key in PAIR_VOTE_FIELDS)
+    return a, b, tie
 
 
 def check_pair_items(
@@ -171,7 +185,16 @@ def check_pairs_known(
 
 
 def write_pairs(pairs: Iterable[HumanPair], path: Path) -> None:
-    write_csv(path, PAIR_FIELDS, ((p.prompt_id, p.item_a, p.item_b, p.winner) for p in pairs))
+    """A pairs file; with votes_a / votes_b / votes_tie where any pair carries its votes."""
+    pairs = list(pairs)
+    if not any(p.votes is not None for p in pairs):
+        write_csv(path, PAIR_FIELDS, ((p.prompt_id, p.item_a, p.item_b, p.winner) for p in pairs))
+        return
+    write_csv(
+        path,
+        PAIR_FIELDS + PAIR_VOTE_FIELDS,
+        ((p.prompt_id, p.item_a, p.item_b, p.winner, *(p.votes or ("", "", ""))) for p in pairs),
+    )
 
 
 # --------------------------------------------------------------------------- ranks

@@ -127,7 +127,13 @@ def aggregate_votes(votes: Sequence[Vote], panel_size: int | None = None) -> Agg
     fixed = VoteThresholds.for_panel(panel_size) if panel_size is not None else None
     decisions = [decide(vote, fixed) for vote in votes]
     pairs = [
-        HumanPair(d.vote.prompt_id, d.vote.item_a, d.vote.item_b, d.winner)
+        HumanPair(
+            d.vote.prompt_id,
+            d.vote.item_a,
+            d.vote.item_b,
+            d.winner,
+            (d.vote.votes_a, d.vote.votes_b, d.vote.votes_tie),
+        )
         for d in decisions
         if d.winner is not None
     ]

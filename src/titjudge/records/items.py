@@ -6,7 +6,7 @@ I/O. Loaders and writers live in the sibling modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +33,10 @@ class HumanPair:
     item_a: str
     item_b: str
     winner: Winner
+    #: the judgements that decided it (votes for a, for b, ties), where the pairs file keeps
+    #: them (`data aggregate-votes` and the public sets' imports write them); not part of
+    #: the pair's identity
+    votes: tuple[int, int, int] | None = field(default=None, compare=False)
 
     @property
     def pair_id(self) -> str:

@@ -223,6 +223,7 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
                 "words": len(prompt.split()),
                 "models": [audit.items[a].t2i_model, audit.items[b].t2i_model],
                 "winner": winner,
+                "votes": key_votes(pair, a),
                 "outcomes": outcomes,
                 "sides": sides,
                 "runs": [r for r in run_ids if key in indexes[r]],
@@ -234,6 +235,15 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
 
 def _winner(pair: HumanPair) -> str:
     return pair.item_a if pair.winner == "a" else pair.item_b
+
+
+def key_votes(pair: HumanPair, first: str) -> list[int] | None:
+    """The pair's human votes in the key's order (for the key's a, for its b, ties), where
+    the pairs file keeps them; None otherwise."""
+    if pair.votes is None:
+        return None
+    a, b, tie = pair.votes
+    return [a, b, tie] if pair.item_a == first else [b, a, tie]
 
 
 def preferred_side(pair: HumanPair, verdict: AuditVerdict, first: str) -> str | None:
@@ -414,6 +424,7 @@ def pair_view(catalog: Catalog, key: str, run_ids: Sequence[str]) -> dict[str, A
                 "winner": pair.winner
                 if pair.winner == "tie"
                 else ("a" if _winner(pair) == a else "b"),
+                "votes": key_votes(pair, a),
                 "images": [
                     {
                         "item_id": i,

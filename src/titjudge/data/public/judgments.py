@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from titjudge.data.pairs import PAIR_FIELDS, RANK_FIELDS, format_rank
+from titjudge.data.pairs import PAIR_FIELDS, PAIR_VOTE_FIELDS, RANK_FIELDS, format_rank
 from titjudge.data.public.presets import GroupRank, Label, Ranks, RatedImages, Rating
 from titjudge.files import atomic_open
 from titjudge.records.items import Item, Winner
@@ -178,13 +178,13 @@ class Judgments:
     def _write_pairs(self, path: Path) -> None:
         with self._staged.open(encoding="utf-8") as staged, atomic_open(path) as handle:
             writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(PAIR_FIELDS)
+            writer.writerow(PAIR_FIELDS + PAIR_VOTE_FIELDS)
             for number, line in enumerate(staged):
                 prompt_id, item_a, item_b = line.rstrip("\n").split("\t")
                 a, b = self._a[number], self._b[number]
                 winner = "a" if a > b else "b" if b > a else "tie"
                 self.tallied.ties += winner == "tie"
-                writer.writerow((prompt_id, item_a, item_b, winner))
+                writer.writerow((prompt_id, item_a, item_b, winner, a, b, self._tie[number]))
         self.tallied.pairs = len(self._a)
         self.tallied.files.append(path.name)
 

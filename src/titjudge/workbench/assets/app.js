@@ -27,6 +27,13 @@ function el(tag, attrs, ...children) {
 
 const pct = (x) => (x === null || x === undefined ? "n/a" : (100 * x).toFixed(2) + "%");
 const num = (x) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(4));
+// people's verdict with its margin where the pairs file keeps the votes: "A 7-2 (1 tie)"
+function people(winner, votes) {
+  const said = winner === "tie" ? "tie" : `${winner.toUpperCase()} preferred`;
+  if (!votes) return said;
+  const ties = votes[2] ? ` (${votes[2]} tie${votes[2] === 1 ? "" : "s"})` : "";
+  return `${said}, ${votes[0]}–${votes[1]}${ties}`;
+}
 const ci = (pair) => (pair ? `[${pct(pair[0])}, ${pct(pair[1])}]` : "");
 
 function route() {
@@ -339,7 +346,7 @@ async function viewPairs(params) {
     table.append(el("tr", { "data-key": row.key },
       el("td", { class: "num", text: (doc.page - 1) * PAGE_SIZE + i + 1 }), el("td", {}, link),
       el("td", { class: "num", text: row.words }), el("td", { text: row.models.join(" / ") }),
-      el("td", { text: row.winner === "tie" ? "tie" : `${row.winner.toUpperCase()} preferred` }),
+      el("td", { "data-field": "people", text: people(row.winner, row.votes) }),
       row.outcomes.map((o, j) => el("td", { class: `outcome-${o || "none"}`, "data-column": doc.columns[j].label, "data-outcome": o || "", title: o || "not in this run", text: o ? SYMBOL[o] : "" }))));
   });
   const pager = el("p", { class: "pager" },
@@ -399,7 +406,9 @@ async function viewPair(params) {
       v.judged ? v.judged.map((o) => el("div", { class: "card rationale", text: `order ${o.first} then ${o.second}: chose ${o.winner ?? "nothing (failed)"}${o.rationale ? " — " + o.rationale : ""}${o.error ? " — " + o.error : ""}` })) : null))));
   return [el("h2", { text: "Pair" }),
     el("p", { id: "prompt", class: "rationale", text: doc.prompt }),
-    el("p", { text: doc.winner === "tie" ? "People: a tie" : `People preferred ${doc.winner.toUpperCase()}` }),
+    el("p", { id: "people", text: doc.votes
+      ? `People: ${people(doc.winner, doc.votes)} (votes for A–B; margin ${Math.abs(doc.votes[0] - doc.votes[1])} of ${doc.votes[0] + doc.votes[1] + doc.votes[2]})`
+      : (doc.winner === "tie" ? "People: a tie" : `People preferred ${doc.winner.toUpperCase()} (the pairs file keeps no vote counts)`) }),
     images, runs];
 }
 
