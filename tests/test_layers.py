@@ -28,7 +28,6 @@ READERS = (
     "titjudge.metrics.summary",
     "titjudge.report.run_dir",
     "titjudge.report.audit.load",
-    "titjudge.report.audit.html",
     "titjudge.report.audit.terminal",
     "titjudge.annotate.session",
     "titjudge.annotate.status",

@@ -29,7 +29,7 @@ BESIDE_THE_CODE = {
 }
 #: each picture in the docs and the test that makes it
 SCREENSHOTS = {
-    "audit.png": "tests/audit/test_audit_browser.py",
+    "audit.png": "tests/audit/test_audit_page.py",
     "annotate.png": "tests/annotate/test_annotate_browser.py",
     "table4.png": "tests/ablation/test_ablation_grid.py",
     "workbench-runs.png": "tests/workbench/test_workbench_browser.py",

@@ -24,7 +24,6 @@ from titjudge.report.audit.data import (
     sort_key,
     sorted_pairs,
 )
-from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
 
@@ -130,10 +129,9 @@ def test_round_digits_defines_metric_ties() -> None:
 
 def test_filters_and_their_option_lists(handmade_run: Path) -> None:
     data = load_audit(handmade_run)
-    payload = build_payload(data, {})  # what the page's filters choose from
-    assert [v["name"] for v in payload["variants"]] == ["llm", "emb"]
-    assert payload["models"] == ["m1", "m2", "m3"]
-    assert [p for p, _ in payload["prompts"]] == ["P1", "P2"]
+    assert data.variants == ["llm", "emb"]  # what the filters choose from
+    assert sorted({i.t2i_model for i in data.items.values()}) == ["m1", "m2", "m3"]
+    assert sorted(data.prompts) == ["P1", "P2"]
     assert OUTCOMES == ("agree", "disagree", "metric_tie", "failed", "human_tie")
     assert ids(filter_pairs(data, "llm", "disagree")) == [2]
     assert ids(filter_pairs(data, "llm", "failed")) == [3, 5]

@@ -1,5 +1,6 @@
-"""The audit reads images as a run does: an image a run accepted gets its thumbnail, one that
-cannot be read gets a placeholder and one warning line, never a traceback.
+"""The audit's page (the workbench's bundle, `audit --html DIR`) reads images as a run does: an
+image a run accepted is bundled (reduced), one that cannot be read is left out with one
+warning line and the page says so, never a traceback.
 
 Measured on main: `titjudge audit RUN --html page.html` on a run with a 20000x20000 image
 (which `run` accepts: the loader's limit is 40000x40000) died with Pillow's
@@ -10,10 +11,6 @@ no other test can have widened Pillow's process-wide limit first.
 
 from __future__ import annotations
 
-import base64
-import io
-import json
-import re
 import struct
 import subprocess
 import sys
@@ -65,42 +62,38 @@ def big_image_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_an_image_the_run_accepts_renders_and_a_bad_one_is_a_placeholder(
+def test_an_image_the_run_accepts_is_bundled_and_a_bad_one_is_left_out(
     big_image_run: Path, tmp_path: Path
 ) -> None:
+    from bundle_doc import read_bundle
+
+    from titjudge.workbench.bundle import BUNDLE_SIDE
+
     big = big_image_run.parent / "data" / "images" / "P1_m1.png"
     assert SIDE * SIDE <= MAX_PIXELS and decode_pixels(big) > 0  # the run's loader takes it
-    out = tmp_path / "page.html"
+    out = tmp_path / "page"
     done = subprocess.run(
         [sys.executable, "-m", "titjudge", "audit", str(big_image_run), "--html", str(out)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "DecompressionBomb" not in done.stderr
     # one line per unreadable image, naming it and why; nothing about the big one
-    warnings = [line for line in done.stderr.splitlines() if "no thumbnail" in line]
+    warnings = [line for line in done.stderr.splitlines() if "image left out" in line]
     assert len(warnings) == 2
     assert any("P1_m2.png: corrupt or truncated image" in line for line in warnings)
     assert any("P2_m3.png: image file not found" in line for line in warnings)
     assert "P1_m1" not in done.stderr
 
-    found = re.search(
-        r'<script type="application/json" id="audit-data">(.*?)</script>',
-        out.read_text(encoding="utf-8"),
-        re.S,
-    )
-    assert found is not None
-    payload = json.loads(found.group(1))
-    assert payload["run"]["n_missing_images"] == 2  # the page says so, and shows placeholders
-    thumbs = {item[0]: item[3] for item in payload["items"]}
-    assert thumbs["P1_m2"] == -1 and thumbs["P2_m3"] == -1
-    uri = payload["thumbs"][thumbs["P1_m1"]]
-    with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as thumb:
-        assert thumb.size == (128, 128)
-        assert thumb.convert("L").getpixel((64, 64)) < 64  # the black band, scaled down
-        assert thumb.convert("L").getpixel((64, 5)) > 192
+    pages = read_bundle(out)["item_pages"]["r1"]
+    assert pages["P1_m2"]["url"] is None and pages["P2_m3"]["url"] is None  # page: "could not"
+    with Image.open(out / pages["P1_m1"]["url"]) as shown:
+        assert shown.size == (BUNDLE_SIDE, BUNDLE_SIDE) and shown.format == "JPEG"
+        middle = BUNDLE_SIDE // 2
+        assert shown.convert("L").getpixel((middle, middle)) < 64  # the black band, scaled
+        assert shown.convert("L").getpixel((middle, 20)) > 192
 
 
 def test_thumbnails_and_the_run_refuse_the_same_images_alike(tmp_path: Path) -> None:

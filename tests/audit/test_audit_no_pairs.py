@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from bundle_doc import audit_bundle
 
 from titjudge.cli import main
-from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
 # every test reads a whole run made for it (nopairs_run in conftest.py)
@@ -63,15 +63,19 @@ def test_pair_views_and_unknown_items_exit_2(
     assert message in capsys.readouterr().err
 
 
-def test_page_data_holds_every_item_with_its_texts(nopairs_run: Path) -> None:
+def test_page_data_holds_every_item_with_its_texts(nopairs_run: Path, tmp_path: Path) -> None:
     data = load_audit(nopairs_run)
     assert data.pairs == [] and len(data.items) == 12
-    payload = build_payload(data, {})
-    assert payload["run"]["mode"] == "items" and payload["pairs"] == []
-    assert [item[0] for item in payload["items"]] == list(data.items)
-    texts = set(payload["texts"])
+    bundle = audit_bundle(nopairs_run, tmp_path / "page")
+    assert bundle["rows"] == [] and bundle["pairs"] == {} and bundle["pictures"] == {}
+    rows = bundle["items"]["r1"]
+    assert [row["item_id"] for row in rows] == list(data.items)
+    pages = bundle["item_pages"]["r1"]
     for line in _lines(nopairs_run):
-        assert line["description"] in texts and line["rationale"] in texts
-    (variant,) = payload["variants"]
-    scores = [line["score"] for line in _lines(nopairs_run)]
-    assert variant["n_ok"] == 12 and variant["mean"] == pytest.approx(sum(scores) / 12)
+        page = pages[line["item_id"]]
+        (variant,) = page["variants"]
+        assert page["description"] == line["description"]
+        assert (variant["rationale"], variant["score"]) == (line["rationale"], line["score"])
+        assert page["url"] is not None and (tmp_path / "page" / page["url"]).is_file()
+    (run,) = bundle["runs"]["runs"]
+    assert run["variants"] == [] and run["items"] == 12  # no pairs: no accuracy to show

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from bundle_doc import audit_bundle
 
 from titjudge.cli import main
-from titjudge.report.audit.html import build_payload
 from titjudge.report.audit.load import load_audit
 
 NOTE = (
@@ -62,10 +62,11 @@ def test_json_and_page_carry_the_origin(dead_judge_run: Path, capsys, tmp_path: 
         "stopped": True,
     }
     assert variants["lexical"]["origin"]["fallback_share"] == 0.0
-    payload = build_payload(load_audit(dead_judge_run), {})
-    page = {v["name"]: v for v in payload["variants"]}
+    (run,) = audit_bundle(dead_judge_run, tmp_path / "page")["runs"]["runs"]
+    page = {v["name"]: v for v in run["variants"]}
     assert page["tit_llm"]["origin_note"].startswith(NOTE)
-    assert page["tit_llm"]["fallback"] == "12 (100%)" and page["lexical"]["origin_note"] is None
+    assert (page["tit_llm"]["n_fallback"], page["tit_llm"]["fallback_share"]) == (12, "100%")
+    assert page["lexical"]["origin_note"] is None
 
 
 def test_a_run_from_before_origins_says_not_recorded_never_0_percent(handmade_run: Path, capsys):

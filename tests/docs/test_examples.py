@@ -110,7 +110,7 @@ def test_the_examples_marked_to_run_after_the_demo_run(
         else:
             _run_shell(example, monkeypatch, capsys)
         ran.append(example.page.name)
-    assert (tmp_path / "titjudge-demo" / "audit.html").is_file()  # the audit example wrote it
+    assert (tmp_path / "titjudge-demo" / "audit" / "index.html").is_file()  # the audit example
     assert ran.count("runs-and-analysis.md") >= 2 and "getting-started.md" in ran
 
 
@@ -192,6 +192,6 @@ def test_the_examples_marked_to_run_against_the_stand_ins_run(
     # runs/*/* matched LATEST and runs/a/<files> as well; it read every run of the config
     assert out.split()[0] == str(len([p for p in history.iterdir() if p.is_dir()]))
     assert "titjudge estimate configs/tit-llm-gemini.yaml" in ran
-    assert (checkout / "audit.html").is_file() and (checkout / "length.png").is_file()
+    assert (checkout / "audit" / "index.html").is_file() and (checkout / "length.png").is_file()
     assert (checkout / "runs" / "a" / "metrics.json").is_file()
     assert stand_ins.requests_for("gemini")  # what was sent reached the stand-in

@@ -82,9 +82,8 @@ def test_a_rerouted_judge_is_recorded_and_reported(fault_data, tmp_path, capsys)
 
     assert main(["audit", str(tmp_path / "cached")]) == 0
     assert REROUTED in _said(capsys)
-    html = tmp_path / "audit.html"
-    assert main(["audit", str(tmp_path / "cached"), "--html", str(html)]) == 0
-    assert REROUTED in html.read_text()
+    assert main(["audit", str(tmp_path / "cached"), "--html", str(tmp_path / "page")]) == 0
+    assert REROUTED in (tmp_path / "page" / "bundle.js").read_text()  # what the page shows
     item = _lines(tmp_path / "cached")[0]["item_id"]
     assert main(["audit", str(tmp_path / "cached"), "--item", item]) == 0
     assert "answered by: judge-v2" in _said(capsys)

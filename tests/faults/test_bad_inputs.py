@@ -140,8 +140,9 @@ def test_bad_manifest(case, fault_copy, server, tmp_path, capsys):
 
 
 def test_pair_naming_unknown_item(fault_copy, server, tmp_path, capsys):
-    with (fault_copy / "pairs.csv").open("a") as handle:
-        handle.write("p0001,p0001__ghost,p0001__synth-model-01,a\n")
+    columns = (fault_copy / "pairs.csv").read_text().splitlines()[0].count(",") + 1
+    with (fault_copy / "pairs.csv").open("a") as handle:  # a whole row, its votes left empty
+        handle.write("p0001,p0001__ghost,p0001__synth-model-01,a" + "," * (columns - 4) + "\n")
     code, _, err = run_cli(
         ["run", str(write_config(config(fault_copy, server.url, tmp_path), tmp_path))], capsys
     )

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from bundle_doc import read_bundle
 from doubles.server import FakeOpenAIServer, Reply
 from judge_helpers import ModesResponder, description_by_item, read_lines, run_config
 
@@ -161,15 +162,8 @@ def test_every_view_shows_the_records_accuracy(
     )
     audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
     audit_text = _cli(capsys, "audit", str(run_dir))
-    html_file = tmp_path / "audit.html"
-    _cli(capsys, "audit", str(run_dir), "--html", str(html_file))
-    page = json.loads(
-        re.search(
-            r'<script type="application/json" id="audit-data">(.*?)</script>',
-            html_file.read_text(),
-            re.S,
-        ).group(1)
-    )
+    _cli(capsys, "audit", str(run_dir), "--html", str(tmp_path / "page"))
+    (page,) = read_bundle(tmp_path / "page")["runs"]["runs"]
     page_variants = {v["name"]: v for v in page["variants"]}
     run_text = _cli(capsys, "metrics", str(run_dir))
     for name, entry in record.variants.items():
@@ -185,7 +179,7 @@ def test_every_view_shows_the_records_accuracy(
         counts = audit_json["variants"][name]["counts"]
         assert counts["agree"] == entry.n_correct, name
         assert counts["metric_tie"] == entry.n_metric_ties, name
-        assert page_variants[name]["counts"]["agree"] == entry.n_correct
+        assert page_variants[name]["n_correct"] == entry.n_correct
         assert f"{100 * accuracy:.1f}%" in _pct_cells(audit_text, name, 1), name
         assert f"{100 * accuracy:.2f}%" in _pct_cells(run_text, name, 2), name
     assert "pw: pairwise accuracy from its verdicts" in run_text and "first-shown" in run_text
@@ -232,9 +226,8 @@ def test_audit_names_each_variants_model_and_template(run_dir: Path, capsys, tmp
     from titjudge.prompts.loader import load_template
 
     audit_json = json.loads(_cli(capsys, "audit", str(run_dir), "--json"))
-    html_file = tmp_path / "audit.html"
-    _cli(capsys, "audit", str(run_dir), "--html", str(html_file))
-    page = html_file.read_text()
+    _cli(capsys, "audit", str(run_dir), "--html", str(tmp_path / "page"))
+    page = (tmp_path / "page" / "bundle.js").read_text()  # the documents the page shows
     metrics = json.loads((run_dir / "metrics.json").read_text())
     expected = {
         "tit_llm": ("litellm:openai/judge", load_template("judge_similarity").sha256),

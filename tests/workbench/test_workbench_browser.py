@@ -253,6 +253,17 @@ def test_hostile_strings_are_text_and_run_nothing_served_and_bundled(
             go(page, base + f"#/pair?key={shown_keys(page)[0]}&runs=r1")
             assert HOSTILE.split(" ")[0] in page.inner_text("body")
             assert page.evaluate("() => window.__pwned") is None
+            # the images view and each image's page (the hostile rationale, error and details)
+            go(page, base + "#/items?run=r1")
+            items = page.eval_on_selector_all(
+                "#items a[data-item]", "a => a.map(x => x.dataset.item)"
+            )
+            assert items
+            for item in items:
+                go(page, base + f"#/item?run=r1&item={item}")
+                assert page.evaluate("() => window.__pwned") is None
+            go(page, base + "#/items?run=r1&q=pwned")
+            assert page.locator("#items tr[data-item]").count() >= 1
             # only the app's own scripts ever ran: none came from the runs' text
             assert page.evaluate("() => document.scripts.length") <= 2
             assert errors == [] or all("Failed to load resource" in e for e in errors), errors

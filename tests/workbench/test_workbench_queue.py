@@ -138,7 +138,8 @@ def test_a_filter_and_a_limit_make_the_queue_and_votes_go_to_votes_only(swapped,
         # the same queue sent again resumes: its four answers are already there
         found = call(server.url + "/api/queue", {"runs": "r1,r2", "filter": "disagree", "limit": 2})
         assert found[1]["queue"]["answers_already"] == 4
-    rows = list(csv.DictReader(votes.open()))
+    with votes.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
     assert [r["annotator"] for r in rows] == ["ann", "ann", "bea", "bea"]
     assert {f"{r['item_a']}|{r['item_b']}" for r in rows} <= {k.split("|", 1)[1] for k in disputed}
     assert digests(swapped) == before  # the run dirs are never written

@@ -116,3 +116,47 @@ def test_a_run_in_progress_is_listed_as_such(tmp_path, swapped):
     runs = runs_view(Catalog.find(root))["runs"]
     assert [r["in_progress"] for r in runs] == [True, False, False]  # hidden names sort first
     assert runs[0]["live"] is None  # no live.json: nothing but "in progress" to say
+
+
+def test_a_columns_most_confident_mistakes_come_first_as_the_audit_orders_them(swapped):
+    from titjudge.report.audit.data import sorted_pairs
+    from titjudge.report.audit.load import load_audit
+    from titjudge.workbench.catalog import pair_key
+
+    runs = sorted(p.parent for p in swapped.rglob("items.jsonl"))
+    with WorkbenchServer(swapped) as server:
+        for number, run in enumerate(runs, 1):
+            data = load_audit(run)
+            expected = [pair_key(p.pair) for p in sorted_pairs(data, data.pairs, "judge")]
+            found = json.loads(get(server.url + f"/api/pairs?runs=r1,r2&sort=r{number}:judge")[2])
+            assert [row["key"] for row in found["rows"]] == expected[:50]
+            assert "keys" not in found["rows"][0] and "text" not in found["rows"][0]
+        status, _, body = get(server.url + "/api/pairs?runs=r1&sort=r2:judge")
+        assert status == 400 and "no column 'r2:judge' to sort by" in json.loads(body)["error"]
+
+
+def test_the_images_view_filters_and_pages_a_runs_items(swapped):
+    run = sorted(p.parent for p in swapped.rglob("items.jsonl"))[1]
+    lines = [json.loads(x) for x in (run / "items.jsonl").read_text().splitlines()]
+    with WorkbenchServer(swapped) as server:
+        doc = json.loads(get(server.url + "/api/items?run=r2")[2])
+        assert doc["total"] == len(lines) == 16 and doc["variants"] == ["judge"]
+        assert [r["item_id"] for r in doc["rows"]] == [x["item_id"] for x in lines]
+        assert [r["results"][0]["score"] for r in doc["rows"]] == [x["score"] for x in lines]
+        model = lines[0]["t2i_model"]
+        doc = json.loads(get(server.url + f"/api/items?run=r2&model={model}")[2])
+        assert {r["t2i_model"] for r in doc["rows"]} == {model} and doc["total"] == 4
+        from urllib.parse import quote
+
+        word = quote(lines[5]["rationale"][:12].lower())
+        doc = json.loads(get(server.url + f"/api/items?run=r2&q={word}")[2])
+        assert lines[5]["item_id"] in [r["item_id"] for r in doc["rows"]]
+        one = json.loads(get(server.url + f"/api/item?run=r2&item={lines[5]['item_id']}")[2])
+        assert one["variants"][0]["rationale"] == lines[5]["rationale"]
+        assert one["description"] == lines[5]["description"]
+        for path, says in (
+            ("/api/items?run=r2&status=odd", "unknown status 'odd'"),
+            ("/api/item?run=r2&item=nope", "no item 'nope'"),
+        ):
+            status, _, body = get(server.url + path)
+            assert status == 400 and says in json.loads(body)["error"]

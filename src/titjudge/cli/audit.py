@@ -1,4 +1,4 @@
-"""`titjudge audit RUN_DIR [--html FILE] [--json] [--pair ID | --item ID] [--disagreements
+"""`titjudge audit RUN_DIR [--html DIR] [--json] [--pair ID | --item ID] [--disagreements
 [--variant V] [--limit N]]`; a run without human pairs lists its items (`--limit N` of them)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from titjudge.cli.common import arg, command, wide_console
 
@@ -27,7 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             help="run dir written by `titjudge run`, or its <run.out>/<name> folder (its latest "
             "run)",
         ),
-        arg("--html", type=Path, metavar="FILE", help="write one self-contained HTML audit page"),
+        arg(
+            "--html",
+            type=Path,
+            metavar="DIR",
+            help="write the run as the workbench's static copy: DIR/index.html works from "
+            "file:// (`titjudge view RUN_DIR --bundle DIR`)",
+        ),
         arg(
             "--json",
             action="store_true",
@@ -52,9 +59,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
 
+def write_page(data: Any, out: Path, console: Any) -> None:
+    """The run as the workbench's bundle at `out` (a folder: index.html, bundle.js, images)."""
+    from rich.text import Text
+
+    from titjudge.workbench.bundle import write_bundle
+    from titjudge.workbench.catalog import Catalog
+
+    started = time.perf_counter()
+    page = write_bundle(Catalog.find(data.run_dir), out)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
+    plural = "" if len(data.variants) == 1 else "s"
+    shown = f"{len(data.pairs)} pairs" if data.pairs else f"{len(data.items)} items, no pairs"
+    console.print(
+        Text(
+            f"wrote {page} ({size:.1f} MB, {shown}, {len(data.variants)} variant{plural}) in "
+            f"{time.perf_counter() - started:.1f} s: open it in a browser"
+        )
+    )
+
+
 def audit(args: argparse.Namespace) -> int:
     """Summary of a run dir, or its HTML page, one pair, or the pairs judged against humans."""
-    from rich.text import Text
 
     from titjudge.errors import ConfigError, DataError
     from titjudge.report.audit.data import check_variant, disagreements, find_pair
@@ -81,7 +107,7 @@ def audit(args: argparse.Namespace) -> int:
     if not data.pairs and (args.pair is not None or args.disagreements):
         raise DataError(
             f"{data.run_dir}: the run has no human pairs (no data.human_pairs); "
-            "browse its items with --item ITEM_ID or --html FILE"
+            "browse its items with --item ITEM_ID or --html DIR"
         )
     overview = args.html is None and args.pair is None and args.item is None
     if args.limit is not None and not args.disagreements and (data.pairs or not overview):
@@ -93,31 +119,19 @@ def audit(args: argparse.Namespace) -> int:
         print_audit_summary(data, console, args.limit or DEFAULT_LIMIT)
         if not data.pairs:
             console.print(
-                "next: --html FILE (the audit page: items, descriptions, rationales), "
+                "next: --html DIR (the workbench's copy: items, descriptions, rationales), "
                 "--item ITEM_ID",
                 markup=False,
             )
             return 0
         console.print(
-            "next: --html FILE (the audit page), --pair 'A|B', --item ID, "
+            "next: --html DIR (the workbench's copy), --pair 'A|B', --item ID, "
             "--disagreements [--variant V]",
             markup=False,
         )
         return 0
     if args.html is not None:
-        from titjudge.report.audit.html import write_audit_html
-
-        started = time.perf_counter()
-        out = write_audit_html(data, Path(args.html))
-        size = out.stat().st_size / 1e6
-        plural = "" if len(data.variants) == 1 else "s"
-        shown = f"{len(data.pairs)} pairs" if data.pairs else f"{len(data.items)} items, no pairs"
-        console.print(
-            Text(
-                f"wrote {out} ({size:.1f} MB, {shown}, {len(data.variants)} "
-                f"variant{plural}) in {time.perf_counter() - started:.1f} s"
-            )
-        )
+        write_page(data, Path(args.html), console)
     if args.pair is not None:
         variants = [args.variant] if args.variant else None
         print_pair(data, find_pair(data, args.pair), console, variants=variants, full=True)

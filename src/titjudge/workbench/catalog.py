@@ -49,6 +49,8 @@ class RunRef:
     _record: RunRecord | None = field(default=None, repr=False)
     _audit: AuditData | None = field(default=None, repr=False)
     _by_key: dict[str, AuditPair] | None = field(default=None, repr=False)
+    #: the items view's rows (`items.item_rows`), built once
+    item_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def live(self) -> dict[str, Any] | None:

@@ -12,6 +12,9 @@ Routes (every one under the token when the server has one):
     GET /api/pair?key=&runs=   one pair in every chosen run, side by side
     GET /api/pictures?runs=&focus=
                                heatmap, accuracy by length, leaderboard, calibration
+    GET /api/items?run=&q=&model=&status=&page=
+                               one page of a run's images (`workbench.items`)
+    GET /api/item?run=&item=   one image in full: description, every judge's answer
     GET /image/<run>/<item>    an image of a run's manifest (by ids, never by a path)
     POST /api/queue            {runs, filter, a, b, min_words, max_words, model, q, kind,
                                limit}: the filter's pairs become the annotation queue
@@ -29,8 +32,7 @@ the page as JSON and is put in as text.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from importlib import resources
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,8 @@ from titjudge.annotate.web import (
 )
 from titjudge.errors import DataError, TitjudgeError
 from titjudge.workbench.catalog import Catalog
+from titjudge.workbench.items import ItemFilter, item_view, items_view
+from titjudge.workbench.pages import ASSETS, asset
 from titjudge.workbench.queue import Queue, build_queue
 from titjudge.workbench.views import (
     PairFilter,
@@ -62,21 +66,21 @@ from titjudge.workbench.views import (
     split_ids,
 )
 
-ASSETS = {
-    "app.js": "application/javascript",
-    "app.css": "text/css",
-    "icon.svg": "image/svg+xml",
-}
 PAGES = frozenset({"/", "/annotate/", "/annotate/status"})
 #: what POST /api/queue reads besides `limit` (the pairs view's query, as text)
-QUEUE_FIELDS = ("runs", "filter", "a", "b", "min_words", "max_words", "model", "q", "kind")
+QUEUE_FIELDS = (
+    "runs",
+    "filter",
+    "a",
+    "b",
+    "min_words",
+    "max_words",
+    "model",
+    "q",
+    "kind",
+    "sort",
+)
 CATALOG: web.AppKey[Catalog] = web.AppKey("catalog", Catalog)
-
-
-def asset(name: str) -> bytes:
-    """One of the app's files; the icon is the annotation app's (one mark for both)."""
-    package = "titjudge.annotate" if name == "icon.svg" else "titjudge.workbench"
-    return resources.files(package).joinpath("assets", name).read_bytes()
 
 
 def _number(query: Any, name: str) -> int | None:
@@ -101,6 +105,7 @@ def pair_filter(query: Any) -> PairFilter:
         max_words=_number(query, "max_words"),
         t2i_model=query.get("model") or None,
         query=query.get("q") or None,
+        sort=query.get("sort") or None,
     )
 
 
@@ -138,6 +143,38 @@ def make_app(
     async def page(_request: web.Request) -> web.Response:
         return page_response(page_body)
 
+    async def image(request: web.Request) -> web.Response:
+        run_id, item_id = request.match_info["run"], request.match_info["item"]
+
+        def load() -> Any:
+            from titjudge.data.images import load_image
+
+            found = catalog.readable(run_id).audit.items.get(item_id)
+            if found is None:
+                raise DataError(f"no image {item_id!r} in run {run_id}")
+            return load_image(found.image)
+
+        async with lock:
+            loaded = await asyncio.to_thread(load)
+        return image_response(loaded)
+
+    app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
+    app[CATALOG] = catalog
+    app.on_response_prepare.append(secure_headers(PAGES))
+    app.router.add_get("/", page)
+    app.router.add_get("/assets/{name}", asset_route(assets))
+    add_views(app, catalog, computed)
+    app.router.add_get(r"/image/{run:r\d{1,6}}/{item}", image)
+    add_queue(app, catalog, lock, votes)
+    return app
+
+
+Computed = Callable[[Callable[[], Any]], Awaitable[web.Response]]
+
+
+def add_views(app: web.Application, catalog: Catalog, computed: Computed) -> None:
+    """The JSON API of every page: each view computed off the event loop, one at a time."""
+
     async def runs(_request: web.Request) -> web.Response:
         return await computed(lambda: runs_view(catalog))
 
@@ -164,34 +201,23 @@ def make_app(
             lambda: pictures_view(catalog, split_ids(q.get("runs")), q.get("focus") or None)
         )
 
-    async def image(request: web.Request) -> web.Response:
-        run_id, item_id = request.match_info["run"], request.match_info["item"]
+    async def items(request: web.Request) -> web.Response:
+        q = request.query
+        found = ItemFilter(q.get("q") or None, q.get("model") or None, q.get("status") or "all")
+        number = _number(q, "page") or 1
+        return await computed(lambda: items_view(catalog, q.get("run", ""), found, number))
 
-        def load() -> Any:
-            from titjudge.data.images import load_image
+    async def item(request: web.Request) -> web.Response:
+        q = request.query
+        return await computed(lambda: item_view(catalog, q.get("run", ""), q.get("item", "")))
 
-            found = catalog.readable(run_id).audit.items.get(item_id)
-            if found is None:
-                raise DataError(f"no image {item_id!r} in run {run_id}")
-            return load_image(found.image)
-
-        async with lock:
-            loaded = await asyncio.to_thread(load)
-        return image_response(loaded)
-
-    app = web.Application(middlewares=[guard], client_max_size=16 * 1024)
-    app[CATALOG] = catalog
-    app.on_response_prepare.append(secure_headers(PAGES))
-    app.router.add_get("/", page)
-    app.router.add_get("/assets/{name}", asset_route(assets))
     app.router.add_get("/api/runs", runs)
     app.router.add_get("/api/compare", compare)
     app.router.add_get("/api/pairs", pairs)
     app.router.add_get("/api/pair", pair)
     app.router.add_get("/api/pictures", pictures)
-    app.router.add_get(r"/image/{run:r\d{1,6}}/{item}", image)
-    add_queue(app, catalog, lock, votes)
-    return app
+    app.router.add_get("/api/items", items)
+    app.router.add_get("/api/item", item)
 
 
 def add_queue(

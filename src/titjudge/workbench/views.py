@@ -28,7 +28,8 @@ from typing import Any
 from titjudge.errors import DataError
 from titjudge.records.calls import Usage
 from titjudge.records.items import HumanPair
-from titjudge.report.audit.data import AuditData, AuditPair, AuditVerdict
+from titjudge.records.provenance import provenance_lines
+from titjudge.report.audit.data import AuditData, AuditPair, AuditVerdict, sort_key
 from titjudge.workbench.catalog import Catalog, RunRef, pair_key
 
 #: rows per page of the pairs view
@@ -69,6 +70,8 @@ def run_entry(run: RunRef) -> dict[str, Any]:
                 "model": provenance.model if provenance else None,
                 "answered_by": provenance.answered_by if provenance else [],
                 "fallback_judge": provenance.fallback if provenance else None,
+                "template": provenance.template if provenance else None,
+                "template_sha256": provenance.template_sha256 if provenance else None,
                 "accuracy": _finite(found.pairwise_accuracy),
                 "ci": found.ci.get("pairwise_accuracy"),
                 "n_pairs": found.n_pairs,
@@ -91,6 +94,11 @@ def run_entry(run: RunRef) -> dict[str, Any]:
         "cost": total.cost,
         "cost_text": total.cost_text() if usage else "no calls recorded",
         "dataset": record.dataset.line() if record.dataset is not None else None,
+        # a model that answered as another (re-routed, renamed), several, or unrecorded
+        "answered_notes": [
+            {"text": line, "warning": warning}
+            for line, warning in provenance_lines(summary.answered_by if summary else {})
+        ],
         "variants": variants,
     }
 
@@ -204,15 +212,19 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
         outcomes: list[str | None] = []
         sides: list[str | None] = []
         texts: list[str] = []
+        keys: list[list[float] | None] = []
         for column in columns:
             found = indexes[column.run.id].get(key)
             if found is None:
                 outcomes.append(None)
                 sides.append(None)
                 texts.append("")
+                keys.append(None)
                 continue
             verdict = found.verdicts[column.variant]
             outcomes.append(verdict.outcome)
+            summary = column.run.audit.summaries.get(column.variant)
+            keys.append(list(sort_key(verdict, summary.scale if summary else 1.0)))
             sides.append(preferred_side(found.pair, verdict, a))
             texts.append(_rationales(column.run.audit, found, column.variant))
         rows.append(
@@ -226,6 +238,8 @@ def _built_rows(catalog: Catalog, run_ids: list[str], kind: str | None) -> list[
                 "votes": key_votes(pair, a),
                 "outcomes": outcomes,
                 "sides": sides,
+                #: per column, the audit's "most confident mistakes first" key
+                "keys": keys,
                 "runs": [r for r in run_ids if key in indexes[r]],
                 "text": [t.lower() for t in texts],
             }
@@ -292,6 +306,9 @@ class PairFilter:
     max_words: int | None = None
     t2i_model: str | None = None
     query: str | None = None
+    #: a column label (`r1:judge`): its pairs most confident mistakes first (the audit's
+    #: order: margin / the variant's score spread ascending, then human ties, then failures)
+    sort: str | None = None
 
     def check(self) -> None:
         if self.which not in FILTERS:
@@ -341,13 +358,22 @@ def keeps(row: Mapping[str, Any], found: PairFilter, changed: Sequence[tuple[int
 def filtered_rows(
     catalog: Catalog, run_ids: Sequence[str], found: PairFilter, kind: str | None = None
 ) -> tuple[list[Column], list[dict[str, Any]]]:
-    """The chosen runs' columns and every pair row that passes the filter, in order."""
+    """The chosen runs' columns and every pair row that passes the filter, in order (the
+    runs' own, or with `found.sort` a column's most confident mistakes first)."""
     found.check()
     if not run_ids:
         raise DataError("choose at least one run")
     columns = columns_of(catalog, run_ids, kind)
-    changed = changed_columns([c.label for c in columns], found)
-    return columns, [row for row in pair_rows(catalog, run_ids, kind) if keeps(row, found, changed)]
+    labels = [c.label for c in columns]
+    changed = changed_columns(labels, found)
+    rows = [row for row in pair_rows(catalog, run_ids, kind) if keeps(row, found, changed)]
+    if found.sort is not None:
+        if found.sort not in labels:
+            raise DataError(f"no column {found.sort!r} to sort by; columns: {', '.join(labels)}")
+        at = labels.index(found.sort)
+        # a column's pairs by its margin, most confident mistakes first; pairs its run lacks last
+        rows.sort(key=lambda row: row["keys"][at] or [9, 0.0])
+    return columns, rows
 
 
 def pairs_view(
@@ -367,7 +393,7 @@ def pairs_view(
         "total": len(rows),
         "page": page,
         "pages": pages,
-        "rows": [{k: v for k, v in row.items() if k != "text"} for row in shown],
+        "rows": [{k: v for k, v in row.items() if k not in ("text", "keys")} for row in shown],
         "models": sorted({m for row in rows for m in row["models"]}),
     }
 

@@ -5,14 +5,11 @@ dashed. Drawn like table4.png (`ablation.heatmap`): matplotlib's Agg canvas on a
 
 from __future__ import annotations
 
-import base64
 import io
 from pathlib import Path
-from typing import Any
 
 from titjudge.files import atomic_open
 from titjudge.report.analysis.breakdown import Breakdown
-from titjudge.report.analysis.run import RunData
 
 
 def length_plot_png(found: Breakdown, title: str) -> bytes:
@@ -61,22 +58,3 @@ def write_length_plot(found: Breakdown, path: Path, title: str) -> Path:
     with atomic_open(path, binary=True) as handle:
         handle.write(data)
     return path
-
-
-def length_section(run: RunData) -> dict[str, Any] | None:
-    """The audit page's length breakdown: its rows (quartile buckets) and the plot as a PNG
-    data URI; None for a run without human pairs."""
-    from titjudge.report.analysis.breakdown import length_breakdown
-
-    if not run.human.pairs:
-        return None
-    found = length_breakdown(run)
-    png = length_plot_png(found, "Pairwise accuracy by prompt length")
-    return {
-        "edges": found.edges,
-        "rows": [
-            [r.group, r.variant, r.n_human_pairs, r.n_pairs, r.pairwise_accuracy, r.ci, r.srcc]
-            for r in found.rows
-        ],
-        "plot": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
-    }

@@ -113,6 +113,12 @@ function local(name, params) {
     return { ...found, heatmap: heat };
   }
   if (name === "pairs") return localPairs(p);
+  if (name === "items") return localItems(p);
+  if (name === "item") {
+    const found = (BUNDLE.item_pages[p.get("run")] || {})[p.get("item")];
+    if (!found) throw new Error(`no item ${p.get("item")} in run ${p.get("run")}`);
+    return found;
+  }
   throw new Error(`unknown view ${name}`);
 }
 
@@ -135,6 +141,23 @@ function keeps(row, labels, f) {
     return false;
   }
   return true;
+}
+
+function localItems(p) {
+  const run = p.get("run");
+  const all = BUNDLE.items[run];
+  if (!all) throw new Error(`no run ${run} in this bundle`);
+  const status = p.get("status") || "all";
+  const q = (p.get("q") || "").toLowerCase();
+  const model = p.get("model") || null;
+  const rows = all.filter((row) => (!model || row.t2i_model === model) && (!q || row.text.includes(q)) &&
+    (status === "all" || row.results.some((r) => r && r.status === status)));
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+  const page = Math.min(Math.max(1, wholeNumber(p.get("page")) || 1), pages);
+  const found = BUNDLE.runs.runs.find((r) => r.id === run);
+  const variants = BUNDLE.item_pages[run] && all.length ? BUNDLE.item_pages[run][all[0].item_id].variants.map((v) => v.name) : [];
+  return { run: { id: run, label: found ? found.label : run }, variants, total: rows.length, page, pages,
+    rows: rows.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), models: [...new Set(all.map((r) => r.t2i_model))].sort() };
 }
 
 function wholeNumber(value) {
@@ -169,8 +192,16 @@ function localPairs(p) {
       ...row,
       outcomes: picked.map((i) => row.outcomes[i]),
       text: picked.map((i) => row.text[i]),
+      keys: picked.map((i) => row.keys[i]),
     };
     if (keeps(shaped, labels, f)) rows.push(shaped);
+  }
+  const sort = p.get("sort");
+  if (sort) {  // views.filtered_rows: the column's most confident mistakes first, stable
+    const at = labels.indexOf(sort);
+    if (at < 0) throw new Error(`no column ${sort} to sort by`);
+    const key = (row) => row.keys[at] || [9, 0];
+    rows.sort((x, y) => key(x)[0] - key(y)[0] || key(x)[1] - key(y)[1]);
   }
   const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
   const page = Math.min(Math.max(1, wholeNumber(p.get("page")) || 1), pages);
@@ -259,7 +290,8 @@ async function viewRuns(params) {
     }
     variants.forEach((v, i) => {
       const cell = (field, text, cls) => el("td", { "data-run": run.id, "data-variant": v.name, "data-field": field, class: cls || "", text });
-      const model = v.model ? `${v.model}${v.answered_by.length ? " → " + v.answered_by.join(", ") : ""}` : "—";
+      const model = (v.model ? `${v.model}${v.answered_by.length ? " → " + v.answered_by.join(", ") : ""}` : "—") +
+        (v.template ? ` · template ${v.template} (sha256 ${v.template_sha256})` : "");
       const fallback = v.n_fallback ? `${v.n_fallback} (${v.fallback_share ?? "?"}) from ${v.fallback_judge || "?"}` : "0";
       const own = v.protocol ? `${v.protocol.measure}: ${num(v.protocol.value)}` : "";
       table.append(el("tr", {}, i === 0 ? head : [],
@@ -276,10 +308,13 @@ async function viewRuns(params) {
       if (two.length !== 2) { alertLine("select exactly two runs to compare"); return; }
       go("compare", { a: two[0], b: two[1] });
     } }), " ",
-    el("button", { id: "to-pictures", text: "Pictures", onclick: () => go("pictures", { runs: picked().join(",") || selected(params, doc).join(",") }) }),
+    el("button", { id: "to-pictures", text: "Pictures", onclick: () => go("pictures", { runs: picked().join(",") || selected(params, doc).join(",") }) }), " ",
+    el("button", { id: "to-items", text: "Images of a selected run", onclick: () => go("items", { run: picked()[0] || selected(params, doc)[0] }) }),
     el("span", { id: "message", class: "error" }));
   const notes = doc.runs.filter((r) => r.dataset).map((r) => el("p", { class: "note", text: `${r.id}: ${r.dataset}` }));
-  return [el("h2", { text: `Runs under ${doc.root}` }), running.map(liveBlock), actions, table, notes];
+  const answered = doc.runs.flatMap((r) => (r.answered_notes || []).map((n) =>
+    el("p", { class: n.warning ? "error answered" : "note answered", "data-run": r.id, text: `${r.id}: ${n.text}` })));
+  return [el("h2", { text: `Runs under ${doc.root}` }), running.map(liveBlock), answered, actions, table, notes];
 }
 
 function alertLine(text) {
@@ -329,6 +364,7 @@ function filterForm(params, doc, runs) {
   field("T2I model", select("model", [["", "any"], ...doc.models.map((m) => [m, m])], params.get("model") || "")),
   field("judge kind", select("kind", [["", "any"], ...kinds.map((k) => [k, k])], params.get("kind") || "")),
   field("rationale contains", el("input", { name: "q", type: "search", value: params.get("q") || "" })),
+  field("order", select("sort", [["", "the runs' order"], ...doc.columns.map((c) => [c.label, `${c.label}: most confident mistakes first`])], params.get("sort") || "")),
   el("button", { type: "submit", id: "apply", text: "Apply" }));
   return form;
 }
@@ -412,6 +448,49 @@ async function viewPair(params) {
     images, runs];
 }
 
+async function viewItems(params) {
+  const doc0 = await runsDoc();
+  const run = params.get("run") || selected(params, doc0)[0] || (doc0.runs.find((r) => !r.in_progress && !r.problem) || {}).id;
+  const query = { ...Object.fromEntries(params.entries()), run };
+  const doc = await api("items", query);
+  const form = el("form", { class: "filters", id: "item-filters", onsubmit: (event) => {
+    event.preventDefault();
+    const next = { run };
+    for (const [key, value] of new FormData(form).entries()) if (value) next[key] = value;
+    go("items", next);
+  } },
+  el("label", {}, "run ", el("select", { name: "run" }, doc0.runs.filter((r) => !r.in_progress && !r.problem).map((r) => el("option", { value: r.id, text: `${r.id} ${r.label}`, selected: r.id === run })))),
+  el("label", {}, "T2I model ", el("select", { name: "model" }, [["", "any"], ...doc.models.map((m) => [m, m])].map(([v, t]) => el("option", { value: v, text: t, selected: v === (params.get("model") || "") })))),
+  el("label", {}, "status ", el("select", { name: "status" }, [["all", "all"], ["failed", "a judge failed"], ["fallback", "from a fallback"]].map(([v, t]) => el("option", { value: v, text: t, selected: v === (params.get("status") || "all") })))),
+  el("label", {}, "text contains ", el("input", { name: "q", type: "search", value: params.get("q") || "" })),
+  el("button", { type: "submit", id: "apply-items", text: "Apply" }));
+  const table = el("table", { id: "items" }, el("tr", {}, ["item", "prompt", "words", "T2I model", ...doc.variants].map((h) => el("th", { text: h }))));
+  for (const row of doc.rows) {
+    const link = el("a", { href: `#/item?${new URLSearchParams({ run, item: row.item_id })}`, "data-item": row.item_id, text: row.item_id });
+    table.append(el("tr", { "data-item": row.item_id }, el("td", {}, link),
+      el("td", { text: row.prompt.length > 100 ? row.prompt.slice(0, 97) + "…" : row.prompt }),
+      el("td", { class: "num", text: row.words }), el("td", { text: row.t2i_model }),
+      row.results.map((r, i) => el("td", { class: r && r.status !== "ok" ? `status-${r.status}` : "num", "data-variant": doc.variants[i],
+        text: !r ? "" : r.status === "failed" ? "failed" : num(r.score) + (r.status === "fallback" ? " (fallback)" : "") }))));
+  }
+  const pager = el("p", { class: "pager" },
+    el("button", { id: "prev-items", text: "‹ previous", disabled: doc.page <= 1, onclick: () => go("items", { ...query, page: doc.page - 1 }) }),
+    el("button", { id: "next-items", text: "next ›", disabled: doc.page >= doc.pages, onclick: () => go("items", { ...query, page: doc.page + 1 }) }),
+    el("span", { id: "items-total", "data-total": doc.total, text: `${doc.total} images · page ${doc.page} of ${doc.pages}` }));
+  return [el("h2", { text: `Images of ${doc.run.id} ${doc.run.label}` }), form, pager, table];
+}
+
+async function viewItem(params) {
+  const doc = await api("item", { run: params.get("run"), item: params.get("item") });
+  const image = doc.url ? el("img", { src: imageUrl(doc.url), alt: `${doc.item_id} (${doc.t2i_model})` }) : el("p", { class: "error", text: "the image could not be read" });
+  return [el("h2", { text: `${doc.item_id} (${doc.t2i_model}) in ${doc.run.id} ${doc.run.label}` }),
+    el("p", { id: "prompt", class: "rationale", text: doc.prompt }),
+    el("div", { class: "side-by-side" }, el("figure", {}, image),
+      el("div", { class: "card" }, el("h4", { text: "description" }), el("div", { class: "rationale", "data-field": "description", text: doc.description || "none" }))),
+    doc.variants.map((v) => el("div", { class: "variant", "data-variant": v.name },
+      el("h4", { text: `${v.name} (${v.kind || "?"})` }), sideCard(v)))];
+}
+
 function heatColour(accuracy) {
   if (accuracy === null || accuracy === undefined) return "#eee";
   const t = Math.max(0, Math.min(1, (accuracy - 0.5) / 0.3));
@@ -467,7 +546,7 @@ async function viewPictures(params) {
     el("h3", { text: "Calibration" }), calibration];
 }
 
-const VIEWS = { runs: viewRuns, compare: viewCompare, pairs: viewPairs, pair: viewPair, pictures: viewPictures };
+const VIEWS = { runs: viewRuns, compare: viewCompare, pairs: viewPairs, pair: viewPair, pictures: viewPictures, items: viewItems, item: viewItem };
 
 async function render() {
   const { name, params } = route();
