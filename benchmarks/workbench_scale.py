@@ -152,6 +152,7 @@ def run(quick: bool, work: Path) -> Section:
             )
             cold, body_pairs = get(base + "/api/pairs?runs=r1,r2")
             total = json.loads(body_pairs)["total"]
+            first_column = json.loads(body_pairs)["columns"][0]["label"]
             table.add(
                 f"first pairs page of 2 runs ({total:,} pairs; their audits read)",
                 fmt(cold, 3),
@@ -166,11 +167,22 @@ def run(quick: bool, work: Path) -> Section:
                 ("text in rationales", "q=shared"),
                 ("prompt length 230-260 words", "min_words=230&max_words=260"),
                 ("page 100", "page=100"),
+                (f"{first_column}'s most confident mistakes first", f"sort={first_column}"),
             ):
                 samples = [get(base + f"/api/pairs?runs=r1,r2&{query}")[0] for _ in range(5)]
                 median = statistics.median(samples)
                 worst = max(worst, median)
                 table.add(f"filter: {name} (median of 5)", fmt(median, 3), "-", "-")
+            cold_items, _ = get(base + "/api/items?run=r1")
+            table.add("first images page of r1 (2,600 images)", fmt(cold_items, 3), "-", "-")
+            samples = [get(base + "/api/items?run=r1&q=shared&page=2")[0] for _ in range(5)]
+            worst = max(worst, statistics.median(samples))
+            table.add(
+                "images: text filter, page 2 (median of 5)",
+                fmt(statistics.median(samples), 3),
+                "-",
+                "-",
+            )
             section.tables.append(table)
             section.headline(
                 "workbench first page, 50 runs" if not quick else "workbench first page",

@@ -8,7 +8,6 @@ to ci-artifacts/ (the docs page's pictures are taken by `test_the_docs_screensho
 
 from __future__ import annotations
 
-import csv
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser import ARTIFACTS, BROWSER_MARKS, chromium_context
-from workbench_server import WorkbenchServer
+from workbench_server import WorkbenchServer, human_rows, run_scores
 
 pytestmark = BROWSER_MARKS
 
@@ -40,38 +39,21 @@ def run_dirs(root: Path) -> list[Path]:
 
 def human_pairs(run: Path) -> dict[tuple[str, str], dict[str, str]]:
     """The run's pairs file's rows by (item_a, item_b), as the file has them."""
-    config = (run / "config.yaml").read_text()
-    pairs_file = next(
-        Path(line.split(":", 1)[1].strip().strip("'\""))
-        for line in config.splitlines()
-        if line.strip().startswith("human_pairs:")
-    )
-    with pairs_file.open() as handle:
-        return {(row["item_a"], row["item_b"]): row for row in csv.DictReader(handle)}
+    return {(row["item_a"], row["item_b"]): row for row in human_rows(run)}
 
 
 def outcomes(run: Path) -> dict[str, str]:
     """Per pair key: agree / wrong (disagree or tie) / tie (human), from the run's files."""
-    scores = {}
-    for line in (run / "items.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        scores[row["item_id"]] = row["score"]
-    config = (run / "config.yaml").read_text()
-    pairs_file = next(
-        Path(line.split(":", 1)[1].strip().strip("'\""))
-        for line in config.splitlines()
-        if line.strip().startswith("human_pairs:")
-    )
+    scores = run_scores(run)
     found = {}
-    with pairs_file.open() as handle:
-        for row in csv.DictReader(handle):
-            a, b = sorted((row["item_a"], row["item_b"]))
-            key = f"{row['prompt_id']}|{a}|{b}"
-            if row["winner"] == "tie":
-                found[key] = "tie"
-                continue
-            win, lose = (row["item_a"], row["item_b"])[:: 1 if row["winner"] == "a" else -1]
-            found[key] = "agree" if scores[win] > scores[lose] else "wrong"
+    for row in human_rows(run):
+        a, b = sorted((row["item_a"], row["item_b"]))
+        key = f"{row['prompt_id']}|{a}|{b}"
+        if row["winner"] == "tie":
+            found[key] = "tie"
+            continue
+        win, lose = (row["item_a"], row["item_b"])[:: 1 if row["winner"] == "a" else -1]
+        found[key] = "agree" if scores[win] > scores[lose] else "wrong"
     return found
 
 

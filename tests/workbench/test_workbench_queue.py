@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workbench_server import WorkbenchServer
+from workbench_server import WorkbenchServer, human_rows, run_scores
 
 from titjudge.cli import main
 
@@ -43,22 +43,12 @@ def digests(root: Path) -> dict[str, str]:
 def preferences(run: Path) -> dict[str, str]:
     """Per pair key (prompt|first|second, items sorted): which image the run's judge scored
     higher ("a" = the first), or "tie", from items.jsonl and the human pairs file alone."""
-    scores = {}
-    for line in (run / "items.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        scores[row["item_id"]] = row["score"]
-    config = (run / "config.yaml").read_text()
-    pairs_file = next(
-        Path(line.split(":", 1)[1].strip().strip("'\""))
-        for line in config.splitlines()
-        if line.strip().startswith("human_pairs:")
-    )
+    scores = run_scores(run)
     found = {}
-    with pairs_file.open() as handle:
-        for row in csv.DictReader(handle):
-            a, b = sorted((row["item_a"], row["item_b"]))
-            key = f"{row['prompt_id']}|{a}|{b}"
-            found[key] = "tie" if scores[a] == scores[b] else "a" if scores[a] > scores[b] else "b"
+    for row in human_rows(run):
+        a, b = sorted((row["item_a"], row["item_b"]))
+        key = f"{row['prompt_id']}|{a}|{b}"
+        found[key] = "tie" if scores[a] == scores[b] else "a" if scores[a] > scores[b] else "b"
     return found
 
 

@@ -41,3 +41,29 @@ class WorkbenchServer:
 
     def __exit__(self, *exc: object) -> None:
         self.thread.stop()
+
+
+def run_scores(run: Path) -> dict[str, float | None]:
+    """Each item's score in the run (its one judge), from items.jsonl alone."""
+    import json
+
+    scores = {}
+    for line in (run / "items.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        scores[row["item_id"]] = row["score"]
+    return scores
+
+
+def human_rows(run: Path) -> list[dict[str, str]]:
+    """The rows of the human pairs file the run's config.yaml names, as the file has them
+    (read here without titjudge: the tests' own reading of the run's inputs)."""
+    import csv
+
+    config = (run / "config.yaml").read_text()
+    pairs_file = next(
+        Path(line.split(":", 1)[1].strip().strip("'\""))
+        for line in config.splitlines()
+        if line.strip().startswith("human_pairs:")
+    )
+    with pairs_file.open(newline="") as handle:
+        return list(csv.DictReader(handle))
