@@ -95,6 +95,7 @@ def test_building_the_parser_imports_only_the_cli_modules() -> None:
         "titjudge.cli.metrics",
         "titjudge.cli.run",
         "titjudge.cli.runs",
+        "titjudge.cli.study",
         "titjudge.cli.view",
         "titjudge.submodules",  # the packages' lazy submodule attributes (stdlib only)
     ]
@@ -124,6 +125,8 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "export",
         "annotate",
         "view",
+        "pack",
+        "reproduce",
     }
     for name, parser in leaves.items():
         handler = parser.get_default("func")

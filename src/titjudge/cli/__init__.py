@@ -32,6 +32,7 @@ from titjudge.cli import (
     metrics,
     run,
     runs,
+    study,
     view,
 )
 from titjudge.cli.common import OneLineParser
@@ -55,6 +56,7 @@ COMMAND_MODULES = (
     analysis,
     annotate,
     view,
+    study,
 )
 
 

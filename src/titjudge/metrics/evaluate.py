@@ -167,6 +167,16 @@ def _repeat_spreads(
     return spreads
 
 
+def repeat_spreads(
+    results: Sequence[ItemResult],
+    human: HumanData,
+    verdicts: Mapping[str, Sequence[PairVerdict]],
+) -> dict[str, RepeatSpreads]:
+    """Each repeated judge's spread over its samples, as a run records it (`titjudge
+    reproduce` computes it again from a pack's item lines)."""
+    return _repeat_spreads(results, human, verdicts)
+
+
 def _has(record: VariantRecord, name: str) -> bool:
     """Whether `metrics_record` gave the variant's record `name` (a field, a registered metric)."""
     return name in record.model_fields_set or name in (record.model_extra or {})
