@@ -25,6 +25,12 @@ NEEDS: dict[str, dict[str, Any]] = {
     "embedding": {"model": "litellm:openai/text-embedding-3-small"},
     # a local model (a tiny checkpoint built by the test): no api_base, nothing to send
     "clip": {"api_base": None},
+    # a jury combines other judges of the run (MEMBERS), with no model of its own
+    "jury": {"members": ["m1", "m2"]},
+}
+#: the other judges a kind needs in the run
+MEMBERS: dict[str, list[dict[str, Any]]] = {
+    "jury": [{"name": "m1", "kind": "lexical"}, {"name": "m2", "kind": "lexical"}],
 }
 
 
@@ -59,7 +65,9 @@ def test_estimate_and_explain_send_nothing_for_every_judge_kind(
     judge = _judge(name, kind, server.url)
     if name == "clip":
         judge["model"] = f"clip:{build_tiny_clip(tmp_path / 'clip')}"
-    config = run_config(synth_data, tmp_path, url=server.url, judges=[judge])
+    config = run_config(
+        synth_data, tmp_path, url=server.url, judges=[judge, *MEMBERS.get(name, [])]
+    )
     path = str(write_config(config, tmp_path))
     server.reset_stats()
     capsys.readouterr()

@@ -46,6 +46,7 @@ def test_every_kind_is_registered_once_with_its_own_config():
         "lexical",
         "pairwise",
         "checklist",
+        "jury",
     }
     configs = [kind.config for kind in registered.values()]
     assert len(set(configs)) == len(configs)
@@ -104,11 +105,15 @@ def test_an_unknown_kind_gets_a_registered_kind_suggested():
 @pytest.mark.parametrize("kind", sorted(kinds()))
 def test_a_dumped_config_reloads_the_same(kind, tmp_path):
     judge = {"name": "j", "kind": kind}
-    if not kinds()[kind].describer_bound and kind != "lexical":
+    members = []
+    if kind == "jury":  # a jury combines other judges of the run
+        judge["members"] = ["m1", "m2"]
+        members = [{"name": m, "kind": "lexical"} for m in ("m1", "m2")]
+    elif not kinds()[kind].describer_bound and kind != "lexical":
         judge["model"] = {"embedding": "embed:x", "clip": "clip:openai/clip-vit-base-patch32"}.get(
             kind, "litellm:openai/judge"
         )
-    config = run_config(judge)
+    config = run_config(judge, *members)
     path = tmp_path / "dumped.yaml"
     path.write_text(dump_config(config))
     assert validate_config(load_yaml(path), RunConfig, str(path)) == config

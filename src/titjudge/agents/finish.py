@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from titjudge.agents.item import RunContext
+from titjudge.judges.jury import decide_jury
 from titjudge.judges.pairwise import pairs_to_judge, run_pairwise
 from titjudge.metrics.evaluate import evaluate_run
 from titjudge.records import ItemResult, RunEvaluation
@@ -17,7 +18,15 @@ from titjudge.records.pairs import PairwiseRun
 
 
 async def judge_pairs(results: list[ItemResult], ctx: RunContext) -> dict[str, PairwiseRun]:
-    """Every pairwise judge over the run's pairs, read from the items' descriptions."""
+    """Every pairwise judge over the run's pairs, read from the items' descriptions; then
+    every jury, from its members' answers (`judges.jury`: no model call)."""
+    found = await _pairwise_judges(results, ctx)
+    for jury in ctx.juries:
+        found[jury.name] = decide_jury(jury, results, found, ctx.pairs or [], ctx.seed)
+    return found
+
+
+async def _pairwise_judges(results: list[ItemResult], ctx: RunContext) -> dict[str, PairwiseRun]:
     if not ctx.pairwise:
         return {}
     items = [r.item for r in results]

@@ -21,6 +21,7 @@ from titjudge.cache.store import CacheError
 from titjudge.data.images import ImageLoader
 from titjudge.errors import DataError
 from titjudge.judges.base import Judge
+from titjudge.judges.jury import JuryJudge
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.metrics.evaluate import HumanData
 from titjudge.models.calls.probe import CacheProbe
@@ -57,6 +58,8 @@ class RunContext:
     fallbacks: dict[str, str] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)
     pairwise: list[PairwiseJudge] = field(default_factory=list)
+    #: the juries (`judges.jury`): decided from the others once every pair is judged
+    juries: list[JuryJudge] = field(default_factory=list)
     pairs: list[HumanPair] | None = None
     #: judge names in config order: the order of every item's outcomes
     variant_order: list[str] = field(default_factory=list)

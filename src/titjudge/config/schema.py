@@ -188,6 +188,9 @@ class RunConfig(SwapNotes):
 
     _run_name = field_validator("name")(check_run_name)
 
+    def _juries_consistent(self, names: list[str]) -> None:
+        _check_juries(self, names)
+
     @model_validator(mode="after")
     def _judges_consistent(self) -> RunConfig:
         names = [j.name for j in self.judges]
@@ -200,6 +203,7 @@ class RunConfig(SwapNotes):
                     f"judge {judge.name!r} falls back to unknown judge {judge.fallback!r}"
                     f"{did_you_mean(judge.fallback, names)}"
                 )
+        self._juries_consistent(names)
         cycle = fallback_cycle({j.name: j.fallback for j in self.judges})
         if cycle:
             raise ValueError(f"judge fallbacks form a cycle: {' -> '.join(cycle)}; break it")
@@ -234,6 +238,24 @@ class RunConfig(SwapNotes):
                     "pick a per-item judge"
                 )
         return self
+
+
+def _check_juries(config: RunConfig, names: list[str]) -> None:
+    """A jury's members are other judges of the run, none a jury, and it has people to fit to."""
+    juries = {j.name for j in config.judges if j.kind == "jury"}
+    for judge in config.judges:
+        members = getattr(judge, "members", None) if judge.kind == "jury" else None
+        if members is None:
+            continue
+        for member in members:
+            if member not in names:
+                raise ValueError(
+                    f"jury {judge.name!r} names unknown judge {member!r}{did_you_mean(member, names)}"
+                )
+            if member in juries:
+                raise ValueError(f"jury {judge.name!r} names jury {member!r}; members are judges")
+        if config.data is not None and config.data.human_pairs is None:
+            raise ValueError(f"jury {judge.name!r} is fitted to human pairs; set data.human_pairs")
 
 
 def fallback_cycle(fallbacks: dict[str, str | None]) -> list[str] | None:

@@ -130,6 +130,8 @@ class PairwiseRun:
     judge: str
     repeats: int
     judgements: list[PairVerdict]
+    #: a jury's fit (`judges.jury`: its folds, their prompts and weights); None otherwise
+    fit: dict[str, Any] | None = None
 
     def in_order(self) -> list[PairVerdict]:
         """The verdicts in (prompt, item_a, item_b) order: pairs_<judge>.jsonl's, and the

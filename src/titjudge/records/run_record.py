@@ -258,6 +258,8 @@ class RunRecord(BaseModel):
     #: filled by `load_run`, never written to metrics.json
     run_dir: Path | None = Field(default=None, exclude=True)
     verdicts: dict[str, list[PairVerdict]] = Field(default_factory=dict, exclude=True)
+    #: each jury's fit (`judges.jury`): jury_<name>.json in the run dir
+    fits: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
     #: the run's counts (summary.json): set by the run that wrote them and by `load_run`,
     #: never written to metrics.json
     summary: RunSummary | None = Field(default=None, exclude=True)

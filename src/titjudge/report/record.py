@@ -86,6 +86,8 @@ def write_record_files(out: Path, record: RunRecord, *, with_metrics: bool) -> N
     run_dir.write_items(out, record.item_lines)
     for name, verdicts in record.verdicts.items():
         run_dir.write_pairs(out, name, verdicts)
+    for name, fit in record.fits.items():  # a jury's folds and weights
+        run_dir.write_json(out, f"jury_{name}.json", fit)
     if with_metrics:
         write_record(out, record)
 

@@ -10,6 +10,7 @@ from titjudge.cache.store import CallCache
 from titjudge.config.schema import RunConfig, RunSettings
 from titjudge.data.images import ImageLoader
 from titjudge.judges.base import Judge
+from titjudge.judges.jury import JuryJudge
 from titjudge.judges.pairwise import PairwiseJudge
 from titjudge.judges.registry import build_judges
 from titjudge.metrics.evaluate import HumanData
@@ -69,6 +70,7 @@ def run_context(
         fallbacks={j.name: j.fallback for j in config.judges if j.fallback},
         progress=progress,
         pairwise=[j for j in judges if isinstance(j, PairwiseJudge)],
+        juries=[j for j in judges if isinstance(j, JuryJudge)],
         pairs=human.pairs if human is not None else None,
         variant_order=[j.name for j in config.judges],
         human=human,

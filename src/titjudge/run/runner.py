@@ -302,6 +302,7 @@ def _record(
         record.dataset = ctx.human.dataset if ctx.human is not None else None
     record.item_lines = evaluation.lines
     record.verdicts = {name: run.in_order() for name, run in evaluation.pairwise.items()}
+    record.fits = {name: run.fit for name, run in evaluation.pairwise.items() if run.fit}
     return record
 
 

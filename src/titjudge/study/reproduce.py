@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -37,6 +38,18 @@ PAPER = {
     "TIT-Score (Qwen3-Embedding) pairwise accuracy": 0.6638,
     "T2I model ranking SRCC": 0.929,
 }
+
+
+#: what reading a damaged zip raises (a flipped byte can land in any field of it)
+DAMAGED = (
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    UnicodeDecodeError,
+)
 
 
 @dataclass
@@ -70,7 +83,7 @@ def open_pack(path: Path, into: Path) -> Pack:
         archive = zipfile.ZipFile(path)
     except FileNotFoundError:
         raise DataError(f"{path}: not found") from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except DAMAGED as exc:
         raise DataError(f"{path}: not a titjudge pack ({exc})") from None
     with archive:
         manifest = _manifest(archive, path)
@@ -86,7 +99,7 @@ def open_pack(path: Path, into: Path) -> Pack:
             target = into / Path(*_safe_name(name, path).parts)
             try:
                 data = archive.read(name)
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            except DAMAGED as exc:
                 raise DataError(f"{path}: {name} is damaged ({exc}); refused") from None
             want = listed[name]
             if len(data) != want.get("bytes") or sha256_of(data) != want.get("sha256"):
@@ -103,7 +116,7 @@ def _manifest(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
         manifest = json.loads(archive.read(MANIFEST))
     except KeyError:
         raise DataError(f"{path}: no {MANIFEST}: not a titjudge pack") from None
-    except (ValueError, zipfile.BadZipFile, OSError) as exc:
+    except DAMAGED as exc:
         raise DataError(f"{path}: {MANIFEST} is damaged ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DataError(f"{path}: not a titjudge pack (no format {FORMAT!r} in {MANIFEST})")
