@@ -154,11 +154,6 @@ def test_a_damaged_or_altered_pack_is_refused_naming_the_file(packed, tmp_path, 
         assert main(["reproduce", str(path), "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert main(["reproduce", str(tmp_path / "raw.tjpack"), "--out", str(tmp_path / "x")]) == 2
-    err = capsys.readouterr().err
-    assert (
-        "damaged" in err or "fails its sha256" in err or "not a titjudge pack" in err
-    ) and "Traceback" not in err
     assert not (tmp_path / "x").exists()  # nothing written from a refused pack
 
 
