@@ -178,7 +178,8 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
     items = load_manifest(manifest_path)
     by_id = {item.item_id: item for item in items}
     lines = [json.loads(x) for x in read_text(run_dir / "items.jsonl", "items").splitlines()]
-    used = [str(i.image) for i in items if i.item_id in {x["item_id"] for x in lines}]
+    in_run = {x["item_id"] for x in lines}
+    used = [str(i.image) for i in items if i.item_id in in_run]
     digests, blobs, missing = _image_names(used)
     notes += [f"image not packed: {m}" for m in missing]
     extension = {path: Path(path).suffix.lower() for path in digests}
