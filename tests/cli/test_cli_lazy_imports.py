@@ -127,6 +127,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "view",
         "pack",
         "reproduce",
+        "drift",
     }
     for name, parser in leaves.items():
         handler = parser.get_default("func")

@@ -1,13 +1,14 @@
-"""`titjudge pack RUN -o FILE.tjpack [--with-images]` and `titjudge reproduce FILE.tjpack
-[--out DIR] [--against paper]`: a run as one file a reader can take home, and every number
-of it re-derived from that file alone."""
+"""`titjudge pack RUN -o FILE.tjpack [--with-images]`, `titjudge reproduce FILE.tjpack
+[--out DIR] [--against paper]` and `titjudge drift FILE.tjpack --sample N [--set K=V]...`: a
+run as one file a reader can take home, every number of it re-derived from that file alone,
+and its judges asked again."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from titjudge.cli.common import arg, command
+from titjudge.cli.common import arg, command, set_arg
 
 PACK_EPILOG = """\
 One file (a zip) holding the run's resolved config, the templates it used, its images'
@@ -26,6 +27,17 @@ dir), writes them as a run dir at DIR/run (the pack's data at DIR/data: `titjudg
 DIR/run`, `titjudge audit DIR/run` read it), and compares: exit 0 when every value
 matches exactly, else one line per difference and exit 1. --against paper sets the pack's
 numbers beside the paper's published ones and says what it could not compare.
+"""
+
+
+DRIFT_EPILOG = """\
+Re-asks the pack's judges (those that read the stored descriptions) a fixed sample of N
+items stratified by T2I model and prompt length, the same N every time, with the requests
+the run made and an empty cache, and reports per judge: scores changed, new failures, the
+models that answered now against those recorded, and on the sampled human pairs the
+verdicts that flipped and the agreement with people before and now (exact McNemar). The
+calls and what the run paid for them come first; `--set run.budget_usd=X` caps the spend.
+Exit 0 when nothing changed, 1 when something did.
 """
 
 
@@ -58,6 +70,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     r.formatter_class = argparse.RawDescriptionHelpFormatter
     r.epilog = REPRODUCE_EPILOG
+    d = command(
+        subparsers,
+        "drift",
+        drift,
+        "re-ask a .tjpack's judges a fixed sample with the same requests: what changed",
+        arg("pack", type=Path, metavar="FILE", help="a .tjpack written by `titjudge pack`"),
+        arg("--sample", type=int, required=True, metavar="N", help="items to re-ask (fixed)"),
+        set_arg("e.g. judges.tit_llm.api_base=http://host:8000/v1"),
+    )
+    d.formatter_class = argparse.RawDescriptionHelpFormatter
+    d.epilog = DRIFT_EPILOG
 
 
 def pack(args: argparse.Namespace) -> int:
@@ -105,3 +128,17 @@ def reproduce(args: argparse.Namespace) -> int:
         return 1
     print("every number matches the pack's exactly (metrics.json and the audit's verdicts)")
     return 0
+
+
+def drift(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from titjudge.safety import terminal_safe
+    from titjudge.study.drift import run_drift
+    from titjudge.study.reproduce import open_pack
+
+    with tempfile.TemporaryDirectory(prefix="titjudge-drift-") as folder:
+        opened = open_pack(Path(args.pack), Path(folder))
+        return run_drift(
+            opened, args.sample, list(args.set or []), lambda line: print(terminal_safe(line))
+        )

@@ -81,8 +81,9 @@ def _image_names(paths: list[str]) -> tuple[dict[str, str], dict[str, bytes], li
     return names, blobs, missing
 
 
-#: an absolute path in a string: at its start or after a spec's prefix (`replay:/...`)
-_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[:=\s]))/[^\s'\"]+")
+#: an absolute path in a string: at its start or after a spec's prefix (`replay:/...`), never
+#: a URL's `//host/...`
+_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[:=\s]))(?<!//)/(?!/)[^\s'\"]+")
 
 
 def _rewritten(value: Any, packed: dict[str, str]) -> Any:

@@ -1,0 +1,111 @@
+"""`titjudge drift`: a pack's judges re-asked a fixed sample with the requests the run made.
+Against the same deterministic server (now at another address, given by --set) nothing
+changed: exit 0; against one whose replies name another model: exit 1, the model named;
+against one whose scores moved: the changed scores and flipped verdicts counted."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+from doubles.server import FakeOpenAIServer
+from doubles.server_request import as_reply
+from judges.judge_helpers import ModesResponder, run_config
+
+import titjudge
+from titjudge.cli import main
+from titjudge.study.drift import sample_items
+
+pytestmark = pytest.mark.slow
+JUDGES = [
+    {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge"},
+    {"name": "lexical", "kind": "lexical"},
+    {"name": "pw", "kind": "pairwise", "model": "litellm:openai/judge"},
+]
+
+
+@pytest.fixture(scope="module")
+def made(synth_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A pack of a real run (its server gone), and the data its responder reads."""
+    tmp = tmp_path_factory.mktemp("drift")
+    data = tmp / "data"
+    shutil.copytree(synth_data, data)
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        FakeOpenAIServer(responder=ModesResponder(data)) as server,
+    ):
+        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        record = titjudge.evaluate(run_config(data, server.url, tmp, JUDGES))
+        assert main(["pack", str(record.run_dir), "-o", str(tmp / "s.tjpack")]) == 0
+    return tmp / "s.tjpack", data
+
+
+def drift(pack: Path, url: str, capsys, n: int = 8) -> tuple[int, str]:
+    code = main(["drift", str(pack), "--sample", str(n), "--set", f"judges.tit_llm.api_base={url}"])
+    return code, capsys.readouterr().out
+
+
+def test_an_unchanged_server_is_no_drift(made, capsys, monkeypatch):
+    pack, data = made
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with FakeOpenAIServer(responder=ModesResponder(data)) as server:
+        code, said = drift(pack, server.url, capsys)
+        asked = server.stats.by_endpoint
+    assert code == 0, said
+    assert "no drift" in said and "tit_llm: 8 items re-asked; 0 scores changed" in said
+    assert "lexical: 8 items re-asked; 0 scores changed" in said
+    assert "not re-asked: pw" in said and "estimate: tit_llm: 8 calls" in said
+    assert sum(asked.values()) >= 8  # an empty cache: the calls were sent
+
+
+def test_a_server_answering_as_another_model_is_drift(made, capsys, monkeypatch):
+    pack, data = made
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    fair = ModesResponder(data)
+    with FakeOpenAIServer(
+        responder=lambda r: dataclasses.replace(as_reply(fair(r)), model="judge-v2")
+    ) as server:
+        code, said = drift(pack, server.url, capsys)
+    assert code == 1
+    assert "tit_llm: answered by judge-v2 now; the pack recorded judge" in said
+
+
+def test_moved_scores_are_counted_and_flips_tested(made, capsys, monkeypatch):
+    pack, data = made
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    fair = ModesResponder(data)
+
+    def lower(request):  # every LLM score one point lower: scores change, order kept
+        reply = as_reply(fair(request))
+        found = reply.data if isinstance(reply.data, dict) else None
+        if found and "score" in found:
+            return dataclasses.replace(reply, data={**found, "score": max(0, found["score"] - 1)})
+        return reply
+
+    with FakeOpenAIServer(responder=lower) as server:
+        code, said = drift(pack, server.url, capsys, n=12)
+    assert code == 1 and "tit_llm: 12 items re-asked;" in said
+    assert "0 scores changed" not in said.split("tit_llm: 12 items re-asked;")[1].split("\n")[0]
+
+
+def test_the_sample_is_fixed_and_stratified():
+    lines = [
+        {"item_id": f"{p}_{m}", "prompt_id": p, "t2i_model": m, "variant": "v"}
+        for p in ("p1", "p2", "p3", "p4")
+        for m in ("m1", "m2")
+    ]
+    prompts = {"p1": "a b", "p2": "a b c d", "p3": "a " * 20, "p4": "a " * 40}
+    first = sample_items(lines, prompts, 4)
+    assert first == sample_items(list(reversed(lines)), prompts, 4)  # the same every time
+    assert {x.split("_")[1] for x in first} == {"m1", "m2"}  # every model in it
+
+
+def test_bad_drift_input_is_one_line(made, capsys):
+    pack, _ = made
+    assert main(["drift", str(pack), "--sample", "100000"]) == 2
+    assert "larger than the pack" in capsys.readouterr().err
+    assert main(["drift", str(pack), "--sample", "2", "--set", "judges.nobody.model=x"]) == 2
+    err = capsys.readouterr().err
+    assert "nobody" in err and "Traceback" not in err
