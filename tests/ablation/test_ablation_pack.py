@@ -22,3 +22,37 @@ def test_each_row_of_a_grid_packs_and_reproduces(plain_grid, tmp_path, capsys, m
         recorded = next(r for r in grid["rows"] if r["name"] == row.name)["metrics"]
         for name, variant in recorded["variants"].items():  # the grid's cells, re-derived
             assert again["variants"][name]["pairwise_accuracy"] == variant["pairwise_accuracy"]
+
+
+def test_a_whole_grid_packs_and_its_tables_reproduce(plain_grid, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pack = tmp_path / "grid.tjpack"
+    assert main(["pack", str(plain_grid.out), "-o", str(pack)]) == 0
+    assert main(["reproduce", str(pack), "--out", str(tmp_path / "again")]) == 0, (
+        capsys.readouterr().out
+    )
+    said = capsys.readouterr().out
+    assert "ablation.json and the tables" in said
+    for name in ("table4.md", "table2.csv", "leaderboard.tex"):  # byte for byte
+        assert (tmp_path / "again" / "grid" / name).read_bytes() == (
+            plain_grid.out / name
+        ).read_bytes()
+    # one changed cell in the pack's table is one line
+    import zipfile
+
+    changed = tmp_path / "changed.tjpack"
+    with zipfile.ZipFile(pack) as old, zipfile.ZipFile(changed, "w") as new:
+        manifest = json.loads(old.read("manifest.json"))
+        for info in old.infolist():
+            data = old.read(info.filename)
+            if info.filename == "grid/table4.md":
+                data = data.replace(b"|", b"!", 1)
+                from titjudge.study.pack import sha256_of
+
+                manifest["files"][info.filename] = {"sha256": sha256_of(data), "bytes": len(data)}
+            if info.filename != "manifest.json":
+                new.writestr(info.filename, data)
+        new.writestr("manifest.json", json.dumps(manifest))
+    assert main(["reproduce", str(changed), "--out", str(tmp_path / "c")]) == 1
+    assert "table4.md: differs from the pack's" in capsys.readouterr().out
+    assert main(["reproduce", str(pack), "--out", str(tmp_path / "p"), "--against", "paper"]) == 2

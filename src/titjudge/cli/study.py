@@ -48,7 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pack",
         pack,
         "a run as one file (.tjpack) whose every number `reproduce` re-derives elsewhere",
-        arg("run", type=Path, metavar="RUN", help="run dir, or its <run.out>/<name> folder"),
+        arg(
+            "run",
+            type=Path,
+            metavar="RUN|GRID",
+            help="run dir (or its <run.out>/<name> folder), or an ablation grid's folder",
+        ),
         arg("-o", "--out", type=Path, required=True, metavar="FILE", help="the .tjpack to write"),
         arg("--with-images", action="store_true", help="put the images in the pack too"),
     )
@@ -84,9 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def pack(args: argparse.Namespace) -> int:
+    from titjudge.study.grid import build_grid_pack, is_grid
     from titjudge.study.pack import build_pack
 
-    done = build_pack(Path(args.run), Path(args.out), with_images=args.with_images)
+    where = Path(args.run)
+    make = build_grid_pack if is_grid(where) else build_pack
+    done = make(where, Path(args.out), with_images=args.with_images)
     size = done.path.stat().st_size / 1e6
     images = f", {done.images} images" if args.with_images else " (images by digest)"
     print(f"wrote {done.path} ({size:.1f} MB, {len(done.files)} files{images})")
@@ -114,19 +122,36 @@ def reproduce(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else Path(f"reproduced-{source.stem}")
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise DataError(f"{out}: exists and is not an empty folder; name a new one (--out)")
-        record = rederive(opened)
-        run_dir = write_reproduced(opened, record, out)
-        found = compare(opened, run_dir)
-        print(f"re-derived {source} into {run_dir} (from the pack alone)")
-        if args.against == "paper":
-            for line in against_paper(record):
-                print(terminal_safe(line))
+        if opened.manifest.get("kind") == "grid":
+            from titjudge.errors import ConfigError
+            from titjudge.study.grid import check_grid_pack, reproduce_grid
+
+            if args.against is not None:
+                raise ConfigError(
+                    "--against paper sets one run beside the paper; give a row's pack"
+                )
+            check_grid_pack(opened)
+            found = reproduce_grid(opened, out)
+            print(f"re-derived {source} into {out} (each row and the grid's tables)")
+        else:
+            record = rederive(opened)
+            run_dir = write_reproduced(opened, record, out)
+            found = compare(opened, run_dir)
+            print(f"re-derived {source} into {run_dir} (from the pack alone)")
+            if args.against == "paper":
+                for line in against_paper(record):
+                    print(terminal_safe(line))
     if found:
         for line in found:
             print(terminal_safe(line))
         print(f"{len(found)} value(s) differ from the pack's")
         return 1
-    print("every number matches the pack's exactly (metrics.json and the audit's verdicts)")
+    what = (
+        "every row's metrics and audit, ablation.json and the tables"
+        if opened.manifest.get("kind") == "grid"
+        else "metrics.json and the audit's verdicts"
+    )
+    print(f"every number matches the pack's exactly ({what})")
     return 0
 
 

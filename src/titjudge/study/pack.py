@@ -252,30 +252,40 @@ def _versions(config: dict[str, Any]) -> str:
 
 def build_pack(run: Path, out: Path, with_images: bool = False) -> Packed:
     """The pack of `run` written to `out` (atomically: a pack is never half written)."""
+    _check_out(out)
+    entries, notes, images = pack_entries(run, with_images)
+    return write_pack(out, entries, notes, images, {"kind": "run", "with_images": with_images})
+
+
+def _check_out(out: Path) -> None:
     if out.suffix != ".tjpack":
         raise DataError(f"{out}: a pack's name ends in .tjpack")
     if out.is_dir():
         raise DataError(f"{out}: is a folder; name the pack file")
-    entries, notes, images = pack_entries(run, with_images)
+
+
+def write_pack(
+    out: Path, entries: dict[str, bytes], notes: list[str], images: int, about: dict[str, Any]
+) -> Packed:
+    """`entries` as a pack at `out`, its manifest listing each with its sha256 and size."""
+    _check_out(out)
     files = {
         name: {"sha256": sha256_of(data), "bytes": len(data)} for name, data in entries.items()
     }
     manifest = {
         "format": FORMAT,
         "version": PACK_VERSION,
-        "with_images": with_images,
+        **about,
         "notes": notes,
         "files": dict(sorted(files.items())),
     }
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in [(MANIFEST, json.dumps(manifest, indent=1).encode() + b"\n")] + sorted(
-            entries.items()
-        ):
+        named = [(MANIFEST, json.dumps(manifest, indent=1).encode() + b"\n")]
+        for name, data in named + sorted(entries.items()):
             info = zipfile.ZipInfo(name, date_time=STAMP)
-            info.compress_type = (
-                zipfile.ZIP_STORED if name.startswith("data/images/") else zipfile.ZIP_DEFLATED
-            )
+            stored = "/images/" in f"/{name}"  # images are compressed already
+            info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     try:
         with atomic_open(out, binary=True) as handle:
@@ -285,4 +295,12 @@ def build_pack(run: Path, out: Path, with_images: bool = False) -> Packed:
     return Packed(out, files, notes, images)
 
 
-__all__ = ["FORMAT", "MANIFEST", "PACK_VERSION", "Packed", "build_pack", "pack_entries"]
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "PACK_VERSION",
+    "Packed",
+    "build_pack",
+    "pack_entries",
+    "write_pack",
+]
