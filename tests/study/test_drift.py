@@ -109,3 +109,30 @@ def test_bad_drift_input_is_one_line(made, capsys):
     assert main(["drift", str(pack), "--sample", "2", "--set", "judges.nobody.model=x"]) == 2
     err = capsys.readouterr().err
     assert "nobody" in err and "Traceback" not in err
+
+
+def test_a_budget_is_honoured_and_what_it_left_unsent_is_drift(made, capsys, monkeypatch):
+    pack, data = made
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with FakeOpenAIServer(responder=ModesResponder(data)) as server:
+        code = main(
+            [
+                "drift",
+                str(pack),
+                "--sample",
+                "8",
+                "--set",
+                f"judges.tit_llm.api_base={server.url}",
+                "--set",  # under a budget every model of the config needs a price, as for run
+                "judges.tit_llm.price={input: 100000, output: 100000}",
+                "--set",
+                "describer.price={input: 0, output: 0}",
+                "--set",
+                "run.budget_usd=0.05",
+            ]
+        )
+        sent = server.stats.by_endpoint
+    said = capsys.readouterr().out
+    assert code == 1 and "new failures" in said
+    assert "0 new failures" not in said.split("tit_llm: 8 items re-asked;")[1].split("\n")[0]
+    assert sum(sent.values()) < 8  # the budget stopped the sends before the sample's end

@@ -126,6 +126,11 @@ def drift_config(pack: Pack, overrides: list[str]) -> Any:
 
     raw = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
     raw.pop("resolved", None)
+    # pairwise judges and juries are not re-asked: left out, so nothing is asked of them
+    # (a price under a budget, a server) and what is named not re-asked is exactly them
+    raw["judges"] = [
+        j for j in raw.get("judges") or [] if j.get("kind") not in ("pairwise", "jury")
+    ]
     data = raw.get("data") or {}
     for key, name in (
         ("manifest", "manifest.jsonl"),
@@ -251,6 +256,8 @@ def _side(a: float | None, b: float | None) -> str | None:
 
 def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
     """Drift of the opened pack (module docstring); `say` prints a line. The exit code."""
+    import yaml
+
     from titjudge.data.manifest import load_manifest
     from titjudge.data.pairs import load_pairs
     from titjudge.run.loop import run_to_end
@@ -260,7 +267,8 @@ def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
     prompts = {item.prompt_id: item.prompt for item in items.values()}
     chosen = sample_items(lines, prompts, sample)
     config = drift_config(pack, overrides)
-    skipped = [j.name for j in config.judges if j.kind not in TEXT_KINDS]
+    packed = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
+    skipped = [j["name"] for j in packed.get("judges") or [] if j.get("kind") not in TEXT_KINDS]
     say(
         f"sample: {len(chosen)} items of {len({x['item_id'] for x in lines})} (by T2I model and prompt length)"
     )
