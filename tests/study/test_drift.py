@@ -6,15 +6,14 @@ against one whose scores moved: the changed scores and flipped verdicts counted.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 import pytest
 from doubles.server import FakeOpenAIServer
 from doubles.server_request import as_reply
-from judges.judge_helpers import ModesResponder, run_config
+from judges.judge_helpers import ModesResponder
+from study_runs import packed_run
 
-import titjudge
 from titjudge.cli import main
 from titjudge.study.drift import sample_items
 
@@ -29,17 +28,8 @@ JUDGES = [
 @pytest.fixture(scope="module")
 def made(synth_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A pack of a real run (its server gone), and the data its responder reads."""
-    tmp = tmp_path_factory.mktemp("drift")
-    data = tmp / "data"
-    shutil.copytree(synth_data, data)
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        FakeOpenAIServer(responder=ModesResponder(data)) as server,
-    ):
-        patch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-        record = titjudge.evaluate(run_config(data, server.url, tmp, JUDGES))
-        assert main(["pack", str(record.run_dir), "-o", str(tmp / "s.tjpack")]) == 0
-    return tmp / "s.tjpack", data
+    pack, _, data = packed_run(synth_data, tmp_path_factory.mktemp("drift"), JUDGES, "sk-test-x1")
+    return pack, data
 
 
 def drift(pack: Path, url: str, capsys, n: int = 8) -> tuple[int, str]:

@@ -13,10 +13,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from doubles.server import FakeOpenAIServer
-from judges.judge_helpers import ModesResponder, run_config
+from study_runs import packed_run
 
-import titjudge
 from titjudge.cli import main
 
 pytestmark = pytest.mark.slow
@@ -37,18 +35,7 @@ def packed(synth_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     """The pack of a real run, and the run's metrics.json as it was; then the run, its data
     (a private copy) and its cache are deleted."""
     tmp = tmp_path_factory.mktemp("pack")
-    data = tmp / "data"
-    shutil.copytree(synth_data, data)
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        FakeOpenAIServer(responder=ModesResponder(data)) as server,
-    ):
-        patch.setenv("OPENAI_API_KEY", KEY)
-        record = titjudge.evaluate(run_config(data, server.url, tmp, JUDGES))
-        run_dir = record.run_dir
-        assert run_dir is not None
-        out = tmp / "study.tjpack"
-        assert main(["pack", str(run_dir), "-o", str(out)]) == 0
+    out, run_dir, data = packed_run(synth_data, tmp, JUDGES, KEY)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     for gone in (tmp / "runs", data, tmp / "cache"):
         shutil.rmtree(gone, ignore_errors=True)

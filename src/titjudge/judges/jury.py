@@ -242,22 +242,21 @@ def _verdict(pair: HumanPair, side: str | None, why: str) -> PairVerdict:
         item_a=pair.item_a,
         item_b=pair.item_b,
         human=pair.winner,
-        forward=OrderVerdict(
-            first=pair.item_a,
-            second=pair.item_b,
-            choice=forward,
-            samples=[forward],
-            rationale=rationale,
-            error=error,
-        ),
-        backward=OrderVerdict(
-            first=pair.item_b,
-            second=pair.item_a,
-            choice=backward,
-            samples=[backward],
-            rationale=rationale,
-            error=error,
-        ),
+        forward=_order(pair.item_a, pair.item_b, forward, rationale, error),
+        backward=_order(pair.item_b, pair.item_a, backward, rationale, error),
+    )
+
+
+def _order(
+    first: str, second: str, choice: Any, rationale: str | None, error: str | None
+) -> OrderVerdict:
+    return OrderVerdict(
+        first=first,
+        second=second,
+        choice=choice,
+        samples=[choice],
+        rationale=rationale,
+        error=error,
     )
 
 
