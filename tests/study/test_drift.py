@@ -33,7 +33,12 @@ def made(synth_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
 
 
 def drift(pack: Path, url: str, capsys, n: int = 8) -> tuple[int, str]:
-    code = main(["drift", str(pack), "--sample", str(n), "--set", f"judges.tit_llm.api_base={url}"])
+    """`titjudge drift` with both judges that ask a model pointed at `url`."""
+    moved = [f"judges.{name}.api_base={url}" for name in ("tit_llm", "pw")]
+    args = ["drift", str(pack), "--sample", str(n)]
+    for override in moved:
+        args += ["--set", override]
+    code = main(args)
     return code, capsys.readouterr().out
 
 
@@ -46,7 +51,8 @@ def test_an_unchanged_server_is_no_drift(made, capsys, monkeypatch):
     assert code == 0, said
     assert "no drift" in said and "tit_llm: 8 items re-asked; 0 scores changed" in said
     assert "lexical: 8 items re-asked; 0 scores changed" in said
-    assert "not re-asked: pw" in said and "estimate: tit_llm: 8 calls" in said
+    assert "estimate: tit_llm: 8 calls" in said and "not re-asked" not in said
+    assert "pw: " in said and "pairs re-asked; 0 verdicts changed; 0 new failures" in said
     assert sum(asked.values()) >= 8  # an empty cache: the calls were sent
 
 
@@ -60,6 +66,7 @@ def test_a_server_answering_as_another_model_is_drift(made, capsys, monkeypatch)
         code, said = drift(pack, server.url, capsys)
     assert code == 1
     assert "tit_llm: answered by judge-v2 now; the pack recorded judge" in said
+    assert "pw: answered by judge-v2 now; the pack recorded judge" in said  # re-asked too
 
 
 def test_moved_scores_are_counted_and_flips_tested(made, capsys, monkeypatch):
@@ -113,6 +120,10 @@ def test_a_budget_is_honoured_and_what_it_left_unsent_is_drift(made, capsys, mon
                 "8",
                 "--set",
                 f"judges.tit_llm.api_base={server.url}",
+                "--set",
+                f"judges.pw.api_base={server.url}",
+                "--set",
+                "judges.pw.price={input: 100000, output: 100000}",
                 "--set",  # under a budget every model of the config needs a price, as for run
                 "judges.tit_llm.price={input: 100000, output: 100000}",
                 "--set",

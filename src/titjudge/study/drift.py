@@ -9,8 +9,10 @@ The requests: each judge as the pack's config resolved it (`--set` takes the sam
 `titjudge run --set`, e.g. `judges.<name>.api_base=...` for a model now served elsewhere, or
 `judges.<name>.model=...` for a local model whose path the pack does not hold), given each
 sampled item's prompt and the description the pack stored: the request the run made. A
-fresh, empty cache, so every call is sent. Judges that look at the image (the pack holds
-digests, not images), pairwise judges and juries are not re-asked here, and are named.
+fresh, empty cache, so every call is sent. A pairwise judge is asked again on the sampled
+human pairs (both orders, the stored descriptions). Judges that look at the image (the
+pack holds digests, not images) and juries (they ask no model) are not re-asked, and are
+named.
 
 What it reports, per judge: scores changed (exact comparison) with the mean and largest
 difference, new failures, the models that answered now against those the pack recorded,
@@ -42,8 +44,11 @@ class JudgeDrift:
     """What changed for one judge on the sample."""
 
     name: str
+    #: what was re-asked: "items" (scores) or "pairs" (a pairwise judge's verdicts)
+    unit: str = "items"
     asked: int = 0
-    changed: list[tuple[str, float | None, float | None]] = field(default_factory=list)
+    #: (item or pair, then, now): scores, or a pairwise judge's verdicts
+    changed: list[tuple[str, Any, Any]] = field(default_factory=list)
     new_failures: list[str] = field(default_factory=list)
     models_then: set[str] = field(default_factory=set)
     models_now: set[str] = field(default_factory=set)
@@ -58,9 +63,14 @@ class JudgeDrift:
         return bool(self.changed or self.new_failures or self.models_now - self.models_then)
 
     def lines(self) -> list[str]:
-        diffs = [abs(a - b) for _, a, b in self.changed if a is not None and b is not None]
+        diffs = [
+            abs(a - b)
+            for _, a, b in self.changed
+            if isinstance(a, (int, float)) and isinstance(b, (int, float))
+        ]
+        what = "scores" if self.unit == "items" else "verdicts"
         out = [
-            f"{self.name}: {self.asked} items re-asked; {len(self.changed)} scores changed"
+            f"{self.name}: {self.asked} {self.unit} re-asked; {len(self.changed)} {what} changed"
             + (
                 f" (mean |diff| {sum(diffs) / len(diffs):.4g}, largest {max(diffs):.4g})"
                 if diffs
@@ -126,11 +136,8 @@ def drift_config(pack: Pack, overrides: list[str]) -> Any:
 
     raw = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
     raw.pop("resolved", None)
-    # pairwise judges and juries are not re-asked: left out, so nothing is asked of them
-    # (a price under a budget, a server) and what is named not re-asked is exactly them
-    raw["judges"] = [
-        j for j in raw.get("judges") or [] if j.get("kind") not in ("pairwise", "jury")
-    ]
+    # a jury asks no model (reproduce re-derives it): left out, so nothing is asked of it
+    raw["judges"] = [j for j in raw.get("judges") or [] if j.get("kind") != "jury"]
     data = raw.get("data") or {}
     for key, name in (
         ("manifest", "manifest.jsonl"),
@@ -164,28 +171,34 @@ def estimate_lines(config: Any, lines: list[dict[str, Any]], sample: list[str]) 
 
 
 async def _reask(
-    config: Any, items: list[Any], descriptions: dict[str, str]
-) -> dict[str, dict[str, Any]]:
-    """Each text judge's new outcome per item: {judge: {item_id: JudgeOutcome}}."""
+    config: Any, items: list[Any], descriptions: dict[str, str], pairs: list[Any]
+) -> dict[str, dict[Any, Any]]:
+    """Each text judge's new outcome per item ({judge: {item_id: JudgeOutcome}}) and each
+    pairwise judge's new verdict per sampled human pair ({judge: {(a, b): PairVerdict}})."""
     from titjudge.cache.store import CallCache
+    from titjudge.judges.pairwise import PairwiseJudge
     from titjudge.judges.registry import build_judges
     from titjudge.models.core.clients import SEND
     from titjudge.records.outcomes import Described, JudgeInput
     from titjudge.run.context import run_hub
 
     hub = run_hub(config.run, CallCache(config.run.cache_dir))
+    wanted = [j for j in config.judges if j.kind in TEXT_KINDS or j.kind == "pairwise"]
+    described = {item.item_id: Described(descriptions.get(item.item_id)) for item in items}
+    prompts = {item.prompt_id: item.prompt for item in items}
     try:
-        judges = build_judges(
-            [j for j in config.judges if j.kind in TEXT_KINDS],
-            config.describer.model,
-            config.describer,
-            hub,
-        )
-        found: dict[str, dict[str, Any]] = {}
-        for judge in judges:
-            given = [
-                JudgeInput(item, None, Described(descriptions.get(item.item_id))) for item in items
-            ]
+        found: dict[str, dict[Any, Any]] = {}
+        for judge in build_judges(wanted, config.describer.model, config.describer, hub):
+            if isinstance(judge, PairwiseJudge):
+                verdicts = await asyncio.gather(
+                    *(
+                        judge.judge_pair(prompts[p.prompt_id], p, described, probe=SEND)
+                        for p in pairs
+                    )
+                )
+                found[judge.name] = {(v.item_a, v.item_b): v for v in verdicts}
+                continue
+            given = [JudgeInput(item, None, described[item.item_id]) for item in items]
             outcomes = await asyncio.gather(*(judge.judge(g, probe=SEND) for g in given))
             found[judge.name] = {g.item.item_id: o for g, o in zip(given, outcomes, strict=True)}
         return found
@@ -194,15 +207,35 @@ async def _reask(
         hub.cache.close()
 
 
+def _tally(drift: JudgeDrift, human: str, then: str | None, now: str | None) -> tuple[int, int]:
+    """One human pair's verdicts then and now counted into `drift`; (right only then, right
+    only now) for the McNemar test."""
+    if human == "tie" or then is None or now is None:
+        return 0, 0
+    drift.pairs += 1
+    drift.flips += then != now
+    right_then, right_now = then == human, now == human
+    drift.right_then += right_then
+    drift.right_now += right_now
+    return int(right_then and not right_now), int(right_now and not right_then)
+
+
 def compare_drift(
-    lines: list[dict[str, Any]], now: dict[str, dict[str, Any]], pairs: list[Any]
+    lines: list[dict[str, Any]],
+    now: dict[str, dict[Any, Any]],
+    pairs: list[Any],
+    verdicts: dict[str, dict[tuple[str, str], Any]] | None = None,
 ) -> list[JudgeDrift]:
-    """Per judge: the stored answers against the new ones (module docstring)."""
+    """Per judge: the stored answers against the new ones (module docstring); a pairwise
+    judge's new verdicts against its stored `verdicts` (pairs_<judge>.jsonl)."""
     from titjudge.metrics.compare import mcnemar_exact
 
     stored = {(x["variant"], x["item_id"]): x for x in lines}
     found = []
     for name, outcomes in now.items():
+        if name in (verdicts or {}):
+            found.append(_pairwise_drift(name, outcomes, (verdicts or {})[name]))
+            continue
         drift = JudgeDrift(name)
         for item_id, outcome in outcomes.items():
             then = stored.get((name, item_id))
@@ -211,32 +244,58 @@ def compare_drift(
             drift.asked += 1
             drift.models_then.update(then.get("answered_by") or [])
             drift.models_now.update(outcome.answered_by)
-            own_then = then["score"] if then["status"] == "ok" else None
-            own_now = outcome.score if outcome.status == "ok" else None
+            own_then, own_now = _stored_score(then), _new_score(outcome)
             if own_now is None and own_then is not None:
                 drift.new_failures.append(f"{item_id}: {outcome.error}")
             elif own_now != own_then:
                 drift.changed.append((item_id, own_then, own_now))
-        a_only = b_only = 0
-        for pair in pairs:
-            if pair.winner == "tie":
-                continue
-            said_then = _side(
-                *(_stored_score(stored.get((name, i))) for i in (pair.item_a, pair.item_b))
+        counts = [
+            _tally(
+                drift,
+                pair.winner,
+                _side(*(_stored_score(stored.get((name, i))) for i in (pair.item_a, pair.item_b))),
+                _side(*(_new_score(outcomes.get(i)) for i in (pair.item_a, pair.item_b))),
             )
-            said_now = _side(*(_new_score(outcomes.get(i)) for i in (pair.item_a, pair.item_b)))
-            if said_then is None or said_now is None:
-                continue
-            drift.pairs += 1
-            drift.flips += said_then != said_now
-            right_then, right_now = said_then == pair.winner, said_now == pair.winner
-            drift.right_then += right_then
-            drift.right_now += right_now
-            a_only += right_then and not right_now
-            b_only += right_now and not right_then
-        drift.p_value = mcnemar_exact(a_only, b_only) if drift.pairs else None
+            for pair in pairs
+        ]
+        drift.p_value = (
+            mcnemar_exact(sum(c[0] for c in counts), sum(c[1] for c in counts))
+            if drift.pairs
+            else None
+        )
         found.append(drift)
     return found
+
+
+def _pairwise_drift(
+    name: str, now: dict[tuple[str, str], Any], then: dict[tuple[str, str], Any]
+) -> JudgeDrift:
+    """A pairwise judge on the sampled pairs: changed verdicts, new failures, the answering
+    models, and agreement with people then and now (exact McNemar)."""
+    from titjudge.metrics.compare import mcnemar_exact
+
+    drift = JudgeDrift(name, unit="pairs")
+    a_only = b_only = 0
+    for key, verdict in now.items():
+        before = then.get(key)
+        if before is None:
+            continue
+        drift.asked += 1
+        for order in before.orders:
+            drift.models_then.update(order.answered_by)
+        for order in verdict.orders:
+            drift.models_now.update(order.answered_by)
+        old, new = before.verdict, verdict.verdict
+        label = f"{key[0]}|{key[1]}"
+        if new is None and old is not None:
+            drift.new_failures.append(f"{label}: {verdict.forward.error or verdict.backward.error}")
+            continue
+        if old != new:
+            drift.changed.append((label, old, new))
+        only_then, only_now = _tally(drift, before.human or "tie", old, new)
+        a_only, b_only = a_only + only_then, b_only + only_now
+    drift.p_value = mcnemar_exact(a_only, b_only) if drift.pairs else None
+    return drift
 
 
 def _stored_score(line: dict[str, Any] | None) -> float | None:
@@ -260,6 +319,7 @@ def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
 
     from titjudge.data.manifest import load_manifest
     from titjudge.data.pairs import load_pairs
+    from titjudge.report.record import load_verdicts
     from titjudge.run.loop import run_to_end
 
     lines = [json.loads(x) for x in (pack.run / "items.jsonl").read_text().splitlines() if x]
@@ -268,7 +328,8 @@ def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
     chosen = sample_items(lines, prompts, sample)
     config = drift_config(pack, overrides)
     packed = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
-    skipped = [j["name"] for j in packed.get("judges") or [] if j.get("kind") not in TEXT_KINDS]
+    asked = TEXT_KINDS | {"pairwise"}
+    skipped = [j["name"] for j in packed.get("judges") or [] if j.get("kind") not in asked]
     say(
         f"sample: {len(chosen)} items of {len({x['item_id'] for x in lines})} (by T2I model and prompt length)"
     )
@@ -276,19 +337,23 @@ def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
         say(f"estimate: {line}")
     if skipped:
         say(
-            f"not re-asked: {', '.join(skipped)} (they need the images, or pairs; a pack holds digests)"
+            f"not re-asked: {', '.join(skipped)} (a jury asks no model; the others look at the "
+            "image, and a pack holds digests)"
         )
     descriptions: dict[str, str] = {}
     for line in lines:
         if line.get("description"):
             descriptions.setdefault(line["item_id"], line["description"])
-    now = run_to_end(_reask(config, [items[i] for i in chosen], descriptions))
+    picked = set(chosen)
     pairs = [
-        p
-        for p in load_pairs(pack.data / "pairs.csv")
-        if p.item_a in set(chosen) and p.item_b in set(chosen)
+        p for p in load_pairs(pack.data / "pairs.csv") if p.item_a in picked and p.item_b in picked
     ]
-    drifts = compare_drift(lines, now, pairs)
+    now = run_to_end(_reask(config, [items[i] for i in chosen], descriptions, pairs))
+    stored = {
+        path.stem.removeprefix("pairs_"): {(v.item_a, v.item_b): v for v in load_verdicts(path)}
+        for path in sorted(pack.run.glob("pairs_*.jsonl"))
+    }
+    drifts = compare_drift(lines, now, pairs, stored)
     for drift in drifts:
         for text in drift.lines():
             say(text)
