@@ -154,3 +154,17 @@ def test_config_yaml_reads_and_writes_in_order_with_the_users_error_lines(tmp_pa
     # expected node content"), whichever parser read the text first
     expected = f"{bad}:3: invalid YAML (expected the node content, but found '<stream end>')"
     assert str(raised.value) == expected
+
+
+def test_a_jsonl_line_holding_a_line_separator_in_a_string_stays_one_line(tmp_path):
+    """A rationale with U+2028, U+2029 or NEL (models do write them): `jsonl_text` keeps
+    non-ASCII raw, so a reader splitting on `str.splitlines` cut the line in two."""
+    from titjudge.files import iter_jsonl, jsonl_lines, jsonl_text
+
+    rows = [{"rationale": "one\u2028two\u2029three\x85four"}, {"rationale": "next"}]
+    path = tmp_path / "items.jsonl"
+    path.write_text(jsonl_text(rows), encoding="utf-8")
+    assert [obj for _, obj in iter_jsonl(path, "items")] == rows
+    assert len([x for x in jsonl_lines(path.read_text(encoding="utf-8")) if x]) == 2
+    path.write_text(jsonl_text(rows).replace("\n", "\r\n"), encoding="utf-8")  # Windows
+    assert [obj for _, obj in iter_jsonl(path, "items")] == rows

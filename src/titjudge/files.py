@@ -87,9 +87,17 @@ def read_text(path: Path, what: str) -> str:
         raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSON-lines text, split on newlines only: `str.splitlines` also splits on
+    U+2028, U+2029 and NEL, which `jsonl_text` (non-ASCII kept) and many providers leave raw
+    inside a JSON string, so a rationale holding one would cut its line in two. A line's
+    trailing `\r` (a file written on Windows) is JSON whitespace and stays harmless."""
+    return text.split("\n") if text else []
+
+
 def iter_jsonl(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; bad JSON names file:line."""
-    for number, line in enumerate(read_text(path, what).splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(read_text(path, what)), start=1):
         if not line.strip():
             continue
         try:

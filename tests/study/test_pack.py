@@ -193,3 +193,31 @@ def test_bad_pack_input_is_one_line(tmp_path, capsys, packed):
     lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert len(lines) == 3 and all("Traceback" not in x for x in lines)
     assert "not an empty folder" in lines[2]
+
+
+def test_a_secret_inside_a_rationale_reaches_no_file_of_the_pack(tmp_path, capsys, monkeypatch):
+    """A provider error or rationale that quotes a key: redacted in items.jsonl and in the
+    audit's document alike, value by value, so the pack still reads back whole (the
+    hand-made run's hostile texts hold line separators inside JSON strings)."""
+    from audit.audit_run import write_run
+
+    run = write_run(tmp_path)
+    secret = "sk-live-quoted-in-a-rationale-987654"
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", secret)  # a key the environment holds
+    lines = (run / "items.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["rationale"] = f"the key {secret} was echoed"
+    (run / "items.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    (run / "files.json").unlink(missing_ok=True)  # the hand-made run as an older run reads
+    out = tmp_path / "s.tjpack"
+    assert main(["pack", str(run), "-o", str(out)]) == 0, capsys.readouterr().err
+    with zipfile.ZipFile(out) as archive:
+        for name in archive.namelist():
+            assert secret not in archive.read(name).decode("utf-8", "replace"), name
+        assert "[REDACTED]" in archive.read("run/items.jsonl").decode()
+    capsys.readouterr()
+    # the hand-made record is not what titjudge computes from its items (written by hand, it
+    # lacks the paired tests): reproduce reads the whole pack and names those values (exit 1)
+    assert main(["reproduce", str(out), "--out", str(tmp_path / "again")]) == 1
+    said = capsys.readouterr()
+    assert "comparisons[0]" in said.out and "invalid JSON" not in said.err + said.out

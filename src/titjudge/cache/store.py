@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from titjudge.errors import DataError
-from titjudge.files import atomic_write, read_json_object
+from titjudge.files import atomic_write, jsonl_lines, read_json_object
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -193,7 +193,7 @@ class CallCache:
                 text = path.read_text(encoding="utf-8") if path is not None else ""
             except (OSError, UnicodeDecodeError):
                 text = ""
-            for line in text.splitlines():
+            for line in jsonl_lines(text):
                 try:
                     fact = json.loads(line)
                     self._facts[fact["key"]] = fact["value"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from titjudge.errors import DataError
-from titjudge.files import atomic_write, read_json_object
+from titjudge.files import atomic_write, jsonl_lines, read_json_object
 from titjudge.records.run_files import FILES_FORMAT, FILES_NAME, FileDigest, RunFiles
 
 #: the files a titjudge reader reads from a run (or grid) dir, besides pairs_<judge>.jsonl
@@ -223,7 +223,7 @@ def _jsonl_lines(path: Path) -> int | FileProblem:
     text = _text(path)
     if isinstance(text, FileProblem):
         return text
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in jsonl_lines(text) if line.strip()]
     if not lines:
         return FileProblem(path, "empty; a run writes one line per item and variant")
     try:

@@ -321,8 +321,9 @@ def run_drift(pack: Pack, sample: int, overrides: list[str], say: Any) -> int:
     from titjudge.data.pairs import load_pairs
     from titjudge.report.record import load_verdicts
     from titjudge.run.loop import run_to_end
+    from titjudge.study.pack import json_lines
 
-    lines = [json.loads(x) for x in (pack.run / "items.jsonl").read_text().splitlines() if x]
+    lines = [json.loads(x) for x in json_lines((pack.run / "items.jsonl").read_text())]
     items = {item.item_id: item for item in load_manifest(pack.data / "manifest.jsonl")}
     prompts = {item.prompt_id: item.prompt for item in items.values()}
     chosen = sample_items(lines, prompts, sample)

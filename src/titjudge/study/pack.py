@@ -100,6 +100,33 @@ def _rewritten(value: Any, packed: dict[str, str]) -> Any:
     return value
 
 
+def json_lines(text: str) -> list[str]:
+    """A JSONL file's lines: split on newlines only (`str.splitlines` also splits on U+2028,
+    NEL and the like, which JSON keeps raw inside its strings)."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with `safety.redact` applied to every string in it (a JSON document's texts,
+    never its syntax: redacting serialized JSON could eat a quote)."""
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return redact(value) if isinstance(value, str) else value
+
+
+def _clean_text(text: str, name: str) -> str:
+    """A packed file's text redacted: a JSON or JSONL file value by value (its syntax kept),
+    any other as text."""
+    if name.endswith(".jsonl"):
+        rows = [json.loads(line) for line in json_lines(text)]
+        return "".join(json.dumps(_redacted(r)) + "\n" for r in rows)
+    if name.endswith(".json"):
+        return json.dumps(_redacted(json.loads(text)), indent=1) + "\n"
+    return redact(text)
+
+
 def _lock_file() -> Path | None:
     """The requirements.lock beside the installed source tree (an editable install, a
     checkout), where there is one."""
@@ -178,7 +205,7 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
             sources[str(manifest_path.parent / beside)] = f"data/{beside}"
     items = load_manifest(manifest_path)
     by_id = {item.item_id: item for item in items}
-    lines = [json.loads(x) for x in read_text(run_dir / "items.jsonl", "items").splitlines()]
+    lines = [json.loads(x) for x in json_lines(read_text(run_dir / "items.jsonl", "items"))]
     in_run = {x["item_id"] for x in lines}
     used = [str(i.image) for i in items if i.item_id in in_run]
     digests, blobs, missing = _image_names(used)
@@ -193,35 +220,39 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
         )
 
     manifest_lines = []
-    for line in read_text(manifest_path, "manifest").splitlines():
+    for line in json_lines(read_text(manifest_path, "manifest")):
         if not line.strip():
             continue
         row = json.loads(line)
         image = str(by_id[row["item_id"]].image)
         row["image"] = image_name(image)
         row["image_sha256"] = digests.get(image)
-        manifest_lines.append(json.dumps(row, ensure_ascii=False))
+        manifest_lines.append(json.dumps(row))
     entries["data/manifest.jsonl"] = ("\n".join(manifest_lines) + "\n").encode("utf-8")
     for source, name in sources.items():
         if name != "data/manifest.jsonl":
-            entries[name] = redact(read_text(Path(source), name)).encode("utf-8")
+            entries[name] = _clean_text(read_text(Path(source), name), name).encode("utf-8")
     for row in lines:
         row["image"] = image_name(row.get("image") or "")
-    entries["run/items.jsonl"] = "".join(
-        redact(json.dumps(row, ensure_ascii=False)) + "\n" for row in lines
-    ).encode("utf-8")
+    entries["run/items.jsonl"] = "".join(json.dumps(_redacted(row)) + "\n" for row in lines).encode(
+        "utf-8"
+    )
     packed_names = {**sources, **{p: image_name(p) for p in digests}}
-    entries["run/config.yaml"] = redact(
-        yaml.safe_dump(_rewritten(config, packed_names), sort_keys=False, allow_unicode=True)
+    entries["run/config.yaml"] = yaml.safe_dump(
+        _redacted(_rewritten(config, packed_names)), sort_keys=False, allow_unicode=True
     ).encode("utf-8")
     for name in (*RUN_FILES[2:], *sorted(p.name for p in run_dir.glob("pairs_*.jsonl"))):
         if (run_dir / name).is_file():
-            entries[f"run/{name}"] = redact(read_text(run_dir / name, name)).encode("utf-8")
+            text = read_text(run_dir / name, name)
+            entries[f"run/{name}"] = _clean_text(text, name).encode("utf-8")
     audit = audit_json(load_audit(run_dir))
     audit.pop("run_dir", None)
-    entries["run/audit.json"] = (
-        json.dumps(_rewritten(audit, packed_names), sort_keys=True, indent=1) + "\n"
-    ).encode()
+    entries["run/audit.json"] = (  # its texts redacted as items.jsonl's are
+        json.dumps(
+            _redacted(_rewritten(audit, packed_names)), sort_keys=True, indent=1, ensure_ascii=False
+        )
+        + "\n"
+    ).encode("utf-8")
     entries.update(_templates(config, notes))
     entries["env/versions.json"] = _versions(config).encode("utf-8")
     lock = _lock_file()

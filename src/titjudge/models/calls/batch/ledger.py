@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from titjudge.files import atomic_write
+from titjudge.files import atomic_write, jsonl_lines
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Ledger:
             for job in self.jobs:
                 found = self._rows_path(job)
                 if job.state == "done" and found is not None and found.exists():
-                    for line in found.read_text(encoding="utf-8").splitlines():
+                    for line in jsonl_lines(found.read_text(encoding="utf-8")):
                         row = json.loads(line)
                         self.rows[str(row.get("custom_id"))] = row
 

@@ -49,6 +49,7 @@ import os
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from titjudge.files import jsonl_lines
 from titjudge.models.core.base import (
     GenerateRequest,
     Generation,
@@ -131,7 +132,7 @@ class AnthropicBatchAPI(BatchHTTP):
 
     async def create(self, file_id: str | None, data: bytes, metadata: dict[str, str]) -> str:
         """A batch of the lines in `data` (Anthropic keeps no `metadata`: see `find`)."""
-        lines = [text for text in data.splitlines() if text.strip()]
+        lines = [text for text in data.splitlines() if text.strip()]  # bytes: \n and \r only
         betas: set[str] = set()
         for text in lines:
             params = json.loads(text).get("params") or {}
@@ -186,7 +187,7 @@ class AnthropicBatchAPI(BatchHTTP):
         if not state.output_file_id:
             return []
         response = await self._call("GET", self._here(state.output_file_id))
-        return [json.loads(text) for text in response.text.splitlines() if text.strip()]
+        return [json.loads(text) for text in jsonl_lines(response.text) if text.strip()]
 
     def parse(self, row: dict[str, Any]) -> LineResult:
         custom_id = str(row.get("custom_id"))

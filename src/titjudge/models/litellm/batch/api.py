@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from titjudge.files import jsonl_lines
 from titjudge.models.core.base import GenerateRequest, Generation, PermanentError
 from titjudge.models.core.batch import BatchAPI, JobState, LineResult
 from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
@@ -144,7 +145,7 @@ class OpenAIBatchAPI(SiteAdapter):
             if not file_id:
                 continue
             content = await litellm.afile_content(file_id=file_id, **self._where())
-            for text in _content_bytes(content).decode("utf-8").splitlines():
+            for text in jsonl_lines(_content_bytes(content).decode("utf-8")):
                 if text.strip():
                     rows.append(json.loads(text))
         return rows

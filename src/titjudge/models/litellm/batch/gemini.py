@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from titjudge.files import jsonl_lines
 from titjudge.models.core.base import Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
@@ -231,7 +232,7 @@ class GeminiBatchAPI(BatchHTTP):
             "GET", url, transfer=True, headers=self._auth(), params={"alt": "media"}
         )
         rows: list[dict[str, Any]] = []
-        for text in got.content.decode("utf-8").splitlines():
+        for text in jsonl_lines(got.content.decode("utf-8")):
             if text.strip():
                 row = json.loads(text)
                 row["custom_id"] = str(row.get("key"))

@@ -45,6 +45,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from titjudge.files import jsonl_lines
 from titjudge.models.core.base import Generation, PermanentError
 from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
@@ -288,7 +289,7 @@ class VertexBatchAPI(BatchHTTP):
 def _rows(data: bytes) -> list[dict[str, Any]]:
     """A predictions file's rows, each with its line's `custom_id` from the request's labels."""
     rows = []
-    for text in data.decode("utf-8").splitlines():
+    for text in jsonl_lines(data.decode("utf-8")):
         if not text.strip():
             continue
         row = json.loads(text)
