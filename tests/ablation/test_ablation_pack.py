@@ -56,3 +56,35 @@ def test_a_whole_grid_packs_and_its_tables_reproduce(plain_grid, tmp_path, capsy
     assert main(["reproduce", str(changed), "--out", str(tmp_path / "c")]) == 1
     assert "table4.md: differs from the pack's" in capsys.readouterr().out
     assert main(["reproduce", str(pack), "--out", str(tmp_path / "p"), "--against", "paper"]) == 2
+
+
+def test_a_jury_is_a_column_of_table4_like_any_judge(synthetic, tmp_path, monkeypatch):
+    """`kind: jury` as a grid column: each row's jury is fitted on that row's judges and
+    scored on its held-out pairs; Table 4 shows it beside its members, from each row's record."""
+    import csv
+
+    from ablation_grids import grid_config, run_grid
+    from conftest import GridResponder, stored_descriptions
+    from doubles.server import FakeOpenAIServer
+
+    bench = synthetic(4, 4, seed=5)  # 4 prompts x 6 pairs: enough to fit on 3 of 4 folds
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    jury = {"name": "jury", "kind": "jury", "label": "Jury", "members": ["lexical", "tit_llm"]}
+    with FakeOpenAIServer(
+        responder=GridResponder(stored_descriptions(bench)),
+        models=("vlm-sharp", "vlm-blurry", "judge-llm", "judge-flaky"),
+    ) as server:
+        raw = grid_config(bench, server.url, tmp_path, extra_columns=[jury])
+        run_grid(raw, tmp_path / "out")
+    with (tmp_path / "out" / "table4.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    at = rows[0].index("Jury")
+    grid = json.loads((tmp_path / "out" / "ablation.json").read_text())
+    for row in grid["rows"]:
+        shown = next(r for r in rows[1:] if r[0] == row["label"])
+        accuracy = row["metrics"]["variants"]["jury"]["pairwise_accuracy"]
+        assert accuracy is not None and shown[at] == f"{100 * accuracy:.4f}"  # the record's
+        n_pairs = row["metrics"]["variants"]["jury"]["n_pairs"]
+        assert shown[rows[0].index("pairs: Jury")] == str(n_pairs)  # every held-out pair
+        fit = json.loads((tmp_path / "out" / "rows" / row["name"] / "jury_jury.json").read_text())
+        assert fit["fitted"] is True and len(fit["folds"]) == 4
