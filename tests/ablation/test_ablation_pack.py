@@ -63,8 +63,8 @@ def test_a_jury_is_a_column_of_table4_like_any_judge(synthetic, tmp_path, monkey
     scored on its held-out pairs; Table 4 shows it beside its members, from each row's record."""
     import csv
 
+    from ablation.conftest import GridResponder, stored_descriptions  # not `conftest`: ambiguous
     from ablation_grids import grid_config, run_grid
-    from conftest import GridResponder, stored_descriptions
     from doubles.server import FakeOpenAIServer
 
     bench = synthetic(4, 4, seed=5)  # 4 prompts x 6 pairs: enough to fit on 3 of 4 folds
