@@ -160,3 +160,39 @@ def test_the_images_view_filters_and_pages_a_runs_items(swapped):
         ):
             status, _, body = get(server.url + path)
             assert status == 400 and says in json.loads(body)["error"]
+
+
+def test_without_aiohttp_a_bundle_is_written_and_serving_says_what_to_install(swapped, tmp_path):
+    """aiohttp is the `[annotate]` extra: a static copy needs no web library, and serving
+    without it is one line naming the extra, never a traceback."""
+    import subprocess
+    import sys
+
+    blocked = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def fake(name, *a, **k):\n"
+        "    if name.split('.')[0] == 'aiohttp':\n"
+        "        raise ImportError(\"No module named 'aiohttp'\")\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = fake\n"
+        "from titjudge.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    out = tmp_path / "bundle"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, "view", str(swapped), "--bundle", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "index.html").is_file()
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, "view", str(swapped), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "needs aiohttp to serve" in done.stderr and "--bundle DIR" in done.stderr

@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from titjudge.annotate.hosts import LOOPBACK, hostname, is_loopback
+
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -31,7 +33,6 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: paths of the apps' own scripts and styles (no secret, fetched without the token: a
 #: <script src> cannot carry a header); the workbench serves the annotation page's under
@@ -39,17 +40,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ASSET_PREFIXES = ("/assets/", "/annotate/assets/")
 #: what a response may be cached as (the browser keeps an image an hour)
 IMAGE_CACHE = "private, max-age=3600"
-
-
-def is_loopback(host: str) -> bool:
-    return host.strip().lower() in LOOPBACK
-
-
-def hostname(host_header: str) -> str:
-    """The name in a Host header, without its port ('[::1]:80' -> '[::1]')."""
-    if host_header.startswith("["):
-        return host_header.split("]", 1)[0] + "]"
-    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
 def error(message: str, status: int) -> web.Response:

@@ -168,7 +168,7 @@ def web_token(host: str, port: int) -> str | None:
     ConfigError."""
     import secrets
 
-    from titjudge.annotate.web import is_loopback
+    from titjudge.annotate.hosts import is_loopback  # no aiohttp: decided before any import of it
     from titjudge.errors import ConfigError
 
     if not 0 <= port <= 65535:

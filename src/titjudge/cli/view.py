@@ -68,17 +68,13 @@ def runs_folder(args: argparse.Namespace) -> Path:
 
 def view(args: argparse.Namespace) -> int:
     """Serve the workbench, or write its bundle."""
-    from titjudge.errors import ConfigError, MissingDependencyError, install_hint
+    from titjudge.errors import ConfigError
 
     token = web_token(args.host, args.port)
     if args.bundle is not None and args.votes is not None:
         raise ConfigError("--votes is for the served app; a --bundle is read only")
-    try:
-        from titjudge.workbench.catalog import Catalog
-    except ImportError as exc:  # aiohttp, through the app's safety module
-        raise MissingDependencyError(
-            f"titjudge view needs aiohttp ({exc}); install it with {install_hint('annotate')}"
-        ) from None
+    from titjudge.workbench.catalog import Catalog
+
     catalog = Catalog.find(runs_folder(args))
     if args.bundle is not None:
         from titjudge.workbench.bundle import write_bundle
@@ -110,8 +106,15 @@ def check_votes(path: Path) -> Path:
 def serve(catalog: object, args: argparse.Namespace, token: str | None) -> int:
     import asyncio
 
-    from titjudge.workbench.server import serve as run_server
+    from titjudge.errors import MissingDependencyError, install_hint
 
+    try:
+        from titjudge.workbench.server import serve as run_server
+    except ImportError as exc:  # aiohttp: the served app needs it, a --bundle does not
+        raise MissingDependencyError(
+            f"titjudge view needs aiohttp to serve ({exc}); install it with "
+            f"{install_hint('annotate')}, or write a static copy with --bundle DIR"
+        ) from None
     votes = check_votes(Path(args.votes)) if args.votes is not None else None
 
     def ready(port: int) -> None:

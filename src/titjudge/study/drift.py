@@ -133,19 +133,13 @@ def drift_config(pack: Pack, overrides: list[str]) -> Any:
 
     from titjudge.config.load import configured
     from titjudge.config.schema import RunConfig
+    from titjudge.study.pack import point_data
 
     raw = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
     raw.pop("resolved", None)
     # a jury asks no model (reproduce re-derives it): left out, so nothing is asked of it
     raw["judges"] = [j for j in raw.get("judges") or [] if j.get("kind") != "jury"]
-    data = raw.get("data") or {}
-    for key, name in (
-        ("manifest", "manifest.jsonl"),
-        ("human_pairs", "pairs.csv"),
-        ("ranks", "ranks.csv"),
-    ):
-        if data.get(key):
-            data[key] = str(pack.data / name)
+    point_data(raw, pack.data)
     raw.setdefault("run", {})["cache_dir"] = str(pack.folder / "fresh-cache")
     return configured(raw, overrides, RunConfig, f"{pack.path}:run/config.yaml")
 

@@ -46,6 +46,8 @@ PACK_VERSION = 1
 MANIFEST = "manifest.json"
 #: a zip entry's timestamp: fixed, so a run packs to the same bytes every time
 STAMP = (2020, 1, 1, 0, 0, 0)
+#: a run config's data files (its `data.<key>`) and their names in a pack's data/ folder
+DATA_FILES = (("manifest", "manifest.jsonl"), ("human_pairs", "pairs.csv"), ("ranks", "ranks.csv"))
 RUN_FILES = ("config.yaml", "items.jsonl", "scores.csv", "metrics.json", "summary.json")
 
 
@@ -86,18 +88,27 @@ def _image_names(paths: list[str]) -> tuple[dict[str, str], dict[str, bytes], li
 _ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[:=\s]))(?<!//)/(?!/)[^\s'\"]+")
 
 
-def _rewritten(value: Any, packed: dict[str, str]) -> Any:
+def rewrite_paths(value: Any, packed: dict[str, str]) -> Any:
     """`value` (a config, the audit's document) with every absolute path replaced: by the
     pack's name where it is packed, else by `(not packed) <file name>`."""
     if isinstance(value, dict):
-        return {k: _rewritten(v, packed) for k, v in value.items()}
+        return {k: rewrite_paths(v, packed) for k, v in value.items()}
     if isinstance(value, list):
-        return [_rewritten(v, packed) for v in value]
+        return [rewrite_paths(v, packed) for v in value]
     if isinstance(value, str) and "/" in value:
         return _ABSOLUTE.sub(
             lambda m: packed.get(m.group(0), f"(not packed) {Path(m.group(0)).name}"), value
         )
     return value
+
+
+def point_data(config: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`config` (a packed config.yaml's mapping) with its data files at `folder`'s."""
+    section = config.get("data") or {}
+    for key, name in DATA_FILES:
+        if section.get(key):
+            section[key] = str((folder / name).resolve())
+    return config
 
 
 def json_lines(text: str) -> list[str]:
@@ -194,12 +205,7 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
     notes: list[str] = []
     entries: dict[str, bytes] = {}
     manifest_path = Path(data["manifest"])
-    sources = {
-        str(manifest_path): "data/manifest.jsonl",
-        str(data["human_pairs"]): "data/pairs.csv",
-    }
-    if data.get("ranks"):
-        sources[str(data["ranks"])] = "data/ranks.csv"
+    sources = {str(data[key]): f"data/{name}" for key, name in DATA_FILES if data.get(key)}
     for beside in ("ratings.csv", "dataset.json"):
         if (manifest_path.parent / beside).is_file():
             sources[str(manifest_path.parent / beside)] = f"data/{beside}"
@@ -239,7 +245,7 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
     )
     packed_names = {**sources, **{p: image_name(p) for p in digests}}
     entries["run/config.yaml"] = yaml.safe_dump(
-        _redacted(_rewritten(config, packed_names)), sort_keys=False, allow_unicode=True
+        _redacted(rewrite_paths(config, packed_names)), sort_keys=False, allow_unicode=True
     ).encode("utf-8")
     for name in (*RUN_FILES[2:], *sorted(p.name for p in run_dir.glob("pairs_*.jsonl"))):
         if (run_dir / name).is_file():
@@ -249,7 +255,10 @@ def pack_entries(run: Path, with_images: bool) -> tuple[dict[str, bytes], list[s
     audit.pop("run_dir", None)
     entries["run/audit.json"] = (  # its texts redacted as items.jsonl's are
         json.dumps(
-            _redacted(_rewritten(audit, packed_names)), sort_keys=True, indent=1, ensure_ascii=False
+            _redacted(rewrite_paths(audit, packed_names)),
+            sort_keys=True,
+            indent=1,
+            ensure_ascii=False,
         )
         + "\n"
     ).encode("utf-8")
@@ -328,10 +337,13 @@ def write_pack(
 
 __all__ = [
     "FORMAT",
+    "DATA_FILES",
     "MANIFEST",
     "PACK_VERSION",
     "Packed",
     "build_pack",
     "pack_entries",
+    "point_data",
+    "rewrite_paths",
     "write_pack",
 ]

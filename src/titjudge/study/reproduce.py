@@ -30,7 +30,7 @@ from typing import Any
 
 from titjudge.errors import DataError
 from titjudge.records.percent import percent
-from titjudge.study.pack import FORMAT, MANIFEST, PACK_VERSION, sha256_of
+from titjudge.study.pack import FORMAT, MANIFEST, PACK_VERSION, point_data, sha256_of
 
 #: what `--against paper` compares with: the paper's headline numbers (docs/reproduce.md)
 PAPER = {
@@ -239,15 +239,9 @@ def write_reproduced(pack: Pack, record: Any, out: Path) -> Path:
     run_dir, data = out / "run", out / "data"
     shutil.copytree(pack.data, data)
     run_dir.mkdir(parents=True)
-    config = yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8"))
-    section = config.get("data") or {}
-    for key, name in (
-        ("manifest", "manifest.jsonl"),
-        ("human_pairs", "pairs.csv"),
-        ("ranks", "ranks.csv"),
-    ):
-        if section.get(key):
-            section[key] = str((data / name).resolve())
+    config = point_data(
+        yaml.safe_load((pack.run / "config.yaml").read_text(encoding="utf-8")), data
+    )
     atomic_write(
         run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     )
@@ -286,7 +280,7 @@ def compare(pack: Pack, run_dir: Path) -> list[str]:
     """Every difference between the pack's numbers and the re-derived run's."""
     from titjudge.report.audit.json_view import audit_json
     from titjudge.report.audit.load import load_audit
-    from titjudge.study.pack import _rewritten
+    from titjudge.study.pack import DATA_FILES, rewrite_paths
 
     found = differences(
         "metrics.json",
@@ -296,11 +290,8 @@ def compare(pack: Pack, run_dir: Path) -> list[str]:
     again = audit_json(load_audit(run_dir))
     again.pop("run_dir", None)
     packed_audit = json.loads((pack.run / "audit.json").read_text(encoding="utf-8"))
-    names = {
-        str((run_dir.parent / "data" / n).resolve()): f"data/{n}"
-        for n in ("manifest.jsonl", "pairs.csv", "ranks.csv")
-    }
-    again = json.loads(json.dumps(_rewritten(again, names)))
+    names = {str((run_dir.parent / "data" / n).resolve()): f"data/{n}" for _, n in DATA_FILES}
+    again = json.loads(json.dumps(rewrite_paths(again, names)))
     found += differences("audit", _comparable(packed_audit), _comparable(again))
     return found
 
