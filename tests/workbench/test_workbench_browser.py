@@ -9,6 +9,7 @@ to ci-artifacts/ (the docs page's pictures are taken by `test_the_docs_screensho
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from browser import ARTIFACTS, BROWSER_MARKS, chromium_context
+from playwright.sync_api import expect
 from workbench_server import WorkbenchServer, human_rows, run_scores
 
 pytestmark = BROWSER_MARKS
@@ -332,10 +334,9 @@ def test_the_runs_page_follows_a_run_in_progress_as_its_answers_arrive(browser, 
         assert page.text_content(live).startswith(" 1 / 16 items (6%), 0 failed")
         for n in range(2, 5):
             answered(n)
-        page.wait_for_function(
-            "sel => document.querySelector(sel).textContent.startsWith(' 4 / 16 items')",
-            arg=live,
-        )
+        # waited for through a locator, not an evaluated predicate: the page's CSP has no
+        # unsafe-eval, which Playwright 1.45 (the lowest allowed) needs for a function with an arg
+        expect(page.locator(live)).to_have_text(re.compile(r"^ 4 / 16 items"))
         rows = page.locator("section.live li[data-item]")
         assert rows.first.get_attribute("data-item") == "P1_m4"  # the latest first
         assert "<b>rationale 4</b>" in rows.first.text_content()  # as text, not markup
@@ -344,7 +345,7 @@ def test_the_runs_page_follows_a_run_in_progress_as_its_answers_arrive(browser, 
         # the run finishes: its staging dir goes, its run dir comes, the page says so
         shutil.rmtree(staging)
         shutil.copytree(run_dirs(swapped)[0], root / "swap" / "20991231T000000Z-0000")
-        page.wait_for_function("() => !document.querySelector('section.live')")
+        page.locator("section.live").wait_for(state="detached")
         page.wait_for_selector("#runs input[data-run='r4']")
         assert errors == []
         page.close()
