@@ -167,6 +167,23 @@ def test_several_embedding_models_are_told_apart(tmp_path):
             ),
             "falls back to 'tit_scor', which is not an enabled comparer (did you mean 'tit_score'?)",
         ),
+        (  # a jury over a column that is switched off would combine a variant with no scores
+            (
+                "  - {name: lexical, kind: lexical, enabled: false}\n",
+                "  - {name: lexical, kind: lexical, enabled: false}\n"
+                "  - {name: jury, kind: jury, members: [tit_score, lexical]}\n",
+            ),
+            "comparers: jury 'jury' combines 'lexical', which is switched off (enabled: false): "
+            "a member with no scores",
+        ),
+        (
+            (
+                "  - {name: lexical, kind: lexical, enabled: false}\n",
+                "  - {name: lexical, kind: lexical, enabled: false}\n"
+                "  - {name: jury, kind: jury, members: [tit_score, tit_scor]}\n",
+            ),
+            "jury 'jury' names unknown judge 'tit_scor' (did you mean 'tit_score'?)",
+        ),
     ],
 )
 def test_config_mistakes_name_the_key(tmp_path, change, message):
@@ -252,3 +269,22 @@ def test_ablation_preflight_lists_rows_and_columns_models(tmp_path, monkeypatch)
         ("hf:Qwen/Qwen3-8B", "comparer tit_llm_q8b"),
     ]
     assert ablation_model_uses(config)[0].options.rpm == 60  # reached as the row says
+
+
+def test_a_jury_over_a_column_switched_off_on_the_command_line_is_exit_2(tmp_path, capsys):
+    """`--set comparers.<member>.enabled=false` leaves a jury a member with no scores: refused
+    at load, one line, exit 2 (it reached the user as a pydantic traceback from the row's
+    RunConfig before); nothing is run or written."""
+    grid = SMALL.replace(
+        "  - {name: lexical, kind: lexical, enabled: false}\n",
+        "  - {name: lexical, kind: lexical}\n  - {name: jury, kind: jury, members: [lexical, tit_score]}\n",
+    )
+    path = write(tmp_path, grid)
+    load_ablation_config(path)  # as written, a valid grid
+    for command in (["ablation"], ["estimate"]):
+        code = main([*command, str(path), "--set", "comparers.lexical.enabled=false"])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "jury 'jury' combines 'lexical', which is switched off" in err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()

@@ -25,6 +25,7 @@ from titjudge.config.schema import (
     check_model_uses,
     check_run_name,
     fallback_cycle,
+    jury_members_problem,
 )
 from titjudge.errors import did_you_mean
 from titjudge.judges.options import JudgeOptions, ModelJudgeOptions
@@ -153,6 +154,14 @@ class AblationConfig(SwapNotes):
                     f"comparer {comparer.name!r} falls back to {comparer.fallback!r}, which is not an "
                     f"enabled comparer{did_you_mean(comparer.fallback, enabled)}"
                 )
+        juries = {c.name for c in value if c.kind == "jury"}
+        off = {c.name for c in value if not c.enabled}
+        for comparer in value:
+            members = getattr(comparer, "members", None)
+            if comparer.enabled and comparer.kind == "jury" and members is not None:
+                problem = jury_members_problem(comparer.name, members, enabled, juries, off)
+                if problem is not None:
+                    raise ValueError(problem)
         cycle = fallback_cycle({c.name: c.fallback for c in value if c.enabled})
         if cycle:
             raise ValueError(f"comparer fallbacks form a cycle: {' -> '.join(cycle)}; break it")
@@ -217,12 +226,18 @@ def row_run_config(config: AblationConfig, row: AblationDescriber) -> RunConfig:
         )
         for c in config.columns
     ]
-    run = RunConfig(
-        name=f"{config.name}.{row.name}",
-        data=config.data,
-        describer=describer,
-        judges=judges,
-        run=config.run,
+    # validated as a run's config: what the grid's own checks let through and a run refuses
+    # is one ConfigError naming the row, never a traceback
+    run: RunConfig = validate_config(
+        {
+            "name": f"{config.name}.{row.name}",
+            "data": config.data,
+            "describer": describer,
+            "judges": judges,
+            "run": config.run,
+        },
+        RunConfig,
+        f"{config.name}: row {row.name!r}",
     )
     # what swaps on the command line left out of this row and of the columns (config.swap)
     run.keep_swapped(

@@ -6,6 +6,7 @@ paths typed on the command line. Loading, `--set` overrides and error text live 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -240,6 +241,25 @@ class RunConfig(SwapNotes):
         return self
 
 
+def jury_members_problem(
+    jury: str, members: list[str], names: list[str], juries: set[str], off: Collection[str] = ()
+) -> str | None:
+    """Why jury `jury` cannot combine `members` (None when it can): each must be another
+    judge of the run (`names`), not a jury, and not one switched off (`off`: an ablation's
+    disabled columns, which would give the jury a member with no scores at all)."""
+    for member in members:
+        if member in off:
+            return (
+                f"jury {jury!r} combines {member!r}, which is switched off (enabled: false): "
+                "a member with no scores; enable it or leave it out of members"
+            )
+        if member not in names:
+            return f"jury {jury!r} names unknown judge {member!r}{did_you_mean(member, names)}"
+        if member in juries:
+            return f"jury {jury!r} names jury {member!r}; members are judges"
+    return None
+
+
 def _check_juries(config: RunConfig, names: list[str]) -> None:
     """A jury's members are other judges of the run, none a jury, and it has people to fit to."""
     juries = {j.name for j in config.judges if j.kind == "jury"}
@@ -247,13 +267,9 @@ def _check_juries(config: RunConfig, names: list[str]) -> None:
         members = getattr(judge, "members", None) if judge.kind == "jury" else None
         if members is None:
             continue
-        for member in members:
-            if member not in names:
-                raise ValueError(
-                    f"jury {judge.name!r} names unknown judge {member!r}{did_you_mean(member, names)}"
-                )
-            if member in juries:
-                raise ValueError(f"jury {judge.name!r} names jury {member!r}; members are judges")
+        problem = jury_members_problem(judge.name, members, names, juries)
+        if problem is not None:
+            raise ValueError(problem)
         if config.data is not None and config.data.human_pairs is None:
             raise ValueError(f"jury {judge.name!r} is fitted to human pairs; set data.human_pairs")
 
