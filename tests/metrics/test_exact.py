@@ -20,10 +20,16 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from scipy.stats import binom, binomtest, norm, rankdata, spearmanr
+from scipy.stats import binom, binomtest, norm, rankdata, spearmanr, wilcoxon
 
 from titjudge.metrics.correlation import spearman_rho
-from titjudge.metrics.exact import binom_half_cdf, binomtest_half, rank_average
+from titjudge.metrics.exact import (
+    EXACT_WILCOXON_N,
+    binom_half_cdf,
+    binomtest_half,
+    rank_average,
+    wilcoxon_signed_rank,
+)
 from titjudge.metrics.significance import threshold_count
 
 SMALL_N = range(0, 81)
@@ -192,3 +198,52 @@ def test_normal_quantile_and_thresholds_equal_scipy_norm_ppf() -> None:
         z = float(norm.ppf(level))  # depends on the level only
         for n in range(1, 20_001, 7):
             assert threshold_count(n, level) == math.ceil(n / 2 + z * math.sqrt(n) / 2), n
+
+
+def _sign_flips_p(d: np.ndarray) -> float:
+    """The Wilcoxon two-sided p by enumeration: T+ (midranks of |d|, zeros dropped) under
+    every one of the 2**n signs, p = min(1, 2 min(P(T+ <= t), P(T+ >= t)))."""
+    import itertools
+
+    d = d[d != 0]
+    ranks = rankdata(np.abs(d))
+    observed = ranks[d > 0].sum()
+    totals = [
+        sum(r for r, plus in zip(ranks, signs, strict=True) if plus)
+        for signs in itertools.product((False, True), repeat=d.size)
+    ]
+    below = sum(t <= observed + 1e-9 for t in totals) / len(totals)
+    above = sum(t >= observed - 1e-9 for t in totals) / len(totals)
+    return min(1.0, 2 * min(below, above))
+
+
+@pytest.mark.parametrize("n", range(1, 51))
+def test_wilcoxon_without_ties_equals_scipy_exact(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for shift in (0.0, 0.4, 1.5):
+        d = rng.normal(shift, 1.0, n)
+        _close(wilcoxon_signed_rank(d), wilcoxon(d, method="exact").pvalue)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_wilcoxon_with_ties_and_zeros_is_the_exact_sign_flip_distribution(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    d = np.round(rng.normal(0.5, 1.5, 3 + seed))  # integer differences: tied sizes and zeros
+    assert wilcoxon_signed_rank(d) == pytest.approx(_sign_flips_p(d), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [201, 500, 2000])
+def test_wilcoxon_above_the_exact_size_equals_scipy_normal_approximation(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for d in (rng.normal(0.05, 1.0, n), np.round(rng.normal(0.1, 2.0, n))):
+        if np.count_nonzero(d) <= EXACT_WILCOXON_N:
+            continue
+        theirs = wilcoxon(d, method="approx", correction=False).pvalue
+        _close(wilcoxon_signed_rank(d), theirs)
+
+
+def test_wilcoxon_of_nothing_moved_is_one_and_a_clear_shift_is_small() -> None:
+    assert wilcoxon_signed_rank([0.0, 0.0, 0.0]) == 1.0
+    assert wilcoxon_signed_rank([]) == 1.0
+    # ten scores each one point lower: every sign the same, p = 2 / 2**10
+    assert wilcoxon_signed_rank([-1.0] * 10) == pytest.approx(2 / 1024)

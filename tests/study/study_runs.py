@@ -16,10 +16,10 @@ from titjudge.cli import main
 
 
 def packed_run(
-    synth_data: Path, tmp: Path, judges: list[dict[str, Any]], key: str
+    synth_data: Path, tmp: Path, judges: list[dict[str, Any]], key: str, *, images: bool = False
 ) -> tuple[Path, Path, Path]:
     """A run of `judges` on a private copy of `synth_data` under `tmp`, packed to
-    tmp/study.tjpack; (the pack, the run dir, the data copy)."""
+    tmp/study.tjpack (with the images: `images`); (the pack, the run dir, the data copy)."""
     data = tmp / "data"
     shutil.copytree(synth_data, data)
     with (
@@ -29,5 +29,8 @@ def packed_run(
         patch.setenv("OPENAI_API_KEY", key)
         record = titjudge.evaluate(run_config(data, server.url, tmp, judges))
         assert record.run_dir is not None
-        assert main(["pack", str(record.run_dir), "-o", str(tmp / "study.tjpack")]) == 0
+        with_images = ["--with-images"] if images else []
+        assert (
+            main(["pack", str(record.run_dir), "-o", str(tmp / "study.tjpack"), *with_images]) == 0
+        )
     return tmp / "study.tjpack", record.run_dir, data

@@ -31,13 +31,16 @@ numbers beside the paper's published ones and says what it could not compare.
 
 
 DRIFT_EPILOG = """\
-Re-asks the pack's judges (those that read the stored descriptions) a fixed sample of N
-items stratified by T2I model and prompt length, the same N every time, with the requests
-the run made and an empty cache, and reports per judge: scores changed, new failures, the
-models that answered now against those recorded, and on the sampled human pairs the
-verdicts that flipped and the agreement with people before and now (exact McNemar). The
-calls and what the run paid for them come first; `--set run.budget_usd=X` caps the spend.
-Exit 0 when nothing changed, 1 when something did.
+Re-asks the pack's models a fixed sample of N items stratified by T2I model and prompt
+length, the same N every time, with the requests the run made and an empty cache: the judges
+that read descriptions get the stored ones; from a pack made with --with-images the
+describer describes each image again and the judges that look at the image see it again
+(a pack of digests cannot send them: they are named). Reports per model: answers changed,
+new failures, the models that answered now against those recorded, a Wilcoxon signed-rank
+test of the paired scores, and on the sampled human pairs the verdicts that flipped and the
+agreement with people before and now (exact McNemar). The calls and what the run paid for
+them come first; `--set run.budget_usd=X` caps the spend. Exit 0 when nothing changed, 1
+when something did.
 """
 
 
