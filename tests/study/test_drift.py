@@ -157,6 +157,7 @@ def test_a_budget_is_honoured_and_what_it_left_unsent_is_drift(made, capsys, mon
 IMAGE_JUDGES = [
     {"name": "tit_llm", "kind": "llm", "model": "litellm:openai/judge"},
     {"name": "yes", "kind": "lmm_yes"},  # the describer's own VLM, looking at the image
+    {"name": "self", "kind": "self_eval"},  # the describer's own VLM, reading the description
 ]
 
 
@@ -189,6 +190,10 @@ def test_a_pack_with_images_asks_the_describer_and_the_image_judges_again(
     assert "yes: 8 items re-asked; 0 scores changed; 0 new failures" in said
     assert "tit_llm: 8 items re-asked; 0 scores changed" in said
     assert "not re-asked" not in said and "estimate: describer: 8 calls" in said
+    # a describer-bound judge asks the describer's model: its calls are estimated as such
+    assert "estimate: self: 8 calls to litellm:openai/vlm" in said
+    assert "estimate: yes: 8 calls to litellm:openai/vlm" in said
+    assert "self: 8 items re-asked; 0 scores changed; 0 new failures" in said
     # the packed images themselves were sent: one description and one P(yes) each
     assert responder.count("describe") == 8 and responder.count("yes") == 8
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from titjudge.errors import DataError
+from titjudge.models.core.clients import SEND
 from titjudge.study.reproduce import Pack
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ def plan(config: Any, hub: ModelHub, sample: Sample, packed_juries: list[str]) -
     if sample.images:
         from titjudge.records import Progress
 
-        asked.context, judges = run_context(config, hub, None, Progress(), probe=_send())
+        asked.context, judges = run_context(config, hub, None, Progress(), probe=SEND)
         # a run none of whose judges reads a description asked the describer nothing
         asked.describer = any(j.needs_description for j in judges)
     else:
@@ -240,12 +241,6 @@ def plan(config: Any, hub: ModelHub, sample: Sample, packed_juries: list[str]) -
     return asked
 
 
-def _send() -> Any:
-    from titjudge.models.core.clients import SEND
-
-    return SEND
-
-
 def estimate_lines(config: Any, asked: DriftPlan, sample: Sample) -> list[str]:
     """The calls drift will make, and what the same calls cost when the run made them."""
     from titjudge.records.calls import sum_costs
@@ -260,9 +255,10 @@ def estimate_lines(config: Any, asked: DriftPlan, sample: Sample) -> list[str]:
     options = {j.name: j for j in config.judges}
     for judge in [*asked.text, *asked.image]:
         mine = [x for x in sample.lines if x.variant == judge.name]
-        model = getattr(options[judge.name], "model", None)
-        if model is None and judge.needs_description is False:
-            model = config.describer.model  # a describer-bound judge asks the describer's model
+        option = options[judge.name]
+        model = getattr(option, "model", None)
+        if model is None and getattr(option, "describer_bound", False):
+            model = config.describer.model  # lmm, lmm_yes, self_eval: the describer's model
         if model is None:
             out.append(f"{judge.name}: {len(mine)} items, no model call (computed here)")
             continue
@@ -304,7 +300,7 @@ async def _look_again(asked: DriftPlan, sample: Sample) -> dict[str, dict[Any, A
             found[judge.name][item.item_id] = (
                 JudgeOutcome.failed(judge.name, failed or "no image")
                 if image is None
-                else await safe_judge(judge, JudgeInput(item, image, stored), probe=_send())
+                else await safe_judge(judge, JudgeInput(item, image, stored), probe=SEND)
             )
 
     await asyncio.gather(*(one(item) for item in sample.items))
@@ -326,14 +322,14 @@ async def _reask(asked: DriftPlan, sample: Sample, hub: ModelHub) -> dict[str, d
         for pairwise in asked.pairwise:
             verdicts = await asyncio.gather(
                 *(
-                    pairwise.judge_pair(prompts[p.prompt_id], p, described, probe=_send())
+                    pairwise.judge_pair(prompts[p.prompt_id], p, described, probe=SEND)
                     for p in sample.pairs
                 )
             )
             found[pairwise.name] = {(v.item_a, v.item_b): v for v in verdicts}
         for judge in asked.text:
             given = [JudgeInput(item, None, described[item.item_id]) for item in sample.items]
-            outcomes = await asyncio.gather(*(judge.judge(g, probe=_send()) for g in given))
+            outcomes = await asyncio.gather(*(judge.judge(g, probe=SEND) for g in given))
             found[judge.name] = {g.item.item_id: o for g, o in zip(given, outcomes, strict=True)}
         if asked.context is not None and (asked.describer or asked.image):
             found.update(await _look_again(asked, sample))
