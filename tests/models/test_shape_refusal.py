@@ -19,7 +19,7 @@ from titjudge.models.core.base import GenerateRequest
 from titjudge.models.core.clients import SEND
 from titjudge.models.core.options import ModelOptions
 from titjudge.models.hub import ModelHub
-from titjudge.models.litellm.errors.classify import refused_shape
+from titjudge.models.litellm.errors.verdicts import refused_shape
 
 REFUSED = "the server refuses the request's shape (HTTP 500"
 
