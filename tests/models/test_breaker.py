@@ -122,7 +122,13 @@ def test_a_missing_client_package_met_at_call_time_stops_the_model(tmp_path, mon
 
     monkeypatch.setattr(litellm, "acompletion", needs_a_package)
     with FakeOpenAIServer() as server:
-        client = _client(tmp_path, "litellm:openai/vlm", concurrency=4, api_base=server.url)
+        client = _client(
+            tmp_path,
+            "litellm:openai/vlm",
+            concurrency=4,
+            api_base=server.url,
+            transport="litellm",  # the package litellm imports inside its call
+        )
         results = _ask(client, 40)
     assert not any(r.ok for r in results)
     assert client.breaker.reason == "missing client package some_sdk"

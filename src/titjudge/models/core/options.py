@@ -35,6 +35,11 @@ StructuredOutput = Literal[
     "prompt",
 ]
 
+#: a `litellm:` model's `transport`: how its requests reach the provider. `direct`: titjudge
+#: posts litellm's request itself on a pooled httpx client (OpenAI-compatible endpoints:
+#: `openai/...`, `hosted_vllm/...`; `models.litellm.wire`); `litellm`: through
+#: `litellm.acompletion`; `auto`: direct where the model's provider and params allow it
+Transport = Literal["auto", "direct", "litellm"]
 #: the options one model's calls share whichever role makes them (see `option_conflicts`):
 #: its one limiter (concurrency, rpm, tpm), its calls' timeout and retries, a local model's
 #: batch size, and its price (one model is billed at one rate, whichever role calls it)
@@ -50,6 +55,7 @@ MODEL_WIDE = (
     "price",
     "batch",
     "batch_poll",
+    "transport",
 )
 
 
@@ -148,6 +154,13 @@ class ModelOptions(StrictModel):
     )
     batch_poll: float = Field(
         30.0, gt=0, description="seconds between two looks at this model's batch jobs"
+    )
+    transport: Transport = Field(
+        "auto",
+        description="litellm: models: 'direct' (titjudge posts the request itself to an "
+        "OpenAI-compatible endpoint: openai/..., hosted_vllm/...), 'litellm' (through "
+        "litellm.acompletion) or 'auto' (direct where the provider and params allow it); "
+        "see docs/providers.md 'Transport'",
     )
 
     @field_validator("api_base")

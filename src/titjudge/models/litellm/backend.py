@@ -40,6 +40,8 @@ from titjudge.models.litellm.providers import missing_packages
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, SELF_HOSTED, settings
+from titjudge.models.litellm.wire.client import WireClient
+from titjudge.models.litellm.wire.errors import WireError, classify_wire_error
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
 
@@ -77,6 +79,9 @@ class LiteLLMBackend(TextBackend):
         #: the model ids the endpoint's /v1/models lists (asked once, when a reply echoes)
         self._served: list[str] | None = None
         self._serving: asyncio.Future[list[str]] | None = None
+        route = self.settings.direct
+        #: the direct path (`models.litellm.wire`), or None: the requests go through litellm
+        self.wire = WireClient(route, spec.model_id, self._api_key) if route else None
 
     def _check_setup(self) -> None:
         """Refuse to build when the provider is unknown or its credentials are absent (the
@@ -229,16 +234,25 @@ class LiteLLMBackend(TextBackend):
         return served[0] if len(served) == 1 else " or ".join(served)
 
     async def send(self, kwargs: dict[str, Any]) -> Generation:
-        """One request as built by `request_kwargs`."""
-        response = await litellm.acompletion(**kwargs)
-        generation = generation_from(response)
+        """One request as built by `request_kwargs`: on the direct path where the model
+        takes it (`wire`), else through `litellm.acompletion`."""
+        if self.wire is not None:
+            generation = await self.wire.send(kwargs)
+        else:
+            generation = generation_from(await litellm.acompletion(**kwargs))
         generation.max_tokens_sent = kwargs["max_tokens"]
         return generation
 
     def classify_error(self, exc: BaseException) -> BaseException:
-        return classify_litellm_error(
-            exc, self.api_base if isinstance(self.api_base, str) else None
-        )
+        where = self.api_base if isinstance(self.api_base, str) else None
+        if isinstance(exc, WireError):
+            return classify_wire_error(exc, where)
+        return classify_litellm_error(exc, where)
+
+    async def aclose(self) -> None:
+        if self.wire is not None:
+            await self.wire.aclose()
+        await super().aclose()
 
     def batch_api(self) -> Any:
         """The provider's batch API for this model, or None (`models.litellm.batch.api`); one

@@ -1,7 +1,8 @@
 """The exact request a `litellm:` model would be sent, worked out without sending it.
 
-titjudge's backend builds the arguments it passes to `litellm.acompletion`; litellm's own
-request transformation (`litellm.utils.return_raw_request`, which stops before the network
+A model sent direct (`models.litellm.wire`) is shown as the direct path encodes it: its URL,
+headers and the bytes of its body. Otherwise titjudge's backend builds the arguments it passes
+to `litellm.acompletion`, and litellm's own request transformation (`litellm.utils.return_raw_request`, which stops before the network
 call; litellm calls it beta and tests it for chat completions) turns them into the provider's
 URL, headers and JSON body (for OpenAI-compatible providers litellm reports the base URL and
 no headers: the OpenAI SDK posts to `<base>/chat/completions` with a bearer key, shown as
@@ -13,6 +14,7 @@ credential header is shown as `<redacted>`. Images are summarized (`<image/png 5
 from __future__ import annotations
 
 import base64
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +66,15 @@ def explain_request(
     ]
     if request.json_schema is not None and backend.settings.structured == "auto":
         notes.append(_auto_note(backend))
-    raw = raw_request(backend, request)
+    if backend.wire is not None:  # the direct path's own bytes
+        posted, sent, content = backend.wire.request(backend.request_kwargs(request))
+        raw: dict[str, Any] = {
+            "raw_request_api_base": posted,
+            "raw_request_headers": sent,
+            "raw_request_body": json.loads(content),
+        }
+    else:
+        raw = raw_request(backend, request)
     error = raw.get("error")
     if error:
         notes.append(f"litellm would not build this request: {str(error).splitlines()[0]}")
@@ -79,7 +89,9 @@ def explain_request(
         for name, value in (raw.get("raw_request_headers") or {}).items()
     }
     url = raw.get("raw_request_api_base")
-    if url and not _ENDPOINT.search(url):
+    if backend.wire is not None:  # the key is read when a run sends: shown as it would go
+        headers.setdefault("Authorization", f"Bearer {REDACTED}")
+    elif url and not _ENDPOINT.search(url):
         # OpenAI-compatible providers: litellm reports the base URL, and the OpenAI SDK it
         # calls posts to <base>/chat/completions with the key as a bearer token
         url = url.rstrip("/") + "/chat/completions"

@@ -1,4 +1,5 @@
-"""Reading a litellm reply: the text (without an inline thinking block), token counts, the
+"""Reading a reply (a litellm response object, or on the direct path the chat completion's
+JSON itself, read the same way): the text (without an inline thinking block), token counts, the
 price litellm already worked out, the finish reason, any log-probabilities, and the model the
 reply says answered (`response.model`: an OpenAI-compatible body's `model`; for Gemini, litellm
 1.x sets it from the body's `modelVersion`, minus any `@version` suffix).
@@ -16,34 +17,34 @@ _THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
 
 def generation_from(response: Any) -> Generation:
-    """The first choice of a litellm response as a Generation; no choices is a permanent error."""
-    choices = getattr(response, "choices", None) or []
+    """The first choice of a reply as a Generation; no choices is a permanent error."""
+    choices = _part(response, "choices") or []
     if not choices:
         raise PermanentError("the provider's reply has no choices (an empty 'choices' list)")
     choice = choices[0]
-    usage = getattr(response, "usage", None)
+    usage = _part(response, "usage")
     # litellm prices every reply it can while building the response; asking again costs
     # ~1 ms of CPU per call (and an exception for unpriced models): read its answer instead.
     hidden = getattr(response, "_hidden_params", None) or {}
     raw_cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     cost = float(raw_cost) if raw_cost is not None else None
-    details = getattr(usage, "completion_tokens_details", None)
-    thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
+    details = _part(usage, "completion_tokens_details")
+    thinking = _part(details, "reasoning_tokens")
     _raise_choice_error(choice)
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None) if prompt_details is not None else None
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None) or ""
-    refusal = getattr(message, "refusal", None)
+    prompt_details = _part(usage, "prompt_tokens_details")
+    cached = _part(prompt_details, "cached_tokens")
+    message = _part(choice, "message")
+    text = _part(message, "content") or ""
+    refusal = _part(message, "refusal")
     # a server without a reasoning parser returns Qwen3's thinking inline: it is not the answer
     text = _THINK_BLOCK.sub("", text, count=1) if text.lstrip().startswith("<think>") else text
     return Generation(
         text=text,
-        tokens_in=getattr(usage, "prompt_tokens", None),
-        tokens_out=getattr(usage, "completion_tokens", None),
+        tokens_in=_part(usage, "prompt_tokens"),
+        tokens_out=_part(usage, "completion_tokens"),
         cost=cost,
-        finish_reason=getattr(choice, "finish_reason", None),
-        logprobs=_logprobs(getattr(choice, "logprobs", None)),
+        finish_reason=_part(choice, "finish_reason"),
+        logprobs=_logprobs(_part(choice, "logprobs")),
         thinking_tokens=int(thinking) if thinking else None,
         cached_tokens=int(cached) if cached else None,
         model=_answering_model(response),
@@ -57,7 +58,7 @@ def _reasoning(message: Any) -> str | None:
     `reasoning` (>= 0.11; https://docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/),
     which litellm hands on as `reasoning_content`."""
     for name in ("reasoning_content", "reasoning"):
-        found = getattr(message, name, None)
+        found = _part(message, name)
         if found is None:
             extra = getattr(message, "provider_specific_fields", None) or {}
             found = extra.get(name) if isinstance(extra, dict) else None
@@ -79,10 +80,10 @@ def _raise_choice_error(choice: Any) -> None:
     when its code is a rate limit or a server error (then retried), else PermanentError, with
     the provider's code and message. litellm keeps the error in the choice's
     `provider_specific_fields` (and reports finish_reason "stop")."""
-    extra = getattr(choice, "provider_specific_fields", None) or {}
+    extra = _part(choice, "provider_specific_fields") or {}
     extra = extra if isinstance(extra, dict) else {}
-    error = getattr(choice, "error", None) or extra.get("error")
-    finish = extra.get("native_finish_reason") or getattr(choice, "finish_reason", None)
+    error = _part(choice, "error") or extra.get("error")
+    finish = extra.get("native_finish_reason") or _part(choice, "finish_reason")
     if error is None and finish != "error":
         return
     code = _part(error, "code")
@@ -105,7 +106,7 @@ def _part(obj: Any, name: str) -> Any:
 
 
 def _answering_model(response: Any) -> str | None:
-    model = getattr(response, "model", None)
+    model = _part(response, "model")
     return model.strip() if isinstance(model, str) and model.strip() else None
 
 

@@ -90,10 +90,39 @@ def role_temperature(
     return temperature
 
 
+def check_transport(model: str | None, options: ModelOptions) -> None:
+    """`transport` is a `litellm:` model's; `direct` only where the model can go direct
+    (`models.litellm.wire.body.direct_route`), else a config error saying why."""
+    if model is None or options.transport == "auto":
+        return
+    spec = parse_model_spec(model)
+    if spec.backend != "litellm":
+        raise SamplingError(
+            f"{spec}: transport applies to litellm: models (how a request reaches a "
+            f"provider), not {spec.backend}:",
+            "transport",
+            fix="auto",
+        )
+    if options.transport != "direct":
+        return
+    from titjudge.models.litellm.wire.body import direct_route
+
+    family = family_of(spec, options.api_base)
+    route = direct_route(spec.model_id, options.api_base, options.params, family.key)
+    if isinstance(route, str):
+        raise SamplingError(
+            f"{spec}: transport direct posts OpenAI's chat-completions wire as it is, which "
+            f"this model cannot take: {route}",
+            "transport",
+            fix="auto",
+        )
+
+
 def settle(section: Any, model: str | None, options: ModelOptions) -> None:
     """Check a config section's thinking and `params` against `model`'s family, and settle its
     `temperature` (when it has one): an unset one becomes None where the family takes only, or
     is advised to keep, the provider's default. Called by the section's validator."""
+    check_transport(model, options)
     if "temperature" not in type(section).model_fields:
         if model is not None and parse_model_spec(model).backend == "litellm":
             spec = parse_model_spec(model)

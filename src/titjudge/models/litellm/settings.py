@@ -32,6 +32,7 @@ from titjudge.models.litellm.sampling import (
     temperature_rule,
 )
 from titjudge.models.litellm.thinking import plan_thinking
+from titjudge.models.litellm.wire.body import WireRoute, direct_route
 from titjudge.records.spec import ModelSpec
 
 #: no backend-specific cap: `run.concurrency` (or the model's own `concurrency`) governs
@@ -73,6 +74,19 @@ class LiteLLMSettings:
     #: the key read from `api_key_env`; None: litellm reads the provider's usual variable
     spec: ModelSpec
     api_key: str | None
+    #: where the direct path sends (`models.litellm.wire`), or why the model goes through
+    #: litellm
+    route: WireRoute | str
+
+    @property
+    def direct(self) -> WireRoute | None:
+        return self.route if isinstance(self.route, WireRoute) else None
+
+    def transport(self) -> str:
+        """The run record's words for how the requests go."""
+        if isinstance(self.route, WireRoute):
+            return f"direct (httpx, OpenAI chat completions to {self.route.url})"
+        return f"litellm ({self.route})"
 
     @property
     def capabilities(self) -> Capabilities:
@@ -146,6 +160,7 @@ class LiteLLMSettings:
             "thinking": self.thinking.record(),
             "sampling": self.sampling(),
             "structured_output": self.schema_mode(learned),
+            "transport": self.transport(),
             "litellm_version": _litellm_version(),
         }
 
@@ -179,6 +194,7 @@ def settings(spec: ModelSpec, options: ModelOptions, *, read_key: bool = True) -
         raise ConfigError(str(exc)) from None
     key = configured_key(spec, options) if read_key else None
     return LiteLLMSettings(
+        route=_route(spec, options, params, rules.key),
         api_base=options.api_base,
         api_key_env=options.api_key_env,
         timeout=options.timeout,
@@ -203,6 +219,19 @@ def plan(spec: ModelSpec, options: ModelOptions) -> BackendPlan:
         image_limit=image_limit_for(spec.model_id, found.params),
         thinking_reserve=found.thinking.reserve,
     )
+
+
+def _route(
+    spec: ModelSpec, options: ModelOptions, params: dict[str, Any], family: str
+) -> WireRoute | str:
+    """The model's direct route under its `transport`, or why it goes through litellm; a
+    `direct` the model cannot take is a ConfigError (the config's validators say so first)."""
+    if options.transport == "litellm":
+        return "transport: litellm in the config"
+    route = direct_route(spec.model_id, options.api_base, params, family)
+    if options.transport == "direct" and isinstance(route, str):
+        raise ConfigError(f"{spec}: transport direct cannot be honoured: {route}")
+    return route
 
 
 @functools.cache

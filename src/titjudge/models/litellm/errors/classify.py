@@ -9,7 +9,6 @@ from __future__ import annotations
 import litellm
 
 from titjudge.models.litellm.errors.kinds import (
-    CONNECTION_LOST,
     STATUS_KINDS,
     TIMEOUT,
     ErrorKind,
@@ -51,9 +50,7 @@ def litellm_kind(exc: BaseException) -> ErrorKind:
         return ErrorKind(name, False)
     if isinstance(exc, litellm.Timeout):
         return TIMEOUT
-    if isinstance(exc, litellm.APIConnectionError):
-        return ErrorKind(name, True, maybe_billed=CONNECTION_LOST.maybe_billed)
-    if isinstance(exc, _TRANSIENT):
+    if isinstance(exc, _TRANSIENT):  # a connection error's text tells whether it got through
         return ErrorKind(name, True)
     status = getattr(exc, "status_code", None)
     if isinstance(exc, litellm.APIError):
@@ -70,7 +67,7 @@ def _sdk_kind(exc: BaseException, status: object) -> ErrorKind:
     import openai
 
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
-        return ErrorKind(type(exc).__name__, True, maybe_billed=True)
+        return ErrorKind(type(exc).__name__, True)
     if not isinstance(exc, openai.APIStatusError) or not isinstance(status, int):
         return ErrorKind(type(exc).__name__, None)
     table = STATUS_KINDS.get(status)

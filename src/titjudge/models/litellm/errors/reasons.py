@@ -28,7 +28,7 @@ def refused_before_tokens(exc: BaseException, kind: ErrorKind) -> bool:
     may have been billed: unknown."""
     if kind.never_connected:
         return True
-    if kind.maybe_billed and kind.name == "Timeout":
+    if kind.maybe_billed:
         return False
     if kind.name == "APIConnectionError" or "Connection error" in str(exc):
         return bool(_NO_CONNECTION.search(str(exc)))

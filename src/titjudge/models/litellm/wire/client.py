@@ -1,0 +1,175 @@
+"""Posting a request on the direct path, and reading its reply as the litellm path does.
+
+One `httpx.AsyncClient` per endpoint and event loop, shared by every model at that endpoint
+(the describer and the judge on one vLLM server share its connections) and closed when the
+last of them closes (`WirePool`); its connection pool is not capped (each model's limiter is
+the cap in flight, `models.calls.limits`), on the shared TLS context (`litellm.http`). The
+reply is read by `reply.generation_from`, the litellm path's reader, after what litellm does
+to a reply on its way: a finish reason in a server's own words made OpenAI's
+(`map_finish_reason`), a leading `<think>` block moved to the reasoning, and the price worked
+out from the same price map (`models.core.prices.litellm_rates`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from titjudge.models.core.base import Generation
+from titjudge.models.core.prices import Rates, litellm_rates, reply_cost
+from titjudge.models.litellm.http import tls_context
+from titjudge.models.litellm.reply import generation_from
+from titjudge.models.litellm.wire.body import WireRoute, encode, wire_body, wire_headers
+from titjudge.models.litellm.wire.errors import status_error, transport_error, unreadable
+from titjudge.safety import register_secret
+
+if TYPE_CHECKING:
+    import httpx
+
+#: finish reasons in servers' and providers' own words, as OpenAI's (litellm's
+#: `map_finish_reason`: TGI's `eos_token`, Anthropic's `end_turn` and `max_tokens`, ...)
+FINISH_REASONS = {
+    "stop_sequence": "stop",
+    "end_turn": "stop",
+    "eos": "stop",
+    "eos_token": "stop",
+    "STOP": "stop",
+    "max_tokens": "length",
+    "MAX_TOKENS": "length",
+    "tool_use": "tool_calls",
+}
+#: a reasoning block leading a reply's content, which litellm moves to `reasoning_content`
+#: (its `_parse_content_for_reasoning`: `<think>` or `<thinking>` at the very start)
+_LEADING_THINKING = re.compile(r"<(?:think|thinking)>(.*?)</(?:think|thinking)>(.*)", re.DOTALL)
+#: the variable litellm reads a provider's key from when the config names none
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}
+#: keep-alive connections kept per endpoint (httpx's default is 20: a run at concurrency
+#: 64 would open and close connections all along)
+KEEPALIVE = 1024
+
+
+class WirePool:
+    """The clients of this process, one per (event loop, endpoint), counted by their users."""
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, list[Any]]
+        ] = weakref.WeakKeyDictionary()
+
+    def acquire(self, base: str) -> httpx.AsyncClient:
+        """The running loop's client for `base`, one more user counted."""
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        clients = self._clients.setdefault(loop, {})
+        entry = clients.get(base)
+        if entry is None or entry[0].is_closed:
+            limits = httpx.Limits(
+                max_connections=None, max_keepalive_connections=KEEPALIVE, keepalive_expiry=30
+            )
+            entry = clients[base] = [httpx.AsyncClient(verify=tls_context(), limits=limits), 0]
+        entry[1] += 1
+        return entry[0]  # type: ignore[no-any-return]
+
+    async def release(self, base: str, client: httpx.AsyncClient) -> None:
+        """One user fewer; the client is closed when none is left."""
+        clients = self._clients.get(asyncio.get_running_loop(), {})
+        entry = clients.get(base)
+        if entry is None or entry[0] is not client:
+            await client.aclose()
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del clients[base]
+            await client.aclose()
+
+    def open_clients(self) -> int:
+        """How many clients are open (the tests read it)."""
+        return sum(
+            1 for clients in self._clients.values() for e in clients.values() if not e[0].is_closed
+        )
+
+
+POOL = WirePool()
+
+
+class WireClient:
+    """One model's requests on the direct path."""
+
+    def __init__(self, route: WireRoute, model_id: str, key: str | None):
+        self.route = route
+        self.key = key or os.environ.get(KEY_VARIABLES.get(route.provider, "")) or None
+        register_secret(self.key)
+        self.headers = wire_headers(route, self.key)
+        #: litellm's price of the model (None: it has none, and the cost is unknown)
+        self.rates: Rates | None = litellm_rates(model_id)
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def request(self, kwargs: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
+        """The URL, headers and bytes of one request (`titjudge explain` shows them)."""
+        return self.route.url, self.headers, encode(self.route, wire_body(self.route, kwargs))
+
+    async def send(self, kwargs: dict[str, Any]) -> Generation:
+        """Post one request as built by `LiteLLMBackend.request_kwargs`; its reply as a
+        Generation, or a `WireError`."""
+        import httpx
+
+        url, headers, content = self.request(kwargs)
+        client = self._pooled()
+        try:
+            response = await client.post(
+                url, content=content, headers=headers, timeout=kwargs.get("timeout")
+            )
+        except httpx.TransportError as exc:
+            raise transport_error(exc) from exc
+        if response.status_code >= 400:
+            raise status_error(response)
+        try:
+            data = json.loads(response.content)
+        except ValueError as exc:
+            raise unreadable(f"{exc} ({len(response.content)} bytes)") from None
+        if not isinstance(data, dict):
+            raise unreadable(f"a JSON {type(data).__name__}")
+        _as_litellm_reads(data)
+        generation = generation_from(data)
+        if self.rates is not None:
+            generation.cost = reply_cost(self.rates, generation)
+        return generation
+
+    def _pooled(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            self._client = POOL.acquire(self.route.base)
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._loop is asyncio.get_running_loop():
+            await POOL.release(self.route.base, client)
+
+
+def _as_litellm_reads(data: dict[str, Any]) -> None:
+    """What litellm does to each choice of a reply before titjudge reads it: the finish
+    reason in OpenAI's words, a leading reasoning block moved out of the content."""
+    for choice in data.get("choices") or []:
+        if not isinstance(choice, dict):
+            continue
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish in FINISH_REASONS:
+            choice["finish_reason"] = FINISH_REASONS[finish]
+        message = choice.get("message")
+        if not isinstance(message, dict) or message.get("reasoning_content") is not None:
+            continue
+        content = message.get("content")
+        found = _LEADING_THINKING.match(content) if isinstance(content, str) else None
+        if found is not None:
+            message["reasoning_content"], message["content"] = found.group(1), found.group(2)
+
+
+__all__ = ["FINISH_REASONS", "POOL", "WireClient", "WirePool"]
