@@ -8,10 +8,12 @@ import pytest
 from doubles.relies import relies_on
 
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.litellm.backend import litellm
 from titjudge.models.litellm.families import OPENAI_REASONING, claude_native_schema
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.thinking import plan_thinking
 from titjudge.records.spec import parse_model_spec
+
+litellm = litellm_module()
 
 
 @pytest.mark.parametrize("model", ["gpt-5", "gpt-5-mini", "o4-mini", "o3"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import os
 import socket
 
 import pytest
@@ -547,3 +548,42 @@ def test_explain_shows_the_bytes_the_models_own_path_sends(monkeypatch, transpor
     assert shown.body == arrived.json()
     assert shown.headers.get("Authorization") == "Bearer <redacted>"
     assert "sk-explained-key-987654" not in repr(shown)
+
+
+def test_a_run_whose_models_all_go_direct_never_imports_litellm(tmp_path):
+    """litellm's import costs seconds of CPU a run never spends when no model needs it; the
+    child's `-X importtime` lists every module it imported."""
+    import subprocess
+    import sys
+
+    import yaml
+    from doubles.server import FakeOpenAIServer
+
+    from titjudge.data.synth.benchmark import synthesize
+
+    synthesize(tmp_path / "data", n_prompts=2, n_models=2, seed=0, workers=1)
+    with FakeOpenAIServer(responder="auto") as server:
+        model = {"model": "litellm:openai/vlm", "api_base": server.url, "api_key_env": KEY}
+        config = {
+            "name": "direct",
+            "data": {"manifest": str(tmp_path / "data" / "manifest.jsonl")},
+            "describer": model,
+            "judges": [{"name": "tit_llm", "kind": "llm", **model}],
+            "run": {"cache_dir": str(tmp_path / "cache"), "out": str(tmp_path / "runs")},
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        env = {**os.environ, KEY: "sk-test", "HF_HUB_OFFLINE": "1"}
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "titjudge", "run", str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        requests = server.stats.snapshot()["total"]
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
+    assert "titjudge.models.litellm.wire.client" in imported
+    assert not [name for name in imported if name.split(".")[0] == "litellm"]
+    assert requests == 8  # 4 items described and judged, each on the direct path

@@ -36,7 +36,7 @@ StructuredOutput = Literal[
 ]
 
 #: a `litellm:` model's `transport`: how its requests reach the provider. `direct`: titjudge
-#: posts litellm's request itself on a pooled httpx client (OpenAI-compatible endpoints:
+#: posts litellm's request itself on a pooled aiohttp session (OpenAI-compatible endpoints:
 #: `openai/...`, `hosted_vllm/...`; `models.litellm.wire`); `litellm`: through
 #: `litellm.acompletion`; `auto`: direct where the model's provider and params allow it
 Transport = Literal["auto", "direct", "litellm"]

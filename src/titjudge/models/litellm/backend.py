@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import logging
 import os
 from typing import Any
 
@@ -32,11 +31,15 @@ from titjudge.models.litellm.dialects import (
     response_kwargs,
     send_learning,
 )
-from titjudge.models.litellm.errors.classify import classify_litellm_error
 from titjudge.models.litellm.http import http_client
 from titjudge.models.litellm.image_limits import image_limit_for
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.messages import build_messages
-from titjudge.models.litellm.providers import missing_packages
+from titjudge.models.litellm.providers import (
+    listed_provider,
+    missing_credentials,
+    missing_packages,
+)
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.schemas import gemini_schema, inline_ref_siblings, openai_strict_schema
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY, SELF_HOSTED, settings
@@ -44,14 +47,6 @@ from titjudge.models.litellm.wire.client import WireClient
 from titjudge.models.litellm.wire.errors import WireError, classify_wire_error
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else import fetches prices online
-import litellm  # noqa: E402
-
-litellm.suppress_debug_info = True
-litellm.telemetry = False
-for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
-    logging.getLogger(_name).setLevel(logging.ERROR)
 
 
 class LiteLLMBackend(TextBackend):
@@ -85,8 +80,19 @@ class LiteLLMBackend(TextBackend):
 
     def _check_setup(self) -> None:
         """Refuse to build when the provider is unknown or its credentials are absent (the
-        variable named by `api_key_env`, else the provider's usual ones, which litellm reads)."""
-        check_setup(self.spec, self.api_base, self.settings.api_key_env, self.params)
+        variable named by `api_key_env`, else the provider's usual ones, which litellm reads).
+        A model sent direct is checked from the providers' tables, without litellm."""
+        provider = listed_provider(self.spec, self.params) if self.settings.direct else None
+        if provider is None:
+            check_setup(self.spec, self.api_base, self.settings.api_key_env, self.params)
+            return
+        env = self.settings.api_key_env
+        if env is not None:
+            missing = [] if os.environ.get(env) else [env]
+        else:
+            missing = missing_credentials(provider, self.api_base)
+        if missing:
+            raise MissingCredentialsError(self.spec, missing)
 
     def describe(self) -> dict[str, Any]:
         learned = self.dialects.known(self.endpoint) if self.settings.structured == "auto" else None
@@ -239,7 +245,7 @@ class LiteLLMBackend(TextBackend):
         if self.wire is not None:
             generation = await self.wire.send(kwargs)
         else:
-            generation = generation_from(await litellm.acompletion(**kwargs))
+            generation = generation_from(await litellm_module().acompletion(**kwargs))
         generation.max_tokens_sent = kwargs["max_tokens"]
         return generation
 
@@ -247,6 +253,8 @@ class LiteLLMBackend(TextBackend):
         where = self.api_base if isinstance(self.api_base, str) else None
         if isinstance(exc, WireError):
             return classify_wire_error(exc, where)
+        from titjudge.models.litellm.errors.classify import classify_litellm_error
+
         return classify_litellm_error(exc, where)
 
     async def aclose(self) -> None:
@@ -335,6 +343,7 @@ def _setup(
 ) -> tuple[str | None, str | None, list[str]]:
     """(why litellm cannot serve `spec`, or None; the client packages it lacks for the
     provider, or None; the credential variables missing)."""
+    litellm = litellm_module()
     api_base = api_base[0] if isinstance(api_base, list) else api_base
     custom = (params or {}).get("custom_llm_provider")
     try:
@@ -357,7 +366,7 @@ def _setup(
 
 
 def _unknown_provider(model_id: str) -> str:
-    known = [getattr(p, "value", str(p)) for p in litellm.provider_list]
+    known = [getattr(p, "value", str(p)) for p in litellm_module().provider_list]
     provider, slash, _ = model_id.partition("/")
     if not slash:
         return (
@@ -383,10 +392,10 @@ def supports_top_logprobs(model_id: str) -> bool | None:
     out per call). litellm is imported here, after LITELLM_LOCAL_MODEL_COST_MAP is set (a bare
     `import litellm` fetches its price map online: ~2.4 s of retries offline)."""
     try:
-        params = litellm.get_supported_openai_params(model=model_id)
+        params = litellm_module().get_supported_openai_params(model=model_id)
     except Exception:
         return None
     return None if params is None else "top_logprobs" in params
 
 
-__all__ = ["LiteLLMBackend", "check_setup", "litellm", "setup_problems", "supports_top_logprobs"]
+__all__ = ["LiteLLMBackend", "check_setup", "setup_problems", "supports_top_logprobs"]

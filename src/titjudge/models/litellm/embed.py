@@ -32,14 +32,16 @@ from typing import Any
 
 from titjudge.models.core.base import EmbeddingBackend, InputRejectedError, PermanentError
 from titjudge.models.core.options import ModelOptions
-from titjudge.models.litellm.backend import check_setup, litellm
+from titjudge.models.litellm.backend import check_setup
 from titjudge.models.litellm.embed_settings import embedding_settings
 from titjudge.models.litellm.embed_vectors import field, normalised, vectors_by_index
 from titjudge.models.litellm.errors.classify import classify_litellm_error
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.settings import DEFAULT_CONCURRENCY
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import register_secret
 
+litellm = litellm_module()
 litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]  # read at call time, see above
 
 

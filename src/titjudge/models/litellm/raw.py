@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from titjudge.models.core.base import GenerateRequest, PermanentError
+from titjudge.models.litellm.loaded import litellm_module
 
 
 class BuildsKwargs(Protocol):
@@ -24,7 +25,7 @@ def raw_request(backend: BuildsKwargs, request: GenerateRequest) -> dict[str, An
     kwargs.pop("api_key", None)  # return_raw_request passes its own stand-in
     if isinstance(kwargs.get("api_base"), list):
         kwargs["api_base"] = kwargs["api_base"][0]
-    import litellm
+    litellm = litellm_module()
     from litellm.types.utils import CallTypes
     from litellm.utils import return_raw_request
 

@@ -27,20 +27,22 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-# first: it sets litellm up (no price-map download, quiet loggers) before litellm is imported
-from titjudge.models.litellm.backend import LiteLLMBackend  # isort: skip
+# first: it sets litellm's price map local before litellm is imported
+from titjudge.models.litellm.loaded import litellm_module  # isort: skip
 
-import litellm
 from litellm import RateLimitError, Router
 from litellm.types.router import RouterRateLimitError, RouterRateLimitErrorBasic
 
 from titjudge.models.core.base import GenerateRequest, Generation, TransientError
 from titjudge.models.core.options import ModelOptions
+from titjudge.models.litellm.backend import LiteLLMBackend
 from titjudge.models.litellm.dialects import Dialect
 from titjudge.models.litellm.reply import generation_from
 from titjudge.models.litellm.settings import COOLDOWN_SECONDS
 from titjudge.records.spec import ModelSpec
 from titjudge.safety import redact
+
+litellm = litellm_module()  # set up as titjudge runs it (quiet loggers, no telemetry)
 
 #: the `rate_limit_type` of litellm's own refusal when a deployment's slots are all taken
 _SLOTS_TAKEN = "concurrent_requests"

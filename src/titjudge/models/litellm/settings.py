@@ -85,7 +85,7 @@ class LiteLLMSettings:
     def transport(self) -> str:
         """The run record's words for how the requests go."""
         if isinstance(self.route, WireRoute):
-            return f"direct (httpx, OpenAI chat completions to {self.route.url})"
+            return f"direct (aiohttp, OpenAI chat completions to {self.route.url})"
         return f"litellm ({self.route})"
 
     @property

@@ -60,6 +60,7 @@ from titjudge.models.litellm.batch import anthropic_wire as wire
 from titjudge.models.litellm.batch.http import BatchHTTP
 from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.batch.site import BatchSite
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.raw import built, raw_request
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
@@ -221,7 +222,8 @@ class AnthropicBatchAPI(BatchHTTP):
         """The message as the online call reads it: litellm's Anthropic transformation, in JSON
         mode with the request's tool schema when the reply is a call of litellm's JSON tool."""
         import httpx
-        import litellm
+
+        litellm = litellm_module()
         from litellm.llms.anthropic.chat.transformation import AnthropicConfig
 
         json_mode = any(

@@ -30,6 +30,7 @@ from titjudge.models.litellm.batch.anthropic import AnthropicBatchAPI
 from titjudge.models.litellm.batch.gemini import GeminiBatchAPI
 from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.batch.site import BatchSite, SiteAdapter
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact
 
@@ -85,13 +86,13 @@ class OpenAIBatchAPI(SiteAdapter):
         return where
 
     async def upload(self, data: bytes, name: str) -> str:
-        import litellm
+        litellm = litellm_module()
 
         made = await litellm.acreate_file(file=(name, data), purpose="batch", **self._where())
         return str(made.id)
 
     async def create(self, file_id: str | None, data: bytes, metadata: dict[str, str]) -> str:
-        import litellm
+        litellm = litellm_module()
 
         if file_id is None:
             raise PermanentError("an OpenAI batch job reads an uploaded file; none was uploaded")
@@ -106,7 +107,7 @@ class OpenAIBatchAPI(SiteAdapter):
 
     async def find(self, metadata: dict[str, str], since: float, lines: int) -> str | None:
         """A job whose metadata holds every pair of `metadata` (the newest 100 are read)."""
-        import litellm
+        litellm = litellm_module()
 
         listed = await litellm.alist_batches(limit=100, **self._where())
         for job in _items(listed):
@@ -116,7 +117,7 @@ class OpenAIBatchAPI(SiteAdapter):
         return None
 
     async def retrieve(self, job_id: str) -> JobState:
-        import litellm
+        litellm = litellm_module()
 
         job = await litellm.aretrieve_batch(batch_id=job_id, **self._where())
         counts = _get(job, "request_counts")
@@ -138,7 +139,7 @@ class OpenAIBatchAPI(SiteAdapter):
         )
 
     async def results(self, state: JobState) -> list[dict[str, Any]]:
-        import litellm
+        litellm = litellm_module()
 
         rows: list[dict[str, Any]] = []
         for file_id in (state.output_file_id, state.error_file_id):
@@ -175,7 +176,7 @@ class OpenAIBatchAPI(SiteAdapter):
             return LineResult(custom_id, error=str(exc))
 
     def _generation(self, body: dict[str, Any]) -> Generation:
-        import litellm
+        litellm = litellm_module()
         from litellm.utils import convert_to_model_response_object
 
         response = convert_to_model_response_object(

@@ -26,6 +26,7 @@ from titjudge.models.litellm.batch.api import OpenAIBatchAPI, batch_site
 from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.batch.site import BatchSite
 from titjudge.models.litellm.embed_vectors import normalised, vectors_by_index
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.raw import built
 
 #: OpenAI's limit on embedding inputs in one batch file (the Batch guide, "Rate limits")
@@ -94,7 +95,7 @@ class OpenAIEmbeddingBatchAPI(OpenAIBatchAPI):
         the model or the reply reports no usage."""
         if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
             return None
-        import litellm
+        litellm = litellm_module()
 
         tokens = int(usage["prompt_tokens"])
         used = litellm.Usage(prompt_tokens=tokens, completion_tokens=0, total_tokens=tokens)

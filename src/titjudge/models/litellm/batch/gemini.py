@@ -59,6 +59,7 @@ from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.batch.site import BatchSite
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -264,7 +265,7 @@ class GeminiBatchAPI(BatchHTTP):
     def _generation(self, response: dict[str, Any]) -> Generation:
         """The reply as the online call reads it: litellm's Gemini transformation, then
         `generation_from`, priced at the batch rates."""
-        import litellm
+        litellm = litellm_module()
         from litellm.llms.vertex_ai.gemini.vertex_and_google_ai_studio_gemini import (
             VertexGeminiConfig,
         )
@@ -297,7 +298,7 @@ def gemini_host(api_base: str | None) -> str:
 
 def _key_from_env() -> str | None:
     """The key litellm's online Gemini call reads when none is passed (litellm/main.py)."""
-    import litellm
+    litellm = litellm_module()
 
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"):
         if os.environ.get(name):

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from titjudge.models.litellm.loaded import litellm_module
+
 
 def batch_cost(usage: Any, model: str, provider: str, **where: Any) -> float | None:
     """litellm's batch price of `usage` for `provider`'s `model` (`where`: the rest of what
     it prices by, e.g. Vertex's `vertex_location`); None where it does not price it."""
     if usage is None:
         return None
-    import litellm
+    litellm = litellm_module()
     from litellm.cost_calculator import batch_cost_calculator
 
     try:

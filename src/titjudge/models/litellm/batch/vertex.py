@@ -51,6 +51,7 @@ from titjudge.models.core.batch import JobState, LineResult
 from titjudge.models.litellm.batch.http import BatchHTTP, google_said
 from titjudge.models.litellm.batch.price import batch_cost
 from titjudge.models.litellm.batch.site import BatchSite
+from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.reply import generation_from
 from titjudge.safety import redact, register_secret
 
@@ -252,7 +253,8 @@ class VertexBatchAPI(BatchHTTP):
 
     def _generation(self, body: dict[str, Any]) -> Generation:
         import httpx
-        import litellm
+
+        litellm = litellm_module()
         from litellm.litellm_core_utils.litellm_logging import Logging
         from litellm.llms.vertex_ai.gemini.vertex_and_google_ai_studio_gemini import (
             VertexGeminiConfig,

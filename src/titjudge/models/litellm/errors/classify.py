@@ -6,14 +6,15 @@ classification of text and embedding calls on either path.
 
 from __future__ import annotations
 
-import litellm
-
 from titjudge.models.litellm.errors.kinds import (
     STATUS_KINDS,
     TIMEOUT,
     ErrorKind,
 )
 from titjudge.models.litellm.errors.verdicts import classify_kind
+from titjudge.models.litellm.loaded import litellm_module
+
+litellm = litellm_module()
 
 _TRANSIENT = (
     litellm.RateLimitError,

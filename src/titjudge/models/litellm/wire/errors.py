@@ -1,12 +1,13 @@
 """The direct path's failures, shaped as the classification reads litellm's: an HTTP error
-status with the provider's body (`WireError`: `status_code`, `message`, the httpx
-`response` with its headers and text), a timeout, a connection that failed or broke, a 200
+status with the provider's body (`WireError`: `status_code`, `message`, the `response`
+with its headers and text), a timeout, a connection that failed or broke, a 200
 that is no chat completion; each names its kind from `errors.kinds`, so
 `classify_wire_error` gives the titjudge error the litellm path gives the same failure.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -37,7 +38,7 @@ class WireError(Exception):
         self.message = message
         self.kind = kind
         self.status_code = status_code
-        #: the httpx response (its headers carry Retry-After; its text the body)
+        #: the reply (`client.WireReply`: its headers carry Retry-After; its text the body)
         self.response = response
         #: the provider's error body, parsed (OpenAI's `{"error": {...}}`), else None
         self.body = body
@@ -71,16 +72,17 @@ def unreadable(why: str) -> WireError:
 
 
 def transport_error(exc: BaseException) -> WireError:
-    """An httpx transport failure as a WireError (chained to it, so a refused connection or
-    a failed TLS handshake below it is found by `lasting_reason`): a timeout, no connection
-    made, or a connection that broke after the request went out."""
-    import httpx
+    """An aiohttp transport failure as a WireError (chained to it, so a refused connection,
+    a failed DNS lookup or TLS handshake below it is found by `lasting_reason`): a timeout,
+    no connection made, or a connection that broke after the request went out."""
+    import aiohttp
 
     said = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
-        kind = NOT_CONNECTED if isinstance(exc, httpx.ConnectTimeout) else TIMEOUT
-        return WireError(f"Request timed out: {said}", kind)
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return WireError(f"Request timed out before a connection was made: {said}", NOT_CONNECTED)
+    if isinstance(exc, asyncio.TimeoutError):  # aiohttp's SocketTimeoutError included
+        return WireError(f"Request timed out: {said}", TIMEOUT)
+    if isinstance(exc, aiohttp.ClientConnectorError):
         return WireError(f"Connection error: {said}", NOT_CONNECTED)
     return WireError(f"Connection error: {said}", CONNECTION_LOST)
 
