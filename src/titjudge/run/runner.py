@@ -45,6 +45,7 @@ from titjudge.report.record import (
 )
 from titjudge.report.run_files import write_run_files
 from titjudge.report.run_summary import RunRoles, RunSpend, build_summary, write_summary
+from titjudge.run.collector import tuned_collector
 from titjudge.run.context import run_context, run_hub
 from titjudge.run.loop import run_to_end
 
@@ -329,7 +330,8 @@ async def _run_items(items: list[Item], ctx: RunContext, concurrency: int) -> Ru
     pairwise judges and the evaluator (`agents.graph`)."""
     from titjudge.agents.graph import drive
 
-    state = await drive(items, ctx, concurrency)
+    with tuned_collector():
+        state = await drive(items, ctx, concurrency)
     evaluation: RunEvaluation = state["evaluation"]
     return evaluation
 
