@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import statistics
 import sys
@@ -44,6 +45,12 @@ from harness import (  # noqa: E402
 )
 
 TITLE = "23. The client at wire speed: CPU per call on each send path"
+#: part 3's long tail: lognormal latency, median 0.2 s, p95 0.8 s
+MEDIAN, P95 = 0.2, 0.8
+#: the lognormal's sigma: ln(p95 / median) / z(0.95)
+SIGMA = math.log(P95 / MEDIAN) / 1.6448536
+LONG_TAIL = ["--latency", str(MEDIAN), "--latency-sigma", f"{SIGMA:.6f}"]
+WIDE = 64
 MODEL = "bench-judge"
 FILLER = (
     "a small red cat sits on a woven mat near a wooden door while warm light falls through a tall "
@@ -84,6 +91,7 @@ class Clients:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
         )
         self.sdk = openai.AsyncOpenAI(base_url=url, api_key=KEY, max_retries=0, timeout=120)
+        self.aiohttp: Any = None
         self.titjudge = {}
         for transport in ("direct", "litellm"):
             options = ModelOptions(
@@ -100,6 +108,20 @@ class Clients:
         reply = (await self.httpx.post("/chat/completions", json=_body(self.next()))).json()
         if not reply["choices"][0]["message"]["content"]:
             raise RuntimeError("raw httpx: no text")
+
+    async def raw_aiohttp(self) -> None:
+        import aiohttp
+
+        if self.aiohttp is None:
+            self.aiohttp = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+        data = json.dumps(_body(self.next())).encode()
+        async with self.aiohttp.post(
+            f"{self.url}/chat/completions", data=data, headers=headers
+        ) as response:
+            reply = json.loads(await response.read())
+        if not reply["choices"][0]["message"]["content"]:
+            raise RuntimeError("raw aiohttp: no text")
 
     async def openai_sdk(self) -> None:
         body = _body(self.next())
@@ -138,6 +160,8 @@ class Clients:
     async def aclose(self) -> None:
         await self.httpx.aclose()
         await self.sdk.close()
+        if self.aiohttp is not None:
+            await self.aiohttp.close()
         for client in self.titjudge.values():
             await client.backend.aclose()
 
@@ -159,6 +183,7 @@ async def _client_rows(url: str, n: int, rounds: int) -> dict[tuple[str, int], f
     clients = Clients(url)
     variants: dict[str, Callable[[], Awaitable[None]]] = {
         "raw httpx POST (floor)": clients.raw_httpx,
+        "raw aiohttp POST": clients.raw_aiohttp,
         "openai SDK AsyncOpenAI": clients.openai_sdk,
         "bare litellm.acompletion": clients.bare_litellm,
         "titjudge ModelClient.text, transport direct": clients.titjudge_call("direct"),
@@ -177,12 +202,12 @@ async def _client_rows(url: str, n: int, rounds: int) -> dict[tuple[str, int], f
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
-def _run_config(data: Path, url: str, work: Path, transport: str) -> Path:
+def _run_config(data: Path, url: str, work: Path, transport: str, concurrency: int = 16) -> Path:
     model = {
         "model": f"litellm:openai/{MODEL}",
         "api_base": url,
         "api_key_env": KEY_ENV,
-        "concurrency": 16,
+        "concurrency": concurrency,
         "transport": transport,
     }
     config = {
@@ -191,7 +216,7 @@ def _run_config(data: Path, url: str, work: Path, transport: str) -> Path:
         "describer": dict(model),
         "judges": [{"name": "tit_llm", "kind": "llm", **model}],
         "run": {
-            "concurrency": 16,
+            "concurrency": concurrency,
             "cache_dir": str(fresh_dir(work / f"cache-{transport}")),
             "out": str(work / "runs"),
         },
@@ -221,6 +246,81 @@ def _whole_runs(work: Path, data: Path, rounds: int) -> dict[str, dict[str, Any]
     }
 
 
+def _flow(records: list[dict[str, Any]]) -> tuple[float, float]:
+    """(mean requests in flight, seconds from the first arrival to the last reply), from the
+    server's log."""
+    span = max(r["finished"] for r in records) - min(r["arrived"] for r in records)
+    busy = sum(r["finished"] - r["arrived"] for r in records)
+    return busy / span, span
+
+
+async def _raw_chains(url: str, data: Path, concurrency: int) -> None:
+    """Each item as the run asks it, on raw httpx: its image described, then the
+    description judged; at most `concurrency` requests in flight."""
+    import base64
+
+    import httpx
+
+    lines = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]
+    slots = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(
+        base_url=url,
+        headers={"Authorization": f"Bearer {KEY}"},
+        timeout=120,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+    ) as client:
+
+        async def item(line: dict[str, Any]) -> None:
+            image = base64.b64encode((data / line["image"]).read_bytes()).decode()
+            describe = {
+                "model": MODEL,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": f"data:image/png;base64,{image}"},
+                            },
+                            {"type": "text", "text": "Describe this image in detail."},
+                        ],
+                    }
+                ],
+                "max_tokens": 512,
+                "temperature": 0.0,
+            }
+            async with slots:
+                said = (await client.post("/chat/completions", json=describe)).json()
+            text = said["choices"][0]["message"]["content"]
+            judge = _body(0)
+            judge["messages"][0]["content"] = f"PROMPT:\n{line['prompt']}\n\nDESCRIPTION:\n{text}"
+            async with slots:
+                (await client.post("/chat/completions", json=judge)).json()
+
+        await asyncio.gather(*(item(line) for line in lines))
+
+
+def _long_tail(work: Path, data: Path) -> dict[str, tuple[float, float, float, float]]:
+    """(mean in flight, request span s, wall s, client CPU s) of raw httpx and of a run per
+    transport at concurrency WIDE against the long tail."""
+    found: dict[str, tuple[float, float, float, float]] = {}
+    args = [*LONG_TAIL, "--responder", "auto", "--descriptions", str(data / "descriptions.jsonl")]
+    with server_process(args) as server:
+        wall, cpu = time.perf_counter(), time.process_time()
+        asyncio.run(_raw_chains(server.url, data, WIDE))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        flow = _flow(server.stats(records=1_000_000)["records"])
+    found["raw httpx, describe then judge per item"] = (*flow, wall, cpu)
+    for transport in ("direct", "litellm"):
+        with server_process(args) as server:
+            config = _run_config(data, server.url, work, transport, WIDE)
+            out = fresh_dir(work / "runs" / f"tail-{transport}")
+            report = run_child("child_pipeline.py", ["titjudge", str(config), "--out", str(out)])
+            flow = _flow(server.stats(records=1_000_000)["records"])
+        found[f"titjudge run, transport {transport}"] = (*flow, report["wall"], report["cpu"])
+    return found
+
+
 def run(quick: bool, work: Path) -> Section:
     n, rounds = (200, 2) if quick else (2000, 3)
     prompts = 20 if quick else 77  # x 13 models: 260 or 1,001 items
@@ -231,7 +331,12 @@ def run(quick: bool, work: Path) -> Section:
         "(`ModelClient.text`: limiter, retries, validation, provenance; no cache). Part 2: a "
         f"whole `titjudge run` ({prompts * 13:,} items, describe + LLM judge, concurrency 16, "
         "fresh cache) per transport in a child process, median of "
-        f"{rounds}; its CPU per model call against raw httpx's at concurrency 16 from part 1."
+        f"{rounds}; its CPU per model call against raw httpx's at concurrency 16 from part 1. "
+        f"Part 3: the same items at concurrency {WIDE} against a long tail (each request waits a "
+        f"seeded lognormal latency, median {MEDIAN:g} s, p95 {P95:g} s): raw httpx asking each "
+        "item as the run does (its image described, then the description judged, at most "
+        f"{WIDE} requests in flight) against a run per transport; requests in flight and the "
+        "request span from the server's log (first arrival to last reply)."
     )
 
     def body(section: Section) -> None:
@@ -294,6 +399,38 @@ def run(quick: bool, work: Path) -> Section:
         section.notes.append(
             "A whole run's CPU includes its start-up (imports, building the graph, writing the "
             "run dir), spread over its calls."
+        )
+        with tempfile.TemporaryDirectory(dir=work) as tmp:
+            data = synthetic(Path(tmp), prompts, 13)
+            tail = _long_tail(Path(tmp), data)
+        table = Table(
+            [
+                "client",
+                "mean requests in flight",
+                "x raw httpx",
+                "request span s",
+                "x raw httpx",
+                "wall s",
+                "client CPU s",
+            ]
+        )
+        raw_flight, raw_span = tail["raw httpx, describe then judge per item"][:2]
+        for name, (flight, span, wall, cpu_s) in tail.items():
+            table.add(
+                name,
+                fmt(flight, 1),
+                f"{flight / raw_flight:.2f}x",
+                fmt(span),
+                f"{span / raw_span:.2f}x",
+                fmt(wall),
+                fmt(cpu_s),
+            )
+        section.tables.append(table)
+        direct_flight, direct_span = tail["titjudge run, transport direct"][:2]
+        section.headline(
+            f"long tail at c={WIDE}: requests in flight, run (direct) vs raw httpx",
+            f"{direct_flight:.1f} (span {direct_span:.1f} s)",
+            f"{raw_flight:.1f} (span {raw_span:.1f} s)",
         )
 
     return timed_section("wire_speed", TITLE, method, body)

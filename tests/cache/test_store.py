@@ -50,3 +50,18 @@ def test_disabled_cache_keeps_nothing():
     cache = CallCache(None)
     cache.set("k", 1, "m")
     assert cache.get("k") is None and len(cache) == 0
+
+
+def test_an_answer_stored_with_its_claim_released_leaves_no_claim(tmp_path):
+    """`set(..., release_claim=True)`: the answer in, this run's claim out, in one write."""
+    from titjudge.cache.store import CallCache
+
+    cache = CallCache(tmp_path / "cache")
+    assert cache.claim("k", ttl=60)
+    cache.set("k", {"text": "a cat"}, "m", release_claim=True)
+    assert cache.peek("claim:k") is None
+    assert cache.get("k") == {"text": "a cat"}
+    assert cache.claim("k", ttl=60)  # free to take again: nothing of the old claim is left
+    cache.set("other", {"text": "kept"}, "m")  # without it, a claim held stays held
+    assert cache.peek("claim:k") is not None
+    cache.close()

@@ -154,10 +154,23 @@ class CallCache:
     def get(self, key: str) -> Any | None:
         return self._read(lambda: self._store.get(key)) if self._store is not None else None
 
-    def set(self, key: str, value: Any, model: str) -> None:
+    def set(self, key: str, value: Any, model: str, *, release_claim: bool = False) -> None:
+        """Store `value` under `key`; with `release_claim`, this run's claim on the key is
+        dropped in the same transaction (one SQLite commit where there were two, and no
+        moment at which another run sees neither the claim nor the answer)."""
         if self._store is None:
             return
-        self._write(lambda: self._store.set(key, value, tag=model))
+        store = self._store
+
+        def write() -> None:
+            if not release_claim:
+                store.set(key, value, tag=model)
+                return
+            with store.transact():
+                store.set(key, value, tag=model)
+                store.delete(f"claim:{key}")
+
+        self._write(write)
         with self._lock:
             self.stats.wrote(model)
 

@@ -183,6 +183,7 @@ class CallPipeline(Generic[B]):
         results: list[CallResult[Any] | None],
         settle: Callable[[int], None],
     ) -> None:
+        released: set[int] = set()
         try:
             todo = []
             for i in claimed:  # the previous owner may have stored and released meanwhile
@@ -196,13 +197,15 @@ class CallPipeline(Generic[B]):
                 computed = await compute(todo, None)
                 for i, (result, entry) in zip(todo, computed, strict=True):
                     if result.ok and entry is not None and self._cached():
-                        self.cache.set(keys[i][0], entry, self.model)
+                        self.cache.set(keys[i][0], entry, self.model, release_claim=True)
+                        released.add(i)
                     elif not result.ok:
                         self.answers.keep_failure(keys[i][1], result)
                     results[i] = result
         finally:
             for i in claimed:  # after the answers are stored, so waiters find them
-                self.claims.release(keys[i][0])
+                if i not in released:  # a stored answer's claim went with its store
+                    self.claims.release(keys[i][0])
         for i in todo:
             settle(i)
 
