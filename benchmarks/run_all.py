@@ -43,6 +43,7 @@ import public_import  # noqa: E402
 import rate_limit  # noqa: E402
 import ray_actors  # noqa: E402
 import replicas  # noqa: E402
+import wire_speed  # noqa: E402
 import workbench_scale  # noqa: E402
 from harness import HERE, Section, Table, machine_facts  # noqa: E402
 
@@ -71,6 +72,7 @@ ORDER = (
     "batch_lines",
     "public_import",
     "workbench",
+    "wire_speed",
 )
 #: what each runner produces (api_throughput makes two sections in one pass)
 RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[Section]]]] = {
@@ -94,6 +96,7 @@ RUNNERS: dict[str, tuple[tuple[str, ...], Callable[[bool, Path], Section | list[
     "batch_lines": (("batch_lines",), batch_line_build.run),
     "public_import": (("public_import",), public_import.run),
     "workbench": (("workbench",), workbench_scale.run),
+    "wire_speed": (("wire_speed",), wire_speed.run),
 }
 _BLOCK = re.compile(r"<!-- section:(\w+) (\[.*?\]) -->\n(.*?)<!-- /section:\1 -->\n", re.S)
 

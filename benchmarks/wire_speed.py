@@ -400,6 +400,12 @@ def run(quick: bool, work: Path) -> Section:
             "A whole run's CPU includes its start-up (imports, building the graph, writing the "
             "run dir), spread over its calls."
         )
+        section.notes.append(
+            "Sections measured before 2026-12-04 (1, 1b, 3, 7, 10, 10b, 12, 14, 15, 16 among "
+            "them) sent every OpenAI-compatible call through litellm: their runs predate the "
+            "direct path, which is now the default (`transport: auto`); `run_all.py` "
+            "re-measures them."
+        )
         with tempfile.TemporaryDirectory(dir=work) as tmp:
             data = synthetic(Path(tmp), prompts, 13)
             tail = _long_tail(Path(tmp), data)
