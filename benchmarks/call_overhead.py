@@ -40,7 +40,7 @@ FILLER = (
 ) * 15
 
 
-def _prompt(index: int) -> str:
+def judge_prompt(index: int) -> str:
     return f"PROMPT:\n{FILLER} (call {index})\n\nDESCRIPTION:\n{FILLER}"
 
 
@@ -71,7 +71,7 @@ class Bench:
     def _request(self, index: int) -> Any:
         from titjudge.models.core.base import GenerateRequest
 
-        return GenerateRequest(prompt=_prompt(index), max_tokens=256)
+        return GenerateRequest(prompt=judge_prompt(index), max_tokens=256)
 
     async def bare(self, n: int, structured: bool = False) -> None:
         import litellm
@@ -91,7 +91,7 @@ class Bench:
         for _ in range(n):
             reply = await litellm.acompletion(
                 model=f"openai/{self.model}",
-                messages=[{"role": "user", "content": _prompt(self._next())}],
+                messages=[{"role": "user", "content": judge_prompt(self._next())}],
                 max_tokens=256,
                 temperature=0.0,
                 timeout=120.0,
@@ -115,7 +115,7 @@ class Bench:
         for _ in range(n):
             body = {
                 "model": self.model,
-                "messages": [{"role": "user", "content": _prompt(self._next())}],
+                "messages": [{"role": "user", "content": judge_prompt(self._next())}],
                 "max_tokens": 256,
                 "temperature": 0.0,
             }

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from call_overhead import judge_prompt  # noqa: E402
 from harness import (  # noqa: E402
     KEY,
     KEY_ENV,
@@ -52,20 +53,12 @@ SIGMA = math.log(P95 / MEDIAN) / 1.6448536
 LONG_TAIL = ["--latency", str(MEDIAN), "--latency-sigma", f"{SIGMA:.6f}"]
 WIDE = 64
 MODEL = "bench-judge"
-FILLER = (
-    "a small red cat sits on a woven mat near a wooden door while warm light falls through a tall "
-    "window and paints yellow stripes across the floor "
-) * 15
-
-
-def _prompt(index: int) -> str:
-    return f"PROMPT:\n{FILLER} (call {index})\n\nDESCRIPTION:\n{FILLER}"
 
 
 def _body(index: int) -> dict[str, Any]:
     return {
         "model": MODEL,
-        "messages": [{"role": "user", "content": _prompt(index)}],
+        "messages": [{"role": "user", "content": judge_prompt(index)}],
         "max_tokens": 256,
         "temperature": 0.0,
     }
@@ -150,7 +143,7 @@ class Clients:
         client = self.titjudge[transport]
 
         async def call() -> None:
-            request = GenerateRequest(prompt=_prompt(self.next()), max_tokens=256)
+            request = GenerateRequest(prompt=judge_prompt(self.next()), max_tokens=256)
             result = await client.text(request, role="bench", probe=SEND)
             if not result.ok:
                 raise RuntimeError(f"titjudge ({transport}): {result.error}")
