@@ -118,6 +118,7 @@ def test_every_command_has_a_handler_in_its_cli_module() -> None:
         "runs prune",
         "cache stats",
         "cache clear",
+        "cache merge",
         "ablation",
         "estimate",
         "audit",

@@ -15,6 +15,7 @@ before it stays readable, and a re-run after freeing space resumes from them.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import logging
 import os
@@ -64,6 +65,17 @@ def _is_full(exc: BaseException) -> bool:
 
 def _is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and any(w in str(exc) for w in _CORRUPT)
+
+
+@dataclass
+class Merged:
+    """What `CallCache.merge_from` did: answers added, answers already there (the same, or
+    another answer to the same request: this cache's kept), facts added."""
+
+    added: int = 0
+    same: int = 0
+    differed: int = 0
+    facts: int = 0
 
 
 @dataclass
@@ -329,9 +341,53 @@ class CallCache:
             raise DataError(f"{path}: not a cache stats file (no hits, misses and writes counts)")
         return found
 
+    def merge_from(self, other: CallCache, batch: int = 500) -> Merged:
+        """Every answer of `other` this cache lacks, copied in with its model tag; claims in
+        progress are not answers and stay behind. A key names the request's content, so an
+        answer under it in both caches answers the same request: this cache's stands (a
+        paid answer is never overwritten) and one that differs is counted. Facts learnt
+        (image digests, endpoint dialects) this cache lacks are added too. Writes go in
+        transactions of `batch` answers."""
+        merged = Merged()
+        if self._store is None or other._store is None:
+            return merged
+        source = other._store
+        query = "SELECT key FROM Cache WHERE key NOT LIKE 'claim:%' ORDER BY rowid"
+        keys = [row[0] for row in other._read(lambda: source._sql(query).fetchall())]
+        for start in range(0, len(keys), batch):
+            chunk: list[str] = keys[start : start + batch]
+            found = other._read(functools.partial(_tagged, source, chunk))
+            self._write(functools.partial(self._merge_chunk, chunk, found, merged))
+        for key, value in other._known_facts().items():
+            if key not in self._known_facts():
+                self.set_meta(key, value)
+                merged.facts += 1
+        return merged
+
+    def _merge_chunk(self, keys: list[str], found: list[Any], merged: Merged) -> None:
+        store = self._store
+        with store.transact():
+            for key, (value, tag) in zip(keys, found, strict=True):
+                if value is None:  # expired or gone since the keys were listed
+                    continue
+                here = store.get(key)
+                if here is None:
+                    store.set(key, value, tag=tag)
+                    merged.added += 1
+                    self.stats.wrote(str(tag))
+                elif here == value:
+                    merged.same += 1
+                else:
+                    merged.differed += 1
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def _tagged(store: Any, keys: list[str]) -> list[Any]:
+    """Each key's (value, tag) in `store`."""
+    return [store.get(key, tag=True) for key in keys]
 
 
 def _unusable(directory: Path | None, exc: BaseException) -> CacheError:

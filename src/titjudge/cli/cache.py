@@ -1,7 +1,8 @@
-"""`titjudge cache stats` and `titjudge cache clear`: the model-call cache.
+"""`titjudge cache stats`, `clear` and `merge`: the model-call cache.
 
-Both open an existing cache only: a `--cache-dir` with no cache in it is one line ("no
-cache at DIR"), exit 2, and nothing is created there.
+`stats` and `clear` open an existing cache only: a `--cache-dir` with no cache in it is one
+line ("no cache at DIR"), exit 2, and nothing is created there. `merge` reads existing caches
+and writes into `--into`, which it makes when there is none yet.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from titjudge.cli.common import command, wide_console
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `cache` and its two subcommands."""
-    cache = subparsers.add_parser("cache", help="the model-call cache: stats, clear")
+    cache = subparsers.add_parser("cache", help="the model-call cache: stats, clear, merge")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND", required=True)
     p = command(
         cache_sub, "stats", stats, "entries, size, per-model counts, hits/misses of the last run"
@@ -23,6 +24,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = command(cache_sub, "clear", clear, "drop cached answers (all, or one model's)")
     p.add_argument("--cache-dir", type=Path, default=Path(".titjudge/cache"))
     p.add_argument("--model", help="only this model spec, e.g. litellm:openai/gpt-4o")
+    p = command(
+        cache_sub,
+        "merge",
+        merge,
+        "copy other caches' answers into one (runs split over machines pay for no call twice)",
+    )
+    p.add_argument("sources", nargs="+", type=Path, metavar="CACHE_DIR", help="caches to read")
+    p.add_argument(
+        "--into", type=Path, default=Path(".titjudge/cache"), help="the cache that receives them"
+    )
 
 
 def stats(args: argparse.Namespace) -> int:
@@ -70,4 +81,34 @@ def clear(args: argparse.Namespace) -> int:
     what = f"entries of {args.model}" if args.model else "entries"
     print(f"removed {removed} {what} from {args.cache_dir}")
     cache.close()
+    return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """Copy every answer of each source cache that `--into` lacks (the keys name the
+    requests' content, so an answer already there stands), and the facts it lacks."""
+    from titjudge.cache.store import CallCache
+    from titjudge.errors import ConfigError
+
+    into = args.into.resolve()
+    for source in args.sources:
+        if source.resolve() == into:
+            raise ConfigError(f"cache merge: {source} is the cache merged into (--into)")
+    sources = [CallCache(source, create=False) for source in args.sources]
+    target = CallCache(args.into)
+    try:
+        for source, cache in zip(args.sources, sources, strict=True):
+            done = target.merge_from(cache)
+            differed = (
+                f" ({done.differed} with another answer: {args.into}'s kept)"
+                if done.differed
+                else ""
+            )
+            print(
+                f"merged {source} into {args.into}: {done.added} answers added, "
+                f"{done.same + done.differed} already there{differed}, {done.facts} facts added"
+            )
+    finally:
+        for cache in (*sources, target):
+            cache.close()
     return 0
