@@ -587,3 +587,34 @@ def test_a_run_whose_models_all_go_direct_never_imports_litellm(tmp_path):
     assert "titjudge.models.litellm.wire.client" in imported
     assert not [name for name in imported if name.split(".")[0] == "litellm"]
     assert requests == 8  # 4 items described and judged, each on the direct path
+
+
+def test_a_model_list_that_did_not_answer_is_asked_again_by_a_later_reply(monkeypatch):
+    """A server with one slot (llama-cpp-python) answers /v1/models after the completions
+    queued ahead of it: a lookup that got no answer leaves that reply's own name and is asked
+    again, rather than every later reply keeping the name sent."""
+    import titjudge.models.litellm.backend as backend_module
+
+    monkeypatch.setenv(KEY, "k")
+    loaded = "model/SmolLM2-135M-Instruct.Q4_1.gguf"
+    answers = iter([None, [loaded]])
+    asked = []
+
+    async def lookup(base, key, timeout):
+        asked.append(timeout)
+        return next(answers)
+
+    monkeypatch.setattr(backend_module, "served_models", lookup)
+
+    async def three(url):
+        made = _backend("openai/smollm2", "direct", url, timeout=45.0)
+        try:
+            return [(await made.generate(GenerateRequest(f"q{i}"))).model for i in range(3)]
+        finally:
+            await made.aclose()
+
+    with CaptureServer() as server:
+        server.reply(*(Canned(completion("ok", model="smollm2")) for _ in range(3)))
+        models = asyncio.run(three(server.url))
+    assert models == ["smollm2", loaded, loaded]
+    assert asked == [45.0, 45.0]  # the model's own timeout, not a shorter cap

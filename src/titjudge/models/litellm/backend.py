@@ -73,7 +73,7 @@ class LiteLLMBackend(TextBackend):
         self.dialects = DialectMemory()
         #: the model ids the endpoint's /v1/models lists (asked once, when a reply echoes)
         self._served: list[str] | None = None
-        self._serving: asyncio.Future[list[str]] | None = None
+        self._serving: asyncio.Future[list[str] | None] | None = None
         route = self.settings.direct
         #: the direct path (`models.litellm.wire`), or None: the requests go through litellm
         self.wire = WireClient(route, spec.model_id, self._api_key) if route else None
@@ -233,7 +233,13 @@ class LiteLLMBackend(TextBackend):
                 self._serving = asyncio.ensure_future(
                     served_models(self.endpoint, self._api_key, self.timeout)
                 )
-            self._served = await asyncio.shield(self._serving)
+            serving = self._serving
+            found = await asyncio.shield(serving)
+            if found is None:  # no answer (a busy single-slot server, a lost connection):
+                if self._serving is serving:  # the next reply asks again; this one's stands
+                    self._serving = None
+                return said
+            self._served = found
         served = self._served
         if not served or said in served:
             return said
@@ -278,18 +284,23 @@ class LiteLLMBackend(TextBackend):
         return generation.model
 
 
-async def served_models(base: str, key: str | None, timeout: float) -> list[str]:
+async def served_models(base: str, key: str | None, timeout: float) -> list[str] | None:
     """The ids `base`/models lists (OpenAI's "List models": `{"data": [{"id": ...}]}`, which
     vLLM, SGLang, llama-server, llama-cpp-python and Ollama serve); empty when it answers
-    otherwise or not at all (the reply's own model then stands)."""
+    otherwise (the reply's own model then stands); None when no answer came within the
+    model's `timeout` (a server with one slot answers the list after the completions ahead of
+    it: a shorter wait missed it under load, and every reply then kept the name asked for)."""
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        async with http_client(min(timeout, 10.0)) as client:
+        async with http_client(timeout) as client:
             answer = await client.get(f"{base.rstrip('/')}/models", headers=headers)
+    except httpx.HTTPError:
+        return None
+    try:
         data = answer.json().get("data") if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except (ValueError, AttributeError):
         return []
     if not isinstance(data, list):
         return []
