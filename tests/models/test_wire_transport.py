@@ -618,3 +618,31 @@ def test_a_model_list_that_did_not_answer_is_asked_again_by_a_later_reply(monkey
         models = asyncio.run(three(server.url))
     assert models == ["smollm2", loaded, loaded]
     assert asked == [45.0, 45.0]  # the model's own timeout, not a shorter cap
+
+
+def test_the_direct_path_goes_through_the_proxy_the_environment_names(monkeypatch):
+    """HTTP_PROXY as httpx and litellm honour it: a host that does not resolve is reached
+    through the proxy (the capture server, which answers what it is sent)."""
+    monkeypatch.setenv(KEY, "k")
+    with CaptureServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        made = _backend("hosted_vllm/q", "direct", "http://judge.invalid/v1")
+        assert made.wire.proxy == proxy.url.removesuffix("/v1"), made.wire.proxy
+        reply = asyncio.run(_generate(made, GenerateRequest("through the proxy")))
+        assert not isinstance(reply, BaseException), reply
+        arrived = proxy.arrived[-1]
+    assert reply.text == "ok"
+    assert arrived.headers["Host"] == "judge.invalid"
+    assert arrived.json()["messages"][-1]["content"] == "through the proxy"
+
+
+def test_no_proxy_leaves_its_hosts_direct(monkeypatch):
+    from titjudge.models.litellm.wire.client import proxy_for
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "vllm.internal,127.0.0.1")
+    assert proxy_for("https://api.openai.com/v1") == "http://proxy.example:3128"
+    assert proxy_for("https://vllm.internal/v1") is None
+    assert proxy_for("http://127.0.0.1:8000/v1") is None  # and no http proxy is set

@@ -91,7 +91,7 @@ class WirePool:
             connector = aiohttp.TCPConnector(
                 limit=0, keepalive_timeout=KEEPALIVE_SECONDS, ssl=tls_context()
             )
-            session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+            session = aiohttp.ClientSession(connector=connector)
             entry = sessions[base] = [session, 0]
         entry[1] += 1
         return entry[0]  # type: ignore[no-any-return]
@@ -126,6 +126,9 @@ class WireClient:
         self.key = key or os.environ.get(KEY_VARIABLES.get(route.provider, "")) or None
         register_secret(self.key)
         self.headers = wire_headers(route, self.key)
+        #: the proxy the environment names for the endpoint (HTTP(S)_PROXY, NO_PROXY, as httpx
+        #: and so litellm honour them), read once: the endpoint does not change
+        self.proxy = proxy_for(route.base)
         #: litellm's price of the model (None: it has none, and the cost is unknown)
         self.rates: Rates | None = litellm_rates(model_id)
         self._client: aiohttp.ClientSession | None = None
@@ -148,7 +151,7 @@ class WireClient:
         timeout = aiohttp.ClientTimeout(total=None if limit is None else limit + BACKSTOP_SECONDS)
         try:
             async with session.post(
-                url, data=content, headers=headers, timeout=timeout
+                url, data=content, headers=headers, timeout=timeout, proxy=self.proxy
             ) as response:
                 reply = WireReply(response.status, response.headers, await response.read())
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
@@ -178,6 +181,18 @@ class WireClient:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await POOL.release(self.route.base, client)
+
+
+def proxy_for(base: str) -> str | None:
+    """The proxy URL the environment names for `base`, or None (none set, or NO_PROXY
+    bypasses the host)."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
 
 
 def _as_litellm_reads(data: dict[str, Any]) -> None:
