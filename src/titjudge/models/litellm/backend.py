@@ -37,7 +37,7 @@ from titjudge.models.litellm.loaded import litellm_module
 from titjudge.models.litellm.messages import build_messages
 from titjudge.models.litellm.providers import (
     listed_provider,
-    missing_credentials,
+    missing_keys,
     missing_packages,
 )
 from titjudge.models.litellm.reply import generation_from
@@ -86,11 +86,7 @@ class LiteLLMBackend(TextBackend):
         if provider is None:
             check_setup(self.spec, self.api_base, self.settings.api_key_env, self.params)
             return
-        env = self.settings.api_key_env
-        if env is not None:
-            missing = [] if os.environ.get(env) else [env]
-        else:
-            missing = missing_credentials(provider, self.api_base)
+        missing = missing_keys(provider, self.api_base, self.settings.api_key_env)
         if missing:
             raise MissingCredentialsError(self.spec, missing)
 

@@ -118,6 +118,16 @@ def missing_credentials(provider: str, api_base: str | list[str] | None) -> list
     return [name for name in needs.named if not (api_base and name.endswith("API_BASE"))]
 
 
+def missing_keys(
+    provider: str, api_base: str | list[str] | None, api_key_env: str | None
+) -> list[str]:
+    """The credential variables missing for `provider`: the one `api_key_env` names when it
+    names one (set but empty counts as missing), else the provider's usual ones."""
+    if api_key_env is not None:
+        return [] if os.environ.get(api_key_env) else [api_key_env]
+    return missing_credentials(provider, api_base)
+
+
 def missing_packages(provider: str) -> str | None:
     """'<modules> not installed (pip install <packages>)' for the client packages `provider`
     needs and this environment lacks; None when nothing is missing."""
@@ -153,10 +163,7 @@ def listed_problems(
     if provider is None:
         return None
     problems = [found] if (found := missing_packages(provider)) else []
-    if api_key_env is not None:
-        missing = [] if os.environ.get(api_key_env) else [api_key_env]
-    else:
-        missing = missing_credentials(provider, api_base)
+    missing = missing_keys(provider, api_base, api_key_env)
     if missing:
         problems.append(f"{' or '.join(missing)} not set")
     return problems

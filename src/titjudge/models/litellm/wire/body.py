@@ -9,10 +9,9 @@ here from the same arguments the backend hands `litellm.acompletion`
 
 - the model is sent without its provider prefix (`openai/gpt-4o` goes as `gpt-4o`);
 - the body is `model`, `messages`, then OpenAI's parameters in the order litellm lists them
-  (`litellm.constants.DEFAULT_CHAT_COMPLETION_PARAM_VALUES`), then any other parameter the
-  `extra_body` merged in at the top level (the OpenAI SDK's `extra_body`), then any other
-  parameter the config passes (a server's own sampler settings: vLLM's `top_k`,
-  `repetition_penalty`);
+  (`litellm.constants.DEFAULT_CHAT_COMPLETION_PARAM_VALUES`), then `extra_body` merged in at
+  the top level (the OpenAI SDK's `extra_body`), then any other parameter the config passes
+  (a server's own sampler settings: vLLM's `top_k`, `repetition_penalty`);
 - OpenAI's reasoning models (o-series, gpt-5) take `max_completion_tokens`, not `max_tokens`
   (OpenAI's chat API reference: `max_tokens` "is not compatible with o-series models");
 - `openai` bodies are encoded as the OpenAI SDK encodes them (compact JSON, UTF-8), the
